@@ -1,0 +1,27 @@
+#!/usr/bin/env bash
+# Installs everything nodescale needs on a Debian machine (idempotent): npm packages, HAProxy, wrk, JMeter.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+
+need_apt=()
+command -v haproxy >/dev/null 2>&1 || need_apt+=(haproxy)
+command -v wrk >/dev/null 2>&1 || need_apt+=(wrk)
+command -v java >/dev/null 2>&1 || need_apt+=(openjdk-17-jre-headless)
+command -v mvn >/dev/null 2>&1 || need_apt+=(maven)
+command -v unzip >/dev/null 2>&1 || need_apt+=(unzip)
+if [ ${#need_apt[@]} -gt 0 ]; then
+  if [ "$(id -u)" = 0 ] && command -v apt-get >/dev/null 2>&1; then
+    echo "setup: apt-get install ${need_apt[*]}"
+    apt-get update -qq
+    DEBIAN_FRONTEND=noninteractive apt-get install -y -qq "${need_apt[@]}" >/dev/null
+  else
+    echo "setup: please install: ${need_apt[*]} (e.g. sudo apt-get install ${need_apt[*]})" >&2
+  fi
+fi
+
+echo "setup: npm ci"
+npm ci --no-audit --no-fund --loglevel=error
+
+echo "setup: JMeter"
+node executor/jmeter-install.js >/dev/null
+echo "setup: done"
