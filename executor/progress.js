@@ -1,0 +1,25 @@
+// A one-line progress bar on a terminal; silent when output is not a TTY or --json is set.
+
+/**
+ * @param {{ enabled: boolean, stream?: NodeJS.WriteStream }} opts
+ */
+export function createProgress ({ enabled, stream = process.stderr }) {
+  let shown = false
+  return {
+    /** @param {{ phase: string, elapsed: number, total: number, requests: number, errors: number }} p */
+    update (p) {
+      if (!enabled) return
+      const width = 24
+      const frac = p.total > 0 ? Math.min(1, p.elapsed / p.total) : 0
+      const done = Math.round(frac * width)
+      const bar = '#'.repeat(done) + '.'.repeat(width - done)
+      const line = `${p.phase.padEnd(6)} [${bar}] ${String(Math.round(frac * 100)).padStart(3)}%  ${p.elapsed.toFixed(0)}/${p.total.toFixed(0)} s  ${p.requests.toLocaleString('en')} req  ${p.errors.toLocaleString('en')} err`
+      stream.write(`\r${line}\x1b[K`)
+      shown = true
+    },
+    done () {
+      if (shown) stream.write('\r\x1b[K')
+      shown = false
+    }
+  }
+}

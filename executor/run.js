@@ -1,0 +1,117 @@
+// One run end to end: deploy, sample CPU, drive load, tear down (always), summarise, write run.json.
+import { join } from 'node:path'
+import { loadBenchmark } from '../benchmarks/index.js'
+import { runLoad } from './drivers/index.js'
+import { ensureJmeter } from './jmeter-install.js'
+import { createSampler } from '../rc/sampler.js'
+import { summarizeCpu } from '../rc/cpu-summary.js'
+import { summarize } from '../analyzer/summary.js'
+import { createLocalBackend } from './backends/local.js'
+import { describeEnvironment } from './environment.js'
+import { RUN_SCHEMA, newRunId, createRunDir, writeJsonAtomic } from './run-store.js'
+import { NsError } from './errors.js'
+
+/** Picks the backend object for a config. `auto` is local until the swarm backend lands in the executor. */
+export function resolveBackend (config) {
+  if (config.backend === 'swarm') {
+    throw new NsError('NS_ERR_BAD_FLAG', '--backend swarm: not available in this version yet; use --backend local (or auto)')
+  }
+  return createLocalBackend()
+}
+
+/**
+ * Everything checked before anything starts: the benchmark and its params, the backend's parts, the driver's parts.
+ * @returns {Promise<{ backend: any, request: any, backendInfo: object, driverInfo: object }>}
+ */
+export async function prepareRun (config, { log = () => {} } = {}) {
+  const bench = await loadBenchmark({ benchmark: config.benchmark, app: config.app })
+  const options = bench.options(config.params)
+  const request = bench.request(options)
+  const backend = resolveBackend(config)
+  const backendInfo = await backend.prepare(config)
+  const driverInfo = config.driver === 'jmeter' ? { jmeterHome: (await ensureJmeter({ log })).home } : {}
+  return { backend, request, backendInfo, driverInfo }
+}
+
+/**
+ * Runs one configuration. Never leaves processes behind; run.json is readable whatever happens.
+ * @param {any} config a validated run config (executor/config.js)
+ * @param {{ log?: (line: string) => void, onProgress?: (p: any) => void, signal?: AbortSignal, prepared?: any }} [opts]
+ * @returns {Promise<any>} the run.json object
+ */
+export async function run (config, { log = () => {}, onProgress, signal, prepared } = {}) {
+  const { backend, request, backendInfo, driverInfo } = prepared ?? await prepareRun(config, { log })
+  const id = newRunId(config)
+  const dir = await createRunDir(config.out, id)
+  const runJson = {
+    schema: RUN_SCHEMA,
+    id,
+    dir,
+    status: 'running',
+    startedAt: new Date().toISOString(),
+    finishedAt: null,
+    config: { ...config },
+    environment: describeEnvironment({ backend: backend.name, extra: { ...backendInfo, ...driverInfo } }),
+    request,
+    load: null,
+    summary: null,
+    cpu: null,
+    placement: [],
+    files: { samples: 'samples.jtl', timeline: 'timeline.json' },
+    error: null
+  }
+  const save = () => writeJsonAtomic(join(dir, 'run.json'), runJson)
+  await save()
+
+  let deployment = null
+  let sampler = null
+  let timeline = null
+  try {
+    signal?.throwIfAborted()
+    log(`deploying ${config.strategy} x${config.instances} (${config.benchmark}) on the ${backend.name} backend`)
+    deployment = await backend.deploy(config, { runId: id, runDir: dir, log, signal })
+    runJson.placement = deployment.placement
+    signal?.throwIfAborted()
+    sampler = createSampler({ group: deployment.group, pids: deployment.pids, intervalMs: 1000 })
+    sampler.start()
+    const url = new URL(request.path, deployment.url.replace(/\/?$/, `/${config.benchmark}/`)).href
+    log(`load: ${config.driver} -> ${url}`)
+    const load = await runLoad({
+      driver: config.driver,
+      url,
+      method: request.method,
+      headers: request.headers,
+      body: request.bodyBytes ? Buffer.alloc(request.bodyBytes, 'x') : undefined,
+      concurrency: config.concurrency,
+      rate: config.rate,
+      duration: config.duration,
+      warmup: config.warmup,
+      jtlPath: join(dir, 'samples.jtl'),
+      label: config.benchmark,
+      signal,
+      onProgress,
+      log
+    })
+    runJson.load = load
+    timeline = await sampler.stop()
+    sampler = null
+    runJson.status = load.interrupted ? 'interrupted' : 'done'
+    runJson.cpu = summarizeCpu(timeline, { from: load.steadyStart, to: load.steadyEnd })
+  } catch (err) {
+    runJson.status = signal?.aborted ? 'interrupted' : 'failed'
+    runJson.error = { code: err.code ?? null, message: err.message }
+    throw err
+  } finally {
+    if (sampler) timeline = await sampler.stop().catch(() => null)
+    if (deployment) await deployment.teardown()
+    if (timeline) await writeJsonAtomic(join(dir, 'timeline.json'), timeline)
+    if (runJson.load) {
+      const s = await summarize(join(dir, 'samples.jtl')).catch(err => { log(`summary: ${err.message}`); return null })
+      runJson.summary = s ? s.total : null
+      if (s?.malformed?.count) runJson.summary.malformedRows = s.malformed.count
+    }
+    runJson.finishedAt = new Date().toISOString()
+    await save()
+  }
+  return runJson
+}

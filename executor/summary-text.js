@@ -1,0 +1,27 @@
+// The human view of a run.json: a few lines a person reads at the end of a run.
+
+const f1 = n => (n ?? 0).toFixed(1)
+const int = n => Math.round(n ?? 0).toLocaleString('en')
+
+/** @param {any} run a run.json object */
+export function formatRunSummary (run) {
+  const c = run.config
+  const s = run.summary
+  const lines = []
+  const load = c.rate !== undefined ? `rate ${c.rate}/s` : `concurrency ${c.concurrency}`
+  lines.push(`run ${run.id}: ${run.status}`)
+  lines.push(`  ${c.strategy} x${c.instances} · ${c.benchmark} · ${load} · ${c.duration} s (+${c.warmup} s warm-up) · ${c.driver} · ${run.environment?.backend}`)
+  if (s) {
+    lines.push(`  throughput ${int(s.throughput)} req/s · ${int(s.requests)} requests · ${int(s.errors)} errors (${(s.errorRate * 100).toFixed(2)}%)`)
+    const l = s.latency
+    lines.push(`  latency ms  mean ${f1(l.mean)}  p50 ${f1(l.p50)}  p90 ${f1(l.p90)}  p95 ${f1(l.p95)}  p99 ${f1(l.p99)}  max ${f1(l.max)}`)
+  }
+  if (run.cpu && run.cpu.samples > 0) {
+    const cores = run.cpu.cores.map(x => `core${x.core} ${f1(x.usage)}%`).join('  ')
+    lines.push(`  server CPU (${run.cpu.source})  ${cores}  · total ${run.cpu.total.toFixed(2)} cores · spread ${f1(run.cpu.spread)}`)
+    if (run.cpu.host) lines.push(`  host CPU   ${run.cpu.host.cores.map(x => `core${x.core} ${f1(x.usage)}%`).join('  ')}`)
+  }
+  if (run.error) lines.push(`  error ${run.error.code ?? ''}: ${run.error.message}`)
+  lines.push(`  results: ${run.dir}`)
+  return lines.join('\n')
+}
