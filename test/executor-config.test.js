@@ -30,9 +30,24 @@ test('every flag is parsed', () => {
     '--rate', '250.5', '-d', '7', '-w', '0', '--driver', 'jmeter', '--backend', 'local', '--cpus-per-instance', '0.25',
     '--lb', 'haproxy', '--port', '8080', '--ready-timeout', '5', '-o', dir, '--json', '-q'])
   assert.deepEqual({ ...config, params: { ...config.params } }, {
-    strategy: 'hs', instances: 3, benchmark: 'mine', app, params: { a: '1', b: 'x=y' }, concurrency: undefined, rate: 250.5,
-    duration: 7, warmup: 0, driver: 'jmeter', backend: 'local', cpusPerInstance: 0.25, lb: 'haproxy', port: 8080,
-    readyTimeout: 5, out: dir, json: true, quiet: true
+    strategy: 'hs',
+    instances: 3,
+    benchmark: 'mine',
+    app,
+    params: { a: '1', b: 'x=y' },
+    concurrency: undefined,
+    rate: 250.5,
+    duration: 7,
+    warmup: 0,
+    driver: 'jmeter',
+    backend: 'local',
+    cpusPerInstance: 0.25,
+    lb: 'haproxy',
+    port: 8080,
+    readyTimeout: 5,
+    out: dir,
+    json: true,
+    quiet: true
   })
 })
 

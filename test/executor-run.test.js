@@ -1,0 +1,153 @@
+// `executor run` end to end on the local backend: real servers, real drivers, real HAProxy and PM2.
+import { test } from 'node:test'
+import assert from 'node:assert/strict'
+import { mkdtempSync, existsSync, readFileSync, readdirSync, mkdirSync } from 'node:fs'
+import { tmpdir } from 'node:os'
+import { join } from 'node:path'
+import { runCli, readRun, descendants, alive, jtlRows } from './helpers/cli.js'
+
+const tmp = () => mkdtempSync(join(tmpdir(), 'ns-run-'))
+const short = ['--duration', '2', '--warmup', '1', '--concurrency', '4', '--quiet']
+
+function assertCompleteRun (out, { strategy, instances }) {
+  const { dir, run } = readRun(out)
+  assert.equal(run.schema, 'nodescale.run/v1')
+  assert.equal(run.status, 'done', JSON.stringify(run.error))
+  assert.equal(run.config.strategy, strategy)
+  assert.equal(run.config.instances, instances)
+  const rows = jtlRows(join(dir, 'samples.jtl'))
+  assert.ok(rows.length > 50, `only ${rows.length} rows`)
+  assert.equal(run.summary.requests, rows.length)
+  assert.equal(run.summary.errors, rows.filter(r => r.success !== 'true').length)
+  assert.ok(run.summary.throughput > 0)
+  for (const k of ['mean', 'p50', 'p90', 'p95', 'p99', 'max']) assert.ok(Number.isFinite(run.summary.latency[k]), k)
+  assert.equal(run.cpu.cores.length, run.environment.cpus)
+  assert.ok(run.cpu.samples >= 1, 'CPU was sampled in the steady window')
+  assert.ok(run.cpu.total > 0.05, `server CPU total ${run.cpu.total}`)
+  const timeline = JSON.parse(readFileSync(join(dir, 'timeline.json'), 'utf8'))
+  assert.ok(timeline.samples.length >= 2)
+  assert.deepEqual(readdirSync(dir).filter(f => f.endsWith('.tmp')), [], 'no temp files left')
+  return { dir, run }
+}
+
+for (const [strategy, instances] of [['up', 1], ['cm', 2], ['pm2', 2], ['hs', 2]]) {
+  test(`run --strategy ${strategy} --instances ${instances} with autocannon writes a complete run folder`, { timeout: 90000 }, async () => {
+    const out = tmp()
+    const r = await runCli('executor', ['run', '--strategy', strategy, '--instances', String(instances), '--benchmark', 'baseline', '--out', out, ...short])
+    assert.equal(r.code, 0, r.stderr)
+    assertCompleteRun(out, { strategy, instances })
+    assert.match(r.stdout, /throughput [\d,]+ req\/s/)
+  })
+}
+
+test('run --driver jmeter records the same format and --json prints only run.json', { timeout: 120000 }, async () => {
+  const out = tmp()
+  const r = await runCli('executor', ['run', '--strategy', 'cm', '--instances', '2', '--benchmark', 'page', '--driver', 'jmeter', '--out', out, '--json', ...short])
+  assert.equal(r.code, 0, r.stderr)
+  const printed = JSON.parse(r.stdout)
+  const { run } = assertCompleteRun(out, { strategy: 'cm', instances: 2 })
+  assert.deepEqual(printed.summary, run.summary)
+  assert.equal(run.config.driver, 'jmeter')
+})
+
+test('up keeps the server to about one core while cm with 2 workers uses more (the multi-core study)', { timeout: 90000 }, async () => {
+  const load = ['--benchmark', 'cpu', '--param', 'n=1000003', '--concurrency', '8', '--duration', '3', '--warmup', '1', '--quiet', '--json']
+  const upOut = tmp()
+  const up = await runCli('executor', ['run', '--strategy', 'up', '--instances', '1', '--out', upOut, ...load])
+  assert.equal(up.code, 0, up.stderr)
+  const cmOut = tmp()
+  const cm = await runCli('executor', ['run', '--strategy', 'cm', '--instances', '2', '--out', cmOut, ...load])
+  assert.equal(cm.code, 0, cm.stderr)
+  const upCpu = JSON.parse(up.stdout).cpu
+  const cmCpu = JSON.parse(cm.stdout).cpu
+  assert.ok(upCpu.total < 1.1, `up used ${upCpu.total} cores`)
+  assert.ok(cmCpu.total > upCpu.total + 0.3, `cm used ${cmCpu.total} cores, up ${upCpu.total}`)
+})
+
+test('a cluster worker killed during the run: the run completes and its errors are counted', { timeout: 90000 }, async () => {
+  const out = tmp()
+  let killed = null
+  const r = await runCli('executor', ['run', '--strategy', 'cm', '--instances', '2', '--benchmark', 'baseline', '--out', out, '--duration', '4', '--warmup', '1', '--concurrency', '8'], {
+    onStderr (text, child) {
+      if (killed || !/load: /.test(text)) return
+      // the primary's children are the workers; kill one hard while the load runs
+      setTimeout(() => {
+        const workers = descendants(child.pid).filter(pid => /register\/(serve|cluster)|node/.test(readFileSync(`/proc/${pid}/cmdline`, 'utf8')))
+        killed = workers.at(-1)
+        if (killed) process.kill(killed, 'SIGKILL')
+      }, 1500)
+    }
+  })
+  assert.ok(killed, 'a worker was killed')
+  assert.equal(r.code, 0, r.stderr)
+  const { dir, run } = readRun(out)
+  assert.equal(run.status, 'done')
+  const rows = jtlRows(join(dir, 'samples.jtl'))
+  assert.equal(run.summary.errors, rows.filter(r => r.success !== 'true').length)
+  assert.ok(run.summary.requests > 0)
+})
+
+test('Ctrl-C during load: exit 1, no process of the run survives, run.json says interrupted', { timeout: 90000 }, async () => {
+  const out = tmp()
+  let tree = []
+  const r = await runCli('executor', ['run', '--strategy', 'pm2', '--instances', '2', '--benchmark', 'baseline', '--out', out, '--duration', '60', '--warmup', '1'], {
+    onStderr (text, child) {
+      if (tree.length || !/load: /.test(text)) return
+      setTimeout(() => { tree = descendants(child.pid); child.kill('SIGINT') }, 1500)
+    }
+  })
+  assert.equal(r.code, 1, r.stderr)
+  assert.ok(tree.length >= 3, `the run had processes (${tree.length})`)
+  await new Promise(resolve => setTimeout(resolve, 200))
+  assert.deepEqual(alive(tree), [], 'every process of the run is gone')
+  const { dir, run } = readRun(out)
+  assert.equal(run.status, 'interrupted')
+  assert.ok(existsSync(join(dir, 'samples.jtl')))
+  assert.equal(run.summary.requests, jtlRows(join(dir, 'samples.jtl')).length)
+})
+
+test('missing HAProxy for hs: exit 3 naming the install command, nothing started', async () => {
+  const out = tmp()
+  const r = await runCli('executor', ['run', '--strategy', 'hs', '--instances', '2', '--out', out], { env: { PATH: '/usr/bin:/bin' } })
+  assert.equal(r.code, 3, r.stderr)
+  assert.match(r.stderr, /NS_ERR_MISSING_HAPROXY[\s\S]*apt-get install -y haproxy/)
+  assert.equal(existsSync(out) && readdirSync(out).length, 0)
+})
+
+test('missing JMeter install: exit 3 with the fix', async () => {
+  const empty = tmp()
+  const r = await runCli('executor', ['run', '--strategy', 'cm', '--instances', '1', '--driver', 'jmeter', '--out', tmp()], { env: { NODESCALE_JMETER_HOME: empty } })
+  assert.equal(r.code, 3, r.stderr)
+  assert.match(r.stderr, /NS_ERR_MISSING_JMETER[\s\S]*fix:/)
+})
+
+test('missing java for the JMeter driver: exit 3 with the fix', async () => {
+  const bin = tmp()
+  mkdirSync(join(bin, 'empty'))
+  const r = await runCli('executor', ['run', '--strategy', 'cm', '--instances', '1', '--driver', 'jmeter', '--out', tmp()], { env: { PATH: join(bin, 'empty') } })
+  assert.equal(r.code, 3, r.stderr)
+  assert.match(r.stderr, /NS_ERR_MISSING_JAVA[\s\S]*fix: apt-get install/)
+})
+
+test('a custom app with a syntax error: exit 2 before anything starts', async () => {
+  const out = tmp()
+  const r = await runCli('executor', ['run', '--strategy', 'cm', '--instances', '1', '--app', 'test/fixtures/apps/syntax-error.js', '--benchmark', 'broken', '--out', out])
+  assert.equal(r.code, 2, r.stderr)
+  assert.match(r.stderr, /--app/)
+  assert.equal(existsSync(out) && readdirSync(out).length, 0)
+})
+
+test('a bad flag: exit 2 and the message names the flag', async () => {
+  const r = await runCli('executor', ['run', '--strategy', 'cm', '--instances', 'many'])
+  assert.equal(r.code, 2)
+  assert.match(r.stderr, /--instances: "many" is not a whole number/)
+})
+
+test('--help teaches the flags and the exit codes', async () => {
+  const r = await runCli('executor', ['run', '--help'])
+  assert.equal(r.code, 0)
+  for (const flag of ['--strategy', '--instances', '--benchmark', '--concurrency', '--rate', '--duration', '--warmup', '--driver', '--backend', '--cpus-per-instance', '--app', '--out', '--json']) {
+    assert.ok(r.stdout.includes(flag), flag)
+  }
+  assert.match(r.stdout, /Exit codes/)
+})

@@ -1,0 +1,69 @@
+// Spawns nodescale's CLIs as a user would, and reads what a run leaves behind.
+import { spawn } from 'node:child_process'
+import { readFileSync, readdirSync, existsSync } from 'node:fs'
+import { join, dirname } from 'node:path'
+import { fileURLToPath } from 'node:url'
+
+export const ROOT = dirname(dirname(dirname(fileURLToPath(import.meta.url))))
+
+/**
+ * Runs `bin/<name>.js args` and resolves with its exit code and output.
+ * @param {string} name executor | analyzer
+ * @param {string[]} args
+ * @param {{ env?: object, timeoutMs?: number, onStderr?: (text: string, child: import('node:child_process').ChildProcess) => void }} [opts]
+ */
+export function runCli (name, args, { env, timeoutMs = 120000, onStderr } = {}) {
+  return new Promise((resolve, reject) => {
+    const child = spawn(process.execPath, [join(ROOT, 'bin', `${name}.js`), ...args], { env: { ...process.env, ...env }, cwd: ROOT })
+    let stdout = ''
+    let stderr = ''
+    child.stdout.setEncoding('utf8').on('data', d => { stdout += d })
+    child.stderr.setEncoding('utf8').on('data', d => { stderr += d; onStderr?.(stderr, child) })
+    const timer = setTimeout(() => { child.kill('SIGKILL'); reject(new Error(`${name} ${args.join(' ')} timed out\n${stderr}`)) }, timeoutMs)
+    child.on('error', reject)
+    child.on('close', (code, signal) => { clearTimeout(timer); resolve({ code, signal, stdout, stderr, pid: child.pid }) })
+  })
+}
+
+/** The one run folder under out, and its parsed run.json. */
+export function readRun (out) {
+  const dirs = readdirSync(out).filter(d => existsSync(join(out, d, 'run.json')))
+  if (dirs.length !== 1) throw new Error(`expected one run folder in ${out}, found ${dirs.length}`)
+  const dir = join(out, dirs[0])
+  return { dir, run: JSON.parse(readFileSync(join(dir, 'run.json'), 'utf8')) }
+}
+
+/** Every descendant pid of a process, from /proc (ppid is field 4 of /proc/<pid>/stat). */
+export function descendants (rootPid) {
+  const children = new Map()
+  for (const d of readdirSync('/proc')) {
+    if (!/^\d+$/.test(d)) continue
+    try {
+      const stat = readFileSync(`/proc/${d}/stat`, 'utf8')
+      const ppid = Number(stat.slice(stat.lastIndexOf(')') + 2).split(' ')[1])
+      if (!children.has(ppid)) children.set(ppid, [])
+      children.get(ppid).push(Number(d))
+    } catch {}
+  }
+  const out = []
+  const stack = [rootPid]
+  while (stack.length) {
+    const pid = stack.pop()
+    for (const c of children.get(pid) ?? []) { out.push(c); stack.push(c) }
+  }
+  return out
+}
+
+/** The pids of the list that are still alive (zombies count as gone). */
+export function alive (pids) {
+  return pids.filter(pid => {
+    try { return !/^\S+ \(.*\) Z/.test(readFileSync(`/proc/${pid}/stat`, 'utf8')) } catch { return false }
+  })
+}
+
+/** Rows of a CSV JTL without its header (fast, for tests: the answer's fields never hold commas here). */
+export function jtlRows (path) {
+  const lines = readFileSync(path, 'utf8').split('\n').filter(Boolean)
+  const header = lines.shift().split(',')
+  return lines.map(l => Object.fromEntries(l.split(',').map((v, i) => [header[i], v])))
+}
