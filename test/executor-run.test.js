@@ -7,7 +7,7 @@ import { join } from 'node:path'
 import { runCli, readRun, descendants, alive, jtlRows } from './helpers/cli.js'
 
 const tmp = () => mkdtempSync(join(tmpdir(), 'ns-run-'))
-const short = ['--duration', '2', '--warmup', '1', '--concurrency', '4', '--quiet']
+const short = ['--backend', 'local', '--duration', '2', '--warmup', '1', '--concurrency', '4', '--quiet']
 
 function assertCompleteRun (out, { strategy, instances }) {
   const { dir, run } = readRun(out)
@@ -51,7 +51,7 @@ test('run --driver jmeter records the same format and --json prints only run.jso
 })
 
 test('up keeps the server to about one core while cm with 2 workers uses more (the multi-core study)', { timeout: 90000 }, async () => {
-  const load = ['--benchmark', 'cpu', '--param', 'n=1000003', '--concurrency', '8', '--duration', '3', '--warmup', '1', '--quiet', '--json']
+  const load = ['--backend', 'local', '--benchmark', 'cpu', '--param', 'n=1000003', '--concurrency', '8', '--duration', '3', '--warmup', '1', '--quiet', '--json']
   const upOut = tmp()
   const up = await runCli('executor', ['run', '--strategy', 'up', '--instances', '1', '--out', upOut, ...load])
   assert.equal(up.code, 0, up.stderr)
@@ -67,7 +67,7 @@ test('up keeps the server to about one core while cm with 2 workers uses more (t
 test('a cluster worker killed during the run: the run completes and its errors are counted', { timeout: 90000 }, async () => {
   const out = tmp()
   let killed = null
-  const r = await runCli('executor', ['run', '--strategy', 'cm', '--instances', '2', '--benchmark', 'baseline', '--out', out, '--duration', '4', '--warmup', '1', '--concurrency', '8'], {
+  const r = await runCli('executor', ['run', '--strategy', 'cm', '--instances', '2', '--benchmark', 'baseline', '--out', out, '--backend', 'local', '--duration', '4', '--warmup', '1', '--concurrency', '8'], {
     onStderr (text, child) {
       if (killed || !/load: /.test(text)) return
       // the primary's children are the workers; kill one hard while the load runs
@@ -90,7 +90,7 @@ test('a cluster worker killed during the run: the run completes and its errors a
 test('Ctrl-C during load: exit 1, no process of the run survives, run.json says interrupted', { timeout: 90000 }, async () => {
   const out = tmp()
   let tree = []
-  const r = await runCli('executor', ['run', '--strategy', 'pm2', '--instances', '2', '--benchmark', 'baseline', '--out', out, '--duration', '60', '--warmup', '1'], {
+  const r = await runCli('executor', ['run', '--strategy', 'pm2', '--instances', '2', '--benchmark', 'baseline', '--out', out, '--backend', 'local', '--duration', '60', '--warmup', '1'], {
     onStderr (text, child) {
       if (tree.length || !/load: /.test(text)) return
       setTimeout(() => { tree = descendants(child.pid); child.kill('SIGINT') }, 1500)
@@ -108,7 +108,7 @@ test('Ctrl-C during load: exit 1, no process of the run survives, run.json says 
 
 test('missing HAProxy for hs: exit 3 naming the install command, nothing started', async () => {
   const out = tmp()
-  const r = await runCli('executor', ['run', '--strategy', 'hs', '--instances', '2', '--out', out], { env: { PATH: '/usr/bin:/bin' } })
+  const r = await runCli('executor', ['run', '--strategy', 'hs', '--instances', '2', '--backend', 'local', '--out', out], { env: { PATH: '/usr/bin:/bin' } })
   assert.equal(r.code, 3, r.stderr)
   assert.match(r.stderr, /NS_ERR_MISSING_HAPROXY[\s\S]*apt-get install -y haproxy/)
   assert.equal(existsSync(out) && readdirSync(out).length, 0)
@@ -116,7 +116,7 @@ test('missing HAProxy for hs: exit 3 naming the install command, nothing started
 
 test('missing JMeter install: exit 3 with the fix', async () => {
   const empty = tmp()
-  const r = await runCli('executor', ['run', '--strategy', 'cm', '--instances', '1', '--driver', 'jmeter', '--out', tmp()], { env: { NODESCALE_JMETER_HOME: empty } })
+  const r = await runCli('executor', ['run', '--strategy', 'cm', '--instances', '1', '--driver', 'jmeter', '--backend', 'local', '--out', tmp()], { env: { NODESCALE_JMETER_HOME: empty } })
   assert.equal(r.code, 3, r.stderr)
   assert.match(r.stderr, /NS_ERR_MISSING_JMETER[\s\S]*fix:/)
 })
@@ -124,14 +124,14 @@ test('missing JMeter install: exit 3 with the fix', async () => {
 test('missing java for the JMeter driver: exit 3 with the fix', async () => {
   const bin = tmp()
   mkdirSync(join(bin, 'empty'))
-  const r = await runCli('executor', ['run', '--strategy', 'cm', '--instances', '1', '--driver', 'jmeter', '--out', tmp()], { env: { PATH: join(bin, 'empty') } })
+  const r = await runCli('executor', ['run', '--strategy', 'cm', '--instances', '1', '--driver', 'jmeter', '--backend', 'local', '--out', tmp()], { env: { PATH: join(bin, 'empty') } })
   assert.equal(r.code, 3, r.stderr)
   assert.match(r.stderr, /NS_ERR_MISSING_JAVA[\s\S]*fix: apt-get install/)
 })
 
 test('a custom app with a syntax error: exit 2 before anything starts', async () => {
   const out = tmp()
-  const r = await runCli('executor', ['run', '--strategy', 'cm', '--instances', '1', '--app', 'test/fixtures/apps/syntax-error.js', '--benchmark', 'broken', '--out', out])
+  const r = await runCli('executor', ['run', '--strategy', 'cm', '--instances', '1', '--app', 'test/fixtures/apps/syntax-error.js', '--benchmark', 'broken', '--backend', 'local', '--out', out])
   assert.equal(r.code, 2, r.stderr)
   assert.match(r.stderr, /--app/)
   assert.equal(existsSync(out) && readdirSync(out).length, 0)
