@@ -3,7 +3,6 @@ import { join } from 'node:path'
 import { loadBenchmark } from '../benchmarks/index.js'
 import { runLoad } from './drivers/index.js'
 import { ensureJmeter } from './jmeter-install.js'
-import { createSampler } from '../rc/sampler.js'
 import { summarizeCpu } from '../rc/cpu-summary.js'
 import { summarize } from '../analyzer/summary.js'
 import { createLocalBackend } from './backends/local.js'
@@ -28,7 +27,7 @@ export async function prepareRun (config, { log = () => {} } = {}) {
   const options = bench.options(config.params)
   const request = bench.request(options)
   const backend = resolveBackend(config)
-  const backendInfo = await backend.prepare(config)
+  const backendInfo = await backend.prepare(config, { log })
   const driverInfo = config.driver === 'jmeter' ? { jmeterHome: (await ensureJmeter({ log })).home } : {}
   return { backend, request, backendInfo, driverInfo }
 }
@@ -72,7 +71,7 @@ export async function run (config, { log = () => {}, onProgress, signal, prepare
     deployment = await backend.deploy(config, { runId: id, runDir: dir, log, signal })
     runJson.placement = deployment.placement
     signal?.throwIfAborted()
-    sampler = createSampler({ group: deployment.group, pids: deployment.pids, intervalMs: 1000 })
+    sampler = deployment.createSampler()
     sampler.start()
     const url = new URL(request.path, deployment.url.replace(/\/?$/, `/${config.benchmark}/`)).href
     log(`load: ${config.driver} -> ${url}`)

@@ -2,6 +2,7 @@
 import { availableParallelism, hostname } from 'node:os'
 import { launch, localShapeFor } from '../../register/launch.js'
 import { createCpuGroup } from '../../rc/cpu-group.js'
+import { createSampler } from '../../rc/sampler.js'
 import { createQuotaGroup } from '../cpu-quota.js'
 import { requireHaproxy, startHaproxy } from '../local-haproxy.js'
 import { freePort, waitForInstances } from '../net-util.js'
@@ -98,8 +99,9 @@ export function createLocalBackend ({ cpus = availableParallelism() } = {}) {
         const pids = () => [...handles.flatMap(h => h.pids())]
         return {
           url,
-          group,
           pids,
+          /** CPU of the server's own processes: their cgroup, or their threads. */
+          createSampler: () => createSampler({ group, pids, intervalMs: 1000 }),
           lbPid: lb?.pid ?? null,
           placement: handles.map((h, i) => ({
             instance: config.strategy === 'hs' ? `r${i + 1}` : h.shape,
