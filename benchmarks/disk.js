@@ -1,0 +1,29 @@
+// Benchmark "disk": writes the current time to a new file per request and closes it (files live in the run's temp folder).
+import { mkdir, writeFile, rm } from 'node:fs/promises'
+import { join } from 'node:path'
+import { optionsParser, bool } from './params.js'
+
+/** Each instance writes into its own folder, so instances sharing a temp folder never collide. */
+export const diskDir = (ctx) => join(ctx.tmpDir, `disk-${String(ctx.instanceId).replace(/[^\w.-]/g, '_')}`)
+
+export default {
+  name: 'disk',
+  description: 'writes the current time to a new file per request and closes it (--param sync=true also fsyncs)',
+  defaults: { sync: 'false' },
+  options: optionsParser('disk', { sync: 'false' }, { sync: bool() }),
+  request: () => ({ method: 'GET', path: '/' }),
+  create: async (opts, ctx) => {
+    const dir = diskDir(ctx)
+    await mkdir(dir, { recursive: true })
+    let seq = 0
+    const flag = opts.sync ? 'ws' : 'w'
+    return async (req, res) => {
+      const now = String(Date.now())
+      const name = `${++seq}.txt`
+      await writeFile(join(dir, name), now, { flag })
+      res.setHeader('Content-Type', 'text/plain')
+      res.end(`wrote ${name} ${now}\n`)
+    }
+  },
+  teardown: (ctx) => rm(diskDir(ctx), { recursive: true, force: true })
+}

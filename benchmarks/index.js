@@ -1,0 +1,29 @@
+// The benchmark registry: built-in benchmark apps by name, and custom apps (--app PATH or --app "cmd:...").
+import { NsError, badFlag } from '../executor/errors.js'
+import { loadCustomApp } from './custom-app.js'
+import { createConsoleBenchmark } from './console-wrapper.js'
+
+/** Names of the built-in benchmarks, each a module benchmarks/<name>.js. */
+export const BUILTIN_BENCHMARKS = Object.freeze(['baseline', 'page', 'cpu', 'net-out', 'net-in', 'disk', 'mem'])
+
+/**
+ * Resolves a benchmark by name or from a custom app, checking everything before anything starts.
+ * @param {{ benchmark?: string, app?: string, cwd?: string }} spec `app` is a module path or "cmd:<command line>"
+ * @returns {Promise<any>} a Benchmark object (see benchmarks/CONTRACT.md)
+ * @throws {NsError} NS_ERR_BAD_FLAG for an unknown built-in, NS_ERR_BAD_APP for a custom app that cannot be used
+ */
+export async function loadBenchmark ({ benchmark, app, cwd } = {}) {
+  if (app === undefined || app === null || app === '') {
+    if (!BUILTIN_BENCHMARKS.includes(benchmark)) {
+      throw badFlag('--benchmark', `${benchmark === undefined ? 'missing' : `unknown "${benchmark}"`}; one of ${BUILTIN_BENCHMARKS.join(', ')} (or a custom app with --app)`)
+    }
+    return (await import(`./${benchmark}.js`)).default
+  }
+  const bench = app.startsWith('cmd:')
+    ? createConsoleBenchmark({ commandLine: app.slice(4), name: benchmark, cwd })
+    : await loadCustomApp({ app, benchmark, cwd })
+  if (BUILTIN_BENCHMARKS.includes(bench.name)) {
+    throw new NsError('NS_ERR_BAD_APP', `--app ${app}: its name "${bench.name}" is a built-in benchmark; give the custom app its own name with --benchmark <name> (or the module's name field)`)
+  }
+  return bench
+}

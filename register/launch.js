@@ -1,0 +1,174 @@
+// Starts the server under test as one process, a cluster or PM2, waits until every instance answers, and stops it without leftovers.
+import { spawn } from 'node:child_process'
+import { request as httpRequest } from 'node:http'
+import { mkdtemp, rm } from 'node:fs/promises'
+import { tmpdir } from 'node:os'
+import { join } from 'node:path'
+import { setTimeout as sleep } from 'node:timers/promises'
+import { loadBenchmark } from '../benchmarks/index.js'
+import { NsError, badFlag } from '../executor/errors.js'
+import { freePort } from '../executor/net-util.js'
+import { processTree, isAlive } from './proc-tree.js'
+import { buildCommand, validateAffinity, localShapeFor, SHAPES } from './launch-command.js'
+
+export { localShapeFor }
+
+const KILL_AFTER_MS = 5000
+const GONE_WAIT_MS = 5000
+const OUTPUT_TAIL_LINES = 40
+
+/**
+ * One /healthz probe on a fresh connection (a kept-alive one would always reach the same cluster worker).
+ * @returns {Promise<{ status: number, instance: string|null }>}
+ */
+export function probe (url, timeoutMs = 2000) {
+  return new Promise((resolve, reject) => {
+    const req = httpRequest(url, { agent: false, headers: { connection: 'close' }, timeout: timeoutMs }, (res) => {
+      res.resume()
+      res.on('end', () => resolve({ status: res.statusCode, instance: /** @type {string} */ (res.headers['x-nodescale-instance']) ?? null }))
+      res.on('error', reject)
+    })
+    req.on('timeout', () => req.destroy(new Error(`no answer in ${timeoutMs} ms`)))
+    req.on('error', reject)
+    req.end()
+  })
+}
+
+// serve.js prints this when an instance cannot start; PM2 would restart it for a long while, so it fails the launch at once.
+const START_FAILURE = 'nodescale: cannot start:'
+
+/** Keeps the last lines of a process's output, hands each line to log, and notes a start failure. */
+function outputTail (log) {
+  const lines = []
+  const partial = { stdout: '', stderr: '' }
+  const state = { startFailure: null }
+  const push = (line) => {
+    if (!state.startFailure && line.includes(START_FAILURE)) state.startFailure = line.slice(line.indexOf(START_FAILURE) + START_FAILURE.length).trim()
+    lines.push(line)
+    if (lines.length > OUTPUT_TAIL_LINES) lines.shift()
+    log?.(line)
+  }
+  return {
+    state,
+    feed (stream, chunk) {
+      const parts = (partial[stream] + chunk).split('\n')
+      partial[stream] = parts.pop()
+      parts.forEach(push)
+    },
+    text: () => [...lines, partial.stdout, partial.stderr].filter(Boolean).join('\n')
+  }
+}
+
+/**
+ * Starts the server under test in a local shape and resolves once every instance answers /healthz.
+ * @param {{ shape: 'single'|'cluster'|'pm2', instances: number, port?: number, host?: string,
+ *   benchmark: string, app?: string, params?: Record<string,string>, affinity?: number[],
+ *   wrap?: (cmd: string, args: string[]) => { cmd: string, args: string[] },
+ *   env?: object, log?: (line: string) => void, readyTimeoutMs?: number, instanceIdPrefix?: string, cwd?: string }} opts
+ * @returns {Promise<{ url: string, port: number, rootPid: number, shape: string, instances: number, instanceIds: string[],
+ *   tmpDir: string, pids(): number[], output(): string, stop(): Promise<void>, exited: Promise<{ code: number|null, signal: string|null }> }>}
+ */
+export async function launch (opts) {
+  const { shape, host = '127.0.0.1', readyTimeoutMs = 20000, log } = opts
+  if (!SHAPES.includes(shape)) throw badFlag('shape', `unknown "${shape}"; one of ${SHAPES.join(', ')}`)
+  const instances = opts.instances ?? 1
+  if (!Number.isInteger(instances) || instances < 1) throw badFlag('--instances', `${instances} is not an integer >= 1`)
+  if (shape === 'single' && instances !== 1) throw badFlag('--instances', `the single shape runs 1 instance (got ${instances}); use cluster or pm2, or several launches`)
+  const affinity = validateAffinity(opts.affinity)
+  // Everything that can be checked is checked before a process starts.
+  const bench = await loadBenchmark({ benchmark: opts.benchmark, app: opts.app, cwd: opts.cwd })
+  bench.options(opts.params ?? {})
+  const port = opts.port || await freePort(host === '0.0.0.0' ? '127.0.0.1' : host)
+  const tmpDir = await mkdtemp(join(tmpdir(), `nodescale-${shape}-`))
+  let built
+  try {
+    built = buildCommand({ ...opts, shape, instances, host, port, affinity, tmpDir })
+  } catch (err) {
+    await rm(tmpDir, { recursive: true, force: true })
+    throw err
+  }
+  const { cmd, args, env } = built
+  log?.(`launch ${shape} x${instances}: ${[cmd, ...args].join(' ')}`)
+
+  // Its own process group: stop() can reach every descendant, and a Ctrl-C on the terminal is the caller's to handle.
+  const child = spawn(cmd, args, { env, cwd: opts.cwd ?? process.cwd(), detached: true, stdio: ['ignore', 'pipe', 'pipe', 'ipc'] })
+  const tail = outputTail(log)
+  child.stdout.setEncoding('utf8').on('data', d => tail.feed('stdout', d))
+  child.stderr.setEncoding('utf8').on('data', d => tail.feed('stderr', d))
+  child.on('message', () => {}) // readiness is checked over HTTP; IPC is kept so the server dies with its launcher
+  /** @type {{ code: number|null, signal: string|null, error?: Error } | null} */
+  let exitInfo = null
+  const exited = new Promise(resolve => {
+    child.on('error', err => { tail.feed('stderr', `${err.message}\n`); exitInfo = { code: null, signal: null, error: err }; resolve(exitInfo) })
+    child.on('exit', (code, signal) => { exitInfo = { code, signal }; resolve(exitInfo) })
+  })
+  const rootPid = child.pid
+  const known = new Set(rootPid ? [rootPid] : [])
+  const pids = () => {
+    if (!rootPid) return []
+    const now = processTree(rootPid, { pgid: rootPid })
+    now.forEach(p => known.add(p))
+    return now
+  }
+
+  let stopping = null
+  const stop = () => {
+    stopping ??= (async () => {
+      pids()
+      const signalAll = (sig) => {
+        try { process.kill(-rootPid, sig) } catch {}
+        for (const p of known) { try { process.kill(p, sig) } catch {} }
+      }
+      // The root first: the cluster primary and pm2-runtime stop their own workers without restarting them.
+      if (rootPid !== undefined && !exitInfo) { try { process.kill(rootPid, 'SIGTERM') } catch {} }
+      const start = Date.now()
+      let termAll = false
+      let killed = false
+      for (;;) {
+        if (rootPid === undefined) break
+        pids()
+        const alive = [...known].filter(isAlive)
+        if (!alive.length && exitInfo) break
+        const waited = Date.now() - start
+        if (!termAll && (exitInfo || waited > 1000)) { termAll = true; signalAll('SIGTERM') }
+        if (!killed && waited > KILL_AFTER_MS) { killed = true; signalAll('SIGKILL') }
+        if (waited > KILL_AFTER_MS + GONE_WAIT_MS) {
+          log?.(`stop: pids still alive after SIGKILL: ${alive.join(', ')}`)
+          break
+        }
+        await sleep(50)
+      }
+      child.stdout.destroy()
+      child.stderr.destroy()
+      if (child.connected) child.disconnect()
+      await rm(tmpDir, { recursive: true, force: true }).catch(() => {})
+    })()
+    return stopping
+  }
+
+  const url = `http://${host === '0.0.0.0' ? '127.0.0.1' : host}:${port}`
+  const seen = new Set()
+  const fail = async (why) => {
+    await stop()
+    return new NsError('NS_ERR_DEPLOY', `${shape} x${instances} (${bench.name}) ${why}\n--- output ---\n${tail.text() || '(none)'}`)
+  }
+  const deadline = Date.now() + readyTimeoutMs
+  let last = 'no answer yet'
+  while (seen.size < instances) {
+    if (tail.state.startFailure) throw await fail(`could not start: ${tail.state.startFailure}`)
+    if (exitInfo) throw await fail(`exited before it was ready (${exitInfo.signal ? `signal ${exitInfo.signal}` : `code ${exitInfo.code}`})`)
+    if (Date.now() > deadline) throw await fail(`was not ready after ${readyTimeoutMs} ms: ${seen.size} of ${instances} instances answered ${url}/healthz (last: ${last})`)
+    try {
+      const r = await Promise.race([probe(`${url}/healthz`), exited.then(() => null)])
+      if (!r) continue
+      if (r.status === 200 && r.instance) seen.add(r.instance)
+      else last = `HTTP ${r.status}`
+      if (seen.size < instances && r.status === 200) continue
+    } catch (err) {
+      last = err.code ?? err.message
+    }
+    if (seen.size < instances) await sleep(50)
+  }
+  log?.(`ready: ${shape} x${instances} at ${url} (${[...seen].join(', ')})`)
+  return { url, port, rootPid, shape, instances, instanceIds: [...seen], tmpDir, pids, output: tail.text, stop, exited }
+}

@@ -1,0 +1,35 @@
+#!/usr/bin/env node
+// Entry script of the server under test: one instance configured by env (PORT, HOST, NODESCALE_*); also runs in containers.
+import cluster from 'node:cluster'
+import { formatError, exitCodeOf } from '../executor/errors.js'
+import { startServer, isPm2 } from './server.js'
+
+/** Runs the server until SIGTERM/SIGINT (or until the parent that started it goes away), then tears down and exits 0. */
+export async function main (env = process.env) {
+  let srv
+  try {
+    srv = await startServer({ env })
+  } catch (err) {
+    console.error(`nodescale: cannot start: ${formatError(err)}`)
+    process.exit(exitCodeOf(err))
+  }
+  let stopping = false
+  const shutdown = async (why) => {
+    if (stopping) return
+    stopping = true
+    try {
+      await srv.close()
+    } catch (err) {
+      console.error(`nodescale: teardown after ${why}: ${err.message}`)
+    }
+    process.exit(0)
+  }
+  process.on('SIGTERM', () => shutdown('SIGTERM'))
+  process.on('SIGINT', () => shutdown('SIGINT'))
+  // Started by a launcher over IPC (not a cluster worker, whose IPC is its primary's business): die with the launcher.
+  if (process.send && !cluster.isWorker && !isPm2(env)) process.on('disconnect', () => shutdown('parent exit'))
+  process.send?.({ type: 'nodescale:ready', port: srv.port, instance: srv.instance })
+  return srv
+}
+
+main()

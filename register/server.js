@@ -1,0 +1,101 @@
+// Starts one instance of the server under test from environment variables (used by serve.js, cluster workers and PM2).
+import cluster from 'node:cluster'
+import { createServer } from 'node:http'
+import { mkdtemp, mkdir, rm } from 'node:fs/promises'
+import { hostname, tmpdir } from 'node:os'
+import { join } from 'node:path'
+import { loadBenchmark } from '../benchmarks/index.js'
+import { NsError } from '../executor/errors.js'
+import { createApp } from './app.js'
+
+/** True inside a PM2-managed process (PM2 sets pm_id; in cluster mode it is also a Node cluster worker). */
+export const isPm2 = (env) => env.pm_id !== undefined || (env.NODE_APP_INSTANCE !== undefined && env.PM2_HOME !== undefined)
+
+/**
+ * The id this instance puts in every response. In a cluster or under PM2, NODESCALE_INSTANCE is a prefix for each worker.
+ * @param {Record<string, string|undefined>} env
+ * @param {{ workerId?: number, pid?: number, host?: string }} [where]
+ */
+export function instanceIdFromEnv (env, { workerId = cluster.worker?.id, pid = process.pid, host = hostname() } = {}) {
+  const base = env.NODESCALE_INSTANCE || ''
+  if (isPm2(env)) return `${base ? base + '-' : ''}pm2-${env.NODE_APP_INSTANCE ?? env.pm_id}`
+  if (workerId !== undefined) return `${base ? base + '-' : ''}w${workerId}`
+  return base || `${host}-${pid}`
+}
+
+/**
+ * Reads NODESCALE_PARAMS: a JSON object of strings (the --param values).
+ * @param {string|undefined} text
+ * @returns {Record<string, string>}
+ */
+export function parseParamsEnv (text) {
+  if (!text) return {}
+  let value
+  try {
+    value = JSON.parse(text)
+  } catch (err) {
+    throw new NsError('NS_ERR_BAD_FLAG', `NODESCALE_PARAMS: not JSON (${err.message}); expected an object of strings like {"n":"104729"}`)
+  }
+  if (!value || typeof value !== 'object' || Array.isArray(value) || Object.values(value).some(v => typeof v !== 'string')) {
+    throw new NsError('NS_ERR_BAD_FLAG', 'NODESCALE_PARAMS: expected a JSON object of strings like {"n":"104729"}')
+  }
+  return value
+}
+
+function portFromEnv (text) {
+  const port = text === undefined || text === '' ? 3000 : Number(text)
+  if (!Number.isInteger(port) || port < 0 || port > 65535) throw new NsError('NS_ERR_BAD_FLAG', `PORT: "${text}" is not a port (0..65535)`)
+  return port
+}
+
+/**
+ * Loads the benchmark, builds the app and listens. Resolves once listening.
+ * @param {{ env?: Record<string, string|undefined>, log?: (line: string) => void }} [opts]
+ * @returns {Promise<{ port: number, host: string, instance: string, benchmark: string, close: () => Promise<void> }>}
+ */
+export async function startServer ({ env = process.env, log = (line) => console.log(line) } = {}) {
+  const port = portFromEnv(env.PORT)
+  const host = env.HOST || '0.0.0.0'
+  const instance = instanceIdFromEnv(env)
+  const params = parseParamsEnv(env.NODESCALE_PARAMS)
+  const benchmark = await loadBenchmark({ benchmark: env.NODESCALE_BENCHMARK || undefined, app: env.NODESCALE_APP || undefined })
+  const options = benchmark.options(params)
+  const ownTmp = !env.NODESCALE_TMPDIR
+  const tmpDir = ownTmp ? await mkdtemp(join(tmpdir(), 'nodescale-')) : env.NODESCALE_TMPDIR
+  if (!ownTmp) await mkdir(tmpDir, { recursive: true })
+  const ctx = { tmpDir, instanceId: instance }
+  const cleanup = async () => {
+    try { await benchmark.teardown?.(ctx) } finally { if (ownTmp) await rm(tmpDir, { recursive: true, force: true }) }
+  }
+  let server
+  try {
+    const app = await createApp({ benchmark, options, instanceId: instance, tmpDir, log: (line) => console.error(line) })
+    server = createServer(app)
+    await new Promise((resolve, reject) => {
+      server.once('error', reject)
+      server.listen(port, host, () => { server.off('error', reject); resolve(undefined) })
+    })
+  } catch (err) {
+    await cleanup().catch(() => {})
+    throw err
+  }
+  const actual = /** @type {import('node:net').AddressInfo} */ (server.address()).port
+  log(`nodescale: instance ${instance} serving ${benchmark.name} on http://${host}:${actual} (pid ${process.pid})`)
+  let closing = null
+  return {
+    port: actual,
+    host,
+    instance,
+    benchmark: benchmark.name,
+    close: () => {
+      closing ??= (async () => {
+        await new Promise(resolve => {
+          server.close(() => resolve(undefined))
+          server.closeAllConnections()
+        })
+        await cleanup()
+      })()
+      return closing
+    }
+  }
+}
