@@ -1,0 +1,113 @@
+// The connection to the Docker engine: a pinged dockerode client, the swarm it belongs to, and Docker errors turned into coded ones.
+import Docker from 'dockerode'
+import { NsError } from '../errors.js'
+
+export const DOCKER_UP_HINT = 'bash scripts/docker-up.sh'
+
+const UNREACHABLE = new Set(['ENOENT', 'ECONNREFUSED', 'EACCES', 'ECONNRESET', 'EHOSTUNREACH', 'ETIMEDOUT', 'EPIPE'])
+
+/**
+ * The daemon's own words for a failed API call: dockerode errors carry `statusCode`, `reason` and `json`.
+ * @param {any} err
+ * @returns {string}
+ */
+export function dockerMessage (err) {
+  const json = err?.json
+  const fromJson = typeof json === 'string' ? json.trim() : json?.message
+  const text = fromJson || err?.message || String(err)
+  return err?.statusCode && !/HTTP code/.test(text) ? `${text} (HTTP ${err.statusCode}${err.reason ? ` ${err.reason}` : ''})` : text
+}
+
+/**
+ * Turns a dockerode error into an NsError that keeps the original as `cause`:
+ * an unreachable daemon is NS_ERR_MISSING_DOCKER (exit 3), anything else `code` (default NS_ERR_DEPLOY).
+ * @param {unknown} err
+ * @param {string} what what we were doing, e.g. 'creating service x'
+ * @param {{ code?: import('../errors.js').NsError['code'] }} [opts]
+ * @returns {NsError}
+ */
+export function dockerError (err, what, { code = 'NS_ERR_DEPLOY' } = {}) {
+  if (err instanceof NsError) return err
+  const e = /** @type {any} */ (err)
+  if (e && UNREACHABLE.has(e.code) && !e.statusCode) {
+    return new NsError('NS_ERR_MISSING_DOCKER', `${what}: no Docker daemon answers (${e.code}${e.address ? ` at ${e.address}` : ''})`, { hint: DOCKER_UP_HINT, cause: err })
+  }
+  return new NsError(/** @type {any} */ (code), `${what}: ${dockerMessage(e)}`, { cause: err, details: e?.statusCode ? { statusCode: e.statusCode } : undefined })
+}
+
+/**
+ * A dockerode client for the local engine (or DOCKER_HOST), checked with a ping.
+ * @param {{ socketPath?: string, timeoutMs?: number }} [opts]
+ * @returns {Promise<import('dockerode')>}
+ */
+export async function connectDocker ({ socketPath, timeoutMs = 5000 } = {}) {
+  const docker = socketPath ? new Docker({ socketPath }) : new Docker()
+  const where = socketPath ?? process.env.DOCKER_HOST ?? '/var/run/docker.sock'
+  let timer
+  try {
+    await Promise.race([
+      docker.ping(),
+      new Promise((resolve, reject) => {
+        timer = setTimeout(() => reject(Object.assign(new Error(`no answer within ${timeoutMs} ms`), { code: 'ETIMEDOUT' })), timeoutMs)
+      })
+    ])
+  } catch (err) {
+    const e = /** @type {any} */ (err)
+    throw new NsError('NS_ERR_MISSING_DOCKER', `no Docker daemon answers at ${where}: ${e?.code ?? dockerMessage(e)}`, { hint: DOCKER_UP_HINT, cause: err })
+  } finally {
+    clearTimeout(timer)
+  }
+  return docker
+}
+
+/**
+ * Makes sure the engine is a swarm manager: initialises a single-node swarm when it is in none (and says so).
+ * @param {import('dockerode')} docker
+ * @param {{ log?: (line: string) => void, advertiseAddr?: string }} [opts]
+ * @returns {Promise<{ nodeId: string, initialised: boolean }>}
+ */
+export async function ensureSwarm (docker, { log = () => {}, advertiseAddr = '127.0.0.1' } = {}) {
+  let info
+  try { info = await docker.info() } catch (err) { throw dockerError(err, 'reading the engine info') }
+  const state = info.Swarm?.LocalNodeState
+  if (state === 'active') {
+    if (!info.Swarm.ControlAvailable) {
+      throw new NsError('NS_ERR_DEPLOY', `this engine is a swarm worker, not a manager (node ${info.Swarm.NodeID}); point DOCKER_HOST at a manager`)
+    }
+    return { nodeId: info.Swarm.NodeID, initialised: false }
+  }
+  if (state !== 'inactive') {
+    throw new NsError('NS_ERR_DEPLOY', `the engine's swarm state is "${state}"; fix it by hand (docker swarm leave --force, then ${DOCKER_UP_HINT})`)
+  }
+  log(`swarm: the engine is in no swarm; initialising a single-node swarm (advertise ${advertiseAddr})`)
+  let nodeId
+  try {
+    nodeId = await docker.swarmInit({ ListenAddr: '0.0.0.0:2377', AdvertiseAddr: advertiseAddr })
+  } catch (err) {
+    throw dockerError(err, 'initialising a swarm')
+  }
+  log(`swarm: initialised, node ${nodeId}`)
+  return { nodeId: String(nodeId).replace(/"/g, '').trim(), initialised: true }
+}
+
+/**
+ * The swarm's nodes and the address of a manager (what run.json records as `environment.swarmNodes`).
+ * @param {import('dockerode')} docker
+ * @returns {Promise<{ nodes: { id: string, hostname: string, role: string, state: string, availability: string, addr: string, labels: Record<string, string> }[], managerAddr: string | null }>}
+ */
+export async function swarmInfo (docker) {
+  let list
+  try { list = await docker.listNodes() } catch (err) { throw dockerError(err, 'listing swarm nodes') }
+  const nodes = list.map(n => ({
+    id: n.ID,
+    hostname: n.Description?.Hostname ?? '',
+    role: n.Spec?.Role ?? '',
+    state: n.Status?.State ?? '',
+    availability: n.Spec?.Availability ?? '',
+    addr: n.Status?.Addr ?? '',
+    labels: { ...(n.Spec?.Labels ?? {}) }
+  }))
+  const leader = list.find(n => n.ManagerStatus?.Leader) ?? list.find(n => n.ManagerStatus)
+  const managerAddr = leader?.ManagerStatus?.Addr?.replace(/:\d+$/, '') ?? null
+  return { nodes, managerAddr }
+}

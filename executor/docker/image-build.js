@@ -1,0 +1,248 @@
+// Builds the register and HAProxy images through the Docker API from a streamed tar context, tagged by a content hash so an unchanged tree is reused.
+import { createHash } from 'node:crypto'
+import { createReadStream, statSync } from 'node:fs'
+import { spawnSync } from 'node:child_process'
+import { pipeline } from 'node:stream/promises'
+import tar from 'tar-stream'
+import { ROOT } from '../paths.js'
+import { NsError } from '../errors.js'
+import { dockerError, dockerMessage } from './engine.js'
+import { registerTree, hostRootfs } from './image-context.js'
+
+/** @typedef {import('./image-context.js').ContextEntry} ContextEntry */
+
+export const IMAGE_BASES = Object.freeze(['auto', 'registry', 'host'])
+export const APP_PORT = 8080
+const PATH_ENV = 'PATH=/usr/local/bin:/usr/local/sbin:/usr/bin:/usr/sbin:/bin:/sbin'
+const EPOCH = new Date(0)
+
+const fileHashes = new Map()
+/** sha256 of a file, remembered by path, size and mtime: the node binary is 100 MB and rarely changes. */
+async function hashFile (path) {
+  const st = statSync(path)
+  const key = `${path}\0${st.size}\0${st.mtimeMs}`
+  if (fileHashes.has(key)) return fileHashes.get(key)
+  const h = createHash('sha256')
+  await pipeline(createReadStream(path), h)
+  const digest = h.digest('hex')
+  fileHashes.set(key, digest)
+  return digest
+}
+
+/**
+ * The content hash of a build context: Dockerfile text plus every entry's name, mode and content.
+ * @param {string} dockerfile
+ * @param {ContextEntry[]} entries
+ */
+export async function contextHash (dockerfile, entries) {
+  const h = createHash('sha256').update(dockerfile).update('\0')
+  for (const e of entries) {
+    const body = e.type === 'directory' ? 'dir' : e.content ? createHash('sha256').update(e.content).digest('hex') : await hashFile(e.source)
+    h.update(`${e.name}\0${(e.mode ?? 0o644).toString(8)}\0${body}\n`)
+  }
+  return h.digest('hex')
+}
+
+/** Streams the Dockerfile and the entries into a tar pack, one after the other. */
+async function fillTar (pack, dockerfile, entries) {
+  try {
+    pack.entry({ name: 'Dockerfile', mode: 0o644, mtime: EPOCH }, dockerfile)
+    for (const e of entries) {
+      if (e.type === 'directory') {
+        pack.entry({ name: e.name, type: 'directory', mode: e.mode ?? 0o755, mtime: EPOCH })
+      } else if (e.content) {
+        pack.entry({ name: e.name, mode: e.mode ?? 0o644, mtime: EPOCH }, e.content)
+      } else {
+        const size = statSync(e.source).size
+        const sink = pack.entry({ name: e.name, size, mode: e.mode ?? 0o644, mtime: EPOCH })
+        await pipeline(createReadStream(e.source), sink)
+      }
+    }
+    pack.finalize()
+  } catch (err) {
+    pack.destroy(err)
+  }
+}
+
+/** Reads the build's JSON-lines progress; resolves with the image id, rejects with the builder's error text. */
+function followBuild (stream, log) {
+  return new Promise((resolve, reject) => {
+    let buf = ''
+    let id = null
+    let error = null
+    const tail = []
+    stream.on('data', chunk => {
+      buf += chunk.toString()
+      let nl
+      while ((nl = buf.indexOf('\n')) >= 0) {
+        const line = buf.slice(0, nl).trim()
+        buf = buf.slice(nl + 1)
+        if (!line) continue
+        let evt
+        try { evt = JSON.parse(line) } catch { continue }
+        if (evt.error) error = evt.errorDetail?.message ?? evt.error
+        if (evt.aux?.ID) id = evt.aux.ID
+        if (evt.stream?.trim()) {
+          tail.push(evt.stream.trim())
+          if (tail.length > 8) tail.shift()
+          if (/^Step \d+\/\d+/.test(evt.stream)) log(`  ${evt.stream.trim()}`)
+        }
+      }
+    })
+    stream.on('error', reject)
+    stream.on('end', () => (error ? reject(Object.assign(new Error(error), { tail })) : resolve(id)))
+  })
+}
+
+async function imageId (docker, tag) {
+  try {
+    return (await docker.getImage(tag).inspect()).Id
+  } catch (err) {
+    if (/** @type {any} */ (err).statusCode === 404) return null
+    throw dockerError(err, `inspecting image ${tag}`)
+  }
+}
+
+/**
+ * Builds `<repo>:<hash12>` from a Dockerfile and entries, unless an image with that tag exists.
+ * @param {import('dockerode')} docker
+ * @param {{ repo: string, dockerfile: string, entries: ContextEntry[], log?: (line: string) => void }} opts
+ * @returns {Promise<{ tag: string, id: string, reused: boolean }>}
+ */
+export async function buildContext (docker, { repo, dockerfile, entries, log = () => {} }) {
+  const tag = `${repo}:${(await contextHash(dockerfile, entries)).slice(0, 12)}`
+  const existing = await imageId(docker, tag)
+  if (existing) return { tag, id: existing, reused: true }
+  log(`image: building ${tag} (${entries.length} files)`)
+  const pack = tar.pack()
+  const filling = fillTar(pack, dockerfile, entries)
+  let stream
+  try {
+    stream = await docker.buildImage(/** @type {any} */ (pack), { t: tag, rm: true, forcerm: true })
+  } catch (err) {
+    pack.destroy()
+    throw dockerError(err, `building ${tag}`)
+  }
+  let id
+  try {
+    id = await followBuild(stream, log)
+  } catch (err) {
+    throw new NsError('NS_ERR_DEPLOY', `building ${tag} failed: ${dockerMessage(err)}${err.tail?.length ? `\n${err.tail.join('\n')}` : ''}`, { cause: err })
+  }
+  await filling
+  return { tag, id: id ?? await imageId(docker, tag), reused: false }
+}
+
+/** `major.minor` of the host's haproxy, for a matching registry image. */
+function hostHaproxyVersion () {
+  const r = spawnSync('haproxy', ['-v'], { encoding: 'utf8', timeout: 5000 })
+  return /version (\d+\.\d+)/i.exec(r.stdout ?? '')?.[1] ?? null
+}
+
+/** The registry image a kind builds on. */
+export function registryBaseFor (kind) {
+  if (kind === 'haproxy') return `haproxy:${hostHaproxyVersion() ?? 'lts'}`
+  return `node:${process.versions.node.split('.')[0]}-slim`
+}
+
+async function tryPull (docker, name, timeoutMs) {
+  let timer
+  try {
+    const stream = await docker.pull(name)
+    await Promise.race([
+      new Promise((resolve, reject) => docker.modem.followProgress(stream, (err, out) => {
+        const failed = err ?? out?.find(o => o.error)?.error
+        failed ? reject(new Error(String(failed))) : resolve(out)
+      })),
+      new Promise((resolve, reject) => { timer = setTimeout(() => reject(new Error(`no answer within ${timeoutMs} ms`)), timeoutMs) })
+    ])
+    return { ok: true }
+  } catch (err) {
+    return { ok: false, why: dockerMessage(err) }
+  } finally {
+    clearTimeout(timer)
+  }
+}
+
+/**
+ * Picks the base: `registry` when the registry image is here or can be pulled, else `host`; says which.
+ * @param {import('dockerode')} docker
+ * @param {{ kind: 'register' | 'haproxy', base: string, log: (line: string) => void, pullTimeoutMs?: number }} opts
+ * @returns {Promise<{ base: 'registry' | 'host', from: string | null }>}
+ */
+export async function resolveBase (docker, { kind, base, log, pullTimeoutMs = 20000 }) {
+  if (!IMAGE_BASES.includes(base)) throw new NsError('NS_ERR_BAD_FLAG', `--base: "${base}" is not allowed; one of: ${IMAGE_BASES.join(', ')}`)
+  const name = registryBaseFor(kind)
+  if (base === 'host') return { base: 'host', from: null }
+  if (await imageId(docker, name)) {
+    if (base === 'auto') log(`image: base auto -> registry (${name} is present)`)
+    return { base: 'registry', from: name }
+  }
+  const pulled = await tryPull(docker, name, pullTimeoutMs)
+  if (pulled.ok) {
+    log(`image: pulled ${name}${base === 'auto' ? '; base auto -> registry' : ''}`)
+    return { base: 'registry', from: name }
+  }
+  if (base === 'registry') {
+    throw new NsError('NS_ERR_DEPLOY', `--base registry: cannot pull ${name}: ${pulled.why}`, { hint: 'executor image build --base host (builds from this machine\'s own binaries, no registry needed)' })
+  }
+  log(`image: base auto -> host (${name} is not here and cannot be pulled: ${pulled.why})`)
+  return { base: 'host', from: null }
+}
+
+function label (kind, base) {
+  return `LABEL io.nodescale.kind="${kind}" io.nodescale.base="${base}"`
+}
+
+/** The FROM scratch image with the host's node binary (the register's host base). */
+async function nodeHostBase (docker, log) {
+  const entries = hostRootfs({ binaries: [{ source: process.execPath, path: '/usr/local/bin/node' }] }).map(e => ({ ...e, name: `rootfs/${e.name}` }))
+  const dockerfile = ['FROM scratch', 'COPY rootfs/ /', `ENV ${PATH_ENV}`, label('node-base', 'host'), ''].join('\n')
+  return buildContext(docker, { repo: 'nodescale/node-base', dockerfile, entries, log })
+}
+
+/**
+ * Builds (or reuses) the image a stack needs.
+ * register: register/ + benchmarks/ + what they import + production node_modules + custom apps, on node (registry) or the host's node (host).
+ * haproxy: the registry haproxy image, or the host's /usr/sbin/haproxy and its libraries FROM scratch.
+ * @param {import('dockerode')} docker
+ * @param {{ kind: 'register' | 'haproxy', base?: 'auto' | 'registry' | 'host', apps?: string[], log?: (line: string) => void, root?: string, pullTimeoutMs?: number }} opts
+ * @returns {Promise<{ tag: string, id: string, base: 'registry' | 'host', reused: boolean, apps: { source: string, path: string }[] }>}
+ */
+export async function buildImage (docker, { kind, base = 'auto', apps = [], log = () => {}, root = ROOT, pullTimeoutMs }) {
+  if (kind !== 'register' && kind !== 'haproxy') throw new NsError('NS_ERR_BAD_FLAG', `image kind "${kind}" is not allowed; one of: register, haproxy`)
+  const chosen = await resolveBase(docker, { kind, base, log, pullTimeoutMs })
+  let built
+  let appPaths = []
+  if (kind === 'haproxy') {
+    if (chosen.base === 'registry') {
+      built = await buildContext(docker, { repo: 'nodescale/haproxy', dockerfile: [`FROM ${chosen.from}`, 'USER root', label('haproxy', 'registry'), ''].join('\n'), entries: [], log })
+    } else {
+      const haproxy = spawnSync('sh', ['-c', 'command -v haproxy'], { encoding: 'utf8' }).stdout.trim()
+      if (!haproxy) throw new NsError('NS_ERR_MISSING_HAPROXY', 'the host image base needs haproxy on this machine', { hint: 'apt-get install -y haproxy' })
+      const entries = hostRootfs({ binaries: [{ source: haproxy, path: '/usr/sbin/haproxy' }] }).map(e => ({ ...e, name: `rootfs/${e.name}` }))
+      entries.push({ name: 'rootfs/var/lib/haproxy', type: 'directory', mode: 0o755 })
+      entries.push({ name: 'rootfs/run', type: 'directory', mode: 0o755 })
+      const dockerfile = ['FROM scratch', 'COPY rootfs/ /', `ENV ${PATH_ENV}`, 'CMD ["haproxy", "-v"]', label('haproxy', 'host'), ''].join('\n')
+      built = await buildContext(docker, { repo: 'nodescale/haproxy', dockerfile, entries, log })
+    }
+  } else {
+    const from = chosen.base === 'registry' ? chosen.from : (await nodeHostBase(docker, log)).tag
+    const tree = registerTree(root, { apps })
+    appPaths = tree.apps
+    const dockerfile = [
+      `FROM ${from}`,
+      'WORKDIR /app',
+      'COPY app/ /app/',
+      // pm2 keeps its state under PM2_HOME; HOME may not exist in a scratch image.
+      'ENV NODE_ENV=production HOME=/tmp PM2_HOME=/tmp/.pm2',
+      `EXPOSE ${APP_PORT}`,
+      'CMD ["node", "register/serve.js"]',
+      label('register', chosen.base),
+      ''
+    ].join('\n')
+    built = await buildContext(docker, { repo: 'nodescale/register', dockerfile, entries: tree.entries.map(e => ({ ...e, name: `app/${e.name}` })), log })
+  }
+  log(`image: ${built.tag} (${chosen.base} base${built.reused ? ', unchanged: reused' : ', built'})`)
+  return { ...built, base: chosen.base, apps: appPaths }
+}

@@ -1,0 +1,224 @@
+// What goes into an image: the register's source closure, its production dependencies (from package-lock.json), custom apps, and host rootfs files (a binary and the libraries ldd lists).
+import { readFileSync, readdirSync, statSync, lstatSync, existsSync, realpathSync } from 'node:fs'
+import { join, relative, dirname, resolve, basename, sep } from 'node:path'
+import { builtinModules } from 'node:module'
+import { spawnSync } from 'node:child_process'
+import { NsError } from '../errors.js'
+
+/** @typedef {{ name: string, source?: string, content?: Buffer, mode?: number, type?: 'file' | 'directory' }} ContextEntry */
+
+const SKIP_DIRS = new Set(['node_modules', '.git', 'test', 'tests', '__tests__'])
+const IMPORT_RE = /(?:\bimport\s*(?:[\w*{}\s,$]+?\s*from\s*)?|\bexport\s*[\w*{}\s,$]+?\s*from\s*|\bimport\s*\(\s*|\brequire\s*\(\s*)['"]([^'"\n]+)['"]/g
+
+/** Files under dir (recursively), skipping node_modules, tests and dot folders. */
+export function listFiles (dir) {
+  const out = []
+  for (const ent of readdirSync(dir, { withFileTypes: true }).sort((a, b) => a.name.localeCompare(b.name))) {
+    const full = join(dir, ent.name)
+    if (ent.isDirectory()) {
+      if (!SKIP_DIRS.has(ent.name) && !ent.name.startsWith('.')) out.push(...listFiles(full))
+    } else if (ent.isFile()) {
+      out.push(full)
+    }
+  }
+  return out
+}
+
+/**
+ * The module specifiers a source file imports, statically written ones only.
+ * @param {string} text
+ * @returns {string[]}
+ */
+export function importsOf (text) {
+  return [...text.matchAll(IMPORT_RE)].map(m => m[1])
+}
+
+const BUILTINS = new Set(builtinModules)
+function packageName (spec) {
+  const parts = spec.split('/')
+  return spec.startsWith('@') ? parts.slice(0, 2).join('/') : parts[0]
+}
+
+/**
+ * Follows relative imports from the start files; bare imports become dependency roots.
+ * @param {string[]} startFiles absolute paths
+ * @param {{ within?: string }} [opts] imports that leave this folder are an error (custom apps)
+ * @returns {{ files: string[], packages: Set<string> }}
+ */
+export function importClosure (startFiles, { within } = {}) {
+  const files = new Set()
+  const packages = new Set()
+  const todo = [...startFiles]
+  while (todo.length) {
+    const file = todo.pop()
+    if (files.has(file)) continue
+    files.add(file)
+    if (!/\.(mjs|cjs|js)$/.test(file)) continue
+    for (const spec of importsOf(readFileSync(file, 'utf8'))) {
+      if (spec.startsWith('node:') || BUILTINS.has(spec) || BUILTINS.has(packageName(spec))) continue
+      if (spec.startsWith('.') || spec.startsWith('/')) {
+        let target = resolve(dirname(file), spec)
+        if (!existsSync(target) && existsSync(`${target}.js`)) target = `${target}.js`
+        if (existsSync(target) && statSync(target).isDirectory() && existsSync(join(target, 'index.js'))) target = join(target, 'index.js')
+        if (!existsSync(target)) continue
+        if (within && relative(within, target).startsWith('..')) {
+          throw new NsError('NS_ERR_BAD_APP', `--app: ${file} imports ${spec}, outside the app's folder ${within}; put the app and what it imports in one folder and pass the folder`)
+        }
+        todo.push(target)
+      } else {
+        packages.add(packageName(spec))
+      }
+    }
+  }
+  return { files: [...files].sort(), packages }
+}
+
+/**
+ * The production dependency closure of some packages, resolved the way Node resolves them in the installed tree (package-lock v2/v3 `packages`).
+ * @param {string} root project folder holding package-lock.json and node_modules
+ * @param {Iterable<string>} names root package names
+ * @returns {{ dirs: string[], missing: string[] }} lockfile keys like `node_modules/express`, and names not installed
+ */
+export function dependencyClosure (root, names) {
+  const lock = JSON.parse(readFileSync(join(root, 'package-lock.json'), 'utf8'))
+  const pkgs = lock.packages
+  if (!pkgs) throw new NsError('NS_ERR_BAD_FILE', `${join(root, 'package-lock.json')}: lockfileVersion ${lock.lockfileVersion} has no "packages"; regenerate it with npm >= 7`)
+  const find = (from, name) => {
+    let base = from
+    for (;;) {
+      const key = `${base ? `${base}/` : ''}node_modules/${name}`
+      if (pkgs[key] && existsSync(join(root, key))) return key
+      if (!base) return null
+      const i = base.lastIndexOf('/node_modules/')
+      base = i < 0 ? '' : base.slice(0, i)
+    }
+  }
+  const seen = new Set()
+  const missing = []
+  const visit = (key) => {
+    if (seen.has(key)) return
+    seen.add(key)
+    const p = pkgs[key]
+    const optional = new Set([...Object.keys(p.optionalDependencies ?? {}), ...Object.keys(p.peerDependencies ?? {})])
+    for (const dep of Object.keys({ ...p.dependencies, ...p.optionalDependencies, ...p.peerDependencies })) {
+      const found = find(key, dep)
+      if (found) visit(found)
+      else if (!optional.has(dep)) missing.push(`${dep} (needed by ${key})`)
+    }
+  }
+  for (const name of names) {
+    const key = find('', name)
+    if (key) visit(key)
+    else missing.push(name)
+  }
+  return { dirs: [...seen].sort(), missing }
+}
+
+/** Files of an installed package folder, without nested node_modules (those are separate closure entries) or .bin links. */
+function packageFiles (dir) {
+  const out = []
+  for (const ent of readdirSync(dir, { withFileTypes: true }).sort((a, b) => a.name.localeCompare(b.name))) {
+    const full = join(dir, ent.name)
+    if (ent.isDirectory()) {
+      if (ent.name !== 'node_modules') out.push(...packageFiles(full))
+    } else if (ent.isFile()) {
+      out.push(full)
+    }
+  }
+  return out
+}
+
+/**
+ * The /app tree of the register image: register/, benchmarks/, what they import, package.json, production node_modules, custom apps.
+ * @param {string} root project root
+ * @param {{ apps?: string[], dirs?: string[], extraPackages?: string[] }} [opts]
+ * @returns {{ entries: ContextEntry[], apps: { source: string, path: string }[], packages: string[] }}
+ */
+export function registerTree (root, { apps = [], dirs = ['register', 'benchmarks'], extraPackages = ['pm2'] } = {}) {
+  const starts = dirs.map(d => join(root, d)).filter(d => existsSync(d)).flatMap(d => listFiles(d))
+  if (!starts.some(f => f.startsWith(join(root, 'register') + sep))) {
+    throw new NsError('NS_ERR_DEPLOY', `the register image needs ${join(root, 'register')}/ (the server under test), and it is missing`)
+  }
+  const own = importClosure(starts)
+  const packages = new Set([...own.packages, ...extraPackages])
+  const entries = own.files.map(f => ({ name: relative(root, f), source: f }))
+  entries.push({ name: 'package.json', source: join(root, 'package.json') })
+
+  const appOut = []
+  const used = new Set()
+  for (const app of apps) {
+    if (app.startsWith('cmd:')) continue
+    const abs = resolve(app)
+    if (!existsSync(abs)) throw new NsError('NS_ERR_BAD_APP', `--app: no file or folder at ${abs}`)
+    let name = basename(abs)
+    for (let i = 2; used.has(name); i++) name = `${basename(abs)}-${i}`
+    used.add(name)
+    const isDir = statSync(abs).isDirectory()
+    const base = isDir ? abs : dirname(abs)
+    const starts = isDir ? listFiles(abs) : [abs]
+    const closure = importClosure(starts, { within: base })
+    for (const f of closure.files) entries.push({ name: join('apps', name, isDir ? relative(abs, f) : relative(base, f)), source: f })
+    if (isDir && existsSync(join(abs, 'node_modules'))) {
+      // An app folder with its own dependencies brings them along.
+      for (const f of packageFiles(join(abs, 'node_modules'))) entries.push({ name: join('apps', name, relative(abs, f)), source: f })
+    } else {
+      for (const p of closure.packages) packages.add(p)
+    }
+    appOut.push({ source: abs, path: isDir ? `/app/apps/${name}` : `/app/apps/${name}/${basename(abs)}` })
+  }
+
+  const { dirs: depDirs, missing } = dependencyClosure(root, packages)
+  const hard = missing.filter(m => !m.includes('(needed by'))
+  if (hard.length) {
+    throw new NsError('NS_ERR_DEPLOY', `the register image needs ${hard.join(', ')}, not installed in ${join(root, 'node_modules')}`, { hint: 'npm ci' })
+  }
+  for (const key of depDirs) {
+    for (const f of packageFiles(join(root, key))) entries.push({ name: relative(root, f), source: f })
+  }
+  return { entries: dedupe(entries), apps: appOut, packages: [...packages].sort() }
+}
+
+function dedupe (entries) {
+  const byName = new Map()
+  for (const e of entries) byName.set(e.name.split(sep).join('/'), { ...e, name: e.name.split(sep).join('/') })
+  return [...byName.values()].sort((a, b) => a.name.localeCompare(b.name))
+}
+
+/**
+ * The shared libraries `ldd` lists for a binary (absolute paths, the loader included).
+ * @param {string} binary
+ * @returns {string[]}
+ */
+export function sharedLibraries (binary) {
+  const r = spawnSync('ldd', [binary], { encoding: 'utf8', timeout: 10000 })
+  if (r.error || r.status !== 0) {
+    throw new NsError('NS_ERR_DEPLOY', `ldd ${binary} failed (${r.error?.message ?? r.stderr.trim()}); the host base needs a dynamically linked binary and ldd (or use --base registry)`)
+  }
+  const libs = []
+  for (const line of r.stdout.split('\n')) {
+    const m = /=>\s*(\/\S+)/.exec(line) ?? /^\s*(\/\S+)\s+\(/.exec(line)
+    if (m) libs.push(m[1])
+  }
+  return [...new Set(libs)].sort()
+}
+
+/**
+ * A minimal root filesystem for a FROM scratch image: binaries at their paths (symlinks followed), their libraries, /etc/passwd, /etc/group and /tmp.
+ * @param {{ binaries: { source: string, path: string }[] }} opts
+ * @returns {ContextEntry[]} names relative to the rootfs
+ */
+export function hostRootfs ({ binaries }) {
+  const entries = []
+  for (const { source, path } of binaries) {
+    const real = realpathSync(source)
+    entries.push({ name: path.replace(/^\//, ''), source: real, mode: 0o755 })
+    for (const lib of sharedLibraries(real)) {
+      entries.push({ name: lib.replace(/^\//, ''), source: realpathSync(lib), mode: lstatSync(realpathSync(lib)).mode & 0o777 })
+    }
+  }
+  entries.push({ name: 'etc/passwd', content: Buffer.from('root:x:0:0:root:/root:/sbin/nologin\nnobody:x:65534:65534:nobody:/nonexistent:/sbin/nologin\n'), mode: 0o644 })
+  entries.push({ name: 'etc/group', content: Buffer.from('root:x:0:\nnogroup:x:65534:\n'), mode: 0o644 })
+  entries.push({ name: 'tmp', type: 'directory', mode: 0o1777 })
+  entries.push({ name: 'root', type: 'directory', mode: 0o700 })
+  return dedupe(entries)
+}
