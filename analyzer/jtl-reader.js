@@ -1,0 +1,417 @@
+// Streams a CSV JTL with a byte-level scanner: projected columns only, numbers parsed from bytes, no per-row allocation.
+import { open } from 'node:fs/promises'
+import { parse } from 'csv-parse/sync'
+import { ROLE, detectLayout } from './jtl-columns.js'
+
+const LF = 10
+const CR = 13
+const QUOTE = 34
+const FNV_OFFSET = 0x811c9dc5 | 0
+const FNV_PRIME = 16777619
+const MAX_EXAMPLES = 5
+const CONTROLLER = Buffer.from('Number of samples in transaction')
+const EMPTY_CONTROLLER = Buffer.from('Number of samples in transaction : 0')
+
+/**
+ * What the scanner feeds: `record(label)` returns the object whose `add(start, elapsed, success, bytes, sentBytes)`
+ * takes that label's samples (or null to skip the label); `controller(label)` the same for JMeter transaction
+ * controller samples, which its dashboard counts per label but not in the total.
+ * @typedef {{ record: (label: string) => any, controller: (label: string) => any }} JtlSink
+ */
+
+/**
+ * @typedef {{ rows: number, blankLines: number, outsideWindow: number, malformed: { count: number, examples: { line: number, reason: string, text: string }[] },
+ *   layout: import('./jtl-columns.js').JtlLayout | null }} ScanResult
+ */
+
+/** @typedef {{ name: string, rec: any, ctrl: any }} LabelEntry */
+/** @typedef {{ raw: Buffer, hash: number, entry: LabelEntry }} LabelBytes */
+
+/** Scanner state for one file; parseChunk() is the hot loop. */
+class JtlScanner {
+  /**
+   * @param {import('./jtl-columns.js').JtlLayout} layout
+   * @param {JtlSink} sink
+   * @param {{ from: number, to: number }} window
+   */
+  constructor (layout, sink, window) {
+    this.layout = layout
+    this.sink = sink
+    this.from = window.from
+    this.to = window.to
+    this.line = layout.headerBytes > 0 ? 2 : 1
+    this.rows = 0
+    this.blankLines = 0
+    this.outsideWindow = 0
+    this.malformed = { count: 0, examples: [] }
+    /** @type {Map<number, LabelBytes[]>} labels by hash of their raw bytes */
+    this.buckets = new Map()
+    /** @type {Map<string, LabelEntry>} */
+    this.byName = new Map()
+    /** @type {LabelBytes | null} */
+    this.last = null
+    // Bytes that end or complicate an unquoted field: one table lookup per byte in the skip loops.
+    this.stop = new Uint8Array(256)
+    for (const b of [layout.delimiter, LF, CR, QUOTE]) this.stop[b] = 1
+  }
+
+  bad (line, reason, text) {
+    this.malformed.count++
+    if (this.malformed.examples.length < MAX_EXAMPLES) this.malformed.examples.push({ line, reason, text: text.slice(0, 200) })
+  }
+
+  /** @returns {LabelEntry} */
+  labelEntry (name) {
+    let e = this.byName.get(name)
+    if (!e) {
+      e = { name, rec: this.sink.record(name), ctrl: undefined }
+      this.byName.set(name, e)
+    }
+    return e
+  }
+
+  /**
+   * Finds (or creates) the label of the bytes data[s..e) with hash h; escaped = it held doubled quotes.
+   * @returns {LabelBytes}
+   */
+  lookup (data, s, e, h, escaped) {
+    let bucket = this.buckets.get(h)
+    if (bucket) {
+      const n = e - s
+      for (const item of bucket) {
+        if (item.raw.length !== n) continue
+        let i = 0
+        while (i < n && data[s + i] === item.raw[i]) i++
+        if (i === n) return item
+      }
+    } else {
+      bucket = []
+      this.buckets.set(h, bucket)
+    }
+    let name = data.toString('utf8', s, e)
+    if (escaped) name = name.replaceAll('""', '"')
+    const item = { raw: Buffer.from(data.subarray(s, e)), hash: h, entry: this.labelEntry(name) }
+    bucket.push(item)
+    return item
+  }
+
+  /** Adds one sample with its label resolved; ctrl: 0 plain, 1 transaction controller, 2 empty controller. */
+  take (entry, name, ts, elapsed, ok, bytes, sent, ctrl) {
+    if (ts < this.from || ts >= this.to) { this.outsideWindow++; return }
+    if (ctrl === 0) {
+      if (entry.rec) entry.rec.add(ts, elapsed, ok, bytes, sent)
+    } else if (ctrl === 1) {
+      if (entry.ctrl === undefined) entry.ctrl = this.sink.controller(name)
+      if (entry.ctrl) entry.ctrl.add(ts, elapsed, ok, bytes, sent)
+    }
+  }
+
+  /**
+   * A row the fast path could not vouch for (stray quotes): csv-parse decides, with relaxed quotes.
+   * @param {string} text the row without its line break
+   */
+  slowRow (text, line, truncated) {
+    let fields
+    try {
+      const records = parse(text, { delimiter: String.fromCharCode(this.layout.delimiter), relax_quotes: true, relax_column_count: true })
+      if (records.length !== 1) return this.bad(line, 'a quoted field does not close where the row ends', text)
+      fields = records[0]
+    } catch (err) {
+      return this.bad(line, `CSV quoting: ${err.message.split('\n')[0]}`, text)
+    }
+    const { index } = this.layout
+    if (fields.length !== this.layout.columns.length) {
+      return this.bad(line, truncated ? 'truncated last line' : `${fields.length} fields, expected ${this.layout.columns.length}`, text)
+    }
+    const int = (name, dflt) => {
+      const v = index[name] === undefined ? '' : fields[index[name]]
+      if (v === '' && dflt !== undefined) return dflt
+      return /^\d{1,15}$/.test(v) ? Number(v) : -1
+    }
+    const ts = int('timeStamp')
+    const elapsed = int('elapsed')
+    const success = String(fields[index.success]).toLowerCase()
+    if (ts < 0) return this.bad(line, 'timeStamp is not a whole number of ms since the epoch', text)
+    if (elapsed < 0) return this.bad(line, 'elapsed is not a whole number of ms', text)
+    if (success !== 'true' && success !== 'false') return this.bad(line, 'success is neither true nor false', text)
+    const bytes = int('bytes', 0)
+    const sent = int('sentBytes', 0)
+    if (bytes < 0 || sent < 0) return this.bad(line, 'bytes or sentBytes is not a whole number', text)
+    const msg = index.responseMessage === undefined ? '' : fields[index.responseMessage]
+    const ctrl = msg.startsWith(EMPTY_CONTROLLER.toString()) ? 2 : msg.startsWith(CONTROLLER.toString()) ? 1 : 0
+    const name = fields[index.label]
+    this.take(this.labelEntry(name), name, ts, elapsed, success === 'true', bytes, sent, ctrl)
+  }
+
+  /**
+   * Parses every complete row in data[0..len). Returns where the first incomplete row starts (len when all done).
+   * @param {Buffer} data
+   * @param {number} len
+   * @param {boolean} eof no more bytes follow
+   */
+  parseChunk (data, len, eof) {
+    const roles = this.layout.roles
+    const nCols = roles.length
+    const delim = this.layout.delimiter
+    const stop = this.stop
+    let p = 0
+    let line = this.line
+    let last = this.last
+    rows: // eslint-disable-line no-labels
+    while (p < len) {
+      const rowStart = p
+      const rowLine = line
+      if (data[p] === LF || data[p] === CR) {
+        p++
+        if (data[p - 1] === CR && p < len && data[p] === LF) p++
+        line++
+        this.blankLines++
+        continue
+      }
+      let ts = -1
+      let elapsed = -1
+      let ok = -1
+      let bytes = 0
+      let sent = 0
+      let ctrl = 0
+      let labS = 0
+      let labE = 0
+      let labH = 0
+      let labEsc = false
+      let field = 0
+      let irregular = false
+      let unterminated = false
+      let endedAtEof = false
+      for (;;) {
+        const role = field < nCols ? roles[field] : ROLE.SKIP
+        if (p < len && data[p] === QUOTE) {
+          // A quoted field: it may hold the delimiter, doubled quotes and line breaks.
+          let q = p + 1
+          let esc = false
+          let close = -1
+          for (;;) {
+            close = data.indexOf(QUOTE, q)
+            if (close === -1 || close >= len) {
+              if (!eof) { p = rowStart; line = rowLine; break rows } // eslint-disable-line no-labels
+              unterminated = true
+              break
+            }
+            if (close + 1 >= len && !eof) { p = rowStart; line = rowLine; break rows } // eslint-disable-line no-labels
+            if (close + 1 < len && data[close + 1] === QUOTE) { esc = true; q = close + 2; continue }
+            break
+          }
+          if (unterminated) { p = len; endedAtEof = true; break }
+          const cs = p + 1
+          for (let i = cs; i < close; i++) if (data[i] === LF) line++
+          p = close + 1
+          if (p < len && data[p] !== delim && data[p] !== LF && data[p] !== CR) {
+            irregular = true
+            while (p < len && data[p] !== delim && data[p] !== LF) p++
+            if (p >= len && !eof) { p = rowStart; line = rowLine; break rows } // eslint-disable-line no-labels
+          }
+          if (role !== ROLE.SKIP) {
+            if (role === ROLE.LABEL) {
+              labS = cs; labE = close; labEsc = esc
+              let h = FNV_OFFSET
+              for (let i = cs; i < close; i++) h = Math.imul(h ^ data[i], FNV_PRIME)
+              labH = h
+            } else if (role === ROLE.SUCCESS) {
+              ok = boolAt(data, cs, close)
+            } else if (role === ROLE.RESPONSE_MESSAGE) {
+              ctrl = controllerKind(data, cs, close)
+            } else {
+              const v = intAt(data, cs, close)
+              if (role === ROLE.TIMESTAMP) ts = v
+              else if (role === ROLE.ELAPSED) elapsed = v
+              else if (role === ROLE.BYTES) bytes = cs === close ? 0 : v
+              else sent = cs === close ? 0 : v
+            }
+          }
+        } else if (role === ROLE.SKIP) {
+          while (p < len && stop[data[p]] === 0) p++
+          while (p < len && data[p] === QUOTE) { irregular = true; p++; while (p < len && stop[data[p]] === 0) p++ }
+        } else if (role === ROLE.LABEL) {
+          let h = FNV_OFFSET
+          labS = p
+          while (p < len) {
+            const c = data[p]
+            if (stop[c] !== 0) {
+              if (c !== QUOTE) break
+              irregular = true
+            }
+            h = Math.imul(h ^ c, FNV_PRIME)
+            p++
+          }
+          labE = p
+          labH = h
+        } else if (role === ROLE.SUCCESS || role === ROLE.RESPONSE_MESSAGE) {
+          const s = p
+          while (p < len && stop[data[p]] === 0) p++
+          while (p < len && data[p] === QUOTE) { irregular = true; p++; while (p < len && stop[data[p]] === 0) p++ }
+          if (role === ROLE.SUCCESS) ok = boolAt(data, s, p)
+          else ctrl = controllerKind(data, s, p)
+        } else {
+          // A number: parsed while scanning.
+          let v = 0
+          let digits = 0
+          let junk = false
+          while (p < len) {
+            const c = data[p]
+            const d = c - 48
+            if (d >= 0 && d <= 9) { v = v * 10 + d; digits++ } else if (c === delim || c === LF || c === CR) break
+            else { junk = true; if (c === QUOTE) irregular = true }
+            p++
+          }
+          if (junk || digits > 15) v = -1
+          if (role === ROLE.TIMESTAMP) ts = digits ? v : -1
+          else if (role === ROLE.ELAPSED) elapsed = digits ? v : -1
+          else if (role === ROLE.BYTES) bytes = digits ? v : (junk ? -1 : 0)
+          else sent = digits ? v : (junk ? -1 : 0)
+        }
+        if (p >= len) {
+          if (!eof) { p = rowStart; line = rowLine; break rows } // eslint-disable-line no-labels
+          field++
+          endedAtEof = true
+          break
+        }
+        field++
+        const c = data[p]
+        if (c === delim) { p++; continue }
+        if (c === CR) {
+          p++
+          if (p < len && data[p] === LF) p++
+          else if (p >= len && !eof) { p = rowStart; line = rowLine; break rows } // eslint-disable-line no-labels
+        } else {
+          p++
+        }
+        line++
+        break
+      }
+      this.rows++
+      if (unterminated) { this.bad(rowLine, 'a quoted field is never closed (truncated last line?)', rowText(data, rowStart, p)); continue }
+      if (irregular) { this.slowRow(rowText(data, rowStart, p), rowLine, endedAtEof && field < nCols); continue }
+      if (field !== nCols) { this.bad(rowLine, endedAtEof && field < nCols ? 'truncated last line' : `${field} fields, expected ${nCols}`, rowText(data, rowStart, p)); continue }
+      if (ts < 0) { this.bad(rowLine, 'timeStamp is not a whole number of ms since the epoch', rowText(data, rowStart, p)); continue }
+      if (elapsed < 0) { this.bad(rowLine, 'elapsed is not a whole number of ms', rowText(data, rowStart, p)); continue }
+      if (ok < 0) { this.bad(rowLine, 'success is neither true nor false', rowText(data, rowStart, p)); continue }
+      if (bytes < 0 || sent < 0) { this.bad(rowLine, 'bytes or sentBytes is not a whole number', rowText(data, rowStart, p)); continue }
+      // Most rows repeat the previous row's label: compare bytes before hashing into the table.
+      let item = null
+      if (last !== null && last.hash === labH && last.raw.length === labE - labS) {
+        const raw = last.raw
+        const n = raw.length
+        let i = 0
+        while (i < n && data[labS + i] === raw[i]) i++
+        if (i === n) item = last
+      }
+      if (item === null) {
+        item = this.lookup(data, labS, labE, labH, labEsc)
+        last = item
+      }
+      const entry = item.entry
+      if (ctrl === 0 && ts >= this.from && ts < this.to) {
+        if (entry.rec !== null) entry.rec.add(ts, elapsed, ok === 1, bytes, sent)
+      } else {
+        this.take(entry, entry.name, ts, elapsed, ok === 1, bytes, sent, ctrl)
+      }
+    }
+    this.line = line
+    this.last = last
+    return p
+  }
+}
+
+/** A row's text without its line break, for malformed-row examples. */
+function rowText (data, s, e) {
+  return data.toString('utf8', s, Math.min(e, s + 400)).replace(/\r?\n$/, '')
+}
+
+/** 1 for true, 0 for false (any case), -1 for anything else. */
+function boolAt (data, s, e) {
+  const n = e - s
+  const c = data[s] | 0x20
+  if (n === 4 && c === 116 && (data[s + 1] | 0x20) === 114 && (data[s + 2] | 0x20) === 117 && (data[s + 3] | 0x20) === 101) return 1
+  if (n === 5 && c === 102 && (data[s + 1] | 0x20) === 97 && (data[s + 2] | 0x20) === 108 && (data[s + 3] | 0x20) === 115 && (data[s + 4] | 0x20) === 101) return 0
+  return -1
+}
+
+/** A whole non-negative number in data[s..e), or -1. */
+function intAt (data, s, e) {
+  if (e <= s || e - s > 15) return -1
+  let v = 0
+  for (let i = s; i < e; i++) {
+    const d = data[i] - 48
+    if (d < 0 || d > 9) return -1
+    v = v * 10 + d
+  }
+  return v
+}
+
+/** JMeter's Sample.isController / isEmptyController: by the response message's prefix. */
+function controllerKind (data, s, e) {
+  if (e - s < CONTROLLER.length || data[s] !== CONTROLLER[0]) return 0
+  if (data.compare(CONTROLLER, 0, CONTROLLER.length, s, s + CONTROLLER.length) !== 0) return 0
+  if (e - s >= EMPTY_CONTROLLER.length && data.compare(EMPTY_CONTROLLER, 0, EMPTY_CONTROLLER.length, s, s + EMPTY_CONTROLLER.length) === 0) return 2
+  return 1
+}
+
+/**
+ * Reads a CSV JTL and feeds every valid sample to the sink. Malformed rows are counted with a few examples;
+ * a file that is not a CSV JTL at all throws NS_ERR_BAD_FILE.
+ * @param {string} path
+ * @param {JtlSink} sink
+ * @param {{ window?: { from?: number, to?: number }, chunkSize?: number }} [opts]
+ * @returns {Promise<ScanResult>}
+ */
+export async function scanJtl (path, sink, { window = {}, chunkSize = 1 << 22 } = {}) {
+  const fh = await open(path, 'r')
+  try {
+    let buf = Buffer.allocUnsafe(chunkSize)
+    let len = 0
+    let pos = 0
+    let eof = false
+    const fill = async () => {
+      while (!eof && len < buf.length) {
+        const { bytesRead } = await fh.read(buf, len, buf.length - len, pos)
+        if (bytesRead === 0) eof = true
+        pos += bytesRead
+        len += bytesRead
+      }
+    }
+    await fill()
+    let start = 0
+    if (len >= 3 && buf[0] === 0xef && buf[1] === 0xbb && buf[2] === 0xbf) start = 3
+    if (len - start === 0) return { rows: 0, blankLines: 0, outsideWindow: 0, malformed: { count: 0, examples: [] }, layout: null }
+    let nl = buf.indexOf(LF, start)
+    while (nl === -1 || nl >= len) {
+      if (eof) { nl = len; break }
+      buf = grow(buf, len)
+      await fill()
+      nl = buf.indexOf(LF, start)
+    }
+    const firstLine = buf.toString('utf8', start, nl).replace(/\r$/, '')
+    const layout = detectLayout(firstLine, Math.min(nl + 1, len), path)
+    const scanner = new JtlScanner(layout, sink, { from: window.from ?? -Infinity, to: window.to ?? Infinity })
+    let offset = layout.assumed ? start : layout.headerBytes
+    for (;;) {
+      const used = offset + scanner.parseChunk(buf.subarray(offset, len), len - offset, eof)
+      if (used === len && eof) break
+      if (used === offset && len === buf.length) buf = grow(buf, len)
+      buf.copy(buf, 0, used, len)
+      len -= used
+      offset = 0
+      await fill()
+      if (len === 0 && eof) break
+    }
+    return { rows: scanner.rows, blankLines: scanner.blankLines, outsideWindow: scanner.outsideWindow, malformed: scanner.malformed, layout }
+  } finally {
+    await fh.close()
+  }
+}
+
+/** A bigger buffer for a row longer than the current one (a huge quoted message). */
+function grow (buf, len) {
+  const bigger = Buffer.allocUnsafe(buf.length * 2)
+  buf.copy(bigger, 0, 0, len)
+  return bigger
+}

@@ -1,0 +1,141 @@
+// Exact latency statistics from a growable histogram of integer milliseconds: O(1) memory per sample.
+
+/** Latencies up to this many ms live in the dense array; longer ones (over 70 min) in a sparse map. */
+const DENSE_LIMIT = 1 << 22
+
+/**
+ * One group of samples (a label, or the total): counts, sums, extremes and an exact histogram of `elapsed`.
+ * Percentiles follow JMeter 5.6's dashboard (statistics.json): commons-math3 `Percentile` with its default
+ * `EstimationType.LEGACY`: pos = p (n + 1) / 100; pos < 1 -> min; pos >= n -> max; otherwise
+ * x[floor(pos)] + (pos - floor(pos)) (x[floor(pos) + 1] - x[floor(pos)]) over the sorted values (1-based).
+ */
+export class LatencyHistogram {
+  constructor (initialSize = 256) {
+    /** @type {Uint32Array} counts[ms] */
+    this.counts = new Uint32Array(initialSize)
+    /** @type {Map<number, number> | null} counts of latencies >= DENSE_LIMIT */
+    this.sparse = null
+    this.count = 0
+    this.sum = 0
+    this.min = Infinity
+    this.max = -Infinity
+    this.errors = 0
+    this.bytes = 0
+    this.sentBytes = 0
+    this.firstStart = Infinity
+    this.lastEnd = -Infinity
+  }
+
+  /**
+   * Adds one sample. `elapsed` must be a non-negative integer (JTL elapsed is whole ms).
+   * @param {number} start timeStamp (ms since epoch, the sample's start)
+   * @param {number} elapsed ms
+   * @param {boolean} success
+   * @param {number} bytes
+   * @param {number} sentBytes
+   */
+  add (start, elapsed, success, bytes, sentBytes) {
+    if (elapsed < this.counts.length) this.counts[elapsed]++
+    else this.addSlow(elapsed)
+    this.count++
+    this.sum += elapsed
+    if (elapsed < this.min) this.min = elapsed
+    if (elapsed > this.max) this.max = elapsed
+    if (!success) this.errors++
+    this.bytes += bytes
+    this.sentBytes += sentBytes
+    if (start < this.firstStart) this.firstStart = start
+    const end = start + elapsed
+    if (end > this.lastEnd) this.lastEnd = end
+  }
+
+  /** @param {number} elapsed */
+  addSlow (elapsed) {
+    if (elapsed >= DENSE_LIMIT) {
+      this.sparse ??= new Map()
+      this.sparse.set(elapsed, (this.sparse.get(elapsed) ?? 0) + 1)
+      return
+    }
+    let size = this.counts.length
+    while (size <= elapsed) size *= 2
+    const grown = new Uint32Array(Math.min(size, DENSE_LIMIT))
+    grown.set(this.counts)
+    this.counts = grown
+    this.counts[elapsed]++
+  }
+
+  /**
+   * Adds every sample of another histogram into this one.
+   * @param {LatencyHistogram} other
+   */
+  merge (other) {
+    if (other.count === 0) return this
+    if (other.counts.length > this.counts.length) {
+      const grown = new Uint32Array(other.counts.length)
+      grown.set(this.counts)
+      this.counts = grown
+    }
+    const c = other.counts
+    for (let i = 0; i < c.length; i++) if (c[i]) this.counts[i] += c[i]
+    if (other.sparse) {
+      this.sparse ??= new Map()
+      for (const [v, n] of other.sparse) this.sparse.set(v, (this.sparse.get(v) ?? 0) + n)
+    }
+    this.count += other.count
+    this.sum += other.sum
+    this.min = Math.min(this.min, other.min)
+    this.max = Math.max(this.max, other.max)
+    this.errors += other.errors
+    this.bytes += other.bytes
+    this.sentBytes += other.sentBytes
+    this.firstStart = Math.min(this.firstStart, other.firstStart)
+    this.lastEnd = Math.max(this.lastEnd, other.lastEnd)
+    return this
+  }
+
+  /**
+   * The k-th smallest latency (1-based) for each of the ascending ranks given, in one pass.
+   * @param {number[]} ranks ascending, each in 1..count
+   * @returns {number[]}
+   */
+  valuesAtRanks (ranks) {
+    const out = new Array(ranks.length)
+    let r = 0
+    let seen = 0
+    const c = this.counts
+    for (let v = 0; v < c.length && r < ranks.length; v++) {
+      if (c[v] === 0) continue
+      seen += c[v]
+      while (r < ranks.length && ranks[r] <= seen) out[r++] = v
+    }
+    if (r < ranks.length && this.sparse) {
+      for (const v of [...this.sparse.keys()].sort((a, b) => a - b)) {
+        seen += this.sparse.get(v)
+        while (r < ranks.length && ranks[r] <= seen) out[r++] = v
+      }
+    }
+    return out
+  }
+
+  /**
+   * Percentiles by JMeter's definition (commons-math3 Percentile, LEGACY estimation); null when empty.
+   * @param {number[]} ps percentiles in (0, 100]
+   * @returns {(number|null)[]}
+   */
+  percentiles (ps) {
+    const n = this.count
+    if (n === 0) return ps.map(() => null)
+    // Each percentile needs at most two neighbouring order statistics.
+    const plan = ps.map(p => {
+      const pos = p * (n + 1) / 100
+      if (n === 1 || pos < 1) return { lo: 1, hi: 1, d: 0 }
+      if (pos >= n) return { lo: n, hi: n, d: 0 }
+      const f = Math.floor(pos)
+      return { lo: f, hi: f + 1, d: pos - f }
+    })
+    const ranks = [...new Set(plan.flatMap(x => [x.lo, x.hi]))].sort((a, b) => a - b)
+    const values = this.valuesAtRanks(ranks)
+    const at = new Map(ranks.map((k, i) => [k, values[i]]))
+    return plan.map(({ lo, hi, d }) => at.get(lo) + d * (at.get(hi) - at.get(lo)))
+  }
+}
