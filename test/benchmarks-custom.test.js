@@ -148,3 +148,27 @@ test('cmd: a program that does not exist or an empty or broken command line is N
     await assert.rejects(loadBenchmark({ benchmark: 'x', app }), (/** @type {any} */ err) => err.code === 'NS_ERR_BAD_APP' && /--app "cmd:/.test(err.message) && re.test(err.message), app)
   }
 })
+
+test('a CommonJS module loads too (module.exports is the default export)', async (t) => {
+  const b = await loadBenchmark({ app: `${APPS}/commonjs.cjs` })
+  assert.equal(b.name, 'commonjs')
+  const { url } = await serve(t, b)
+  assert.equal(await (await fetch(url)).text(), 'from commonjs')
+})
+
+test('the documented examples load and answer what their request() sends', async (t) => {
+  const echo = await loadBenchmark({ app: 'benchmarks/examples/json-echo.js' })
+  const opts = echo.options({ items: '3' })
+  const req = echo.request(opts)
+  const { url } = await serve(t, echo, { items: '3' })
+  const body = JSON.stringify([{ a: 1 }, { a: 2 }, { a: 3 }])
+  const res = await fetch(url + req.path, { method: req.method, headers: req.headers, body })
+  const json = await res.json()
+  assert.equal(json.length, 3)
+  assert.equal(json.bytes, body.length)
+  assert.match(json.sha1, /^[0-9a-f]{40}$/)
+  assert.throws(() => echo.options({ items: '0' }), (/** @type {any} */ err) => err.code === 'NS_ERR_BAD_FLAG')
+  const hello = await loadBenchmark({ benchmark: 'hello', app: 'benchmarks/examples/hello-handler.js' })
+  const h = await serve(t, hello)
+  assert.equal(await (await fetch(h.url)).text(), 'hello\n')
+})
