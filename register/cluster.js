@@ -1,6 +1,7 @@
 #!/usr/bin/env node
 // Entry script of the cluster shape: the primary forks NODESCALE_WORKERS servers and restarts crashed ones, nothing else.
 import cluster from 'node:cluster'
+import { rmSync } from 'node:fs'
 import { fileURLToPath } from 'node:url'
 import { dirname, join } from 'node:path'
 
@@ -31,6 +32,10 @@ function runPrimary () {
   let exitCode = 0
   let port
   const alive = () => Object.values(cluster.workers ?? {}).filter(w => !w.isDead())
+  // The launcher's temp folder goes with the last process of the shape (the launcher may be gone already).
+  process.on('exit', () => {
+    if (process.env.NODESCALE_TMPDIR_REMOVE === '1' && process.env.NODESCALE_TMPDIR) rmSync(process.env.NODESCALE_TMPDIR, { recursive: true, force: true })
+  })
 
   const fork = () => {
     const worker = cluster.fork()

@@ -58,7 +58,8 @@ export function buildCommand (o) {
     PORT: String(o.port),
     HOST: o.host,
     NODESCALE_PARAMS: JSON.stringify(o.params ?? {}),
-    NODESCALE_TMPDIR: o.tmpDir
+    NODESCALE_TMPDIR: o.tmpDir,
+    NODESCALE_TMPDIR_REMOVE: '1'
   })
   if (o.benchmark) env.NODESCALE_BENCHMARK = o.benchmark
   else delete env.NODESCALE_BENCHMARK

@@ -1,6 +1,7 @@
 #!/usr/bin/env node
 // Entry script of the server under test: one instance configured by env (PORT, HOST, NODESCALE_*); also runs in containers.
 import cluster from 'node:cluster'
+import { rmSync } from 'node:fs'
 import { formatError, exitCodeOf } from '../executor/errors.js'
 import { startServer, isPm2 } from './server.js'
 
@@ -19,6 +20,10 @@ export async function main (env = process.env) {
     stopping = true
     try {
       await srv.close()
+      // The launcher's temp folder, when this process is the whole shape: it may be gone before it could remove it.
+      if (env.NODESCALE_TMPDIR_REMOVE === '1' && env.NODESCALE_TMPDIR && !cluster.isWorker && !isPm2(env)) {
+        rmSync(env.NODESCALE_TMPDIR, { recursive: true, force: true })
+      }
     } catch (err) {
       console.error(`nodescale: teardown after ${why}: ${err.message}`)
     }

@@ -101,16 +101,17 @@ test('servers die with their launcher: a launching process killed with SIGKILL l
     import { launch } from './register/launch.js'
     const a = await launch({ shape: 'single', instances: 1, benchmark: 'baseline', port: 0 })
     const b = await launch({ shape: 'cluster', instances: 2, benchmark: 'baseline', port: 0 })
-    console.log(JSON.stringify([...a.pids(), ...b.pids()]))
+    console.log(JSON.stringify({ pids: [...a.pids(), ...b.pids()], dirs: [a.tmpDir, b.tmpDir] }))
     setInterval(() => {}, 1000)`
   const child = spawn(process.execPath, ['--input-type=module', '-e', script], { stdio: ['ignore', 'pipe', 'inherit'] })
   t.after(() => child.kill('SIGKILL'))
   let out = ''
-  const pids = await new Promise((resolve, reject) => {
+  const { pids, dirs } = await new Promise((resolve, reject) => {
     child.stdout.setEncoding('utf8').on('data', d => { out += d; if (out.includes('\n')) resolve(JSON.parse(out)) })
     child.on('exit', () => reject(new Error(`launcher exited: ${out}`)))
   })
   assert.equal(pids.length, 4)
   child.kill('SIGKILL')
   assert.deepEqual(await waitGone(pids), [])
+  assert.deepEqual(dirs.filter(d => existsSync(d)), [], 'the launch temp folders are removed by the servers themselves')
 })
