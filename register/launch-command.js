@@ -59,7 +59,8 @@ export function buildCommand (o) {
     HOST: o.host,
     NODESCALE_PARAMS: JSON.stringify(o.params ?? {}),
     NODESCALE_TMPDIR: o.tmpDir,
-    NODESCALE_TMPDIR_REMOVE: '1'
+    NODESCALE_TMPDIR_REMOVE: '1',
+    NODESCALE_LAUNCHER_PID: String(process.pid)
   })
   if (o.benchmark) env.NODESCALE_BENCHMARK = o.benchmark
   else delete env.NODESCALE_BENCHMARK

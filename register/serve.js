@@ -33,6 +33,17 @@ export async function main (env = process.env) {
   process.on('SIGINT', () => shutdown('SIGINT'))
   // Started by a launcher over IPC (not a cluster worker, whose IPC is its primary's business): die with the launcher.
   if (process.send && !cluster.isWorker && !isPm2(env)) process.on('disconnect', () => shutdown('parent exit'))
+  // Under PM2 the IPC channel leads to pm2-runtime, not to the launcher: watch the launcher's pid and stop PM2 when it is gone.
+  const launcher = Number(env.NODESCALE_LAUNCHER_PID)
+  if (isPm2(env) && launcher > 0) {
+    setInterval(() => {
+      try {
+        process.kill(launcher, 0)
+      } catch (err) {
+        if (err.code === 'ESRCH') process.kill(process.ppid, 'SIGTERM')
+      }
+    }, 1000).unref()
+  }
   process.send?.({ type: 'nodescale:ready', port: srv.port, instance: srv.instance })
   return srv
 }
