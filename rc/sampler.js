@@ -1,0 +1,158 @@
+// Samples the server's CPU per core (its cgroup, or its threads) and the host's (/proc/stat) every interval into a timeline.
+import { isAbsolute, join } from 'node:path'
+import { readProcStat, coreUsage } from './proc-stat.js'
+import { readUsagePercpu, readCpuStat } from './cgroup.js'
+import { createThreadCpu } from './thread-cpu.js'
+
+/**
+ * @typedef {import('./cpu-group.js').CpuGroup} CpuGroup
+ * @typedef {{ t: number, server: number[], serverTotal: number, host: number[] }} Sample
+ * @typedef {{ intervalMs: number, cpus: number, source: 'cgroup-v1'|'cgroup-v2'|'threads', samples: Sample[] }} Timeline
+ */
+
+const round1 = (x) => Math.round(x * 10) / 10
+const round3 = (x) => Math.round(x * 1000) / 1000
+
+/**
+ * Caps attributed per-core percents at 100 and moves the excess to cores with headroom, in proportion to it.
+ * Attribution by "last core a thread ran on" can put 1.3 s on one core in a 1 s interval; the total is right, the split is not.
+ * @param {number[]} pct
+ * @returns {number[]}
+ */
+export function capPerCore (pct) {
+  let excess = 0
+  let headroom = 0
+  for (let i = 0; i < pct.length; i++) {
+    if (pct[i] > 100) { excess += pct[i] - 100; pct[i] = 100 }
+    headroom += 100 - pct[i]
+  }
+  if (excess > 0 && headroom > 0) {
+    const share = Math.min(1, excess / headroom)
+    for (let i = 0; i < pct.length; i++) pct[i] += (100 - pct[i]) * share
+  }
+  return pct
+}
+
+/**
+ * Splits a total (any unit) over cores by weights; by fallback weights when the weights are all zero, evenly when both are.
+ * @param {number} total
+ * @param {number[]} weights
+ * @param {number[]} fallback
+ * @param {number} cpus
+ * @returns {number[]}
+ */
+export function splitTotal (total, weights, fallback, cpus) {
+  const sum = (a) => a.reduce((s, x) => s + (x > 0 ? x : 0), 0)
+  const w = sum(weights) > 0 ? weights : sum(fallback) > 0 ? fallback : new Array(cpus).fill(1)
+  const ws = sum(w)
+  return Array.from({ length: cpus }, (_, i) => total * (w[i] > 0 ? w[i] : 0) / ws)
+}
+
+/**
+ * A sampler of the server's CPU per core. Source: the group's kind — cgroup-v1 reads usage_percpu deltas; cgroup-v2
+ * reads the cpu.stat total and splits it per core like its threads ran; otherwise thread attribution over pids() and
+ * their descendants. The host array is always /proc/stat. Costs a few file reads per interval; the timer is unref'd.
+ * @param {{ group?: CpuGroup, pids?: () => number[], intervalMs?: number, procRoot?: string, cgroupRoot?: string, now?: () => number }} [opts]
+ *   cgroupRoot resolves a relative group.path
+ * @returns {{ start(): void, stop(): Promise<Timeline>, timeline(): Timeline, lastError(): unknown }}
+ */
+export function createSampler ({ group, pids = () => [], intervalMs = 1000, procRoot = '/proc', cgroupRoot = '/sys/fs/cgroup', now = Date.now } = {}) {
+  /** @type {Timeline['source']} */
+  const source = group?.kind === 'cgroup-v1' || group?.kind === 'cgroup-v2' ? group.kind : 'threads'
+  const dir = group?.path && !isAbsolute(group.path) ? join(cgroupRoot, group.path) : group?.path
+  const threads = createThreadCpu({ procRoot })
+  let hostPrev = readProcStat(procRoot)
+  const cpus = Math.max(1, ...hostPrev.map(c => c.core + 1))
+  /** @type {Sample[]} */
+  const samples = []
+  let timer = null
+  let started = false
+  let stopped = false
+  let lastWall = 0n
+  let v1Prev = null
+  let v2Prev = 0
+  let lastError = null
+  let baselined = false // whether the server's counters have a first reading to take deltas from
+
+  const roots = () => {
+    const list = []
+    try { list.push(...pids()) } catch (err) { lastError = err }
+    if (group?.kind === 'threads') list.push(...group.pids())
+    return list
+  }
+
+  /** CPU ns per core of the server since the previous call (the first call only sets the baseline). */
+  function serverNs (hostPct) {
+    if (source === 'cgroup-v1') {
+      const cur = readUsagePercpu(dir)
+      const out = new Array(cpus).fill(0)
+      if (v1Prev) for (let i = 0; i < cpus; i++) out[i] = Math.max(0, (cur[i] ?? 0) - (v1Prev[i] ?? 0))
+      v1Prev = cur
+      return out
+    }
+    if (source === 'cgroup-v2') {
+      const usec = readCpuStat(dir).usageUsec
+      const total = Math.max(0, usec - v2Prev) * 1000
+      v2Prev = usec
+      // everything in the cgroup is ours, descendants included: its member list replaces a tree walk
+      const members = group.pids()
+      const shares = threads.sample(members.concat(roots()), { descendants: false }).perCore
+      return splitTotal(total, shares, hostPct, cpus)
+    }
+    const sec = threads.sample(roots()).perCore
+    return Array.from({ length: cpus }, (_, i) => (sec[i] ?? 0) * 1e9)
+  }
+
+  function tick (final = false) {
+    try {
+      const wall = process.hrtime.bigint()
+      const hostCur = readProcStat(procRoot)
+      const host = coreUsage(hostPrev, hostCur)
+      hostPrev = hostCur
+      const ns = serverNs(host)
+      if (!baselined) { baselined = true; lastWall = wall; return }
+      const dtNs = Number(wall - lastWall)
+      lastWall = wall
+      if (dtNs <= 0 || (final && dtNs < intervalMs * 1e6 / 4)) return // a sliver at stop() says nothing
+      const pct = ns.map(x => x / dtNs * 100)
+      const server = (source === 'cgroup-v1' ? pct.map(x => Math.min(100, x)) : capPerCore(pct)).map(round1)
+      samples.push({
+        t: now(),
+        server,
+        serverTotal: round3(ns.reduce((s, x) => s + x, 0) / dtNs),
+        host: Array.from({ length: cpus }, (_, i) => round1(host[i] ?? 0))
+      })
+    } catch (err) {
+      lastError = err // e.g. the group was removed under us: skip this sample, keep the timeline
+    }
+  }
+
+  const timeline = () => ({ intervalMs, cpus, source, samples: samples.slice() })
+
+  return {
+    start () {
+      if (started) return
+      started = true
+      // baselines: host counters, cgroup counters, every thread's CPU time so far
+      hostPrev = readProcStat(procRoot)
+      lastWall = process.hrtime.bigint()
+      try {
+        serverNs(new Array(cpus).fill(0))
+        baselined = true
+      } catch (err) { lastError = err }
+      timer = setInterval(tick, intervalMs)
+      timer.unref()
+    },
+    async stop () {
+      if (started && !stopped) {
+        stopped = true
+        clearInterval(timer)
+        tick(true)
+      }
+      return timeline()
+    },
+    timeline,
+    /** The last error a sample hit (skipped samples), for diagnostics. */
+    lastError: () => lastError
+  }
+}
