@@ -1,0 +1,67 @@
+// The per-core CPU table of the multi-core study (highest, lowest, spread, overall) over a run's steady window.
+
+/**
+ * @typedef {{ core: number, usage: number }} CoreUsage
+ * @typedef {{ cores: CoreUsage[], highest: number, highestCore: number, lowest: number, lowestCore: number, spread: number, overall: number }} CoreTable
+ */
+
+const round1 = (x) => Math.round(x * 10) / 10
+const round2 = (x) => Math.round(x * 100) / 100
+
+/** Mean per core of the rows' arrays, and the table of it. */
+function table (rows, cpus) {
+  const sums = new Array(cpus).fill(0)
+  for (const r of rows) for (let i = 0; i < cpus; i++) sums[i] += Number.isFinite(r?.[i]) ? r[i] : 0
+  const means = sums.map(s => rows.length ? s / rows.length : 0)
+  let hi = 0
+  let lo = 0
+  for (let i = 1; i < cpus; i++) {
+    if (means[i] > means[hi]) hi = i
+    if (means[i] < means[lo]) lo = i
+  }
+  const sum = means.reduce((a, b) => a + b, 0)
+  return {
+    means,
+    sum,
+    /** @type {CoreTable} */
+    out: {
+      cores: means.map((m, core) => ({ core, usage: round1(m) })),
+      highest: round1(means[hi] ?? 0),
+      highestCore: hi,
+      lowest: round1(means[lo] ?? 0),
+      lowestCore: lo,
+      spread: round1((means[hi] ?? 0) - (means[lo] ?? 0)),
+      overall: round1(cpus ? sum / cpus : 0)
+    }
+  }
+}
+
+/**
+ * The per-core table of the multi-core study (thesis Table 4.3.1: highest core, lowest core, their difference, overall)
+ * for the server's own CPU over [from, to] (ms epoch, the steady window), and the same for the whole host.
+ * A sample covers (t - intervalMs, t]; it is in the window when its midpoint is. Usage is the mean percent of that core
+ * (0-100, 1 decimal), overall the mean over cores, spread = highest - lowest, total = the server's CPU in cores.
+ * An empty window gives zeros and samples: 0, never NaN.
+ * @param {import('./sampler.js').Timeline} timeline
+ * @param {{ from?: number, to?: number }} [window]
+ * @returns {CoreTable & { source: string, total: number, samples: number,
+ *   host: { cores: CoreUsage[], highest: number, lowest: number, spread: number, overall: number }, containers: any[] }}
+ */
+export function summarizeCpu (timeline, { from = -Infinity, to = Infinity } = {}) {
+  const all = timeline?.samples ?? []
+  const cpus = timeline?.cpus ?? Math.max(0, ...all.map(s => s.server?.length ?? 0))
+  const half = (timeline?.intervalMs ?? 0) / 2
+  const lo = Number.isFinite(from) ? from : -Infinity
+  const hi = Number.isFinite(to) ? to : Infinity
+  const inWindow = all.filter(s => s.t - half >= lo && s.t - half <= hi)
+  const server = table(inWindow.map(s => s.server), cpus)
+  const host = table(inWindow.map(s => s.host), cpus)
+  return {
+    source: timeline?.source ?? 'threads',
+    ...server.out,
+    total: round2(server.sum / 100),
+    samples: inWindow.length,
+    host: { cores: host.out.cores, highest: host.out.highest, lowest: host.out.lowest, spread: host.out.spread, overall: host.out.overall },
+    containers: []
+  }
+}
