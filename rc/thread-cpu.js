@@ -93,9 +93,9 @@ export function createThreadCpu ({ procRoot = '/proc', clockTicks = CLOCK_TICKS 
         const pid = queue.pop()
         if (seen.has(pid)) continue
         seen.add(pid)
-        const taskDir = join(procRoot, String(pid), 'task')
+        const taskDir = `${procRoot}/${pid}/task`
         for (const t of tryList(taskDir) ?? []) {
-          const text = tryRead(join(taskDir, t, 'stat'))
+          const text = tryRead(`${taskDir}/${t}/stat`)
           if (!text) continue
           const tid = Number(t)
           const s = parseTaskStat(text)
@@ -115,7 +115,7 @@ export function createThreadCpu ({ procRoot = '/proc', clockTicks = CLOCK_TICKS 
             total += delta
           }
           if (descendants && childrenFile) {
-            const kids = tryRead(join(taskDir, t, 'children'))
+            const kids = tryRead(`${taskDir}/${t}/children`)
             if (kids) for (const k of kids.split(' ')) if (k) queue.push(Number(k))
           }
         }

@@ -3,7 +3,8 @@ import { test } from 'node:test'
 import assert from 'node:assert/strict'
 import { join, dirname } from 'node:path'
 import { fileURLToPath } from 'node:url'
-import { availableParallelism } from 'node:os'
+import { availableParallelism, tmpdir } from 'node:os'
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs'
 import { readProcStat, parseProcStat, coreUsage } from '../rc/proc-stat.js'
 
 const FIX = join(dirname(fileURLToPath(import.meta.url)), 'fixtures', 'proc-stat')
@@ -51,4 +52,14 @@ test('the real /proc/stat has one entry per core and percentages within 0-100', 
   const usage = coreUsage(a, b)
   assert.equal(usage.length, Math.max(...b.map(c => c.core)) + 1)
   for (const u of usage) assert.ok(u >= 0 && u <= 100 && Number.isFinite(u), String(u))
+})
+
+test('a /proc/stat larger than the read buffer (a 512-core host) is read whole', (t) => {
+  const dir = mkdtempSync(join(tmpdir(), 'ns-bigstat-'))
+  t.after(() => rmSync(dir, { recursive: true, force: true }))
+  const lines = Array.from({ length: 512 }, (_, i) => `cpu${i} ${1000 + i} 0 500 90000 10 0 5 0 0 0`)
+  writeFileSync(join(dir, 'stat'), `cpu  1 2 3 4 5 6 7 8 0 0\n${lines.join('\n')}\nintr ${'0 '.repeat(5000)}\n`)
+  const cores = readProcStat(dir)
+  assert.equal(cores.length, 512)
+  assert.deepEqual([cores[511].core, cores[511].user], [511, 1511])
 })
