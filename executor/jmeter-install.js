@@ -61,7 +61,8 @@ export async function ensureJmeter ({ log = () => {} } = {}) {
     throw new NsError('NS_ERR_MISSING_JMETER', `Maven could not fetch JMeter ${JMETER_VERSION}: ${(mvn.stdout + mvn.stderr).trim().split('\n').slice(-5).join(' | ')}`, { hint: 'check that Maven Central answers (mvn -v; ~/.m2/settings.xml), then run: node executor/jmeter-install.js' })
   }
   const layout = join(work, 'home')
-  for (const d of ['bin', 'lib/ext']) mkdirSync(join(layout, d), { recursive: true })
+  // lib/junit: JMeter's launcher prints a stack trace on every start when it is missing
+  for (const d of ['bin', 'lib/ext', 'lib/junit']) mkdirSync(join(layout, d), { recursive: true })
   for (const f of readdirSync(join(work, 'deps'))) {
     const src = join(work, 'deps', f)
     if (f === `ApacheJMeter-${JMETER_VERSION}.jar`) copyFileSync(src, join(layout, 'bin', 'ApacheJMeter.jar'))

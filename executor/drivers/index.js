@@ -1,0 +1,81 @@
+// The load drivers behind one interface: validate the options, run autocannon (in a child or in process) or JMeter, write the JTL.
+import { mkdirSync } from 'node:fs'
+import { dirname } from 'node:path'
+import { NsError, badFlag } from '../errors.js'
+import { runLocalLoad } from './local-load.js'
+import { runInChild } from './child-runner.js'
+import { runJmeter } from './jmeter.js'
+
+export const DRIVERS = Object.freeze(['autocannon', 'jmeter'])
+
+const positive = (v) => typeof v === 'number' && Number.isFinite(v) && v > 0
+
+/**
+ * Checks and completes the options; throws NS_ERR_BAD_FLAG naming the option.
+ * @returns {import('./load-common.js').LoadOptions}
+ */
+export function normalizeLoadOptions (opts) {
+  if (!DRIVERS.includes(opts.driver)) throw badFlag('--driver', `"${opts.driver}" is not a driver; use one of ${DRIVERS.join(', ')}`)
+  let url
+  try { url = new URL(opts.url) } catch { throw badFlag('url', `"${opts.url}" is not a URL`) }
+  if (url.protocol !== 'http:') throw badFlag('url', `${url.protocol} is not supported; the drivers speak http:`)
+  const method = opts.method ?? 'GET'
+  if (!['GET', 'POST'].includes(method)) throw badFlag('method', `"${method}" is not allowed; use GET or POST`)
+  const hasC = opts.concurrency !== undefined && opts.concurrency !== null
+  const hasR = opts.rate !== undefined && opts.rate !== null
+  if (hasC === hasR) throw badFlag('--concurrency/--rate', 'give exactly one: --concurrency C (closed model) or --rate R (open model)')
+  if (hasC && !(Number.isInteger(opts.concurrency) && opts.concurrency > 0)) throw badFlag('--concurrency', `${opts.concurrency} is not a positive integer`)
+  if (hasR && !positive(opts.rate)) throw badFlag('--rate', `${opts.rate} is not a positive number of requests per second`)
+  if (!positive(opts.duration)) throw badFlag('--duration', `${opts.duration} is not a positive number of seconds`)
+  const warmup = opts.warmup ?? 0
+  if (!(typeof warmup === 'number' && Number.isFinite(warmup) && warmup >= 0)) throw badFlag('--warmup', `${warmup} is not a number of seconds >= 0`)
+  const timeoutSec = opts.timeoutSec ?? 10
+  if (!positive(timeoutSec)) throw badFlag('timeoutSec', `${timeoutSec} is not a positive number of seconds`)
+  if (opts.maxSockets !== undefined && !(Number.isInteger(opts.maxSockets) && opts.maxSockets > 0)) throw badFlag('maxSockets', `${opts.maxSockets} is not a positive integer`)
+  if (opts.body !== undefined && !Buffer.isBuffer(opts.body)) throw badFlag('body', 'must be a Buffer')
+  if (!opts.jtlPath) throw new NsError('NS_ERR_BAD_FLAG', 'jtlPath: the JTL file to write is missing')
+  return {
+    url: url.href,
+    method,
+    headers: { ...(opts.headers ?? {}) },
+    body: opts.body?.length ? opts.body : undefined,
+    concurrency: hasC ? opts.concurrency : undefined,
+    rate: hasR ? opts.rate : undefined,
+    duration: opts.duration,
+    warmup,
+    label: opts.label ?? 'HTTP Request',
+    timeoutSec,
+    maxSockets: opts.maxSockets,
+    signal: opts.signal,
+    onProgress: opts.onProgress
+  }
+}
+
+/**
+ * Drives HTTP load at one URL and writes every steady-window request as a row of `jtlPath` (JMeter CSV JTL).
+ *
+ * autocannon driver: the closed model is autocannon with C keep-alive connections; the open model (`rate`) is
+ * nodescale's own scheduler over node:http (requests leave at t0 + i/R, latency counts from that intended time; at
+ * most `maxSockets` in flight, default 512, due requests queue beyond it and their wait is latency). By default the
+ * load runs in a child Node process (off the executor's event loop, pinned with taskset when `cpus` is given);
+ * `inProcess: true` runs it in this process. jmeter driver: JMeter 5.6.3 non-GUI with a generated plan.
+ *
+ * @param {{ driver: 'autocannon'|'jmeter', url: string, method?: 'GET'|'POST', headers?: Record<string,string>, body?: Buffer,
+ *   concurrency?: number, rate?: number, duration: number, warmup?: number, jtlPath: string, label?: string,
+ *   timeoutSec?: number, signal?: AbortSignal,
+ *   onProgress?: (p: { phase: 'warmup'|'steady', elapsed: number, total: number, requests: number, errors: number }) => void,
+ *   cpus?: number[], log?: (line: string) => void, inProcess?: boolean, maxSockets?: number }} opts
+ * @returns {Promise<{ driver: string, requests: number, errors: number, warmupRequests: number, steadyStart: number,
+ *   steadyEnd: number, interrupted: boolean, jtlPath: string, version: string }>}
+ */
+export async function runLoad (opts) {
+  const o = normalizeLoadOptions(opts)
+  mkdirSync(dirname(opts.jtlPath), { recursive: true })
+  const env = { cpus: opts.cpus, log: opts.log }
+  if (opts.driver === 'jmeter') return runJmeter(o, opts.jtlPath, env)
+  if (opts.inProcess) {
+    if (opts.cpus?.length) opts.log?.('autocannon driver: cpus ignored in process (pinning would pin the executor)')
+    return runLocalLoad(o, opts.jtlPath)
+  }
+  return runInChild(o, opts.jtlPath, env)
+}

@@ -1,0 +1,218 @@
+// The jmeter driver: writes the plan, runs JMeter non-GUI, then streams the steady-window rows of its JTL into the run's JTL.
+import { spawn } from 'node:child_process'
+import { createSocket } from 'node:dgram'
+import { createReadStream, openSync, readSync, closeSync, fstatSync, rmSync, writeFileSync, readFileSync, existsSync } from 'node:fs'
+import { dirname, join } from 'node:path'
+import { parse } from 'csv-parse'
+import { ensureJmeter, JMETER_VERSION } from '../jmeter-install.js'
+import { createJtlWriter, JTL_FIELDS } from '../jtl-writer.js'
+import { NsError } from '../errors.js'
+import { buildJmx } from './jmeter-plan.js'
+
+/**
+ * JVM flags for a load generator on a 2-core, 24 GiB machine: a 1 GiB heap from the start (no growing during the
+ * warm-up) up to 2 GiB (non-GUI JMeter streams results, it keeps none in memory), G1 with short pauses so a
+ * collection does not show up as latency, and an English locale so the start line parses the same everywhere.
+ * NODESCALE_JMETER_JVM_ARGS (space-separated) replaces them.
+ */
+export const JVM_FLAGS = Object.freeze(['-Xms1g', '-Xmx2g', '-XX:MaxMetaspaceSize=256m', '-XX:+UseG1GC', '-XX:MaxGCPauseMillis=100',
+  '-XX:G1ReservePercent=20', '-Djava.security.egd=file:/dev/urandom', '-Djava.awt.headless=true', '-Duser.language=en', '-Duser.country=US'])
+
+/** Result-file properties forced on the command line, so JMeter's columns are exactly JTL_FIELDS whatever its jmeter.properties say. */
+export const CSV_PROPERTIES = Object.freeze({
+  'jmeter.save.saveservice.output_format': 'csv',
+  'jmeter.save.saveservice.print_field_names': 'true',
+  'jmeter.save.saveservice.default_delimiter': ',',
+  'jmeter.save.saveservice.timestamp_format': 'ms',
+  'sampleresult.timestamp.start': 'true',
+  ...Object.fromEntries(['time', 'label', 'response_code', 'response_message', 'thread_name', 'data_type', 'successful',
+    'assertion_results_failure_message', 'bytes', 'sent_bytes', 'thread_counts', 'url', 'latency', 'idle_time', 'connect_time']
+    .map(k => [`jmeter.save.saveservice.${k}`, 'true'])),
+  ...Object.fromEntries(['subresults', 'response_data', 'samplerData', 'requestHeaders', 'responseHeaders', 'encoding',
+    'filename', 'hostname', 'sample_count'].map(k => [`jmeter.save.saveservice.${k}`, 'false'])),
+  'jmeter.save.saveservice.assertion_results': 'none',
+  sample_variables: '',
+  // JMeter otherwise sleeps 2 s at the end looking for stray threads
+  'jmeter.exit.check.pause': '0'
+})
+
+const NOISE = /StatusConsoleListener|Could not access .*lib\/junit|NewDriver\.<clinit>|java\.util\.prefs|Created user preferences/
+
+/** Error lines of JMeter's log and stderr, for the message of an error we throw. */
+function errorLines (logPath, stderr) {
+  const fromLog = existsSync(logPath) ? readFileSync(logPath, 'utf8').split('\n').filter(l => / (ERROR|FATAL) /.test(l)) : []
+  const fromErr = stderr.split('\n').filter(l => l.trim() && !NOISE.test(l))
+  return [...fromLog, ...fromErr].slice(-6).map(l => l.trim().slice(0, 300))
+}
+
+/** Reads rows JMeter appended since the last call: a cheap count for the progress bar, not the final figures. */
+function tailCounter (path) {
+  let offset = 0
+  let rest = ''
+  const buf = Buffer.alloc(1 << 20)
+  return (/** @type {(ts: number, ok: boolean) => void} */ onRow) => {
+    if (!existsSync(path)) return
+    const fd = openSync(path, 'r')
+    try {
+      const size = fstatSync(fd).size
+      while (offset < size) {
+        const n = readSync(fd, buf, 0, Math.min(buf.length, size - offset), offset)
+        offset += n
+        const lines = (rest + buf.toString('utf8', 0, n)).split('\n')
+        rest = lines.pop()
+        for (const line of lines) {
+          const ts = parseInt(line, 10)
+          if (Number.isFinite(ts)) onRow(ts, !/,false,/.test(line))
+        }
+      }
+    } finally {
+      closeSync(fd)
+    }
+  }
+}
+
+/** Asks JMeter to stop now through its UDP shutdown port (what jmeter's stoptest.sh does). */
+function sendStop (port) {
+  const sock = createSocket('udp4')
+  sock.send('StopTestNow', port, '127.0.0.1', () => sock.close())
+}
+
+/**
+ * Copies rows with steadyStart <= timeStamp < steadyEnd from JMeter's raw JTL into jtlPath (streamed), columns in
+ * JTL_FIELDS order. A torn last row (JMeter killed) is skipped.
+ */
+async function copySteadyRows (rawPath, jtlPath, steadyStart, steadyEnd) {
+  const writer = createJtlWriter(jtlPath)
+  let requests = 0
+  let errors = 0
+  let warmupRequests = 0
+  let index = null
+  let width = 0
+  try {
+    if (existsSync(rawPath)) {
+      const rows = createReadStream(rawPath).pipe(parse({ relax_column_count: true, skip_records_with_error: true }))
+      for await (const rec of rows) {
+        if (!index) {
+          index = JTL_FIELDS.map(f => rec.indexOf(f))
+          width = rec.length
+          const missing = JTL_FIELDS.filter((f, i) => index[i] < 0)
+          if (missing.length) throw new NsError('NS_ERR_RUN', `jmeter driver: JMeter's JTL lacks the columns ${missing.join(', ')} (header: ${rec.join(',')})`)
+          continue
+        }
+        if (rec.length !== width) continue
+        const ts = Number(rec[index[0]])
+        if (ts < steadyStart) { warmupRequests++; continue }
+        if (!(ts < steadyEnd)) continue
+        requests++
+        if (rec[index[7]] !== 'true') errors++
+        writer.writeFields(index.map(i => rec[i]))
+      }
+    }
+  } catch (err) {
+    writer.abort()
+    throw err
+  }
+  await writer.close()
+  return { requests, errors, warmupRequests }
+}
+
+/**
+ * @param {import('./load-common.js').LoadOptions} o
+ * @param {string} jtlPath
+ * @param {{ cpus?: number[], log?: (line: string) => void }} [env]
+ * @returns {Promise<import('./load-common.js').LoadResult>}
+ */
+export async function runJmeter (o, jtlPath, { cpus, log = () => {} } = {}) {
+  const { jar } = await ensureJmeter({ log })
+  const dir = dirname(jtlPath)
+  const planPath = join(dir, 'jmeter-plan.jmx')
+  const rawPath = join(dir, 'jmeter-raw.jtl')
+  const logPath = join(dir, 'jmeter.log')
+  const bodyPath = o.body ? join(dir, 'jmeter-body.bin') : undefined
+  if (bodyPath) writeFileSync(bodyPath, o.body)
+  writeFileSync(planPath, buildJmx({ ...o, bodyPath }))
+  rmSync(rawPath, { force: true })
+
+  const props = Object.entries(CSV_PROPERTIES).map(([k, v]) => `-J${k}=${v}`)
+  const jvm = process.env.NODESCALE_JMETER_JVM_ARGS?.trim() ? process.env.NODESCALE_JMETER_JVM_ARGS.trim().split(/\s+/) : JVM_FLAGS
+  const java = ['java', ...jvm, '-jar', jar, '-n', '-t', planPath, '-l', rawPath, '-j', logPath, ...props]
+  const cmd = cpus?.length ? ['taskset', '-c', cpus.join(','), ...java] : java
+  log(`jmeter driver: ${cmd.slice(0, cmd.indexOf('-jar') + 2).join(' ')} -n -t ${planPath}`)
+
+  const scheduled = o.warmup + o.duration
+  let t0 = 0
+  let port = 0
+  let stderr = ''
+  let aborted = false
+  let abortedAt = Infinity
+  const counts = { warmup: 0, steady: 0, errors: 0 }
+  const child = spawn(cmd[0], cmd.slice(1), { stdio: ['ignore', 'pipe', 'pipe'], cwd: dir })
+  child.stdout.setEncoding('utf8').on('data', (d) => {
+    const start = /Starting standalone test @ .*\((\d{12,})\)/.exec(d)
+    if (start) t0 = Number(start[1])
+    const p = /message on port (\d+)/.exec(d)
+    if (p) port = Number(p[1])
+  })
+  child.stderr.setEncoding('utf8').on('data', (d) => { stderr = (stderr + d).slice(-16384) })
+
+  const timers = []
+  const onAbort = () => {
+    if (aborted) return
+    aborted = true
+    abortedAt = Date.now()
+    log(`jmeter driver: stopping JMeter (${port ? `StopTestNow on udp port ${port}` : 'SIGTERM, its shutdown port is not open yet'})`)
+    if (port) sendStop(port)
+    else child.kill('SIGTERM')
+    timers.push(setTimeout(() => child.kill('SIGTERM'), 8000), setTimeout(() => child.kill('SIGKILL'), 12000))
+  }
+  if (o.signal?.aborted) onAbort()
+  else o.signal?.addEventListener('abort', onAbort, { once: true })
+
+  const tail = tailCounter(rawPath)
+  const progress = setInterval(() => {
+    tail((ts, ok) => {
+      if (!t0 || ts < t0 + o.warmup * 1000) counts.warmup++
+      else if (ts < t0 + scheduled * 1000) { counts.steady++; if (!ok) counts.errors++ }
+    })
+    if (!o.onProgress) return
+    const now = Date.now()
+    const steadyAt = t0 + o.warmup * 1000
+    if (!t0 || now < steadyAt) o.onProgress({ phase: 'warmup', elapsed: t0 ? (now - t0) / 1000 : 0, total: o.warmup, requests: counts.warmup, errors: 0 })
+    else o.onProgress({ phase: 'steady', elapsed: Math.min(o.duration, (now - steadyAt) / 1000), total: o.duration, requests: counts.steady, errors: counts.errors })
+  }, 1000)
+
+  const exit = await new Promise((resolve) => {
+    child.on('error', (err) => resolve({ code: null, signal: null, err }))
+    child.on('close', (code, signal) => resolve({ code, signal, err: null }))
+  })
+  clearInterval(progress)
+  for (const t of timers) clearTimeout(t)
+  o.signal?.removeEventListener('abort', onAbort)
+
+  if (exit.err) throw new NsError('NS_ERR_MISSING_JAVA', `jmeter driver: cannot start ${cmd[0]}: ${exit.err.message}`, { hint: 'apt-get install -y openjdk-17-jre-headless' })
+  if (!aborted && exit.code !== 0) {
+    throw new NsError('NS_ERR_RUN', `jmeter driver: JMeter exited with code ${exit.code}${exit.signal ? ` (${exit.signal})` : ''}: ${errorLines(logPath, stderr).join(' | ') || 'no error in its log'} (log: ${logPath})`)
+  }
+  if (!t0) {
+    // JMeter never started its test (killed during start-up, or a bad plan): the window is empty
+    t0 = Math.min(abortedAt, Date.now())
+  }
+  const steadyStart = t0 + o.warmup * 1000
+  const steadyEnd = Math.max(steadyStart, Math.min(steadyStart + o.duration * 1000, abortedAt))
+  const copied = await copySteadyRows(rawPath, jtlPath, steadyStart, steadyEnd)
+  if (!aborted && copied.requests + copied.warmupRequests === 0) {
+    throw new NsError('NS_ERR_RUN', `jmeter driver: JMeter ran ${scheduled} s but recorded no sample: ${errorLines(logPath, stderr).join(' | ') || 'no error in its log'} (log: ${logPath})`)
+  }
+  const problems = errorLines(logPath, '')
+  if (problems.length) log(`jmeter driver: JMeter logged errors: ${problems.join(' | ')}`)
+  rmSync(rawPath, { force: true })
+  return {
+    driver: 'jmeter',
+    ...copied,
+    steadyStart,
+    steadyEnd,
+    interrupted: aborted,
+    jtlPath,
+    version: `JMeter ${JMETER_VERSION} (java -jar ${jar})`
+  }
+}

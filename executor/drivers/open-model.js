@@ -1,0 +1,173 @@
+// Open-model load: requests leave on a fixed schedule (t0 + i/R) whatever the server does; latency counts from the intended send time.
+import http from 'node:http'
+import { clock, failure, phaseClock } from './load-common.js'
+
+/** How many sockets the open model may hold open at most, unless the caller says otherwise. */
+export const DEFAULT_MAX_SOCKETS = 512
+const SWEEP_MS = 100
+
+/**
+ * Sends request i at t0 + i*1000/R over a keep-alive agent with at most `maxSockets` requests in flight. When the
+ * bound is hit (the server is slower than R * latency allows), due requests wait in order and their wait is part of
+ * their latency: `elapsed` = answer end - intended send time, `timeStamp` = the intended send time. This is the
+ * coordinated-omission-free measurement autocannon's overallRate does not give (it times from the actual send).
+ * A request not answered within timeoutSec of its intended time is a failed row; one that waited that long for a
+ * socket is recorded as failed without being sent. Every request scheduled in the window is thus recorded, and the
+ * drain after the window lasts at most timeoutSec.
+ * @param {import('./load-common.js').LoadOptions} o
+ * @param {import('../jtl-writer.js').JtlWriter} writer
+ * @returns {Promise<import('./load-common.js').LoadResult>}
+ */
+export function runOpen (o, writer) {
+  const url = new URL(o.url)
+  const label = o.label
+  const rate = o.rate
+  const timeoutMs = o.timeoutSec * 1000
+  const bound = o.maxSockets ?? DEFAULT_MAX_SOCKETS
+  const agent = new http.Agent({ keepAlive: true, maxSockets: bound, maxFreeSockets: bound, scheduling: 'fifo' })
+  const phases = phaseClock(o)
+  const total = Math.ceil((o.warmup + o.duration) * rate)
+  const inflight = new Set()
+  const socketIds = new WeakMap()
+  let sockets = 0
+  const headers = { ...o.headers }
+  if (o.body) headers['content-length'] = String(o.body.length)
+  const options = { agent, host: url.hostname, port: url.port || 80, path: url.pathname + url.search, method: o.method, headers }
+  let sentBytes = 0
+  let next = 0
+  let timer = null
+  let sweeper = null
+  let finished = false
+  let resolveRun
+
+  function record (row, intended) {
+    if (intended < phases.steadyStart) { phases.warmupRequests++; return }
+    phases.count(row.success)
+    writer.write(row)
+  }
+
+  function fail (intended, err, threadName, threads, connect = 0) {
+    record(failure({ start: intended, elapsed: clock() - intended, err, label, threadName, url: o.url, threads, sentBytes, connect }), intended)
+  }
+
+  function send (intended) {
+    const threads = inflight.size + 1
+    const req = http.request(options)
+    const entry = { req, intended, done: false, timedOut: false }
+    inflight.add(entry)
+    let threadName = `${label} 1-0`
+    let connect = 0
+    let firstByte = 0
+    const settle = () => {
+      entry.done = true
+      inflight.delete(entry)
+      if (!finished) pump()
+    }
+    req.on('socket', (socket) => {
+      let id = socketIds.get(socket)
+      if (id === undefined) socketIds.set(socket, id = ++sockets)
+      threadName = `${label} 1-${id}`
+      if (socket.connecting) {
+        const t = clock()
+        socket.once('connect', () => { connect = Math.round(clock() - t) })
+      }
+    })
+    req.on('response', (res) => {
+      firstByte = clock()
+      // status line + raw headers + blank line: what JMeter counts as header bytes
+      let bytes = 15 + (res.statusMessage?.length ?? 0) + 2
+      for (let i = 0; i < res.rawHeaders.length; i += 2) bytes += res.rawHeaders[i].length + res.rawHeaders[i + 1].length + 4
+      res.on('data', (chunk) => { bytes += chunk.length })
+      res.on('error', (err) => {
+        if (entry.done) return
+        fail(intended, entry.timedOut ? { code: 'SocketTimeout', message: `no answer within ${o.timeoutSec} s of the intended send time` } : err, threadName, threads, connect)
+        settle()
+      })
+      res.on('end', () => {
+        if (entry.done) return
+        const end = clock()
+        const code = res.statusCode
+        const ok = code < 400
+        record({
+          timeStamp: Math.floor(intended),
+          elapsed: Math.round(end - intended),
+          label,
+          responseCode: code,
+          responseMessage: res.statusMessage ?? '',
+          threadName,
+          success: ok,
+          failureMessage: ok ? '' : `HTTP ${code} ${res.statusMessage ?? ''}`.trim(),
+          bytes,
+          sentBytes,
+          grpThreads: threads,
+          allThreads: threads,
+          URL: o.url,
+          latency: Math.round(firstByte - intended),
+          idleTime: 0,
+          connect
+        }, intended)
+        settle()
+      })
+    })
+    req.on('error', (err) => {
+      if (entry.done) return
+      fail(intended, entry.timedOut ? { code: 'SocketTimeout', message: `no answer within ${o.timeoutSec} s of the intended send time` } : err, threadName, threads, connect)
+      settle()
+    })
+    req.end(o.body)
+    // @ts-ignore the header block Node wrote: its length is the request's size without the body
+    if (!sentBytes && req._header) sentBytes = Buffer.byteLength(req._header) + (o.body?.length ?? 0)
+  }
+
+  function pump () {
+    if (finished) return
+    clearTimeout(timer)
+    const now = clock()
+    const due = Math.min(total, Math.floor((now - phases.t0) * rate / 1000) + 1)
+    while (next < due && inflight.size < bound) {
+      const intended = phases.t0 + next * 1000 / rate
+      next++
+      if (now - intended >= timeoutMs) {
+        fail(intended, { code: 'QueueTimeout', message: `waited ${o.timeoutSec} s for one of ${bound} connections` }, `${label} 1-0`, inflight.size)
+      } else {
+        send(intended)
+      }
+    }
+    if (next >= total && inflight.size === 0) return finish(false)
+    // while a backlog waits, a finished request calls pump(); otherwise wake at the next intended time
+    if (next < due) return
+    if (next < total) timer = setTimeout(pump, Math.max(0, phases.t0 + next * 1000 / rate - clock()))
+  }
+
+  function sweep () {
+    const now = clock()
+    for (const entry of inflight) {
+      if (now - entry.intended >= timeoutMs) {
+        entry.timedOut = true
+        entry.req.destroy()
+      }
+    }
+    pump()
+  }
+
+  function finish (interrupted) {
+    if (finished) return
+    finished = true
+    clearTimeout(timer)
+    clearInterval(sweeper)
+    phases.end()
+    // requests cut off by an abort are not recorded: they have no outcome
+    for (const entry of inflight) { entry.done = true; entry.req.destroy() }
+    inflight.clear()
+    agent.destroy()
+    resolveRun(phases.result({ interrupted, version: `nodescale open-model scheduler (node:http, node ${process.version})` }))
+  }
+
+  return new Promise((resolve) => {
+    resolveRun = resolve
+    // the schedule itself ends the run (after the drain); the window's end timer has nothing to do
+    phases.start({ onEnd: () => {}, signal: o.signal, onAbort: () => finish(true) })
+    sweeper = setInterval(sweep, SWEEP_MS)
+    if (!phases.ended) pump()
+  })
+}
