@@ -6,7 +6,7 @@ import { verdictOf, limitOf } from './fit-verdict.js'
 /**
  * @typedef {[number, number] | null} Interval
  * @typedef {{ model: 'usl'|'amdahl', sigma: number, lambda: number, gamma: number, r2: number, adjustedR2: number|null,
- *   aicc: number|null, points: number, dof: number, weighted: boolean, range: { min: number, max: number },
+ *   ssr: number, aicc: number|null, points: number, dof: number, weighted: boolean, range: { min: number, max: number },
  *   residuals: { n: number, throughput: number, fitted: number, residual: number }[],
  *   se: { sigma: number|null, lambda: number|null, gamma: number|null },
  *   ci95: { sigma: Interval, lambda: Interval, gamma: Interval, nStar: Interval, xStar: Interval, ceiling: Interval },
@@ -94,6 +94,7 @@ export function describeFit (data, solved, { unit, weighted = false } = {}) {
     lambda: p.lambda,
     gamma: p.gamma,
     r2: finiteOrNull(r2),
+    ssr: solved.ssr,
     adjustedR2: dof > 0 ? finiteOrNull(1 - (1 - r2) * (n - 1) / dof) : null,
     aicc: aic !== null && n - k - 2 > 0 ? finiteOrNull(aic + 2 * (k + 1) * (k + 2) / (n - k - 2)) : null,
     points: n,

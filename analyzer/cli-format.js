@@ -1,0 +1,82 @@
+// Human views of the analyzer's results: aligned tables over exactly the data --json prints.
+import { table } from './text-table.js'
+import { human } from './fit-verdict.js'
+
+const ms = v => (v === null || v === undefined ? '-' : v >= 100 ? v.toFixed(0) : v.toFixed(1))
+const pct = v => `${(v * 100).toFixed(2)}%`
+const ci = iv => (iv ? `[${human(iv[0])}, ${iv[1] === null ? 'open' : human(iv[1])}]` : '-')
+
+/** @param {Awaited<ReturnType<typeof import('./summary.js').summarize>>} s */
+export function formatSummary (s) {
+  const lines = [`${s.file}: ${s.rows.toLocaleString('en')} rows` +
+    (s.header?.assumed ? ' (no header line: JMeter\'s default columns assumed)' : '') +
+    (s.outsideWindow ? `, ${s.outsideWindow} outside the window` : '')]
+  const row = (name, x) => [name, x.requests.toLocaleString('en'), x.errors.toLocaleString('en'), pct(x.errorRate), human(x.throughput),
+    ms(x.latency.mean), ms(x.latency.p50), ms(x.latency.p90), ms(x.latency.p95), ms(x.latency.p99), ms(x.latency.max)]
+  const rows = Object.entries(s.labels).map(([name, x]) => row(name, x))
+  if (rows.length !== 1) rows.push(row('TOTAL', s.total))
+  lines.push('', table(['label', 'requests', 'errors', 'error %', 'req/s', 'mean ms', 'p50', 'p90', 'p95', 'p99', 'max'], rows))
+  if (s.malformed.count) {
+    lines.push('', `${s.malformed.count} malformed row${s.malformed.count > 1 ? 's' : ''} skipped, e.g.:`)
+    for (const e of s.malformed.examples) lines.push(`  line ${e.line}: ${e.reason}: ${JSON.stringify(e.text.slice(0, 100))}`)
+  }
+  return lines.join('\n')
+}
+
+function paramRows (fits) {
+  return Object.entries(fits).filter(([, f]) => !f.error).map(([m, f]) => [
+    m,
+    `${human(f.sigma)} ${ci(f.bootstrapCi?.sigma ?? f.ci95.sigma)}`,
+    m === 'amdahl' ? '-' : `${human(f.lambda)} ${ci(f.bootstrapCi?.lambda ?? f.ci95.lambda)}`,
+    `${human(f.gamma)} ${ci(f.bootstrapCi?.gamma ?? f.ci95.gamma)}`,
+    f.nStar === null ? '-' : `${human(f.nStar)} ${ci(f.bootstrapCi?.nStar ?? f.ci95.nStar)}`,
+    f.xStar !== null ? human(f.xStar) : f.ceiling !== null ? `${human(f.ceiling)} (ceiling)` : '-',
+    human(f.r2, 4)
+  ])
+}
+
+/** @param {Awaited<ReturnType<typeof import('./compare.js').fitSources>>} r */
+export function formatFit (r) {
+  const out = []
+  for (const g of r.groups) {
+    const runs = g.points.reduce((a, p) => a + (p.count ?? 1), 0)
+    out.push(`${g.name}  (N = ${g.unit}; ${g.points.length} points from ${runs} ${runs === g.points.length ? 'rows' : 'runs'})`)
+    const fitted = Object.entries(g.fits).filter(([, f]) => !f.error)
+    out.push(table(['N', 'throughput', 'sd', 'runs', ...fitted.map(([m]) => `${m} fit`), 'efficiency'],
+      g.points.map((p, i) => [human(p.n), human(p.throughput), p.sd === undefined ? '-' : human(p.sd), p.count ?? 1,
+        ...fitted.map(([, f]) => human(f.residuals[i].fitted)), fitted.length ? fitted[0][1].efficiency[i].efficiency.toFixed(3) : '-']), { indent: '  ' }))
+    if (fitted.length) {
+      out.push('', table(['model', 'sigma [95% CI]', 'lambda [95% CI]', 'gamma [95% CI]', 'N* [95% CI]', 'X(N*)', 'R²'], paramRows(g.fits), { indent: '  ' }))
+    }
+    for (const [m, f] of Object.entries(g.fits)) out.push(f.error ? `  ${m}: cannot fit: ${f.error.message}` : `  ${m}: ${f.verdict}`)
+    if (fitted.some(([, f]) => f.bootstrapCi)) {
+      const b = fitted[0][1].bootstrapCi
+      out.push(`  intervals: residual bootstrap, ${b.samples - b.failed} refits, seed ${b.seed}`)
+    }
+    if (g.test) {
+      out.push(g.better === 'usl'
+        ? `  USL: the coherency term is significant (F test p = ${human(g.test.p, 2)}): there is a penalty beyond Amdahl's`
+        : `  Amdahl is enough: the coherency term is not significant (F test p = ${human(g.test.p, 2)})`)
+    }
+    for (const n of g.notes) out.push(`  note: ${n}`)
+    out.push('')
+  }
+  const s = r.skipped
+  const skipped = [s.notDone && `${s.notDone} runs not done`, s.unreadable && `${s.unreadable} unreadable run.json`,
+    s.noSummary && `${s.noSummary} runs without throughput`, s.noX && `${s.noX} runs without ${r.x}`].filter(Boolean)
+  if (skipped.length) out.push(`skipped: ${skipped.join(', ')}`)
+  return out.join('\n').trimEnd()
+}
+
+/** @param {Awaited<ReturnType<typeof import('./compare.js').compare>>} r */
+export function formatCompare (r) {
+  const rows = r.rows.map(x => x.model
+    ? [x.name, x.model, `${human(x.sigma)} ${ci(x.ci95.sigma)}`, x.model === 'usl' ? `${human(x.lambda)} ${ci(x.ci95.lambda)}` : '-',
+        `${human(x.gamma)} ${ci(x.ci95.gamma)}`, x.nStar === null ? '-' : `${human(x.nStar)} ${ci(x.ci95.nStar)}`,
+        x.xStar !== null ? human(x.xStar) : x.ceiling !== null ? `${human(x.ceiling)} (ceiling)` : '-', human(x.r2, 4), x.points]
+    : [x.name, '-', '-', '-', '-', '-', '-', '-', x.points])
+  const out = [table(['group', 'model', 'sigma [95% CI]', 'lambda [95% CI]', 'gamma [95% CI]', 'N* [95% CI]', 'X(N*)', 'R²', 'points'], rows), '']
+  for (const x of r.rows) out.push(x.line + (x.fallback ? ` (Amdahl: ${x.fallback})` : ''))
+  if (r.overlaps.length) out.push('', ...r.overlaps.map(o => o.line))
+  return out.join('\n')
+}

@@ -1,0 +1,81 @@
+// Help texts of the `analyzer` command: each one teaches its command with examples.
+
+export const MAIN_HELP = `Usage: analyzer <command> [options]
+
+Commands:
+  summary   requests, errors, throughput and latency percentiles of a JTL (analyzer summary --help)
+  fit       fit USL / Amdahl to the throughput of a sweep or a CSV  (analyzer fit --help)
+  compare   sigma, lambda, N* of several strategies side by side    (analyzer compare --help)
+
+Every command takes --json: the same data as the table, for scripts.
+Exit codes: 0 done · 1 failed · 2 bad input (the message names the flag or file)`
+
+export const SUMMARY_HELP = `Usage: analyzer summary <file.jtl | run-folder> [--label L] [--json]
+
+Streams a JMeter CSV JTL (any size, constant memory) and prints per label and in total:
+requests, errors, error rate, throughput (JMeter's: samples / (last end - first start)),
+and latency of 'elapsed' in ms: mean, p50, p90, p95, p99, max.
+Percentiles follow JMeter's dashboard (commons-math3 LEGACY estimation, pos = p(n+1)/100),
+computed exactly over every sample. Malformed rows are counted and shown, never fatal.
+
+Options:
+  --label L   only samples with this label
+  --json      print the summary as JSON (file, rows, malformed, total, labels)
+  -h, --help  this help
+
+Examples:
+  analyzer summary results/20261122-101500-cm2-ab12            # a run folder: its samples.jtl
+  analyzer summary out.jtl --label "GET /search"
+  analyzer summary out.jtl --json | jq .total.latency.p95`
+
+export const FIT_HELP = `Usage: analyzer fit <sweep-folder | points.csv> [options]
+
+Fits Gunther's Universal Scalability Law X(N) = gamma N / (1 + sigma (N-1) + lambda N (N-1))
+(and/or Amdahl: lambda = 0) by bounded nonlinear least squares, and says what limits scaling:
+contention (sigma: serialised work, queueing) or coherency (lambda: crosstalk, shared state),
+where throughput peaks (N* = sqrt((1-sigma)/lambda), X(N*)) or the Amdahl ceiling gamma/sigma.
+
+A folder is searched for run.json files (status "done" only). Repeated runs of one
+configuration are averaged (their spread is kept: sd, count). When several configurations
+share an N (e.g. concurrency levels at 4 instances) the highest mean throughput is the point,
+as in the Ibenchjs study. A CSV needs a header with an N column (n, instances, concurrency,
+load or processors) and a throughput column; optional sd, count, and strategy/benchmark/group.
+
+Options:
+  --model M        usl | amdahl | both (default usl; both also tests whether lambda > 0 matters)
+  --x X            instances | concurrency: what N is (default instances)
+  --group-by F,..  run config fields that make separate curves
+                   (default strategy,benchmark; with --x concurrency also instances)
+  --bootstrap N    also N seeded residual-bootstrap refits for 95% intervals (0..100000)
+  --seed S         bootstrap seed (default 1): same seed, same intervals
+  --weights W      none | sd: weight points by 1/variance of their mean (needs repeats)
+  --json           print the fits as JSON
+  -h, --help       this help
+
+Examples:
+  analyzer fit results/                            # every strategy/benchmark in a sweep
+  analyzer fit results/ --model both --bootstrap 2000
+  analyzer fit points.csv --json                   # n,throughput rows
+  analyzer fit results/ --x concurrency --group-by strategy,instances`
+
+export const COMPARE_HELP = `Usage: analyzer compare <folder|csv>... [options]
+
+Fits each strategy/benchmark group (USL; Amdahl when too few points for USL) and prints one
+table of sigma, lambda, gamma, N*, X(N*) with 95% intervals, sorted by benchmark and then by
+the throughput each can reach, a plain-language line per row ("cm/page: contention-limited,
+peak 5,200/s at 3.1 workers"), and whether two strategies' sigma intervals overlap (if they
+do, the measurements cannot tell their contention apart).
+
+Options:
+  --model M        usl | amdahl (default usl)
+  --x X            instances | concurrency (default instances)
+  --group-by F,..  as for fit (default strategy,benchmark)
+  --bootstrap N    use seeded bootstrap intervals instead of t intervals
+  --seed S         bootstrap seed (default 1)
+  --weights W      none | sd
+  --json           print the comparison as JSON
+  -h, --help       this help
+
+Examples:
+  analyzer compare results/cm-sweep results/hs-sweep
+  analyzer compare results/ --json`

@@ -1,0 +1,130 @@
+// `analyzer fit` and `analyzer compare` as library calls: points per group, fits per model, and how groups differ.
+import { NsError } from '../executor/errors.js'
+import { loadPoints } from './points.js'
+import { fitUsl } from './usl-fit.js'
+import { tCdf } from './stats-math.js'
+
+/**
+ * Fits each group of points with the requested models. A group that cannot be fitted keeps its error message;
+ * when no group can be fitted at all, the first error is thrown (bad data: exit 2).
+ * @param {string | string[]} sources sweep folders and/or CSV files
+ * @param {{ model?: 'usl'|'amdahl'|'both', x?: string, groupBy?: string|string[], bootstrap?: number, seed?: number,
+ *   weights?: 'none'|'sd' }} [opts]
+ */
+export async function fitSources (sources, { model = 'usl', x, groupBy, bootstrap = 0, seed = 1, weights } = {}) {
+  const models = model === 'both' ? ['usl', 'amdahl'] : [model]
+  const loaded = await loadPoints(sources, { x, groupBy })
+  let firstError = null
+  const groups = loaded.groups.map(g => {
+    const fits = {}
+    for (const m of models) {
+      try {
+        fits[m] = fitUsl(g.points, { model: /** @type {'usl'|'amdahl'} */ (m), bootstrap, seed, weights, unit: g.unit })
+      } catch (err) {
+        if (!(err instanceof NsError)) throw err
+        firstError ??= new NsError(err.code, `${g.name}: ${err.message}`)
+        fits[m] = { error: { code: err.code, message: err.message } }
+      }
+    }
+    const ok = models.filter(m => !fits[m].error)
+    const test = ok.length === 2 ? coherencyTest(fits.usl, fits.amdahl) : null
+    return { ...g, fits, better: test?.better ?? null, test }
+  })
+  if (firstError && groups.every(g => Object.values(g.fits).every(f => f.error))) throw firstError
+  if (!groups.length) throw new NsError('NS_ERR_BAD_DATA', `${[sources].flat().join(', ')}: no points to fit`)
+  return { sources: [sources].flat(), x: loaded.x, groupBy: loaded.groupBy, skipped: loaded.skipped, groups }
+}
+
+/**
+ * Does the coherency term earn its place? Amdahl is USL with lambda = 0, so the extra-sum-of-squares F test of
+ * nested models answers it: F = (SSR_amdahl - SSR_usl) / (SSR_usl / (n - 3)) against F(1, n - 3).
+ * @param {import('./fit-stats.js').FitResult} usl
+ * @param {import('./fit-stats.js').FitResult} amdahl
+ */
+export function coherencyTest (usl, amdahl) {
+  const dof = usl.dof
+  if (dof < 1) return null
+  const f = usl.ssr > 0 ? Math.max(0, amdahl.ssr - usl.ssr) / (usl.ssr / dof) : Infinity
+  // F(1, d) is the square of t(d): P(F > f) = 2 (1 - P(T <= sqrt f))
+  const p = Number.isFinite(f) ? Math.min(1, 2 * (1 - tCdf(Math.sqrt(f), dof))) : 0
+  return { name: 'extra-sum-of-squares F (lambda = 0?)', f: Number.isFinite(f) ? f : null, dof: [1, dof], p, better: p < 0.05 ? 'usl' : 'amdahl' }
+}
+
+const overlaps = (a, b) => a[0] <= b[1] && b[0] <= a[1]
+
+/**
+ * One table of sigma, lambda, gamma, N*, X(N*) with intervals per group, sorted by benchmark and then by the most
+ * throughput each group can reach; a plain-language line per row; and, per benchmark, whether two strategies'
+ * sigma intervals overlap (when they do, the data cannot tell their contention apart).
+ * USL is fitted; a group with too few points for it falls back to Amdahl.
+ * @param {string[]} sources
+ * @param {{ model?: 'usl'|'amdahl', x?: string, groupBy?: string|string[], bootstrap?: number, seed?: number, weights?: 'none'|'sd' }} [opts]
+ */
+export async function compare (sources, { model = 'usl', x, groupBy, bootstrap = 0, seed = 1, weights } = {}) {
+  const loaded = await loadPoints(sources, { x, groupBy })
+  /** @type {any[]} */
+  const rows = loaded.groups.map(g => compareRow(g, { model, bootstrap, seed, weights }))
+  const context = r => JSON.stringify(Object.fromEntries(Object.entries(r.key).filter(([k]) => k !== 'strategy')))
+  rows.sort((a, b) => context(a).localeCompare(context(b)) || (b.reach ?? -1) - (a.reach ?? -1) || a.name.localeCompare(b.name))
+  const pairs = []
+  for (let i = 0; i < rows.length; i++) {
+    for (let j = i + 1; j < rows.length; j++) {
+      const a = rows[i]
+      const b = rows[j]
+      if (context(a) !== context(b) || !a.ci95?.sigma || !b.ci95?.sigma) continue
+      const overlap = overlaps(a.ci95.sigma, b.ci95.sigma)
+      const less = a.sigma < b.sigma ? a : b
+      pairs.push({
+        a: a.name,
+        b: b.name,
+        sigma: { [a.name]: a.ci95.sigma, [b.name]: b.ci95.sigma },
+        overlap,
+        line: overlap
+          ? `${a.name} vs ${b.name}: sigma intervals overlap: the data cannot tell their contention apart`
+          : `${a.name} vs ${b.name}: sigma intervals do not overlap: ${less.name} has less contention`
+      })
+    }
+  }
+  if (!rows.length) throw new NsError('NS_ERR_BAD_DATA', `${sources.join(', ')}: no groups of points to compare`)
+  return { sources, x: loaded.x, groupBy: loaded.groupBy, skipped: loaded.skipped, rows, overlaps: pairs }
+}
+
+/**
+ * One row of the comparison: USL (or Amdahl when there are too few points) for a group, intervals, verdict line.
+ * @returns {any}
+ */
+function compareRow (g, { model, bootstrap, seed, weights }) {
+  const base = { name: g.name, key: g.key, unit: g.unit, points: g.points.length, notes: g.notes }
+  let fit = null
+  let error = null
+  for (const m of model === 'usl' ? ['usl', 'amdahl'] : ['amdahl']) {
+    try {
+      fit = fitUsl(g.points, { model: /** @type {'usl'|'amdahl'} */ (m), bootstrap, seed, weights, unit: g.unit })
+      break
+    } catch (err) {
+      if (!(err instanceof NsError)) throw err
+      error ??= err.message
+    }
+  }
+  if (!fit) return { ...base, model: null, error, line: `${g.name}: cannot fit (${error})`, reach: null }
+  const interval = name => fit.bootstrapCi?.[name] ?? fit.ci95[name]
+  return {
+    ...base,
+    model: fit.model,
+    fallback: fit.model !== model ? error : undefined,
+    sigma: fit.sigma,
+    lambda: fit.lambda,
+    gamma: fit.gamma,
+    nStar: fit.nStar,
+    xStar: fit.xStar,
+    ceiling: fit.ceiling,
+    r2: fit.r2,
+    ci95: { sigma: interval('sigma'), lambda: interval('lambda'), gamma: interval('gamma'), nStar: interval('nStar'), xStar: interval('xStar'), ceiling: interval('ceiling') },
+    intervals: fit.bootstrapCi ? 'bootstrap' : 't',
+    bounds: fit.bounds,
+    limitedBy: fit.limitedBy,
+    verdict: fit.verdict,
+    line: `${g.name}: ${fit.verdict}`,
+    reach: fit.xStar ?? fit.ceiling ?? Math.max(...g.points.map(p => p.throughput))
+  }
+}

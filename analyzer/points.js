@@ -1,0 +1,235 @@
+// Throughput points to fit: from a sweep folder's run.json files (grouped, repeats averaged) or from a CSV.
+import { readdir, readFile, stat } from 'node:fs/promises'
+import { join, basename } from 'node:path'
+import { parse } from 'csv-parse/sync'
+import { NsError, badFlag } from '../executor/errors.js'
+
+/** run.json config fields a sweep can be grouped by (CLI spelling -> config key). */
+export const GROUP_FIELDS = Object.freeze({
+  strategy: 'strategy',
+  benchmark: 'benchmark',
+  driver: 'driver',
+  backend: 'backend',
+  'cpus-per-instance': 'cpusPerInstance',
+  cpusPerInstance: 'cpusPerInstance',
+  instances: 'instances',
+  concurrency: 'concurrency',
+  rate: 'rate',
+  lb: 'lb'
+})
+export const X_FIELDS = Object.freeze(['instances', 'concurrency'])
+const N_COLUMNS = ['n', 'instances', 'concurrency', 'load', 'processors']
+const UNITS = { up: 'cores', cm: 'workers', pm2: 'instances', hs: 'replicas' }
+
+/**
+ * @typedef {{ n: number, throughput: number, sd?: number, count: number, p95?: number|null, errorRate?: number|null,
+ *   config?: Record<string, any>, runs?: string[] }} SweepPoint
+ * @typedef {{ name: string, key: Record<string, any>, unit: string, points: SweepPoint[], notes: string[] }} PointGroup
+ */
+
+/** The word for N in a group: cores for up, workers for cm, ... connections when N is the concurrency. */
+export function unitFor (key, x) {
+  if (x === 'concurrency') return 'connections'
+  return UNITS[key?.strategy] ?? 'instances'
+}
+
+/**
+ * Validates --x and --group-by. Returns config keys.
+ * @param {{ x?: string, groupBy?: string | string[] }} opts
+ */
+export function resolveGrouping ({ x = 'instances', groupBy } = {}) {
+  if (!X_FIELDS.includes(x)) throw badFlag('--x', `"${x}" is not allowed; allowed: ${X_FIELDS.join(', ')}`)
+  const raw = groupBy === undefined ? (x === 'instances' ? ['strategy', 'benchmark'] : ['strategy', 'benchmark', 'instances']) : groupBy
+  const list = (Array.isArray(raw) ? raw : String(raw).split(',')).map(s => s.trim()).filter(Boolean)
+  const keys = list.map(f => {
+    const key = GROUP_FIELDS[f]
+    if (!key) throw badFlag('--group-by', `"${f}" is not a run config field; allowed: strategy, benchmark, driver, backend, cpus-per-instance, instances, concurrency, rate, lb`)
+    if (key === x) throw badFlag('--group-by', `cannot group by ${f}: it is the x axis (--x ${x})`)
+    return key
+  })
+  return { x, groupBy: [...new Set(keys)] }
+}
+
+const mean = a => a.reduce((s, v) => s + v, 0) / a.length
+const sdOf = a => (a.length > 1 ? Math.sqrt(a.reduce((s, v) => s + (v - mean(a)) ** 2, 0) / (a.length - 1)) : undefined)
+
+/** Every run.json under dir (depth-limited, no symlinks, node_modules skipped). */
+async function findRunFiles (dir, depth = 0, out = []) {
+  if (depth > 8) return out
+  let entries
+  try {
+    entries = await readdir(dir, { withFileTypes: true })
+  } catch (err) {
+    if (depth === 0) throw new NsError('NS_ERR_BAD_FILE', `${dir}: cannot read this folder (${err.code})`)
+    return out
+  }
+  for (const e of entries) {
+    if (e.isFile() && e.name === 'run.json') out.push(join(dir, e.name))
+    else if (e.isDirectory() && !e.name.startsWith('.') && e.name !== 'node_modules') await findRunFiles(join(dir, e.name), depth + 1, out)
+  }
+  return out
+}
+
+/**
+ * Reads the runs of one or more sweep folders: only `status: "done"` runs with a summary count.
+ * @param {string[]} dirs
+ */
+async function readRuns (dirs) {
+  const runs = []
+  const skipped = { notDone: 0, unreadable: 0, noSummary: 0 }
+  for (const dir of dirs) {
+    for (const file of await findRunFiles(dir)) {
+      let run
+      try {
+        run = JSON.parse(await readFile(file, 'utf8'))
+      } catch {
+        skipped.unreadable++
+        continue
+      }
+      if (run?.schema !== 'nodescale.run/v1' || typeof run.config !== 'object') { skipped.unreadable++; continue }
+      if (run.status !== 'done') { skipped.notDone++; continue }
+      if (!(run.summary?.throughput > 0)) { skipped.noSummary++; continue }
+      runs.push({ file, dir: join(file, '..'), config: run.config, summary: run.summary })
+    }
+  }
+  return { runs, skipped }
+}
+
+/**
+ * Groups runs and turns each group into points: repeats of one configuration are averaged (sd and count kept);
+ * when several configurations share an N (e.g. concurrency levels at a fixed instance count), the one with the
+ * highest mean throughput is the point, as Ibenchjs fitted USL and Amdahl to maximum throughput (section 5.4).
+ */
+function groupRuns (runs, { x, groupBy }) {
+  const groups = new Map()
+  let noX = 0
+  const varying = Object.values(GROUP_FIELDS).filter((k, i, a) => a.indexOf(k) === i && k !== x && !groupBy.includes(k))
+  for (const r of runs) {
+    const n = r.config[x]
+    if (!(typeof n === 'number' && n > 0)) { noX++; continue }
+    const key = Object.fromEntries(groupBy.map(k => [k, r.config[k] ?? null]))
+    const id = JSON.stringify(key)
+    if (!groups.has(id)) groups.set(id, { key, byN: new Map() })
+    const byN = groups.get(id).byN
+    const sig = JSON.stringify(varying.map(k => r.config[k] ?? null))
+    if (!byN.has(n)) byN.set(n, new Map())
+    if (!byN.get(n).has(sig)) byN.get(n).set(sig, [])
+    byN.get(n).get(sig).push(r)
+  }
+  /** @type {PointGroup[]} */
+  const out = []
+  for (const { key, byN } of groups.values()) {
+    const notes = []
+    const points = []
+    for (const [n, sigs] of [...byN].sort((a, b) => a[0] - b[0])) {
+      const candidates = [...sigs.values()].map(list => {
+        const tps = list.map(r => r.summary.throughput)
+        const p95s = list.map(r => r.summary.latency?.p95).filter(Number.isFinite)
+        const errs = list.map(r => r.summary.errorRate).filter(Number.isFinite)
+        return {
+          n,
+          throughput: mean(tps),
+          sd: sdOf(tps),
+          count: list.length,
+          p95: p95s.length ? mean(p95s) : null,
+          errorRate: errs.length ? mean(errs) : null,
+          config: Object.fromEntries(varying.filter(k => list[0].config[k] !== undefined).map(k => [k, list[0].config[k]])),
+          runs: list.map(r => r.dir)
+        }
+      })
+      candidates.sort((a, b) => b.throughput - a.throughput)
+      const best = candidates[0]
+      if (candidates.length > 1) {
+        const diff = Object.entries(best.config).filter(([k, v]) => candidates.some(c => c.config[k] !== v)).map(([k, v]) => `${k} ${v}`)
+        notes.push(`N=${n}: the best of ${candidates.length} configurations (${diff.join(', ') || 'same config'})`)
+      }
+      if (best.errorRate > 0.01) notes.push(`N=${n}: ${(best.errorRate * 100).toFixed(1)}% errors; throughput counts failed requests too`)
+      points.push(best)
+    }
+    const name = Object.values(key).map(v => (v === null ? '-' : String(v))).join('/') || 'all'
+    out.push({ name, key, unit: unitFor(key, x), points, notes })
+  }
+  return { groups: out.sort((a, b) => a.name.localeCompare(b.name)), noX }
+}
+
+/** Points from a CSV with an N column (n, instances, concurrency, load or processors) and a throughput column. */
+async function readCsv (file, { groupBy }) {
+  let records
+  try {
+    records = /** @type {Record<string, string>[]} */ (parse(await readFile(file), { columns: h => h.map(c => String(c).trim()), skip_empty_lines: true, trim: true, comment: '#' }))
+  } catch (err) {
+    throw new NsError('NS_ERR_BAD_FILE', `${file}: not a readable CSV (${err.message.split('\n')[0]})`)
+  }
+  const columns = records.length ? Object.keys(records[0]) : []
+  const lower = new Map(columns.map(c => [c.toLowerCase(), c]))
+  const nCol = N_COLUMNS.map(c => lower.get(c)).find(Boolean)
+  const tCol = lower.get('throughput')
+  if (!nCol || !tCol) {
+    throw new NsError('NS_ERR_BAD_FILE', `${file}: needs a header with an N column (${N_COLUMNS.join(', ')}) and a throughput column; found: ${columns.join(', ') || 'no rows'}`)
+  }
+  const groupCols = (groupBy ?? ['strategy', 'benchmark', 'group']).map(g => lower.get(String(g).toLowerCase())).filter(Boolean)
+  const groups = new Map()
+  records.forEach((rec, i) => {
+    const num = (col, name) => {
+      const v = Number(rec[col])
+      if (rec[col] === '' || !Number.isFinite(v)) throw new NsError('NS_ERR_BAD_FILE', `${file}: row ${i + 2}: ${name} "${rec[col]}" is not a number`)
+      return v
+    }
+    const key = Object.fromEntries(groupCols.map(c => [c, rec[c]]))
+    const id = JSON.stringify(key)
+    if (!groups.has(id)) groups.set(id, { key, byN: new Map() })
+    const n = num(nCol, nCol)
+    const list = groups.get(id).byN.get(n) ?? []
+    list.push({ throughput: num(tCol, 'throughput'), sd: lower.get('sd') && rec[lower.get('sd')] !== '' ? num(lower.get('sd'), 'sd') : undefined, count: lower.get('count') && rec[lower.get('count')] !== '' ? num(lower.get('count'), 'count') : 1 })
+    groups.get(id).byN.set(n, list)
+  })
+  const x = nCol.toLowerCase() === 'concurrency' ? 'concurrency' : 'instances'
+  /** @type {PointGroup[]} */
+  const out = [...groups.values()].map(({ key, byN }) => ({
+    name: Object.values(key).join('/') || basename(file),
+    key,
+    unit: nCol.toLowerCase() === 'n' ? (unitFor(key, x)) : nCol.toLowerCase(),
+    notes: [],
+    points: [...byN].sort((a, b) => a[0] - b[0]).map(([n, list]) => list.length === 1
+      ? { n, throughput: list[0].throughput, sd: list[0].sd, count: list[0].count }
+      : { n, throughput: mean(list.map(p => p.throughput)), sd: sdOf(list.map(p => p.throughput)), count: list.length })
+  }))
+  return out
+}
+
+/**
+ * Loads points to fit from sweep folders (read recursively for run.json) and/or CSV files.
+ * @param {string | string[]} sources
+ * @param {{ x?: string, groupBy?: string | string[] }} [opts]
+ * @returns {Promise<{ x: string, groupBy: string[], groups: PointGroup[], skipped: { notDone: number, unreadable: number, noSummary: number, noX: number } }>}
+ */
+export async function loadPoints (sources, opts = {}) {
+  const list = Array.isArray(sources) ? sources : [sources]
+  if (!list.length) throw new NsError('NS_ERR_BAD_FILE', 'give a sweep folder (with run.json files) or a points CSV')
+  const { x, groupBy } = resolveGrouping(opts)
+  const dirs = []
+  const groups = []
+  for (const src of list) {
+    let s
+    try {
+      s = await stat(src)
+    } catch {
+      throw new NsError('NS_ERR_BAD_FILE', `${src}: no such file or folder; give a sweep folder (run.json files inside) or a CSV with n and throughput columns`)
+    }
+    if (s.isDirectory()) dirs.push(src)
+    else groups.push(...await readCsv(src, { groupBy: opts.groupBy === undefined ? undefined : groupBy }))
+  }
+  const skipped = { notDone: 0, unreadable: 0, noSummary: 0, noX: 0 }
+  if (dirs.length) {
+    const read = await readRuns(dirs)
+    Object.assign(skipped, read.skipped)
+    const grouped = groupRuns(read.runs, { x, groupBy })
+    skipped.noX = grouped.noX
+    groups.push(...grouped.groups)
+    if (!read.runs.length && !groups.length) {
+      throw new NsError('NS_ERR_BAD_DATA', `${dirs.join(', ')}: no finished runs (run.json with status "done") found` +
+        (skipped.notDone ? ` (${skipped.notDone} not done)` : '') + '; run executor run once per instance count into one --out folder (e.g. --instances 1, 2, 4 with the same --out)')
+    }
+  }
+  return { x, groupBy, groups, skipped }
+}
