@@ -18,7 +18,7 @@ export function swarmEngine () {
     const r = spawnSync('bash', [script], { encoding: 'utf8', timeout: 240_000 })
     let reason = null
     if (r.error || r.status !== 0) {
-      reason = `Docker cannot run here: scripts/docker-up.sh exited ${r.status ?? r.error?.message}: ${(r.stderr || r.stdout || '').trim().split('\n').slice(-3).join(' ')}`
+      reason = `Docker cannot run here: scripts/docker-up.sh exited ${r.status ?? r.error?.message}: ${(r.stderr || r.stdout || '').trim().split('\n')[0]}`
     }
     let docker = null
     if (!reason) {

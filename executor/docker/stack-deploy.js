@@ -1,0 +1,124 @@
+// Deploys a rendered stack through the Docker API (networks, configs, services, as `docker stack deploy` makes them) and waits until every instance answers; removes it again on any failure.
+import { NsError } from '../errors.js'
+import { dockerError } from './engine.js'
+import { stackSpecs } from './stack-spec.js'
+import { waitReady } from './stack-wait.js'
+import { removeStack } from './stack-remove.js'
+
+export { removeStack, removeLeftovers, stackResources } from './stack-remove.js'
+export { ingressWorks } from './ingress-probe.js'
+
+/** True when the client talks to this machine's engine (a unix socket), so its node is reached on loopback. */
+const isLocalEngine = (docker) => Boolean(/** @type {any} */ (docker).modem?.socketPath)
+
+/** Refuses, before anything is created, a reservation no node could ever hold (Swarm would leave it pending forever). */
+function checkCapacity (nodes, services) {
+  const ready = nodes.filter(n => n.Status?.State === 'ready' && n.Spec?.Availability === 'active')
+  const maxCpu = Math.max(0, ...ready.map(n => n.Description?.Resources?.NanoCPUs ?? 0))
+  const maxMem = Math.max(0, ...ready.map(n => n.Description?.Resources?.MemoryBytes ?? 0))
+  for (const { spec } of services) {
+    const r = spec.TaskTemplate.Resources?.Reservations
+    if (r?.NanoCPUs > maxCpu) {
+      throw new NsError('NS_ERR_DEPLOY', `service ${spec.Name} reserves ${r.NanoCPUs / 1e9} CPUs per task, and the largest ready node has ${maxCpu / 1e9}: no node can run it (lower --cpus-per-instance, or --instances for up/cm/pm2)`)
+    }
+    if (r?.MemoryBytes > maxMem) {
+      throw new NsError('NS_ERR_DEPLOY', `service ${spec.Name} reserves ${r.MemoryBytes} bytes of memory per task, and the largest ready node has ${maxMem}: no node can run it`)
+    }
+  }
+}
+
+/**
+ * Deploys a stack rendered by renderStack and resolves when every task runs and every instance answers /healthz on the published port.
+ * On failure (a task error, a timeout, an abort) the stack is removed before the error is thrown.
+ * @param {import('dockerode')} docker
+ * @param {Record<string, any>} doc rendered Compose object
+ * @param {{ log?: (line: string) => void, signal?: AbortSignal, readyTimeoutMs?: number, pendingGraceMs?: number, removeTimeoutMs?: number }} [opts]
+ * @returns {Promise<{ stack: string, url: string, port: number, services: { id: string, name: string, replicas: number }[], tasks: { id: string, service: string, node: string, nodeName: string, containerId: string | null, state: string, slot: number | null }[], image: string, instances: string[], readyMs: number }>}
+ */
+export async function deployStack (docker, doc, { log = () => {}, signal, readyTimeoutMs = 60_000, pendingGraceMs, removeTimeoutMs } = {}) {
+  const started = Date.now()
+  const meta = doc['x-nodescale']
+  signal?.throwIfAborted()
+  const pre = stackSpecs(doc, { configIds: Object.fromEntries(Object.keys(doc.configs ?? {}).map(k => [k, 'pending'])) })
+  const { stack } = pre
+  let nodes
+  let localNode
+  try {
+    nodes = await docker.listNodes()
+    localNode = (await docker.info()).Swarm?.NodeID
+  } catch (err) {
+    throw dockerError(err, 'reading the swarm')
+  }
+  checkCapacity(nodes, pre.services)
+
+  const services = []
+  try {
+    log(`swarm: deploying stack ${stack} (${meta.strategy}, ${meta.instances} instance${meta.instances === 1 ? '' : 's'}, lb ${meta.lb})`)
+    for (const n of pre.networks) {
+      const { key, ...spec } = n
+      try { await docker.createNetwork(spec) } catch (err) { throw dockerError(err, `creating network ${spec.Name}`) }
+    }
+    /** @type {Record<string, string>} */
+    const configIds = {}
+    for (const c of pre.configs) {
+      const { key, ...spec } = c
+      try { configIds[key] = (await docker.createConfig(spec)).id } catch (err) { throw dockerError(err, `creating config ${spec.Name}`) }
+    }
+    const { services: specs } = stackSpecs(doc, { configIds })
+    for (const { key, spec } of specs) {
+      signal?.throwIfAborted()
+      let created
+      try { created = await docker.createService(spec) } catch (err) { throw dockerError(err, `creating service ${spec.Name}`) }
+      services.push({ id: created.id, key, name: spec.Name, replicas: spec.Mode.Replicated?.Replicas ?? 1, ports: spec.EndpointSpec.Ports })
+    }
+    const entry = services.find(s => s.key === meta.entry) ?? services[0]
+    const hostOf = (nodeId) => {
+      if (isLocalEngine(docker) && nodeId === localNode) return '127.0.0.1'
+      const addr = nodes.find(n => n.ID === nodeId)?.Status?.Addr
+      return addr && addr !== '0.0.0.0' ? addr : /** @type {any} */ (docker).modem?.host ?? '127.0.0.1'
+    }
+    const url = async () => {
+      const port = entry.ports.find(p => p.TargetPort === meta.targetPort) ?? entry.ports[0]
+      if (!port) return null
+      if (port.PublishMode === 'host') {
+        const tasks = await docker.listTasks({ filters: { service: [entry.name], 'desired-state': ['running'] } })
+        const task = tasks.find(t => t.Status?.State === 'running')
+        const candidates = (task?.Status?.PortStatus?.Ports ?? []).filter(p => p.TargetPort === port.TargetPort).map(p => p.PublishedPort)
+        let published = candidates[0]
+        if (candidates.length > 1 && isLocalEngine(docker) && task.NodeID === localNode) {
+          // An engine may bind IPv4 and IPv6 to different random ports: take the IPv4 one, which loopback reaches.
+          const bindings = (await docker.getContainer(task.Status.ContainerStatus.ContainerID).inspect()).NetworkSettings?.Ports?.[`${port.TargetPort}/tcp`] ?? []
+          published = Number(bindings.find(b => !b.HostIp.includes(':'))?.HostPort) || published
+        }
+        return published ? `http://${hostOf(task.NodeID)}:${published}` : null
+      }
+      const info = await docker.getService(entry.id).inspect()
+      const published = info.Endpoint?.Ports?.find(p => p.TargetPort === port.TargetPort)?.PublishedPort
+      const host = isLocalEngine(docker) ? '127.0.0.1' : /** @type {any} */ (docker).modem?.host
+      return published ? `http://${host}:${published}` : null
+    }
+    const ready = await waitReady(docker, { services, url, expect: meta.expect, timeoutMs: readyTimeoutMs, pendingGraceMs, signal, log })
+    return {
+      stack,
+      url: ready.url,
+      port: Number(new URL(ready.url).port),
+      services: services.map(({ id, name, replicas }) => ({ id, name, replicas })),
+      tasks: ready.tasks.map(t => ({
+        id: t.ID,
+        service: services.find(s => s.id === t.ServiceID)?.name ?? t.ServiceID,
+        node: t.NodeID,
+        nodeName: nodes.find(n => n.ID === t.NodeID)?.Description?.Hostname ?? '',
+        containerId: t.Status?.ContainerStatus?.ContainerID ?? null,
+        state: t.Status?.State,
+        slot: t.Slot ?? null
+      })),
+      image: doc.services.app.image,
+      instances: ready.instances,
+      readyMs: Date.now() - started
+    }
+  } catch (err) {
+    await removeStack(docker, stack, { log, timeoutMs: removeTimeoutMs }).catch(e => log(`swarm: cleanup of ${stack} after a failed deploy: ${e.message}`))
+    if (signal?.aborted) throw new NsError('NS_ERR_INTERRUPTED', `deploying stack ${stack} was interrupted; the stack was removed`, { cause: err })
+    throw err
+  }
+}

@@ -1,0 +1,134 @@
+// Removes a stack (services, then configs and networks) and waits until its tasks, containers and networks are gone; finds leftovers of earlier runs by label.
+import { hostname } from 'node:os'
+import { setTimeout as sleep } from 'node:timers/promises'
+import { NsError } from '../errors.js'
+import { dockerError, dockerMessage } from './engine.js'
+import { NAMESPACE_LABEL, RUN_LABEL, OWNER_LABEL } from './stack-render.js'
+
+const gone = (err) => err?.statusCode === 404
+
+/** What of a stack is still there, through the API. */
+export async function stackResources (docker, stack) {
+  const filters = { label: [`${NAMESPACE_LABEL}=${stack}`] }
+  const [services, containers, networks, configs] = await Promise.all([
+    docker.listServices({ filters }),
+    docker.listContainers({ all: true, filters }),
+    docker.listNetworks({ filters }),
+    docker.listConfigs({ filters })
+  ])
+  return { services, containers, networks, configs }
+}
+
+/**
+ * Removes every service, config and network of a stack and waits until its tasks, containers and networks are gone.
+ * With `force` (the default) the containers this engine runs are removed at once after their services: Swarm would
+ * first wait 2 s for gossip to converge and stop them gracefully, which a finished benchmark does not need.
+ * @param {import('dockerode')} docker
+ * @param {string} stack
+ * @param {{ log?: (line: string) => void, timeoutMs?: number, force?: boolean }} [opts]
+ * @returns {Promise<{ services: number, networks: number, configs: number, ms: number }>}
+ */
+export async function removeStack (docker, stack, { log = () => {}, timeoutMs = 60_000, force = true } = {}) {
+  const started = Date.now()
+  const deadline = started + timeoutMs
+  let first
+  try { first = await stackResources(docker, stack) } catch (err) { throw dockerError(err, `listing stack ${stack}`) }
+  const counts = { services: first.services.length, networks: first.networks.length, configs: first.configs.length }
+  if (!counts.services && !first.containers.length && !counts.networks && !counts.configs) return { ...counts, ms: Date.now() - started }
+  log(`swarm: removing stack ${stack} (${counts.services} services, ${counts.networks} networks, ${counts.configs} configs)`)
+  await Promise.all(first.services.map(s => docker.getService(s.ID).remove().catch(err => {
+    if (!gone(err)) throw dockerError(err, `removing service ${s.Spec?.Name}`)
+  })))
+  if (force) await Promise.all(first.containers.map(c => docker.getContainer(c.Id).remove({ force: true }).catch(() => {})))
+  const serviceIds = new Set(first.services.map(s => s.ID))
+  let left = first
+  let tasks = []
+  for (;;) {
+    try {
+      left = await stackResources(docker, stack)
+      // A removed service's tasks stay listed until their node reports them shut down (after Swarm's 2 s gossip delay).
+      tasks = serviceIds.size ? (await docker.listTasks()).filter(t => serviceIds.has(t.ServiceID)) : []
+    } catch (err) {
+      throw dockerError(err, `listing stack ${stack}`)
+    }
+    // Configs and networks can go once no task uses them; a network with endpoints refuses, and is retried.
+    if (!left.containers.length) {
+      await Promise.all([
+        ...left.configs.map(c => docker.getConfig(c.ID).remove().catch(() => {})),
+        ...left.networks.map(n => docker.getNetwork(n.Id).remove().catch(() => {}))
+      ])
+    }
+    if (!left.services.length && !left.containers.length && !left.networks.length && !left.configs.length && !tasks.length) break
+    if (Date.now() > deadline) {
+      const what = [
+        ...left.services.map(s => `service ${s.Spec?.Name}`),
+        ...tasks.map(t => `task ${t.ID} (${t.Status?.State})`),
+        ...left.containers.map(c => `container ${c.Id.slice(0, 12)} (${c.State})`),
+        ...left.networks.map(n => `network ${n.Name}`),
+        ...left.configs.map(c => `config ${c.Spec?.Name}`)
+      ]
+      throw new NsError('NS_ERR_DEPLOY', `stack ${stack} not gone after ${timeoutMs} ms: ${what.join(', ')} remain; remove them with: docker stack rm ${stack}`)
+    }
+    await sleep(100)
+  }
+  const ms = Date.now() - started
+  log(`swarm: stack ${stack} removed in ${ms} ms`)
+  return { ...counts, ms }
+}
+
+/** True when the owner label names a process of this host that still runs (pid reuse aside). */
+function ownerAlive (owner) {
+  const m = /^(.*):(\d+)$/.exec(owner ?? '')
+  if (!m) return false
+  if (m[1] !== hostname()) return true // another machine's run: not ours to judge
+  try {
+    process.kill(Number(m[2]), 0)
+    return true
+  } catch (err) {
+    return err.code === 'EPERM'
+  }
+}
+
+/**
+ * Removes stacks (services, containers, networks, configs) that an earlier run left behind: Swarm state survives daemon restarts.
+ * A stack whose owner process still runs on this host is left alone unless `all`.
+ * @param {import('dockerode')} docker
+ * @param {{ label?: string, all?: boolean, log?: (line: string) => void, timeoutMs?: number }} [opts] label is `key` or `key=value`
+ * @returns {Promise<string[]>} the stacks removed
+ */
+export async function removeLeftovers (docker, { label = RUN_LABEL, all = false, log = () => {}, timeoutMs } = {}) {
+  const filters = { label: [label] }
+  let found
+  try {
+    const [services, networks, configs, containers] = await Promise.all([
+      docker.listServices({ filters }), docker.listNetworks({ filters }), docker.listConfigs({ filters }), docker.listContainers({ all: true, filters })
+    ])
+    found = [
+      ...services.map(s => s.Spec?.Labels ?? {}),
+      ...networks.map(n => n.Labels ?? {}),
+      ...configs.map(c => c.Spec?.Labels ?? {}),
+      ...containers.map(c => c.Labels ?? {})
+    ]
+  } catch (err) {
+    throw dockerError(err, 'looking for leftovers of earlier runs')
+  }
+  const stacks = new Map()
+  for (const labels of found) {
+    const stack = labels[NAMESPACE_LABEL]
+    if (stack && !stacks.has(stack)) stacks.set(stack, labels[OWNER_LABEL])
+  }
+  const removed = []
+  const errors = []
+  await Promise.all([...stacks].map(async ([stack, owner]) => {
+    if (!all && ownerAlive(owner)) return
+    log(`swarm: removing leftover stack ${stack} of an earlier run (owner ${owner ?? 'unknown'})`)
+    try {
+      await removeStack(docker, stack, { log, timeoutMs })
+      removed.push(stack)
+    } catch (err) {
+      errors.push(`${stack}: ${dockerMessage(err)}`)
+    }
+  }))
+  if (errors.length) throw new NsError('NS_ERR_DEPLOY', `cannot remove leftovers of earlier runs: ${errors.join('; ')}`)
+  return removed.sort()
+}

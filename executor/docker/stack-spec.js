@@ -1,0 +1,122 @@
+// Converts a Compose stack object into Docker Engine API specs, in the shape `docker stack deploy` creates (names `<stack>_<name>`, namespace labels, aliases).
+import { NsError } from '../errors.js'
+import { NAMESPACE_LABEL } from './stack-render.js'
+
+const UNITS = { '': 1, b: 1, k: 1024, m: 1024 ** 2, g: 1024 ** 3, t: 1024 ** 4 }
+
+/**
+ * Bytes of a Docker memory size ("512M", "1g", "256mb", 1048576), as the CLI reads them (binary units).
+ * @param {string | number} value
+ */
+export function parseBytes (value) {
+  if (typeof value === 'number') return Math.floor(value)
+  const m = /^\s*(\d+(?:\.\d+)?)\s*([kmgt]?)(?:i?b)?\s*$/i.exec(String(value))
+  if (!m) throw new NsError('NS_ERR_BAD_FLAG', `memory: "${value}" is not a size like 512M or 1G`)
+  return Math.floor(Number(m[1]) * UNITS[m[2].toLowerCase()])
+}
+
+/**
+ * Nanoseconds of a Compose duration ("5s", "1m30s", "500ms").
+ * @param {string | number | undefined} value
+ */
+export function parseDuration (value) {
+  if (value === undefined) return undefined
+  if (typeof value === 'number') return Math.round(value * 1e9)
+  const unit = { ns: 1, us: 1e3, ms: 1e6, s: 1e9, m: 60e9, h: 3600e9 }
+  let total = 0
+  let rest = String(value).trim()
+  while (rest) {
+    const m = /^(\d+(?:\.\d+)?)(ns|us|ms|s|m|h)/.exec(rest)
+    if (!m) throw new NsError('NS_ERR_BAD_FILE', `stack: "${value}" is not a duration like 5s or 1m30s`)
+    total += Number(m[1]) * unit[m[2]]
+    rest = rest.slice(m[0].length)
+  }
+  return Math.round(total)
+}
+
+const envList = (env = {}) => Array.isArray(env) ? [...env] : Object.entries(env).map(([k, v]) => (v === null || v === undefined ? k : `${k}=${v}`)).sort()
+
+function resources (res = {}) {
+  const one = (r) => {
+    if (!r) return undefined
+    const out = {}
+    if (r.cpus !== undefined) out.NanoCPUs = Math.round(Number(r.cpus) * 1e9)
+    if (r.memory !== undefined) out.MemoryBytes = parseBytes(r.memory)
+    return Object.keys(out).length ? out : undefined
+  }
+  return { Limits: one(res.limits), Reservations: one(res.reservations) }
+}
+
+/**
+ * The API objects of a stack: networks and configs to create first, then services.
+ * @param {Record<string, any>} doc a rendered Compose object (renderStack)
+ * @param {{ configIds?: Record<string, string> }} [opts] ids of created configs by Compose name
+ * @returns {{ stack: string, networks: any[], configs: any[], services: any[] }}
+ */
+export function stackSpecs (doc, { configIds = {} } = {}) {
+  const stack = doc['x-nodescale']?.stack
+  if (!stack) throw new NsError('NS_ERR_BAD_FILE', 'stack: not a rendered nodescale stack (x-nodescale.stack is missing)')
+  const files = doc['x-nodescale'].files ?? {}
+  const ns = (labels = {}) => ({ ...labels, [NAMESPACE_LABEL]: stack })
+  const networks = Object.entries(doc.networks ?? {}).map(([name, n]) => ({
+    key: name,
+    Name: `${stack}_${name}`,
+    Driver: n?.driver ?? 'overlay',
+    Attachable: Boolean(n?.attachable),
+    Labels: ns(n?.labels),
+    CheckDuplicate: true
+  }))
+  const configs = Object.entries(doc.configs ?? {}).map(([name, c]) => {
+    const file = String(c.file ?? '').replace(/^\.\//, '')
+    const text = c.content ?? files[file]
+    if (text === undefined) throw new NsError('NS_ERR_BAD_FILE', `stack ${stack}: config ${name} names ${c.file}, which the rendered stack does not carry`)
+    return { key: name, Name: `${stack}_${name}`, Labels: ns(c.labels), Data: Buffer.from(text).toString('base64') }
+  })
+  const services = Object.entries(doc.services).map(([name, s]) => {
+    const deploy = s.deploy ?? {}
+    const spec = {
+      Name: `${stack}_${name}`,
+      Labels: { ...ns(deploy.labels), 'com.docker.stack.image': s.image },
+      TaskTemplate: {
+        ContainerSpec: {
+          Image: s.image,
+          ...(s.entrypoint ? { Command: [].concat(s.entrypoint) } : {}),
+          ...(s.command ? { Args: [].concat(s.command).map(String) } : {}),
+          Env: envList(s.environment),
+          Labels: ns(s.labels),
+          ...(s.stop_grace_period ? { StopGracePeriod: parseDuration(s.stop_grace_period) } : {}),
+          ...(s.init !== undefined ? { Init: Boolean(s.init) } : {}),
+          Configs: (s.configs ?? []).map(c => {
+            const ref = typeof c === 'string' ? { source: c } : c
+            if (!configIds[ref.source]) throw new NsError('NS_ERR_BAD_FILE', `stack ${stack}: service ${name} uses config ${ref.source}, which was not created`)
+            return {
+              File: { Name: ref.target ?? `/${ref.source}`, UID: String(ref.uid ?? '0'), GID: String(ref.gid ?? '0'), Mode: ref.mode ?? 0o444 },
+              ConfigID: configIds[ref.source],
+              ConfigName: `${stack}_${ref.source}`
+            }
+          })
+        },
+        Resources: resources(deploy.resources),
+        RestartPolicy: {
+          Condition: deploy.restart_policy?.condition ?? 'any',
+          Delay: parseDuration(deploy.restart_policy?.delay ?? '5s'),
+          ...(deploy.restart_policy?.max_attempts !== undefined ? { MaxAttempts: deploy.restart_policy.max_attempts } : {})
+        },
+        Placement: { Constraints: [...(deploy.placement?.constraints ?? [])] },
+        Networks: [].concat(s.networks ?? []).map(n => ({ Target: `${stack}_${n}`, Aliases: [name] }))
+      },
+      Mode: deploy.mode === 'global' ? { Global: {} } : { Replicated: { Replicas: deploy.replicas ?? 1 } },
+      EndpointSpec: {
+        Mode: deploy.endpoint_mode ?? 'vip',
+        Ports: (s.ports ?? []).map(p => ({
+          Protocol: p.protocol ?? 'tcp',
+          TargetPort: Number(p.target),
+          ...(p.published ? { PublishedPort: Number(p.published) } : {}),
+          PublishMode: p.mode ?? 'ingress'
+        }))
+      }
+    }
+    return { key: name, spec }
+  })
+  return { stack, networks, configs, services }
+}

@@ -1,0 +1,106 @@
+// Waits until a deployed stack's tasks all run and its published port answers /healthz for every instance; fails fast with the tasks' own errors.
+import { setTimeout as sleep } from 'node:timers/promises'
+import { NsError } from '../errors.js'
+import { dockerError } from './engine.js'
+import { probe } from './http-probe.js'
+
+const FAILED = new Set(['failed', 'rejected', 'orphaned'])
+
+/** Docker's log stream for a non-TTY container is framed (8-byte headers): keep the text. */
+export function demuxLogs (buf) {
+  if (!Buffer.isBuffer(buf)) return String(buf ?? '')
+  const out = []
+  let i = 0
+  while (i + 8 <= buf.length && buf[i] <= 2 && buf[i + 1] === 0 && buf[i + 2] === 0 && buf[i + 3] === 0) {
+    const len = buf.readUInt32BE(i + 4)
+    out.push(buf.subarray(i + 8, i + 8 + len).toString())
+    i += 8 + len
+  }
+  return i === 0 ? buf.toString() : out.join('')
+}
+
+/** The last lines a task's container wrote, if the container is still there. */
+export async function taskLogs (docker, task, lines = 15) {
+  const id = task.Status?.ContainerStatus?.ContainerID
+  if (!id) return ''
+  try {
+    const buf = await docker.getContainer(id).logs({ stdout: true, stderr: true, tail: lines })
+    return demuxLogs(buf).trim()
+  } catch {
+    return ''
+  }
+}
+
+/** One line per task state, for messages. */
+export function describeTasks (tasks, nameOf) {
+  return tasks.map(t => `${nameOf(t.ServiceID)}.${t.Slot ?? t.NodeID?.slice(0, 6)}: ${t.Status?.State}${t.Status?.Err ? ` (${t.Status.Err})` : ''}`).join('; ')
+}
+
+/**
+ * Polls tasks and the entry URL until every service has its replicas running and `expect` distinct instances answered.
+ * @param {import('dockerode')} docker
+ * @param {{ services: { id: string, name: string, replicas: number }[], url: () => Promise<string | null>, expect: number, timeoutMs: number, pendingGraceMs?: number, signal?: AbortSignal, log?: (line: string) => void }} opts
+ * @returns {Promise<{ tasks: any[], instances: string[], url: string }>}
+ */
+export async function waitReady (docker, { services, url, expect, timeoutMs, pendingGraceMs = 8000, signal, log = () => {} }) {
+  const started = Date.now()
+  const deadline = started + timeoutMs
+  const nameOf = (id) => services.find(s => s.id === id)?.name ?? id.slice(0, 12)
+  const pendingSince = new Map()
+  const seen = new Set()
+  let lastProbe = 'not probed: tasks not running yet'
+  let tasks = []
+  let running = false
+  let target = null
+  while (Date.now() < deadline) {
+    signal?.throwIfAborted()
+    try {
+      tasks = await docker.listTasks({ filters: { service: services.map(s => s.name) } })
+    } catch (err) {
+      throw dockerError(err, 'listing tasks')
+    }
+    tasks = tasks.filter(t => services.some(s => s.id === t.ServiceID))
+    const failed = tasks.filter(t => FAILED.has(t.Status?.State))
+    if (failed.length) {
+      const logs = (await Promise.all(failed.slice(0, 3).map(t => taskLogs(docker, t)))).filter(Boolean)
+      throw new NsError('NS_ERR_DEPLOY', `a task failed while the stack started: ${describeTasks(failed, nameOf)}${logs.length ? `\n--- container output ---\n${logs.join('\n---\n')}` : ''}`, { details: { tasks: failed.map(t => ({ id: t.ID, state: t.Status?.State, err: t.Status?.Err })) } })
+    }
+    const now = Date.now()
+    for (const t of tasks) {
+      if (t.Status?.State === 'pending' && t.Status?.Err) {
+        if (!pendingSince.has(t.ID)) pendingSince.set(t.ID, now)
+        if (now - pendingSince.get(t.ID) >= pendingGraceMs) {
+          throw new NsError('NS_ERR_DEPLOY', `the scheduler cannot place ${nameOf(t.ServiceID)}: ${t.Status.Err} (pending for ${now - pendingSince.get(t.ID)} ms; lower --cpus-per-instance or --instances, or add nodes)`)
+        }
+      } else {
+        pendingSince.delete(t.ID)
+      }
+    }
+    const live = tasks.filter(t => t.DesiredState === 'running' && t.Status?.State === 'running')
+    running = services.every(s => live.filter(t => t.ServiceID === s.id).length >= s.replicas)
+    if (running) {
+      target ??= await url()
+      if (!target) {
+        lastProbe = 'the published port is not known yet'
+      } else {
+        for (let i = 0; i < Math.max(2, expect * 2) && seen.size < expect; i++) {
+          try {
+            const res = await probe(`${target}/healthz`, { timeoutMs: 1000 })
+            if (res.status === 200 && res.instance) seen.add(res.instance)
+            else lastProbe = `HTTP ${res.status}${res.instance ? '' : ' without X-Nodescale-Instance'}`
+          } catch (err) {
+            lastProbe = err.code ?? err.message
+            break
+          }
+        }
+        if (seen.size >= expect) {
+          log(`swarm: ${seen.size} instances answer ${target}/healthz after ${Date.now() - started} ms`)
+          return { tasks: live, instances: [...seen].sort(), url: target }
+        }
+      }
+    }
+    await sleep(running ? 100 : 200)
+  }
+  const states = describeTasks(tasks, nameOf) || 'no tasks'
+  throw new NsError('NS_ERR_DEPLOY', `the stack did not get ready within ${timeoutMs} ms: ${running ? 'all tasks run' : 'not all tasks run'} (${states}); ${seen.size} of ${expect} instances answered ${target ?? 'the published port'} (last: ${lastProbe})`)
+}

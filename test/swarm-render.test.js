@@ -1,0 +1,119 @@
+// Stack templates rendered from a run's config, and their conversion to Engine API specs (no Docker needed).
+import { test } from 'node:test'
+import assert from 'node:assert/strict'
+import { mkdtempSync, readFileSync, rmSync } from 'node:fs'
+import { tmpdir } from 'node:os'
+import { join } from 'node:path'
+import { load } from 'js-yaml'
+import { renderStack, stackNameFor, writeStackFiles, renderHaproxyConfig } from '../executor/docker/stack-render.js'
+import { stackSpecs, parseBytes, parseDuration } from '../executor/docker/stack-spec.js'
+
+const base = { instances: 4, cpusPerInstance: 0.25, image: 'nodescale/register:abc', lbImage: 'nodescale/haproxy:def', benchmark: 'cpu', params: { n: '104729' }, port: 0, lb: /** @type {const} */ ('haproxy'), constraints: ['node.role == manager'], runId: 'Run-42' }
+
+test('up, cm and pm2 are one replica limited to instances x cpus-per-instance; hs is N replicas of cpus-per-instance', () => {
+  for (const strategy of /** @type {const} */ (['up', 'cm', 'pm2'])) {
+    const app = renderStack({ ...base, strategy }).services.app
+    assert.equal(app.deploy.replicas, 1, strategy)
+    assert.equal(app.deploy.resources.limits.cpus, '1', strategy)
+    assert.equal(app.deploy.resources.reservations.cpus, '1', strategy)
+    assert.deepEqual(app.deploy.placement.constraints, ['node.role == manager'])
+    assert.equal(app.environment.NODESCALE_BENCHMARK, 'cpu')
+    assert.equal(app.environment.NODESCALE_PARAMS, '{"n":"104729"}')
+    assert.equal(app.ports[0].mode, 'host')
+  }
+  assert.deepEqual(renderStack({ ...base, strategy: 'up' }).services.app.command, ['register/serve.js'])
+  const cm = renderStack({ ...base, strategy: 'cm' }).services.app
+  assert.deepEqual(cm.command, ['register/cluster.js'])
+  assert.equal(cm.environment.NODESCALE_WORKERS, '4')
+  assert.deepEqual(renderStack({ ...base, strategy: 'pm2' }).services.app.command, ['node_modules/pm2/bin/pm2-runtime', 'start', 'register/serve.js', '-i', '4'])
+  const hs = renderStack({ ...base, strategy: 'hs', cpusPerInstance: 0.5 })
+  assert.equal(hs.services.app.deploy.replicas, 4)
+  assert.equal(hs.services.app.deploy.resources.limits.cpus, '0.5')
+  assert.equal(renderStack({ ...base, strategy: 'up', cpusPerInstance: undefined }).services.app.deploy.resources.limits, undefined)
+  assert.equal(renderStack({ ...base, strategy: 'up', memory: '512M' }).services.app.deploy.resources.limits.memory, '512M')
+})
+
+test('hs with haproxy: dnsrr backends, an HAProxy service published in host mode on a manager, its config from the template', () => {
+  const doc = renderStack({ ...base, strategy: 'hs' })
+  const { app, lb } = doc.services
+  assert.equal(app.deploy.endpoint_mode, 'dnsrr')
+  assert.equal(app.ports, undefined)
+  assert.equal(lb.image, 'nodescale/haproxy:def')
+  assert.deepEqual(lb.ports, [{ target: 8080, published: 0, protocol: 'tcp', mode: 'host' }])
+  assert.deepEqual(lb.deploy.placement.constraints, ['node.role == manager'])
+  assert.equal(lb.configs[0].source, 'haproxy_cfg')
+  const cfg = doc['x-nodescale'].files['haproxy.cfg']
+  assert.match(cfg, /resolvers docker\n\s+nameserver dns 127\.0\.0\.11:53/)
+  assert.match(cfg, /server-template app 16 tasks\.app:8080 check .*resolvers docker init-addr none/)
+  const maxconn = Number(/maxconn (\d+)/.exec(cfg)[1])
+  assert.ok(maxconn > 0 && maxconn <= 4000, `maxconn ${maxconn}`)
+  assert.match(renderHaproxyConfig({ service: 'app', port: 8080, listen: 8080, slots: 40, maxconn: 9000 }), /server-template app 40 .*\n/)
+  assert.match(renderHaproxyConfig({ service: 'app', port: 8080, listen: 8080, maxconn: 9000 }), /maxconn 4000/)
+  assert.equal(doc['x-nodescale'].entry, 'lb')
+  assert.equal(doc['x-nodescale'].expect, 4)
+})
+
+test('lb ingress publishes the app itself in ingress mode (VIP) and drops HAProxy', () => {
+  const hs = renderStack({ ...base, strategy: 'hs', lb: 'ingress', port: 18080 })
+  assert.equal(hs.services.lb, undefined)
+  assert.equal(hs.configs, undefined)
+  assert.equal(hs.services.app.deploy.endpoint_mode, 'vip')
+  assert.deepEqual(hs.services.app.ports, [{ target: 8080, published: 18080, protocol: 'tcp', mode: 'ingress' }])
+  assert.equal(renderStack({ ...base, strategy: 'cm', lb: 'ingress' }).services.app.ports[0].mode, 'ingress')
+})
+
+test('every service, container, network and config carries the stack namespace and the run id', () => {
+  const doc = renderStack({ ...base, strategy: 'hs' })
+  const stack = stackNameFor('Run-42')
+  assert.equal(stack, 'ns-run-42')
+  const all = [
+    ...Object.values(doc.services).flatMap(s => [s.labels, s.deploy.labels]),
+    ...Object.values(doc.networks).map(n => n.labels),
+    ...Object.values(doc.configs).map(c => c.labels)
+  ]
+  for (const labels of all) {
+    assert.equal(labels['com.docker.stack.namespace'], stack)
+    assert.equal(labels['io.nodescale.run'], 'Run-42')
+  }
+})
+
+test('bad input names the flag and what is allowed', () => {
+  assert.throws(() => renderStack({ ...base, strategy: /** @type {any} */ ('xx') }), /--strategy: "xx" is not allowed; one of: up, cm, pm2, hs/)
+  assert.throws(() => renderStack({ ...base, strategy: 'hs', lb: /** @type {any} */ ('auto') }), /--lb: "auto" is not allowed here/)
+  assert.throws(() => renderStack({ ...base, strategy: 'up', instances: 0 }), /--instances/)
+  assert.throws(() => renderStack({ ...base, strategy: 'up', constraints: ['rm -rf /'] }), /constraints: .*node\.role == manager/)
+  assert.throws(() => renderStack({ ...base, strategy: 'hs', lbImage: undefined }), /lbImage/)
+})
+
+test('API specs look like docker stack deploy makes them', () => {
+  const doc = renderStack({ ...base, strategy: 'hs', memory: '256M' })
+  const specs = stackSpecs(doc, { configIds: { haproxy_cfg: 'cfg123' } })
+  assert.equal(specs.stack, 'ns-run-42')
+  assert.deepEqual(specs.networks.map(n => [n.Name, n.Driver]), [['ns-run-42_bench', 'overlay']])
+  assert.equal(Buffer.from(specs.configs[0].Data, 'base64').toString(), doc['x-nodescale'].files['haproxy.cfg'])
+  const app = specs.services.find(s => s.key === 'app').spec
+  assert.equal(app.Name, 'ns-run-42_app')
+  assert.equal(app.Labels['com.docker.stack.namespace'], 'ns-run-42')
+  assert.equal(app.TaskTemplate.ContainerSpec.Labels['com.docker.stack.namespace'], 'ns-run-42')
+  assert.equal(app.TaskTemplate.Resources.Limits.NanoCPUs, 250_000_000)
+  assert.equal(app.TaskTemplate.Resources.Limits.MemoryBytes, 256 * 1024 * 1024)
+  assert.deepEqual(app.TaskTemplate.Networks, [{ Target: 'ns-run-42_bench', Aliases: ['app'] }])
+  assert.deepEqual(app.Mode, { Replicated: { Replicas: 4 } })
+  assert.equal(app.EndpointSpec.Mode, 'dnsrr')
+  assert.ok(app.TaskTemplate.ContainerSpec.Env.includes('NODESCALE_INSTANCE=r{{.Task.Slot}}'))
+  const lb = specs.services.find(s => s.key === 'lb').spec
+  assert.deepEqual(lb.EndpointSpec.Ports, [{ Protocol: 'tcp', TargetPort: 8080, PublishMode: 'host' }])
+  assert.deepEqual(lb.TaskTemplate.ContainerSpec.Configs[0], { File: { Name: '/usr/local/etc/haproxy/haproxy.cfg', UID: '0', GID: '0', Mode: 0o444 }, ConfigID: 'cfg123', ConfigName: 'ns-run-42_haproxy_cfg' })
+  assert.equal(parseBytes('1g'), 1024 ** 3)
+  assert.equal(parseDuration('1m30s'), 90e9)
+  assert.throws(() => parseBytes('lots'), /memory: "lots"/)
+})
+
+test('writeStackFiles gives docker stack deploy a Compose file and the config file it names', (t) => {
+  const dir = mkdtempSync(join(tmpdir(), 'nodescale-stack-'))
+  t.after(() => rmSync(dir, { recursive: true, force: true }))
+  const doc = renderStack({ ...base, strategy: 'hs' })
+  const file = writeStackFiles(doc, dir)
+  assert.deepEqual(load(readFileSync(file, 'utf8')), doc)
+  assert.equal(readFileSync(join(dir, 'haproxy.cfg'), 'utf8'), doc['x-nodescale'].files['haproxy.cfg'])
+})
