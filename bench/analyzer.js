@@ -1,0 +1,144 @@
+#!/usr/bin/env node
+// npm run bench:analyzer: `analyzer summary` vs `jmeter -g` on the same ~1,000,000-row JTL from a real JMeter run.
+import { parseArgs } from 'node:util'
+import { createWriteStream, existsSync, mkdirSync, readFileSync, renameSync, rmSync, statSync, writeFileSync } from 'node:fs'
+import { join } from 'node:path'
+import { once } from 'node:events'
+import { ensureJmeter } from '../executor/jmeter-install.js'
+import { ROOT } from '../executor/paths.js'
+import { startVariedServer, writePlan, runJmeterPlan, jmeterDashboard, measure, compareWithStatistics } from '../analyzer/jmeter-crosscheck.js'
+
+const { values } = parseArgs({
+  options: {
+    rows: { type: 'string', default: '1000000' },
+    seconds: { type: 'string', default: '15' },
+    threads: { type: 'string', default: '8' },
+    fresh: { type: 'boolean', default: false },
+    help: { type: 'boolean', short: 'h' }
+  }
+})
+if (values.help) {
+  console.log(`Usage: npm run bench:analyzer -- [--rows N] [--seconds S] [--threads T] [--fresh]
+
+Records a real JMeter run (T threads, S seconds) against a loopback server with varied latency and
+some errors, repeats its rows with shifted timestamps up to N rows (cached under .cache/), then
+times 'java -jar ApacheJMeter.jar -g' and 'analyzer summary' on that file, compares their figures,
+and prints the speed and memory ratios with a pass/fail per check.`)
+  process.exit(0)
+}
+const rows = Number(values.rows)
+if (!Number.isInteger(rows) || rows < 1000) { console.error('--rows: a whole number >= 1000'); process.exit(2) }
+
+const cache = join(ROOT, '.cache', 'analyzer-bench')
+mkdirSync(cache, { recursive: true })
+const log = line => console.error(`[bench] ${line}`)
+const { jar } = await ensureJmeter({ log })
+
+/** The real recording: JMeter against the varied server, kept between runs. */
+async function record () {
+  const jtl = join(cache, 'recorded.jtl')
+  if (existsSync(jtl) && !values.fresh) return jtl
+  const server = await startVariedServer()
+  try {
+    log(`recording: JMeter, ${values.threads} threads for ${values.seconds} s against 127.0.0.1:${server.port}`)
+    await runJmeterPlan(jar, { jmx: writePlan(cache, { port: server.port, threads: Number(values.threads), seconds: Number(values.seconds) }), jtl: `${jtl}.tmp`, log: join(cache, 'record.log'), timeoutMs: (Number(values.seconds) + 120) * 1000 })
+  } finally {
+    await server.close()
+  }
+  renameSync(`${jtl}.tmp`, jtl)
+  return jtl
+}
+
+/**
+ * Repeats the recorded rows, each copy shifted by the recording's span, until `rows` rows are written. The
+ * recorded messages hold no line breaks, so rows are lines here.
+ */
+async function expand (recorded) {
+  const file = join(cache, `jmeter-${rows}.jtl`)
+  const meta = join(cache, `jmeter-${rows}.json`)
+  if (existsSync(file) && existsSync(meta) && !values.fresh) return { file, ...JSON.parse(readFileSync(meta, 'utf8')) }
+  const lines = readFileSync(recorded, 'utf8').split('\n').filter(Boolean)
+  const header = lines.shift()
+  const parsed = lines.map(l => { const c = l.indexOf(','); const c2 = l.indexOf(',', c + 1); return { ts: Number(l.slice(0, c)), elapsed: Number(l.slice(c + 1, c2)), rest: l.slice(c) } })
+  const first = Math.min(...parsed.map(r => r.ts))
+  const span = Math.max(...parsed.map(r => r.ts + r.elapsed)) - first
+  const out = createWriteStream(`${file}.tmp`)
+  out.write(header + '\n')
+  let written = 0
+  let copy = 0
+  while (written < rows) {
+    let chunk = ''
+    for (const r of parsed) {
+      if (written >= rows) break
+      chunk += (r.ts + copy * span) + r.rest + '\n'
+      written++
+    }
+    if (!out.write(chunk)) await once(out, 'drain')
+    copy++
+  }
+  out.end()
+  await once(out, 'finish')
+  renameSync(`${file}.tmp`, file)
+  const info = { recordedRows: parsed.length, copies: copy, rows: written }
+  writeFileSync(meta, JSON.stringify(info))
+  return { file, ...info }
+}
+
+const recorded = await record()
+const data = await expand(recorded)
+const mb = (statSync(data.file).size / 1e6).toFixed(1)
+console.log(`JTL: ${data.file}`)
+console.log(`  ${data.rows.toLocaleString('en')} rows, ${mb} MB: ${data.recordedRows.toLocaleString('en')} rows recorded by JMeter 5.6.3 (${values.threads} threads, ${values.seconds} s, loopback server with 1..40 ms latencies and 1/8 errors on one route),` +
+  ` repeated ${data.copies}x with timestamps shifted by the recording's span`)
+
+log('jmeter -g (default settings) ...')
+const jm = await jmeterDashboard(jar, data.file, join(cache, 'dashboard'), { timeoutMs: 900000 })
+log('jmeter -g with jmeter.reportgenerator.statistic_window=-1 (exact percentiles) ...')
+const jmExact = await jmeterDashboard(jar, data.file, join(cache, 'dashboard-exact'), { props: { 'jmeter.reportgenerator.statistic_window': -1 }, timeoutMs: 900000 })
+const runs = []
+for (let i = 0; i < 3; i++) {
+  log(`analyzer summary, run ${i + 1} of 3 ...`)
+  const r = await measure(process.execPath, [join(ROOT, 'bin', 'analyzer.js'), 'summary', data.file, '--json'])
+  if (r.code !== 0) { console.error(r.stderr); process.exit(1) }
+  runs.push({ ...r, summary: JSON.parse(r.stdout) })
+}
+rmSync(join(cache, 'dashboard'), { recursive: true, force: true })
+rmSync(join(cache, 'dashboard-exact'), { recursive: true, force: true })
+const ours = [...runs].sort((a, b) => a.wallMs - b.wallMs)[1]
+const peak = Math.max(...runs.map(r => r.peakRssKb))
+
+const speed = jm.wallMs / ours.wallMs
+const memory = jm.peakRssKb / peak
+const s = ours.summary.total
+const fmt = (v, d = 3) => (typeof v === 'number' ? Number(v.toFixed(d)).toString() : String(v))
+console.log('')
+console.log('tool                                       wall s   peak RSS MB   rows/s')
+console.log(`jmeter -g (default)                        ${(jm.wallMs / 1000).toFixed(2).padStart(6)}   ${(jm.peakRssKb / 1024).toFixed(0).padStart(11)}   ${Math.round(data.rows / jm.wallMs * 1000).toLocaleString('en').padStart(9)}`)
+console.log(`jmeter -g (statistic_window=-1, exact)     ${(jmExact.wallMs / 1000).toFixed(2).padStart(6)}   ${(jmExact.peakRssKb / 1024).toFixed(0).padStart(11)}   ${Math.round(data.rows / jmExact.wallMs * 1000).toLocaleString('en').padStart(9)}`)
+console.log(`analyzer summary (median of 3)             ${(ours.wallMs / 1000).toFixed(2).padStart(6)}   ${(peak / 1024).toFixed(0).padStart(11)}   ${Math.round(data.rows / ours.wallMs * 1000).toLocaleString('en').padStart(9)}`)
+console.log(`  analyzer runs: ${runs.map(r => (r.wallMs / 1000).toFixed(2)).join(' s, ')} s (whole process: node start, read, parse, JSON out)`)
+console.log('')
+
+const checks = []
+const check = (name, ok, detail) => checks.push({ name, ok, detail })
+check('speed >= 10x jmeter -g', speed >= 10, `${speed.toFixed(1)}x`)
+check('peak memory <= 1/4 of jmeter -g', memory >= 4, `${memory.toFixed(1)}x less (${(peak / 1024).toFixed(0)} MB vs ${(jm.peakRssKb / 1024).toFixed(0)} MB)`)
+for (const c of compareWithStatistics(s, jm.statistics.Total)) {
+  if (['count', 'errors', 'mean', 'min', 'max', 'throughput'].includes(c.name)) check(`${c.name} (${c.rule}) vs jmeter -g`, c.ok, `${fmt(c.ours, 6)} vs ${fmt(c.jmeter, 6)}`)
+}
+for (const c of compareWithStatistics(s, jmExact.statistics.Total)) {
+  if (c.name.startsWith('p')) check(`${c.name} (${c.rule}) vs jmeter -g exact`, c.ok, `${fmt(c.ours)} vs ${fmt(c.jmeter)} ms`)
+}
+for (const [label, sum] of Object.entries(ours.summary.labels)) {
+  const bad = compareWithStatistics(sum, jmExact.statistics[label] ?? {}).filter(c => !c.ok)
+  check(`label "${label}": every figure vs jmeter -g exact`, bad.length === 0, bad.length ? bad.map(c => `${c.name} ${fmt(c.ours)} vs ${fmt(c.jmeter)}`).join('; ') : 'all agree')
+}
+const width = Math.max(...checks.map(c => c.name.length))
+for (const c of checks) console.log(`${c.ok ? 'PASS' : 'FAIL'}  ${c.name.padEnd(width)}  ${c.detail}`)
+const windowed = compareWithStatistics(s, jm.statistics.Total).filter(c => c.name.startsWith('p'))
+console.log('\nnote: JMeter\'s default dashboard takes percentiles over the last 20,000 samples only (jmeter.reportgenerator.statistic_window);' +
+  ` against those: ${windowed.map(c => `${c.name} ${fmt(c.ours)} vs ${fmt(c.jmeter)}`).join(', ')}. The analyzer's are exact over all ${data.rows.toLocaleString('en')} samples,` +
+  ' hence the exact-window JMeter run for the percentile checks.')
+const failed = checks.filter(c => !c.ok).length
+console.log(failed ? `\n${failed} check(s) FAILED` : '\nall checks passed')
+process.exitCode = failed ? 1 : 0
