@@ -31,7 +31,7 @@ function paramRows (fits) {
     `${human(f.gamma)} ${ci(f.bootstrapCi?.gamma ?? f.ci95.gamma)}`,
     f.nStar === null ? '-' : `${human(f.nStar)} ${ci(f.bootstrapCi?.nStar ?? f.ci95.nStar)}`,
     f.xStar !== null ? human(f.xStar) : f.ceiling !== null ? `${human(f.ceiling)} (ceiling)` : '-',
-    human(f.r2, 4)
+    f.r2 === null ? '-' : f.r2.toFixed(4)
   ])
 }
 
@@ -73,7 +73,7 @@ export function formatCompare (r) {
   const rows = r.rows.map(x => x.model
     ? [x.name, x.model, `${human(x.sigma)} ${ci(x.ci95.sigma)}`, x.model === 'usl' ? `${human(x.lambda)} ${ci(x.ci95.lambda)}` : '-',
         `${human(x.gamma)} ${ci(x.ci95.gamma)}`, x.nStar === null ? '-' : `${human(x.nStar)} ${ci(x.ci95.nStar)}`,
-        x.xStar !== null ? human(x.xStar) : x.ceiling !== null ? `${human(x.ceiling)} (ceiling)` : '-', human(x.r2, 4), x.points]
+        x.xStar !== null ? human(x.xStar) : x.ceiling !== null ? `${human(x.ceiling)} (ceiling)` : '-', x.r2 === null ? '-' : x.r2.toFixed(4), x.points]
     : [x.name, '-', '-', '-', '-', '-', '-', '-', x.points])
   const out = [table(['group', 'model', 'sigma [95% CI]', 'lambda [95% CI]', 'gamma [95% CI]', 'N* [95% CI]', 'X(N*)', 'R²', 'points'], rows), '']
   for (const x of r.rows) out.push(x.line + (x.fallback ? ` (Amdahl: ${x.fallback})` : ''))

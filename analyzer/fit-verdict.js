@@ -44,6 +44,7 @@ export function verdictOf (f) {
   let line = `${f.limitedBy}-limited, peak ${human(f.xStar)}/s at ${human(f.nStar, 2)} ${unit}`
   if (f.nStar < max) line += `; beyond it throughput falls (retrograde), as measured up to ${human(max)}`
   else if (f.nStar > 3 * max) line += ` (extrapolated far beyond the measured ${human(f.range.min)}..${human(max)})`
+  else line += ` (extrapolated beyond the measured ${human(f.range.min)}..${human(max)})`
   if (f.bounds.includes('sigma=0')) line += '; sigma = 0 (no contention)'
   return line
 }

@@ -119,7 +119,8 @@ function groupRuns (runs, { x, groupBy }) {
   /** @type {PointGroup[]} */
   const out = []
   for (const { key, byN } of groups.values()) {
-    const notes = []
+    /** @type {string[] & { byText?: Map<string, number[]> }} */
+    const notes = Object.assign([], { byText: new Map() })
     const points = []
     for (const [n, sigs] of [...byN].sort((a, b) => a[0] - b[0])) {
       const candidates = [...sigs.values()].map(list => {
@@ -141,15 +142,23 @@ function groupRuns (runs, { x, groupBy }) {
       const best = candidates[0]
       if (candidates.length > 1) {
         const diff = Object.entries(best.config).filter(([k, v]) => candidates.some(c => c.config[k] !== v)).map(([k, v]) => `${k} ${v}`)
-        notes.push(`N=${n}: the best of ${candidates.length} configurations (${diff.join(', ') || 'same config'})`)
+        note(notes, `the best of ${candidates.length} configurations (${diff.join(', ') || 'same config'})`, n)
       }
-      if (best.errorRate > 0.01) notes.push(`N=${n}: ${(best.errorRate * 100).toFixed(1)}% errors; throughput counts failed requests too`)
+      if (best.errorRate > 0.01) note(notes, `over 1% errors (up to ${(best.errorRate * 100).toFixed(1)}%); throughput counts failed requests too`, n)
       points.push(best)
     }
+    for (const [text, ns] of notes.byText) notes.push(`N=${ns.join(',')}: ${text}`)
     const name = Object.values(key).map(v => (v === null ? '-' : String(v))).join('/') || 'all'
-    out.push({ name, key, unit: unitFor(key, x), points, notes })
+    out.push({ name, key, unit: unitFor(key, x), points, notes: [...notes] })
   }
   return { groups: out.sort((a, b) => a.name.localeCompare(b.name)), noX }
+}
+
+/** Collects one note per kind of text, with the N it applies to (one line instead of one per N). */
+function note (notes, text, n) {
+  const ns = notes.byText.get(text) ?? []
+  ns.push(n)
+  notes.byText.set(text, ns)
 }
 
 /** Points from a CSV with an N column (n, instances, concurrency, load or processors) and a throughput column. */

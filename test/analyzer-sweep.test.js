@@ -35,7 +35,7 @@ test('a sweep folder becomes one curve per strategy/benchmark: repeats averaged,
     assert.ok(Math.abs(p.throughput / throughputAt(p.n, TRUTH.cm) - 1) < 0.01)
     assert.equal(p.runs.length, 3)
   }
-  assert.match(cm.notes[0], /N=1: the best of 2 configurations \(concurrency 50\)/)
+  assert.deepEqual(cm.notes, ['N=1,2,3,4,6,8,12,16: the best of 2 configurations (concurrency 50)'])
 })
 
 test('fit recovers each strategy\'s parameters from the sweep; the intervals hold the truth', async (t) => {
