@@ -13,6 +13,8 @@ import { registerTree, hostRootfs } from './image-context.js'
 
 export const IMAGE_BASES = Object.freeze(['auto', 'registry', 'host'])
 export const APP_PORT = 8080
+export const RC_PORT = 9100
+export const IMAGE_KINDS = Object.freeze(['register', 'haproxy', 'rc'])
 const PATH_ENV = 'PATH=/usr/local/bin:/usr/local/sbin:/usr/bin:/usr/sbin:/bin:/sbin'
 const EPOCH = new Date(0)
 
@@ -167,7 +169,7 @@ async function tryPull (docker, name, timeoutMs) {
 /**
  * Picks the base: `registry` when the registry image is here or can be pulled, else `host`; says which.
  * @param {import('dockerode')} docker
- * @param {{ kind: 'register' | 'haproxy', base: string, log: (line: string) => void, pullTimeoutMs?: number }} opts
+ * @param {{ kind: 'register' | 'haproxy' | 'rc', base: string, log: (line: string) => void, pullTimeoutMs?: number }} opts
  * @returns {Promise<{ base: 'registry' | 'host', from: string | null }>}
  */
 export async function resolveBase (docker, { kind, base, log, pullTimeoutMs = 20000 }) {
@@ -205,12 +207,13 @@ async function nodeHostBase (docker, log) {
  * Builds (or reuses) the image a stack needs.
  * register: register/ + benchmarks/ + what they import + production node_modules + custom apps, on node (registry) or the host's node (host).
  * haproxy: the registry haproxy image, or the host's /usr/sbin/haproxy and its libraries FROM scratch.
+ * rc: rc/ and what it imports (the resource collector service of docker-compose.yml), on the same node base.
  * @param {import('dockerode')} docker
- * @param {{ kind: 'register' | 'haproxy', base?: 'auto' | 'registry' | 'host', apps?: string[], log?: (line: string) => void, root?: string, pullTimeoutMs?: number }} opts
+ * @param {{ kind: 'register' | 'haproxy' | 'rc', base?: 'auto' | 'registry' | 'host', apps?: string[], log?: (line: string) => void, root?: string, pullTimeoutMs?: number }} opts
  * @returns {Promise<{ tag: string, id: string, base: 'registry' | 'host', reused: boolean, apps: { source: string, path: string }[] }>}
  */
 export async function buildImage (docker, { kind, base = 'auto', apps = [], log = () => {}, root = ROOT, pullTimeoutMs }) {
-  if (kind !== 'register' && kind !== 'haproxy') throw new NsError('NS_ERR_BAD_FLAG', `image kind "${kind}" is not allowed; one of: register, haproxy`)
+  if (!IMAGE_KINDS.includes(kind)) throw new NsError('NS_ERR_BAD_FLAG', `image kind "${kind}" is not allowed; one of: ${IMAGE_KINDS.join(', ')}`)
   const chosen = await resolveBase(docker, { kind, base, log, pullTimeoutMs })
   let built
   let appPaths = []
@@ -228,7 +231,8 @@ export async function buildImage (docker, { kind, base = 'auto', apps = [], log 
     }
   } else {
     const from = chosen.base === 'registry' ? chosen.from : (await nodeHostBase(docker, log)).tag
-    const tree = registerTree(root, { apps })
+    const rc = kind === 'rc'
+    const tree = rc ? registerTree(root, { dirs: ['rc'], required: 'rc', extraPackages: [] }) : registerTree(root, { apps })
     appPaths = tree.apps
     const dockerfile = [
       `FROM ${from}`,
@@ -236,12 +240,12 @@ export async function buildImage (docker, { kind, base = 'auto', apps = [], log 
       'COPY app/ /app/',
       // pm2 keeps its state under PM2_HOME; HOME may not exist in a scratch image.
       'ENV NODE_ENV=production HOME=/tmp PM2_HOME=/tmp/.pm2',
-      `EXPOSE ${APP_PORT}`,
-      'CMD ["node", "register/serve.js"]',
-      label('register', chosen.base),
+      `EXPOSE ${rc ? RC_PORT : APP_PORT}`,
+      `CMD ["node", "${rc ? 'rc/service.js' : 'register/serve.js'}"]`,
+      label(kind, chosen.base),
       ''
     ].join('\n')
-    built = await buildContext(docker, { repo: 'nodescale/register', dockerfile, entries: tree.entries.map(e => ({ ...e, name: `app/${e.name}` })), log })
+    built = await buildContext(docker, { repo: `nodescale/${kind}`, dockerfile, entries: tree.entries.map(e => ({ ...e, name: `app/${e.name}` })), log })
   }
   log(`image: ${built.tag} (${chosen.base} base${built.reused ? ', unchanged: reused' : ', built'})`)
   return { ...built, base: chosen.base, apps: appPaths }

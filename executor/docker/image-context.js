@@ -131,13 +131,14 @@ function packageFiles (dir) {
 /**
  * The /app tree of the register image: register/, benchmarks/, what they import, package.json, production node_modules, custom apps.
  * @param {string} root project root
- * @param {{ apps?: string[], dirs?: string[], extraPackages?: string[] }} [opts]
+ * The same with other `dirs` makes other images' trees (the RC: dirs ['rc'], required 'rc').
+ * @param {{ apps?: string[], dirs?: string[], extraPackages?: string[], required?: string }} [opts]
  * @returns {{ entries: ContextEntry[], apps: { source: string, path: string }[], packages: string[] }}
  */
-export function registerTree (root, { apps = [], dirs = ['register', 'benchmarks'], extraPackages = ['pm2'] } = {}) {
+export function registerTree (root, { apps = [], dirs = ['register', 'benchmarks'], extraPackages = ['pm2'], required = 'register' } = {}) {
   const starts = dirs.map(d => join(root, d)).filter(d => existsSync(d)).flatMap(d => listFiles(d))
-  if (!starts.some(f => f.startsWith(join(root, 'register') + sep))) {
-    throw new NsError('NS_ERR_DEPLOY', `the register image needs ${join(root, 'register')}/ (the server under test), and it is missing`)
+  if (!starts.some(f => f.startsWith(join(root, required) + sep))) {
+    throw new NsError('NS_ERR_DEPLOY', `the image needs ${join(root, required)}/, and it is missing`)
   }
   const own = importClosure(starts)
   const packages = new Set([...own.packages, ...extraPackages])
@@ -170,7 +171,7 @@ export function registerTree (root, { apps = [], dirs = ['register', 'benchmarks
   const { dirs: depDirs, missing } = dependencyClosure(root, packages)
   const hard = missing.filter(m => !m.includes('(needed by'))
   if (hard.length) {
-    throw new NsError('NS_ERR_DEPLOY', `the register image needs ${hard.join(', ')}, not installed in ${join(root, 'node_modules')}`, { hint: 'npm ci' })
+    throw new NsError('NS_ERR_DEPLOY', `the image needs ${hard.join(', ')}, not installed in ${join(root, 'node_modules')}`, { hint: 'npm ci' })
   }
   for (const key of depDirs) {
     for (const f of packageFiles(join(root, key))) entries.push({ name: relative(root, f), source: f })

@@ -1,0 +1,232 @@
+// The RC as an HTTP service, one per Swarm node: samples named containers' CPU per core, memory and network bytes every second, behind a per-deployment token.
+import express from 'express'
+import { createHash, randomUUID, timingSafeEqual } from 'node:crypto'
+import { existsSync, readFileSync } from 'node:fs'
+import { request } from 'node:http'
+import { join } from 'node:path'
+import { pathToFileURL } from 'node:url'
+import { cpuacctRoot, detectCgroup, readUsagePercpu, readCpuStat } from './cgroup.js'
+import { readProcStat, coreUsage } from './proc-stat.js'
+import { splitTotal } from './sampler.js'
+import { readText } from './read-text.js'
+
+/** What a container id looks like; anything else never reaches a path. */
+export const CONTAINER_ID = /^[0-9a-f]{64}$/
+const SESSION_ID = /^[0-9a-f-]{36}$/
+export const TOKEN_HEADER = 'x-nodescale-token'
+
+const round1 = (x) => Math.round(x * 10) / 10
+const round3 = (x) => Math.round(x * 1000) / 1000
+
+class HttpError extends Error {
+  constructor (status, message) { super(message); this.status = status }
+}
+
+/**
+ * Where a container's accounting lives: v1 cpuacct/docker/<id> (per-CPU ns) or a v2 scope/folder (cpu.stat total).
+ * @param {string} id a 64-hex container id (checked here again)
+ * @param {string} cgroupRoot
+ * @returns {{ kind: 'cgroup-v1' | 'cgroup-v2', cpuDir: string, memFile: string } | null}
+ */
+export function containerCgroup (id, cgroupRoot) {
+  if (!CONTAINER_ID.test(id)) throw new HttpError(400, `"${String(id).slice(0, 80)}" is not a container id (64 hex characters)`)
+  const v1 = cpuacctRoot(cgroupRoot)
+  if (v1) {
+    const cpuDir = join(v1, 'docker', id)
+    if (existsSync(cpuDir)) return { kind: 'cgroup-v1', cpuDir, memFile: join(cgroupRoot, 'memory', 'docker', id, 'memory.usage_in_bytes') }
+    return null
+  }
+  for (const dir of [join(cgroupRoot, 'system.slice', `docker-${id}.scope`), join(cgroupRoot, 'docker', id)]) {
+    if (existsSync(join(dir, 'cpu.stat'))) return { kind: 'cgroup-v2', cpuDir: dir, memFile: join(dir, 'memory.current') }
+  }
+  return null
+}
+
+function readNumber (file) {
+  try { return Number(readText(file).trim()) } catch { return null }
+}
+
+/** Received and sent bytes over a process's network interfaces but loopback (its /proc/<pid>/net/dev). */
+export function readNetBytes (pid, procRoot) {
+  if (!pid) return null
+  try {
+    let rx = 0
+    let tx = 0
+    for (const line of readText(join(procRoot, String(pid), 'net', 'dev')).split('\n').slice(2)) {
+      const m = /^\s*([^:]+):\s*(.*)$/.exec(line)
+      if (!m || m[1] === 'lo') continue
+      const f = m[2].trim().split(/\s+/).map(Number)
+      rx += f[0]
+      tx += f[8]
+    }
+    return { rx, tx }
+  } catch {
+    return null
+  }
+}
+
+/** The host pid of a container, from the Docker API on a unix socket (null when there is no socket or no such container). */
+export function dockerPidOf (socketPath = '/var/run/docker.sock') {
+  return (id) => new Promise((resolve) => {
+    if (!existsSync(socketPath)) return resolve(null)
+    const req = request({ socketPath, path: `/containers/${id}/json`, timeout: 3000 }, (res) => {
+      let body = ''
+      res.on('data', c => { body += c })
+      res.on('end', () => { try { resolve(JSON.parse(body).State?.Pid || null) } catch { resolve(null) } })
+    })
+    req.on('error', () => resolve(null))
+    req.on('timeout', () => req.destroy())
+    req.end()
+  })
+}
+
+/** A 1 s sampler of some containers: per-container and summed per-core CPU (the Timeline shape of rc/sampler.js), memory, network. */
+function createSession ({ containers, cgroupRoot, procRoot, intervalMs, pids, maxSamples }) {
+  let hostPrev = readProcStat(procRoot)
+  const cpus = Math.max(1, ...hostPrev.map(c => c.core + 1))
+  const state = new Map(containers.map(c => [c.id, { ...c, prev: null }]))
+  const source = containers[0]?.kind ?? 'cgroup-v1'
+  const samples = []
+  let wallPrev = process.hrtime.bigint()
+  let lastError = null
+
+  const readCpu = (s) => (s.kind === 'cgroup-v1' ? readUsagePercpu(s.cpuDir) : readCpuStat(s.cpuDir).usageUsec * 1000)
+  for (const s of state.values()) { try { s.prev = readCpu(s) } catch (err) { lastError = err } }
+
+  const tick = () => {
+    const wall = process.hrtime.bigint()
+    const dtNs = Number(wall - wallPrev)
+    wallPrev = wall
+    const hostCur = readProcStat(procRoot)
+    const host = coreUsage(hostPrev, hostCur)
+    hostPrev = hostCur
+    if (dtNs <= 0) return
+    const server = new Array(cpus).fill(0)
+    const per = {}
+    for (const s of state.values()) {
+      try {
+        const cur = readCpu(s)
+        let ns
+        if (Array.isArray(cur)) ns = Array.from({ length: cpus }, (_, i) => Math.max(0, (cur[i] ?? 0) - (s.prev?.[i] ?? 0)))
+        else ns = splitTotal(Math.max(0, cur - (s.prev ?? cur)), host, host, cpus) // v2 has no per-CPU file: split like the host's cores
+        s.prev = cur
+        const pct = ns.map(x => x / dtNs * 100)
+        pct.forEach((x, i) => { server[i] += x })
+        const net = readNetBytes(pids.get(s.id), procRoot)
+        per[s.id] = { cores: pct.map(x => round1(Math.min(100, x))), total: round3(ns.reduce((a, b) => a + b, 0) / dtNs), memoryBytes: readNumber(s.memFile), net }
+      } catch (err) {
+        lastError = err // the container went away (a replica was killed): skip it in this sample
+      }
+    }
+    samples.push({
+      t: Date.now(),
+      server: server.map(x => round1(Math.min(100, x))),
+      serverTotal: round3(server.reduce((a, b) => a + b, 0) / 100),
+      host: Array.from({ length: cpus }, (_, i) => round1(host[i] ?? 0)),
+      containers: per
+    })
+    if (samples.length > maxSamples) samples.shift()
+  }
+  const timer = setInterval(() => { try { tick() } catch (err) { lastError = err } }, intervalMs)
+  timer.unref()
+  const timeline = () => ({ intervalMs, cpus, source, containers: [...state.keys()], samples: samples.slice(), lastError: lastError ? String(lastError.message ?? lastError) : null })
+  return { timeline, stop () { clearInterval(timer); return timeline() } }
+}
+
+/**
+ * The RC's express app. Every route but /healthz needs the token in the X-Nodescale-Token header.
+ * POST /start {containers: [id...]} -> {session}; GET /timeline?session=; POST /stop {session} -> timeline; GET /snapshot?containers=id,id
+ * @param {{ token: string, cgroupRoot?: string, procRoot?: string, intervalMs?: number, pidOf?: (id: string) => Promise<number | null>, maxSessions?: number, maxSamples?: number }} opts
+ * @returns {{ app: import('express').Express, close: () => void }}
+ */
+export function createRcApp ({ token, cgroupRoot = '/sys/fs/cgroup', procRoot = '/proc', intervalMs = 1000, pidOf = dockerPidOf(), maxSessions = 16, maxSamples = 86_400 }) {
+  if (!token || token.length < 16) throw new Error('the RC needs a token of at least 16 characters')
+  const digest = (s) => createHash('sha256').update(String(s)).digest()
+  const want = digest(token)
+  const sessions = new Map()
+  const app = express()
+  app.disable('x-powered-by')
+  app.use(express.json({ limit: '64kb' }))
+
+  app.get('/healthz', (req, res) => { res.json({ status: 'ok', cgroup: detectCgroup(cgroupRoot) }) })
+  app.use((req, res, next) => {
+    const got = req.get(TOKEN_HEADER)
+    if (!got || !timingSafeEqual(digest(got), want)) return res.status(401).json({ error: `missing or wrong ${TOKEN_HEADER} header` })
+    next()
+  })
+
+  const resolve = (ids) => {
+    if (!Array.isArray(ids) || !ids.length || ids.length > 256) throw new HttpError(400, 'containers: expected a list of 1 to 256 container ids')
+    return ids.map(id => {
+      const c = containerCgroup(id, cgroupRoot)
+      if (!c) throw new HttpError(404, `no container ${id} on this node (no cgroup for it)`)
+      return { id, ...c }
+    })
+  }
+
+  app.get('/snapshot', async (req, res) => {
+    const containers = resolve(String(req.query.containers ?? '').split(',').filter(Boolean))
+    const out = {}
+    for (const c of containers) {
+      out[c.id] = {
+        kind: c.kind,
+        ...(c.kind === 'cgroup-v1' ? { usagePercpuNs: readUsagePercpu(c.cpuDir) } : { usageUsec: readCpuStat(c.cpuDir).usageUsec }),
+        memoryBytes: readNumber(c.memFile),
+        net: readNetBytes(await pidOf(c.id), procRoot)
+      }
+    }
+    res.json({ t: Date.now(), host: readProcStat(procRoot), containers: out })
+  })
+
+  app.post('/start', async (req, res) => {
+    const containers = resolve(req.body?.containers)
+    if (sessions.size >= maxSessions) throw new HttpError(429, `already ${sessions.size} sessions; stop one first`)
+    const pids = new Map()
+    for (const c of containers) pids.set(c.id, await pidOf(c.id))
+    const session = randomUUID()
+    sessions.set(session, createSession({ containers, cgroupRoot, procRoot, intervalMs, pids, maxSamples }))
+    res.status(201).json({ session, containers: containers.map(c => c.id), source: containers[0].kind, intervalMs })
+  })
+
+  const sessionOf = (id) => {
+    if (!SESSION_ID.test(String(id ?? ''))) throw new HttpError(400, 'session: expected the id /start returned')
+    const s = sessions.get(id)
+    if (!s) throw new HttpError(404, `no session ${id}`)
+    return s
+  }
+  app.get('/timeline', (req, res) => { res.json(sessionOf(req.query.session).timeline()) })
+  app.post('/stop', (req, res) => {
+    const s = sessionOf(req.body?.session)
+    sessions.delete(req.body.session)
+    res.json(s.stop())
+  })
+
+  app.use((err, req, res, next) => {
+    res.status(err.status ?? (err.type === 'entity.parse.failed' ? 400 : 500)).json({ error: err.message })
+  })
+  return { app, close: () => { for (const s of sessions.values()) s.stop(); sessions.clear() } }
+}
+
+/** The token of this deployment: NODESCALE_RC_TOKEN, or the file NODESCALE_RC_TOKEN_FILE names (a Swarm secret). */
+export function tokenFromEnv (env = process.env) {
+  if (env.NODESCALE_RC_TOKEN) return env.NODESCALE_RC_TOKEN
+  const file = env.NODESCALE_RC_TOKEN_FILE ?? '/run/secrets/nodescale_rc_token'
+  return existsSync(file) ? readFileSync(file, 'utf8').trim() : null
+}
+
+async function main () {
+  const token = tokenFromEnv()
+  if (!token) {
+    console.error('nodescale rc: no token (set NODESCALE_RC_TOKEN or mount the nodescale_rc_token secret); refusing to serve without one')
+    process.exit(3)
+  }
+  const { app, close } = createRcApp({ token, cgroupRoot: process.env.NODESCALE_CGROUP_ROOT, procRoot: process.env.NODESCALE_PROC_ROOT })
+  const server = app.listen(Number(process.env.PORT || 9100), process.env.HOST || '0.0.0.0', () => {
+    console.log(`nodescale rc: listening on ${JSON.stringify(server.address())}, cgroup ${detectCgroup(process.env.NODESCALE_CGROUP_ROOT)}`)
+  })
+  const stop = () => { close(); server.close(() => process.exit(0)); server.closeAllConnections() }
+  process.on('SIGTERM', stop)
+  process.on('SIGINT', stop)
+}
+
+if (process.argv[1] && import.meta.url === pathToFileURL(process.argv[1]).href) main()
