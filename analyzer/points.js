@@ -2,6 +2,7 @@
 import { readdir, readFile, stat } from 'node:fs/promises'
 import { join, basename } from 'node:path'
 import { parse } from 'csv-parse/sync'
+import { mean, sampleStandardDeviation } from 'simple-statistics'
 import { NsError, badFlag } from '../executor/errors.js'
 
 /** run.json config fields a sweep can be grouped by (CLI spelling -> config key). */
@@ -50,8 +51,7 @@ export function resolveGrouping ({ x = 'instances', groupBy } = {}) {
   return { x, groupBy: [...new Set(keys)] }
 }
 
-const mean = a => a.reduce((s, v) => s + v, 0) / a.length
-const sdOf = a => (a.length > 1 ? Math.sqrt(a.reduce((s, v) => s + (v - mean(a)) ** 2, 0) / (a.length - 1)) : undefined)
+const sdOf = a => (a.length > 1 ? sampleStandardDeviation(a) : undefined)
 
 /** Every run.json under dir (depth-limited, no symlinks, node_modules skipped). */
 async function findRunFiles (dir, depth = 0, out = []) {

@@ -156,7 +156,7 @@ test('transaction controller samples count for their label, not in the total (as
 })
 
 // A deterministic generator of nasty rows: quoted labels and messages with commas, doubled quotes, CRLF and LF.
-function nastyFile (rows, seed) {
+function nastyFile (rows, seed, eol) {
   let s = seed
   const rnd = () => { s = (s * 1103515245 + 12345) % 2147483648; return s / 2147483648 }
   const labels = ['home', 'a,b', 'say "hi"', 'multi\nline', 'ünïcödé']
@@ -169,33 +169,36 @@ function nastyFile (rows, seed) {
     const elapsed = Math.floor(rnd() ** 3 * 3000)
     lines.push([1700000000000 + i * 3, elapsed, q(label), ok ? 200 : 500, q(msg), 'g 1-1', 'text', ok, ok ? '' : q(msg), 120, 40, 2, 2, 'http://h/p', 3, 0, 1].join(','))
   }
-  return lines.join(rnd() > 0.5 ? '\r\n' : '\n') + '\n'
+  return lines.join(eol) + eol
 }
 
-test('the byte scanner reads quoted fields as csv-parse does, at any chunk size', async (t) => {
-  const file = join(tmp(t), 'nasty.jtl')
-  writeFileSync(file, nastyFile(3000, 7))
-  const records = /** @type {any[]} */ (parse(readFileSync(file), { columns: true }))
-  const expected = new Map()
-  for (const r of records) {
-    const e = expected.get(r.label) ?? { elapsed: [], errors: 0 }
-    e.elapsed.push(Number(r.elapsed))
-    if (r.success !== 'true') e.errors++
-    expected.set(r.label, e)
-  }
-  for (const chunkSize of [7, 64, 1000, 1 << 22]) {
-    const got = new Map()
-    const sink = { record: name => { const h = new LatencyHistogram(); got.set(name, h); return h }, controller: () => null }
-    const scan = await scanJtl(file, sink, { chunkSize })
-    assert.equal(scan.malformed.count, 0, `chunk ${chunkSize}: ${JSON.stringify(scan.malformed.examples)}`)
-    assert.equal(scan.rows, records.length)
-    assert.deepEqual([...got.keys()].sort(), [...expected.keys()].sort(), `chunk ${chunkSize}`)
-    for (const [label, e] of expected) {
-      const h = got.get(label)
-      assert.equal(h.count, e.elapsed.length, `${label} @${chunkSize}`)
-      assert.equal(h.errors, e.errors)
-      assert.equal(h.sum, e.elapsed.reduce((a, b) => a + b, 0))
-      assert.deepEqual(h.percentiles([50, 90, 95, 99]), [50, 90, 95, 99].map(p => legacy(e.elapsed, p)))
+test('the byte scanner reads quoted fields as csv-parse does, at any chunk size, with LF and CRLF', async (t) => {
+  const dir = tmp(t)
+  for (const [seed, eol] of [[7, '\n'], [8, '\r\n']]) {
+    const file = join(dir, `nasty-${seed}.jtl`)
+    writeFileSync(file, nastyFile(3000, seed, eol))
+    const records = /** @type {any[]} */ (parse(readFileSync(file), { columns: true }))
+    const expected = new Map()
+    for (const r of records) {
+      const e = expected.get(r.label) ?? { elapsed: [], errors: 0 }
+      e.elapsed.push(Number(r.elapsed))
+      if (r.success !== 'true') e.errors++
+      expected.set(r.label, e)
+    }
+    for (const chunkSize of [7, 64, 1000, 1 << 22]) {
+      const got = new Map()
+      const sink = { record: name => { const h = new LatencyHistogram(); got.set(name, h); return h }, controller: () => null }
+      const scan = await scanJtl(file, sink, { chunkSize })
+      assert.equal(scan.malformed.count, 0, `chunk ${chunkSize}: ${JSON.stringify(scan.malformed.examples)}`)
+      assert.equal(scan.rows, records.length)
+      assert.deepEqual([...got.keys()].sort(), [...expected.keys()].sort(), `chunk ${chunkSize}`)
+      for (const [label, e] of expected) {
+        const h = got.get(label)
+        assert.equal(h.count, e.elapsed.length, `${label} @${chunkSize}`)
+        assert.equal(h.errors, e.errors)
+        assert.equal(h.sum, e.elapsed.reduce((a, b) => a + b, 0))
+        assert.deepEqual(h.percentiles([50, 90, 95, 99]), [50, 90, 95, 99].map(p => legacy(e.elapsed, p)))
+      }
     }
   }
 })
