@@ -1,7 +1,7 @@
 // Streams a CSV JTL with a byte-level scanner: projected columns only, numbers parsed from bytes, no per-row allocation.
 import { open } from 'node:fs/promises'
-import { parse } from 'csv-parse/sync'
 import { ROLE, detectLayout } from './jtl-columns.js'
+import { boolAt, intAt, controllerKind, rowText, parseRowText } from './jtl-fields.js'
 
 const LF = 10
 const CR = 13
@@ -9,8 +9,6 @@ const QUOTE = 34
 const FNV_OFFSET = 0x811c9dc5 | 0
 const FNV_PRIME = 16777619
 const MAX_EXAMPLES = 5
-const CONTROLLER = Buffer.from('Number of samples in transaction')
-const EMPTY_CONTROLLER = Buffer.from('Number of samples in transaction : 0')
 
 /**
  * What the scanner feeds: `record(label)` returns the object whose `add(start, elapsed, success, bytes, sentBytes)`
@@ -106,41 +104,11 @@ class JtlScanner {
     }
   }
 
-  /**
-   * A row the fast path could not vouch for (stray quotes): csv-parse decides, with relaxed quotes.
-   * @param {string} text the row without its line break
-   */
+  /** A row the fast path could not vouch for (stray quotes): csv-parse decides, with relaxed quotes. */
   slowRow (text, line, truncated) {
-    let fields
-    try {
-      const records = parse(text, { delimiter: String.fromCharCode(this.layout.delimiter), relax_quotes: true, relax_column_count: true })
-      if (records.length !== 1) return this.bad(line, 'a quoted field does not close where the row ends', text)
-      fields = records[0]
-    } catch (err) {
-      return this.bad(line, `CSV quoting: ${err.message.split('\n')[0]}`, text)
-    }
-    const { index } = this.layout
-    if (fields.length !== this.layout.columns.length) {
-      return this.bad(line, truncated ? 'truncated last line' : `${fields.length} fields, expected ${this.layout.columns.length}`, text)
-    }
-    const int = (name, dflt) => {
-      const v = index[name] === undefined ? '' : fields[index[name]]
-      if (v === '' && dflt !== undefined) return dflt
-      return /^\d{1,15}$/.test(v) ? Number(v) : -1
-    }
-    const ts = int('timeStamp')
-    const elapsed = int('elapsed')
-    const success = String(fields[index.success]).toLowerCase()
-    if (ts < 0) return this.bad(line, 'timeStamp is not a whole number of ms since the epoch', text)
-    if (elapsed < 0) return this.bad(line, 'elapsed is not a whole number of ms', text)
-    if (success !== 'true' && success !== 'false') return this.bad(line, 'success is neither true nor false', text)
-    const bytes = int('bytes', 0)
-    const sent = int('sentBytes', 0)
-    if (bytes < 0 || sent < 0) return this.bad(line, 'bytes or sentBytes is not a whole number', text)
-    const msg = index.responseMessage === undefined ? '' : fields[index.responseMessage]
-    const ctrl = msg.startsWith(EMPTY_CONTROLLER.toString()) ? 2 : msg.startsWith(CONTROLLER.toString()) ? 1 : 0
-    const name = fields[index.label]
-    this.take(this.labelEntry(name), name, ts, elapsed, success === 'true', bytes, sent, ctrl)
+    const r = parseRowText(text, this.layout, truncated)
+    if ('reason' in r) return this.bad(line, r.reason, text)
+    this.take(this.labelEntry(r.label), r.label, r.ts, r.elapsed, r.ok, r.bytes, r.sent, r.ctrl)
   }
 
   /**
@@ -319,40 +287,6 @@ class JtlScanner {
     this.last = last
     return p
   }
-}
-
-/** A row's text without its line break, for malformed-row examples. */
-function rowText (data, s, e) {
-  return data.toString('utf8', s, Math.min(e, s + 400)).replace(/\r?\n$/, '')
-}
-
-/** 1 for true, 0 for false (any case), -1 for anything else. */
-function boolAt (data, s, e) {
-  const n = e - s
-  const c = data[s] | 0x20
-  if (n === 4 && c === 116 && (data[s + 1] | 0x20) === 114 && (data[s + 2] | 0x20) === 117 && (data[s + 3] | 0x20) === 101) return 1
-  if (n === 5 && c === 102 && (data[s + 1] | 0x20) === 97 && (data[s + 2] | 0x20) === 108 && (data[s + 3] | 0x20) === 115 && (data[s + 4] | 0x20) === 101) return 0
-  return -1
-}
-
-/** A whole non-negative number in data[s..e), or -1. */
-function intAt (data, s, e) {
-  if (e <= s || e - s > 15) return -1
-  let v = 0
-  for (let i = s; i < e; i++) {
-    const d = data[i] - 48
-    if (d < 0 || d > 9) return -1
-    v = v * 10 + d
-  }
-  return v
-}
-
-/** JMeter's Sample.isController / isEmptyController: by the response message's prefix. */
-function controllerKind (data, s, e) {
-  if (e - s < CONTROLLER.length || data[s] !== CONTROLLER[0]) return 0
-  if (data.compare(CONTROLLER, 0, CONTROLLER.length, s, s + CONTROLLER.length) !== 0) return 0
-  if (e - s >= EMPTY_CONTROLLER.length && data.compare(EMPTY_CONTROLLER, 0, EMPTY_CONTROLLER.length, s, s + EMPTY_CONTROLLER.length) === 0) return 2
-  return 1
 }
 
 /**
