@@ -77,7 +77,9 @@ export async function waitReady (docker, { services, url, expect, timeoutMs, pen
       }
     }
     const live = tasks.filter(t => t.DesiredState === 'running' && t.Status?.State === 'running')
+    const wasRunning = running
     running = services.every(s => live.filter(t => t.ServiceID === s.id).length >= s.replicas)
+    if (running && !wasRunning) log(`swarm: all ${live.length} tasks run after ${Date.now() - started} ms`)
     if (running) {
       target ??= await url()
       if (!target) {
