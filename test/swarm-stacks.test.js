@@ -6,6 +6,9 @@ import { hostname } from 'node:os'
 import { renderStack, stackNameFor } from '../executor/docker/stack-render.js'
 import { deployStack, removeStack, removeLeftovers, stackResources, ingressWorks } from '../executor/docker/stack-deploy.js'
 import { probe } from '../executor/docker/http-probe.js'
+import { buildImage } from '../executor/docker/image-build.js'
+import { deployControlPlane, removeControlPlane } from '../executor/docker/control-plane.js'
+import { freePort } from '../executor/net-util.js'
 import { swarmEngine, testImages, testRunId } from './swarm-helper.js'
 
 const { docker, skip } = await swarmEngine()
@@ -175,4 +178,30 @@ test('ingressWorks gives the same answer twice, the second from memory', { skip 
   assert.equal(await ingressWorks(docker), first)
   assert.ok(Date.now() - started < 50)
   assert.deepEqual((await docker.listServices({ filters: { label: [`com.docker.stack.namespace=ns-ingress-probe-${process.pid}`] } })).length, 0)
+})
+
+test('the control plane runs the RC on every node behind a fresh token, and goes away with its secret', { skip }, async (t) => {
+  const rc = await buildImage(docker, { kind: 'rc', base: 'host' })
+  const stack = stackNameFor(testRunId('cp'))
+  t.after(() => removeControlPlane(docker, { stack }))
+  const cp = await deployControlPlane(docker, { image: rc.tag, stack, port: await freePort() })
+  const nodes = (await docker.listNodes()).filter(n => n.Status.State === 'ready')
+  assert.equal(cp.rcs.length, nodes.length)
+  assert.match(cp.token, /^[0-9a-f]{48}$/)
+  const [one] = cp.rcs
+  const url = `${one.url}/snapshot?containers=${one.containerId}`
+  const get = (headers) => fetch(url, { headers, signal: AbortSignal.timeout(5000) })
+  assert.equal((await get({})).status, 401)
+  assert.equal((await get({ 'x-nodescale-token': 'not-the-token-at-all' })).status, 401)
+  const ok = await get({ 'x-nodescale-token': cp.token })
+  assert.equal(ok.status, 200)
+  const snap = await ok.json()
+  assert.ok(snap.containers[one.containerId].usagePercpuNs?.length > 0 || snap.containers[one.containerId].usageUsec > 0, JSON.stringify(snap).slice(0, 300))
+  const spec = (await docker.getService(cp.service).inspect()).Spec
+  assert.ok('Global' in spec.Mode)
+  assert.deepEqual(spec.TaskTemplate.ContainerSpec.Mounts.map(m => [m.Target, m.ReadOnly]).sort(), [['/host/proc', true], ['/host/sys/fs/cgroup', true], ['/var/run/docker.sock', true]])
+
+  await removeControlPlane(docker, { stack })
+  await assertGone(stack)
+  assert.equal((await docker.listSecrets({ filters: { label: [`com.docker.stack.namespace=${stack}`] } })).length, 0)
 })

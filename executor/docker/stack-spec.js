@@ -50,13 +50,13 @@ function resources (res = {}) {
 /**
  * The API objects of a stack: networks and configs to create first, then services.
  * @param {Record<string, any>} doc a rendered Compose object (renderStack)
- * @param {{ configIds?: Record<string, string> }} [opts] ids of created configs by Compose name
+ * @param {{ configIds?: Record<string, string>, secretIds?: Record<string, string>, stack?: string }} [opts] ids of created configs and secrets by Compose name; stack overrides x-nodescale.stack
  * @returns {{ stack: string, networks: any[], configs: any[], services: any[] }}
  */
-export function stackSpecs (doc, { configIds = {} } = {}) {
-  const stack = doc['x-nodescale']?.stack
+export function stackSpecs (doc, { configIds = {}, secretIds = {}, stack: name } = {}) {
+  const stack = name ?? doc['x-nodescale']?.stack
   if (!stack) throw new NsError('NS_ERR_BAD_FILE', 'stack: not a rendered nodescale stack (x-nodescale.stack is missing)')
-  const files = doc['x-nodescale'].files ?? {}
+  const files = doc['x-nodescale']?.files ?? {}
   const ns = (labels = {}) => ({ ...labels, [NAMESPACE_LABEL]: stack })
   const networks = Object.entries(doc.networks ?? {}).map(([name, n]) => ({
     key: name,
@@ -86,6 +86,19 @@ export function stackSpecs (doc, { configIds = {} } = {}) {
           Labels: ns(s.labels),
           ...(s.stop_grace_period ? { StopGracePeriod: parseDuration(s.stop_grace_period) } : {}),
           ...(s.init !== undefined ? { Init: Boolean(s.init) } : {}),
+          Mounts: (s.volumes ?? []).map(v => {
+            if (typeof v !== 'object' || v.type !== 'bind') throw new NsError('NS_ERR_BAD_FILE', `stack ${stack}: service ${name}: only long-form bind mounts are supported (got ${JSON.stringify(v)})`)
+            return { Type: 'bind', Source: v.source, Target: v.target, ReadOnly: Boolean(v.read_only) }
+          }),
+          Secrets: (s.secrets ?? []).map(x => {
+            const ref = typeof x === 'string' ? { source: x } : x
+            if (!secretIds[ref.source]) throw new NsError('NS_ERR_BAD_FILE', `stack ${stack}: service ${name} uses secret ${ref.source}, which was not created`)
+            return {
+              File: { Name: ref.target ?? ref.source, UID: String(ref.uid ?? '0'), GID: String(ref.gid ?? '0'), Mode: ref.mode ?? 0o444 },
+              SecretID: secretIds[ref.source],
+              SecretName: ref.secretName ?? ref.source
+            }
+          }),
           Configs: (s.configs ?? []).map(c => {
             const ref = typeof c === 'string' ? { source: c } : c
             if (!configIds[ref.source]) throw new NsError('NS_ERR_BAD_FILE', `stack ${stack}: service ${name} uses config ${ref.source}, which was not created`)

@@ -1,0 +1,103 @@
+// Deploys the framework's control plane (docker-compose.yml: the RC on every node) through the API, with a fresh token per deployment passed as a Swarm secret.
+import { randomBytes } from 'node:crypto'
+import { readFileSync } from 'node:fs'
+import { join } from 'node:path'
+import { setTimeout as sleep } from 'node:timers/promises'
+import { load } from 'js-yaml'
+import { ROOT } from '../paths.js'
+import { NsError } from '../errors.js'
+import { dockerError } from './engine.js'
+import { stackSpecs } from './stack-spec.js'
+import { removeStack } from './stack-remove.js'
+import { taskLogs, describeTasks } from './stack-wait.js'
+import { probe } from './http-probe.js'
+import { NAMESPACE_LABEL } from './stack-render.js'
+import { RC_PORT } from './image-build.js'
+
+export const CONTROL_PLANE_STACK = 'nodescale'
+const ROLE_LABEL = 'io.nodescale.role'
+
+/**
+ * Replaces the control-plane stack: removes an earlier one, creates a token secret, deploys the RC as a global service
+ * and waits until the RC of every ready node answers /healthz on its published port.
+ * @param {import('dockerode')} docker
+ * @param {{ image: string, token?: string, stack?: string, port?: number, log?: (line: string) => void, timeoutMs?: number, file?: string }} opts image: an `rc` image (buildImage kind 'rc')
+ * @returns {Promise<{ stack: string, token: string, service: string, rcs: { node: string, url: string, containerId: string | null }[] }>}
+ */
+export async function deployControlPlane (docker, { image, token = randomBytes(24).toString('hex'), stack = CONTROL_PLANE_STACK, port = RC_PORT, log = () => {}, timeoutMs = 60_000, file = join(ROOT, 'docker-compose.yml') }) {
+  if (!image) throw new NsError('NS_ERR_BAD_FLAG', 'the control plane needs the rc image tag (buildImage kind "rc")')
+  const doc = /** @type {any} */ (load(readFileSync(file, 'utf8')))
+  const rc = doc.services.rc
+  rc.image = image
+  rc.ports = [{ ...rc.ports[0], published: port }]
+  rc.labels = { ...rc.labels, [ROLE_LABEL]: 'control-plane' }
+  rc.deploy.labels = { ...rc.deploy.labels, [ROLE_LABEL]: 'control-plane' }
+  await removeStack(docker, stack, { log })
+
+  const started = Date.now()
+  const labels = { [NAMESPACE_LABEL]: stack, [ROLE_LABEL]: 'control-plane' }
+  try {
+    const secretName = `${stack}_rc_token_${Date.now().toString(36)}`
+    let secret
+    try {
+      secret = await docker.createSecret({ Name: secretName, Labels: labels, Data: Buffer.from(token).toString('base64') })
+    } catch (err) {
+      throw dockerError(err, `creating secret ${secretName}`)
+    }
+    // The service reads the secret under its Compose name; the stored secret's name is unique per deployment (secrets are immutable).
+    rc.secrets = [{ source: 'nodescale_rc_token', target: 'nodescale_rc_token', secretName }]
+    const { services } = stackSpecs(doc, { stack, secretIds: { nodescale_rc_token: secret.id } })
+    const { spec } = services[0]
+    let svc
+    try { svc = await docker.createService(spec) } catch (err) { throw dockerError(err, `creating service ${spec.Name}`) }
+    log(`swarm: control plane ${stack}: RC on every node, port ${port}`)
+
+    const deadline = started + timeoutMs
+    let last = 'no tasks yet'
+    while (Date.now() < deadline) {
+      const nodes = (await docker.listNodes()).filter(n => n.Status?.State === 'ready' && n.Spec?.Availability === 'active')
+      const tasks = (await docker.listTasks({ filters: { service: [spec.Name] } })).filter(t => t.ServiceID === svc.id)
+      const failed = tasks.filter(t => ['failed', 'rejected'].includes(t.Status?.State))
+      if (failed.length) {
+        const out = await taskLogs(docker, failed[0])
+        throw new NsError('NS_ERR_DEPLOY', `the RC failed to start: ${describeTasks(failed, () => spec.Name)}${out ? `\n${out}` : ''}`)
+      }
+      const running = tasks.filter(t => t.DesiredState === 'running' && t.Status?.State === 'running')
+      if (nodes.length && nodes.every(n => running.some(t => t.NodeID === n.ID))) {
+        const rcs = running.map(t => {
+          const addr = nodes.find(n => n.ID === t.NodeID)?.Status?.Addr
+          const host = /** @type {any} */ (docker).modem?.socketPath && addr === '127.0.0.1' ? '127.0.0.1' : addr
+          return { node: t.NodeID, url: `http://${host}:${port}`, containerId: t.Status?.ContainerStatus?.ContainerID ?? null }
+        })
+        const answers = await Promise.all(rcs.map(r => probe(`${r.url}/healthz`, { timeoutMs: 1000 }).then(x => x.status === 200, () => false)))
+        if (answers.every(Boolean)) {
+          log(`swarm: ${rcs.length} RC${rcs.length === 1 ? '' : 's'} answer after ${Date.now() - started} ms`)
+          return { stack, token, service: spec.Name, rcs }
+        }
+        last = `${answers.filter(Boolean).length} of ${rcs.length} RCs answer /healthz`
+      } else {
+        last = describeTasks(tasks, () => spec.Name) || 'no tasks yet'
+      }
+      await sleep(200)
+    }
+    throw new NsError('NS_ERR_DEPLOY', `the control plane did not get ready within ${timeoutMs} ms (${last})`)
+  } catch (err) {
+    await removeControlPlane(docker, { stack, log }).catch(() => {})
+    throw err
+  }
+}
+
+/**
+ * Removes the control-plane stack and its token secrets.
+ * @param {import('dockerode')} docker
+ * @param {{ stack?: string, log?: (line: string) => void }} [opts]
+ */
+export async function removeControlPlane (docker, { stack = CONTROL_PLANE_STACK, log = () => {} } = {}) {
+  await removeStack(docker, stack, { log })
+  const filters = { label: [`${NAMESPACE_LABEL}=${stack}`] }
+  let secrets
+  try { secrets = await docker.listSecrets({ filters }) } catch (err) { throw dockerError(err, 'listing secrets') }
+  await Promise.all(secrets.map(s => docker.getSecret(s.ID).remove().catch(err => {
+    if (err.statusCode !== 404) throw dockerError(err, `removing secret ${s.Spec?.Name}`)
+  })))
+}
