@@ -103,8 +103,9 @@ export function validateRunConfig (values, { cwd = process.cwd(), cpus = availab
     : number('--cpus-per-instance', values['cpus-per-instance'], { min: 0, max: cpus, minExclusive: true })
   const lb = oneOf('--lb', values.lb ?? DEFAULTS.lb, LOAD_BALANCERS)
   if (values.lb !== undefined && strategy !== 'hs') throw badFlag('--lb', `only applies to --strategy hs (got --strategy ${strategy})`)
-  const benchmark = values.benchmark ?? DEFAULTS.benchmark
-  if (!/^[a-z0-9][a-z0-9_-]{0,63}$/i.test(benchmark)) throw badFlag('--benchmark', `"${benchmark}" is not a name (letters, digits, - and _)`)
+  // with --app the module names itself unless --benchmark says otherwise
+  const benchmark = values.benchmark ?? (values.app === undefined ? DEFAULTS.benchmark : undefined)
+  if (benchmark !== undefined && !/^[a-z0-9][a-z0-9_-]{0,63}$/i.test(benchmark)) throw badFlag('--benchmark', `"${benchmark}" is not a name (letters, digits, - and _)`)
   let app
   if (values.app !== undefined) {
     app = values.app.startsWith('cmd:') ? values.app : resolve(cwd, values.app)

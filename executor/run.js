@@ -20,7 +20,9 @@ export function resolveBackend (config) {
 
 /**
  * Everything checked before anything starts: the benchmark and its params, the backend's parts, the driver's parts.
- * @returns {Promise<{ backend: any, request: any, backendInfo: object, driverInfo: object }>}
+ * @param {any} config
+ * @param {{ log?: (line: string) => void }} [opts]
+ * @returns {Promise<{ backend: any, benchmark: string, request: any, backendInfo: object, driverInfo: object }>}
  */
 export async function prepareRun (config, { log = () => {} } = {}) {
   const bench = await loadBenchmark({ benchmark: config.benchmark, app: config.app })
@@ -29,7 +31,7 @@ export async function prepareRun (config, { log = () => {} } = {}) {
   const backend = resolveBackend(config)
   const backendInfo = await backend.prepare(config, { log })
   const driverInfo = config.driver === 'jmeter' ? { jmeterHome: (await ensureJmeter({ log })).home } : {}
-  return { backend, request, backendInfo, driverInfo }
+  return { backend, benchmark: bench.name, request, backendInfo, driverInfo }
 }
 
 /**
@@ -39,7 +41,8 @@ export async function prepareRun (config, { log = () => {} } = {}) {
  * @returns {Promise<any>} the run.json object
  */
 export async function run (config, { log = () => {}, onProgress, signal, prepared } = {}) {
-  const { backend, request, backendInfo, driverInfo } = prepared ?? await prepareRun(config, { log })
+  const { backend, benchmark, request, backendInfo, driverInfo } = prepared ?? await prepareRun(config, { log })
+  config = { ...config, benchmark }
   const id = newRunId(config)
   const dir = await createRunDir(config.out, id)
   const runJson = {
@@ -49,7 +52,7 @@ export async function run (config, { log = () => {}, onProgress, signal, prepare
     status: 'running',
     startedAt: new Date().toISOString(),
     finishedAt: null,
-    config: { ...config },
+    config,
     environment: describeEnvironment({ backend: backend.name, extra: { ...backendInfo, ...driverInfo } }),
     request,
     load: null,
@@ -73,7 +76,7 @@ export async function run (config, { log = () => {}, onProgress, signal, prepare
     signal?.throwIfAborted()
     sampler = deployment.createSampler()
     sampler.start()
-    const url = new URL(request.path, deployment.url.replace(/\/?$/, `/${config.benchmark}/`)).href
+    const url = `${deployment.url.replace(/\/$/, '')}/${benchmark}${request.path}`
     log(`load: ${config.driver} -> ${url}`)
     const load = await runLoad({
       driver: config.driver,

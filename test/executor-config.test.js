@@ -19,7 +19,7 @@ test('defaults fill a minimal command and the config is frozen', () => {
   assert.equal(config.driver, 'autocannon')
   assert.equal(config.backend, 'auto')
   assert.ok(Object.isFrozen(config))
-  assert.throws(() => { config.instances = 3 }, TypeError)
+  assert.throws(() => { /** @type {any} */ (config).instances = 3 }, TypeError)
 })
 
 test('every flag is parsed', () => {
@@ -51,6 +51,7 @@ test('every flag is parsed', () => {
   })
 })
 
+/** @type {Array<[string[], string, RegExp]>} */
 const bad = [
   [['--instances', '2'], '--strategy', /required; one of: up, cm, pm2, hs/],
   [['--strategy', 'xx', '--instances', '2'], '--strategy', /"xx" is not allowed; one of: up, cm, pm2, hs/],
@@ -84,7 +85,7 @@ const bad = [
 
 for (const [argv, flag, message] of bad) {
   test(`bad input: ${argv.slice(2).join(' ') || argv.join(' ')} names ${flag}`, () => {
-    assert.throws(() => parseArguments(argv), err => {
+    assert.throws(() => parseArguments(argv), (/** @type {any} */ err) => {
       assert.ok(err instanceof NsError, err)
       assert.equal(err.exitCode, 2)
       assert.match(err.message, new RegExp(flag.replace(/[-]/g, '\\-')))
@@ -95,7 +96,7 @@ for (const [argv, flag, message] of bad) {
 }
 
 test('--app that does not exist is NS_ERR_BAD_APP (exit 2)', () => {
-  assert.throws(() => parseArguments([...base, '--app', '/nonexistent/app.js']), err => err.code === 'NS_ERR_BAD_APP' && err.exitCode === 2 && /--app/.test(err.message))
+  assert.throws(() => parseArguments([...base, '--app', '/nonexistent/app.js']), (/** @type {any} */ err) => err.code === 'NS_ERR_BAD_APP' && err.exitCode === 2 && /--app/.test(err.message))
 })
 
 test('--out that is a file is refused', () => {

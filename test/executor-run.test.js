@@ -30,7 +30,7 @@ function assertCompleteRun (out, { strategy, instances }) {
   return { dir, run }
 }
 
-for (const [strategy, instances] of [['up', 1], ['cm', 2], ['pm2', 2], ['hs', 2]]) {
+for (const [strategy, instances] of /** @type {Array<[string, number]>} */ ([['up', 1], ['cm', 2], ['pm2', 2], ['hs', 2]])) {
   test(`run --strategy ${strategy} --instances ${instances} with autocannon writes a complete run folder`, { timeout: 90000 }, async () => {
     const out = tmp()
     const r = await runCli('executor', ['run', '--strategy', strategy, '--instances', String(instances), '--benchmark', 'baseline', '--out', out, ...short])

@@ -21,8 +21,12 @@ export function createLocalBackend ({ cpus = availableParallelism() } = {}) {
   return {
     name: 'local',
 
-    /** Checks what the run needs on this machine, before anything starts. */
-    async prepare (config) {
+    /**
+     * Checks what the run needs on this machine, before anything starts.
+     * @param {any} config
+     * @param {{ log?: (line: string) => void }} [ctx]
+     */
+    async prepare (config, ctx = {}) {
       const info = {}
       if (config.strategy === 'up' && config.instances > cpus) {
         throw badFlag('--instances', `${config.instances} vCPUs for --strategy up on the local backend, but this machine has ${cpus} cores; allowed: 1..${cpus} (use --backend swarm with --cpus-per-instance to emulate more)`)
