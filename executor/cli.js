@@ -50,6 +50,9 @@ export const MAIN_HELP = `Usage: executor <command> [options]
 
 Commands:
   run       one measured run of a server in a strategy (executor run --help)
+  image     build the Swarm images a run needs (executor image build --help)
+  up        start the Swarm control plane: the RC on every node (executor up --help)
+  down      remove the control plane and every stack nodescale left behind
 
 nodescale: how does a Node.js server scale when you add cores, processes or containers?`
 
@@ -65,6 +68,16 @@ export function parseArguments (argv) {
 }
 
 /**
+ * Commands other than run, each a module exporting `command(argv, io)` → exit code, loaded only when used.
+ * @type {Record<string, () => Promise<{ command: (argv: string[], io: { stdout: any, stderr: any, signal?: AbortSignal }) => Promise<number> }>>}
+ */
+export const COMMANDS = {
+  image: () => import('./cli-swarm.js').then(m => ({ command: m.imageCommand })),
+  up: () => import('./cli-swarm.js').then(m => ({ command: m.upCommand })),
+  down: () => import('./cli-swarm.js').then(m => ({ command: m.downCommand }))
+}
+
+/**
  * Runs the CLI. Returns the exit code.
  * @param {string[]} argv process.argv.slice(2)
  * @param {{ stdout?: NodeJS.WritableStream & { isTTY?: boolean }, stderr?: NodeJS.WritableStream & { isTTY?: boolean }, signal?: AbortSignal }} [io]
@@ -76,7 +89,8 @@ export async function main (argv, { stdout = process.stdout, stderr = process.st
       stdout.write(MAIN_HELP + '\n')
       return command ? EXIT.OK : EXIT.BAD_INPUT
     }
-    if (command !== 'run') throw new NsError('NS_ERR_BAD_FLAG', `unknown command "${command}"; commands: run`)
+    if (COMMANDS[command]) return await (await COMMANDS[command]()).command(rest, { stdout, stderr, signal })
+    if (command !== 'run') throw new NsError('NS_ERR_BAD_FLAG', `unknown command "${command}"; commands: run, ${Object.keys(COMMANDS).join(', ')}`)
     const parsed = parseArguments(rest)
     if (parsed.help) { stdout.write(RUN_HELP + '\n'); return EXIT.OK }
     const { config } = parsed

@@ -8,14 +8,25 @@ import { summarize } from '../analyzer/summary.js'
 import { createLocalBackend } from './backends/local.js'
 import { describeEnvironment } from './environment.js'
 import { RUN_SCHEMA, newRunId, createRunDir, writeJsonAtomic } from './run-store.js'
-import { NsError } from './errors.js'
 
-/** Picks the backend object for a config. `auto` is local until the swarm backend lands in the executor. */
-export function resolveBackend (config) {
-  if (config.backend === 'swarm') {
-    throw new NsError('NS_ERR_BAD_FLAG', '--backend swarm: not available in this version yet; use --backend local (or auto)')
+/**
+ * Picks the backend for a config: `local`, `swarm`, or for `auto` the swarm when a Docker daemon answers, else local (said in the log).
+ * @param {any} config
+ * @param {{ log?: (line: string) => void }} [opts]
+ */
+export async function resolveBackend (config, { log = () => {} } = {}) {
+  if (config.backend === 'local') return createLocalBackend()
+  const { createSwarmBackend } = await import('./backends/swarm.js')
+  if (config.backend === 'swarm') return createSwarmBackend()
+  const { connectDocker } = await import('./docker/engine.js')
+  try {
+    const docker = await connectDocker({ timeoutMs: 2000 })
+    log('backend auto -> swarm (a Docker daemon answers)')
+    return createSwarmBackend({ connect: async () => docker })
+  } catch (err) {
+    log(`backend auto -> local (${err.message})`)
+    return createLocalBackend()
   }
-  return createLocalBackend()
 }
 
 /**
@@ -28,7 +39,7 @@ export async function prepareRun (config, { log = () => {} } = {}) {
   const bench = await loadBenchmark({ benchmark: config.benchmark, app: config.app })
   const options = bench.options(config.params)
   const request = bench.request(options)
-  const backend = resolveBackend(config)
+  const backend = await resolveBackend(config, { log })
   const backendInfo = await backend.prepare(config, { log })
   const driverInfo = config.driver === 'jmeter' ? { jmeterHome: (await ensureJmeter({ log })).home } : {}
   return { backend, benchmark: bench.name, request, backendInfo, driverInfo }
@@ -75,7 +86,7 @@ export async function run (config, { log = () => {}, onProgress, signal, prepare
     runJson.placement = deployment.placement
     signal?.throwIfAborted()
     sampler = deployment.createSampler()
-    sampler.start()
+    await sampler.start()
     const url = `${deployment.url.replace(/\/$/, '')}/${benchmark}${request.path}`
     log(`load: ${config.driver} -> ${url}`)
     const load = await runLoad({

@@ -90,9 +90,11 @@ test('a cluster worker killed during the run: the run completes and its errors a
 test('Ctrl-C during load: exit 1, no process of the run survives, run.json says interrupted', { timeout: 90000 }, async () => {
   const out = tmp()
   let tree = []
+  let armed = false
   const r = await runCli('executor', ['run', '--strategy', 'pm2', '--instances', '2', '--benchmark', 'baseline', '--out', out, '--backend', 'local', '--duration', '60', '--warmup', '1'], {
     onStderr (text, child) {
-      if (tree.length || !/load: /.test(text)) return
+      if (armed || !/load: /.test(text)) return
+      armed = true // one Ctrl-C: a second one means "exit now"
       setTimeout(() => { tree = descendants(child.pid); child.kill('SIGINT') }, 1500)
     }
   })

@@ -1,10 +1,11 @@
 // Deploys the framework's control plane (docker-compose.yml: the RC on every node) through the API, with a fresh token per deployment passed as a Swarm secret.
 import { randomBytes } from 'node:crypto'
-import { readFileSync } from 'node:fs'
+import { readFileSync, writeFileSync, mkdirSync, rmSync, renameSync } from 'node:fs'
 import { join } from 'node:path'
 import { setTimeout as sleep } from 'node:timers/promises'
 import { load } from 'js-yaml'
-import { ROOT } from '../paths.js'
+import { ROOT, cacheDir } from '../paths.js'
+import { rcCall } from './rc-client.js'
 import { NsError } from '../errors.js'
 import { dockerError } from './engine.js'
 import { stackSpecs } from './stack-spec.js'
@@ -48,36 +49,22 @@ export async function deployControlPlane (docker, { image, token = randomBytes(2
     rc.secrets = [{ source: 'nodescale_rc_token', target: 'nodescale_rc_token', secretName }]
     const { services } = stackSpecs(doc, { stack, secretIds: { nodescale_rc_token: secret.id } })
     const { spec } = services[0]
-    let svc
-    try { svc = await docker.createService(spec) } catch (err) { throw dockerError(err, `creating service ${spec.Name}`) }
+    try { await docker.createService(spec) } catch (err) { throw dockerError(err, `creating service ${spec.Name}`) }
     log(`swarm: control plane ${stack}: RC on every node, port ${port}`)
 
     const deadline = started + timeoutMs
     let last = 'no tasks yet'
     while (Date.now() < deadline) {
-      const nodes = (await docker.listNodes()).filter(n => n.Status?.State === 'ready' && n.Spec?.Availability === 'active')
-      const tasks = (await docker.listTasks({ filters: { service: [spec.Name] } })).filter(t => t.ServiceID === svc.id)
-      const failed = tasks.filter(t => ['failed', 'rejected'].includes(t.Status?.State))
-      if (failed.length) {
-        const out = await taskLogs(docker, failed[0])
-        throw new NsError('NS_ERR_DEPLOY', `the RC failed to start: ${describeTasks(failed, () => spec.Name)}${out ? `\n${out}` : ''}`)
+      const state = await controlPlaneState(docker, { service: spec.Name, port })
+      if (state.failed.length) {
+        const out = await taskLogs(docker, state.failed[0])
+        throw new NsError('NS_ERR_DEPLOY', `the RC failed to start: ${describeTasks(state.failed, () => spec.Name)}${out ? `\n${out}` : ''}`)
       }
-      const running = tasks.filter(t => t.DesiredState === 'running' && t.Status?.State === 'running')
-      if (nodes.length && nodes.every(n => running.some(t => t.NodeID === n.ID))) {
-        const rcs = running.map(t => {
-          const addr = nodes.find(n => n.ID === t.NodeID)?.Status?.Addr
-          const host = /** @type {any} */ (docker).modem?.socketPath && addr === '127.0.0.1' ? '127.0.0.1' : addr
-          return { node: t.NodeID, url: `http://${host}:${port}`, containerId: t.Status?.ContainerStatus?.ContainerID ?? null }
-        })
-        const answers = await Promise.all(rcs.map(r => probe(`${r.url}/healthz`, { timeoutMs: 1000 }).then(x => x.status === 200, () => false)))
-        if (answers.every(Boolean)) {
-          log(`swarm: ${rcs.length} RC${rcs.length === 1 ? '' : 's'} answer after ${Date.now() - started} ms`)
-          return { stack, token, service: spec.Name, rcs }
-        }
-        last = `${answers.filter(Boolean).length} of ${rcs.length} RCs answer /healthz`
-      } else {
-        last = describeTasks(tasks, () => spec.Name) || 'no tasks yet'
+      if (state.ready) {
+        log(`swarm: ${state.rcs.length} RC${state.rcs.length === 1 ? '' : 's'} answer after ${Date.now() - started} ms`)
+        return { stack, token, service: spec.Name, rcs: state.rcs }
       }
+      last = state.last
       await sleep(200)
     }
     throw new NsError('NS_ERR_DEPLOY', `the control plane did not get ready within ${timeoutMs} ms (${last})`)
@@ -85,6 +72,37 @@ export async function deployControlPlane (docker, { image, token = randomBytes(2
     await removeControlPlane(docker, { stack, log }).catch(() => {})
     throw err
   }
+}
+
+/**
+ * Where the control plane's RCs are and whether they all answer: ready when every ready, active node runs an RC task
+ * whose /healthz answers on the node's address.
+ * @param {import('dockerode')} docker
+ * @param {{ service?: string, port?: number }} [opts]
+ * @returns {Promise<{ ready: boolean, rcs: { node: string, url: string, containerId: string | null }[], failed: any[], image: string | null, last: string }>}
+ */
+export async function controlPlaneState (docker, { service = `${CONTROL_PLANE_STACK}_rc`, port = RC_PORT } = {}) {
+  let nodes, tasks
+  try {
+    nodes = (await docker.listNodes()).filter(n => n.Status?.State === 'ready' && n.Spec?.Availability === 'active')
+    tasks = (await docker.listTasks({ filters: { service: [service] } })).filter(t => t.Spec?.ContainerSpec)
+  } catch (err) {
+    throw dockerError(err, 'reading the control plane')
+  }
+  const failed = tasks.filter(t => ['failed', 'rejected'].includes(t.Status?.State))
+  const running = tasks.filter(t => t.DesiredState === 'running' && t.Status?.State === 'running')
+  const image = running[0]?.Spec?.ContainerSpec?.Image?.replace(/@sha256:.*$/, '') ?? null
+  if (!nodes.length || !nodes.every(n => running.some(t => t.NodeID === n.ID))) {
+    return { ready: false, rcs: [], failed, image, last: describeTasks(tasks, () => service) || 'no tasks yet' }
+  }
+  const rcs = running.map(t => {
+    const addr = nodes.find(n => n.ID === t.NodeID)?.Status?.Addr
+    const host = /** @type {any} */ (docker).modem?.socketPath && addr === '127.0.0.1' ? '127.0.0.1' : addr
+    return { node: t.NodeID, url: `http://${host}:${port}`, containerId: t.Status?.ContainerStatus?.ContainerID ?? null }
+  })
+  const answers = await Promise.all(rcs.map(r => probe(`${r.url}/healthz`, { timeoutMs: 1000 }).then(x => x.status === 200, () => false)))
+  const ready = answers.every(Boolean)
+  return { ready, rcs, failed, image, last: ready ? 'ready' : `${answers.filter(Boolean).length} of ${rcs.length} RCs answer /healthz` }
 }
 
 /**
@@ -100,4 +118,53 @@ export async function removeControlPlane (docker, { stack = CONTROL_PLANE_STACK,
   await Promise.all(secrets.map(s => docker.getSecret(s.ID).remove().catch(err => {
     if (err.statusCode !== 404) throw dockerError(err, `removing secret ${s.Spec?.Name}`)
   })))
+}
+
+/** Where the executor keeps the running control plane's token (owner-only), so later runs reuse it. */
+export const controlPlaneFile = () => join(cacheDir(), 'control-plane.json')
+
+function readSaved () {
+  try { return JSON.parse(readFileSync(controlPlaneFile(), 'utf8')) } catch { return null }
+}
+
+function save (state) {
+  mkdirSync(cacheDir(), { recursive: true })
+  const tmp = `${controlPlaneFile()}.${process.pid}.tmp`
+  writeFileSync(tmp, JSON.stringify(state, null, 2), { mode: 0o600 })
+  renameSync(tmp, controlPlaneFile())
+}
+
+/**
+ * The control plane a run samples with: the running one when it runs this RC image on every node and accepts the token
+ * this machine saved for it; otherwise a fresh deployment (deployControlPlane), whose token is saved for the next run.
+ * @param {import('dockerode')} docker
+ * @param {{ image: string, log?: (line: string) => void, timeoutMs?: number }} opts
+ * @returns {Promise<{ stack: string, token: string, service: string, rcs: { node: string, url: string, containerId: string | null }[], reused: boolean }>}
+ */
+export async function ensureControlPlane (docker, { image, log = () => {}, timeoutMs }) {
+  const saved = readSaved()
+  if (saved?.token && saved.image === image) {
+    const state = await controlPlaneState(docker, { service: saved.service })
+    if (state.ready && state.image === image) {
+      // 400 (no such session) means the token was accepted; 401 means the plane was redeployed by someone else
+      const answers = await Promise.all(state.rcs.map(rc => rcCall({ url: rc.url, token: saved.token }, 'GET', '/timeline?session=x').then(r => r.status, () => 0)))
+      if (answers.every(s => s === 400)) {
+        log(`swarm: control plane up (${state.rcs.length} RC${state.rcs.length === 1 ? '' : 's'}), reused`)
+        return { stack: saved.stack, token: saved.token, service: saved.service, rcs: state.rcs, reused: true }
+      }
+    }
+  }
+  const plane = await deployControlPlane(docker, { image, log, timeoutMs })
+  save({ stack: plane.stack, service: plane.service, image, token: plane.token, at: new Date().toISOString() })
+  return { ...plane, reused: false }
+}
+
+/**
+ * `executor down`'s part: removes the control plane and forgets its token.
+ * @param {import('dockerode')} docker
+ * @param {{ log?: (line: string) => void }} [opts]
+ */
+export async function stopControlPlane (docker, { log = () => {} } = {}) {
+  await removeControlPlane(docker, { log })
+  rmSync(controlPlaneFile(), { force: true })
 }

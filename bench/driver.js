@@ -1,0 +1,113 @@
+#!/usr/bin/env node
+// Benchmark of the load drivers: req/s of wrk, the autocannon driver (recording its JTL) and the JMeter driver on one pinned server.
+import { spawnSync } from 'node:child_process'
+import { mkdtempSync, rmSync } from 'node:fs'
+import { tmpdir } from 'node:os'
+import { join } from 'node:path'
+import { parseArgs } from 'node:util'
+import { runLoad } from '../executor/drivers/index.js'
+import { launch } from '../register/launch.js'
+
+const SERVER_CPU = 1
+const LOAD_CPU = 0
+const CONNECTIONS = 10
+const TARGET = 0.9
+
+/** @param {string[]} argv */
+export function parseBenchArgs (argv) {
+  const { values } = parseArgs({
+    args: argv,
+    options: {
+      duration: { type: 'string', default: '5' },
+      rounds: { type: 'string', default: '3' },
+      warmup: { type: 'string', default: '1' },
+      'skip-jmeter': { type: 'boolean', default: false }
+    }
+  })
+  const duration = Number(values.duration)
+  const rounds = Number(values.rounds)
+  const warmup = Number(values.warmup)
+  if (!(duration > 0)) throw new Error(`--duration: ${values.duration} is not a positive number of seconds`)
+  if (!(Number.isInteger(rounds) && rounds > 0)) throw new Error(`--rounds: ${values.rounds} is not a positive integer`)
+  if (!(warmup >= 0)) throw new Error(`--warmup: ${values.warmup} is not a number of seconds >= 0`)
+  return { duration, rounds, warmup, jmeter: !values['skip-jmeter'] }
+}
+
+const median = (xs) => {
+  const s = [...xs].sort((a, b) => a - b)
+  const m = Math.floor(s.length / 2)
+  return s.length % 2 ? s[m] : (s[m - 1] + s[m]) / 2
+}
+
+/** The server under test: register's single-process baseline app, pinned to its own core. */
+async function startServer () {
+  const server = await launch({ shape: 'single', instances: 1, benchmark: 'baseline', affinity: [SERVER_CPU] })
+  return {
+    what: `register single-process baseline app, pinned to cpu ${SERVER_CPU}`,
+    url: `${server.url.replace(/\/$/, '')}/baseline/`,
+    stop: () => server.stop()
+  }
+}
+
+function runWrk (url, duration) {
+  const r = spawnSync('taskset', ['-c', String(LOAD_CPU), 'wrk', '-t1', `-c${CONNECTIONS}`, `-d${duration}s`, url], { encoding: 'utf8' })
+  if (r.error || r.status !== 0) throw new Error(`wrk failed (apt-get install -y wrk): ${r.error?.message ?? r.stderr}`)
+  const m = /Requests\/sec:\s*([\d.]+)/.exec(r.stdout)
+  if (!m) throw new Error(`wrk printed no Requests/sec:\n${r.stdout}`)
+  return Number(m[1])
+}
+
+async function runDriver (driver, url, { duration, warmup }, dir) {
+  const r = await runLoad({ driver, url, concurrency: CONNECTIONS, duration, warmup: driver === 'jmeter' ? Math.max(2, warmup) : warmup, jtlPath: join(dir, `${driver}.jtl`), cpus: [LOAD_CPU], label: 'baseline' })
+  return r.requests / ((r.steadyEnd - r.steadyStart) / 1000)
+}
+
+async function main () {
+  const opts = parseBenchArgs(process.argv.slice(2))
+  const tools = ['wrk', 'autocannon', ...(opts.jmeter ? ['jmeter'] : [])]
+  const server = await startServer()
+  const dir = mkdtempSync(join(tmpdir(), 'nodescale-bench-driver-'))
+  const figures = Object.fromEntries(tools.map(t => [t, []]))
+  console.log(`server: ${server.what} at ${server.url}`)
+  console.log(`load generators pinned to cpu ${LOAD_CPU}, ${CONNECTIONS} connections/threads, ${opts.duration} s per measurement, ${opts.rounds} rounds`)
+  try {
+    for (let round = 0; round < opts.rounds; round++) {
+      // rotate the order so that no tool always runs first (or right after JMeter's JVM)
+      const order = tools.map((_, i) => tools[(i + round) % tools.length])
+      for (const tool of order) {
+        const rps = tool === 'wrk' ? runWrk(server.url, opts.duration) : await runDriver(tool, server.url, opts, dir)
+        figures[tool].push(rps)
+        console.log(`  round ${round + 1}  ${tool.padEnd(10)} ${Math.round(rps).toLocaleString('en').padStart(9)} req/s`)
+      }
+    }
+  } finally {
+    await server.stop()
+    rmSync(dir, { recursive: true, force: true })
+  }
+  const med = Object.fromEntries(tools.map(t => [t, median(figures[t])]))
+  const ratio = (t) => med[t] / med.wrk
+  console.log('\ntool        median req/s   vs wrk   rounds')
+  for (const t of tools) {
+    console.log(`${t.padEnd(10)} ${Math.round(med[t]).toLocaleString('en').padStart(13)}   ${ratio(t).toFixed(3).padStart(6)}   ${figures[t].map(x => Math.round(x)).join(' ')}`)
+  }
+  const pass = ratio('autocannon') >= TARGET
+  console.log(`\nautocannon driver / wrk = ${ratio('autocannon').toFixed(3)} (target >= ${TARGET}): ${pass ? 'PASS' : 'FAIL'}`)
+  console.log(JSON.stringify({
+    bench: 'driver',
+    server: server.what,
+    connections: CONNECTIONS,
+    duration: opts.duration,
+    rounds: opts.rounds,
+    median: Object.fromEntries(tools.map(t => [t, Math.round(med[t])])),
+    runs: Object.fromEntries(tools.map(t => [t, figures[t].map(Math.round)])),
+    ratioAutocannonWrk: Number(ratio('autocannon').toFixed(3)),
+    ratioJmeterWrk: opts.jmeter ? Number(ratio('jmeter').toFixed(3)) : null,
+    target: TARGET,
+    pass
+  }))
+  process.exitCode = pass ? 0 : 1
+}
+
+if (import.meta.url === `file://${process.argv[1]}`) {
+  main().catch(err => { console.error(err); process.exit(1) })
+}

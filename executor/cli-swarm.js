@@ -1,0 +1,111 @@
+// `executor image build`, `executor up` and `executor down`: the Swarm parts a run needs, prepared or removed by hand.
+import { resolve } from 'node:path'
+import { existsSync } from 'node:fs'
+import { parseFlags } from './config.js'
+import { EXIT, NsError, badFlag } from './errors.js'
+import { connectDocker, ensureSwarm } from './docker/engine.js'
+import { buildImage, IMAGE_BASES, IMAGE_KINDS } from './docker/image-build.js'
+import { ensureControlPlane, stopControlPlane } from './docker/control-plane.js'
+import { removeLeftovers } from './docker/stack-deploy.js'
+
+export const IMAGE_HELP = `Usage: executor image build [--base auto|registry|host] [--kind K] [--app PATH]... [--json]
+
+Builds (or reuses, when nothing changed: tags carry a content hash) the images a Swarm run needs,
+through the Docker Engine API. \`executor run\` builds them itself; this is for building ahead.
+
+Options:
+      --base B     auto | registry | host (default auto)
+                   registry: FROM node:<host major>-slim (and haproxy:<version>), for machines that can pull
+                   host:     an offline base from this machine's own node (and haproxy) binary and its libraries
+                   auto:     registry when the base image is here or can be pulled, else host; says which
+      --kind K     register | haproxy | rc | all (default all)
+      --app PATH   a custom app to put in the register image (repeatable)
+      --json       print the built images as JSON on stdout
+  -h, --help       this help
+
+Example:
+  executor image build --base host`
+
+export const UP_HELP = `Usage: executor up [--json]
+
+Starts nodescale's control plane on the swarm (docker-compose.yml): the RC (resource collector) as a global
+service, one per node, reading the containers' cgroups; its token is a Swarm secret. Initialises a single-node
+swarm first when the engine is in none. \`executor run\` does this itself on first use; a running control plane
+with the same image is reused.`
+
+export const DOWN_HELP = `Usage: executor down [--all] [--json]
+
+Removes the control plane and every stack an earlier run left behind (a run whose executor is gone).
+  --all    also stacks whose executor still runs (stops them)`
+
+/** Writes a result as JSON or as lines. */
+function print (stdout, json, data, lines) {
+  stdout.write(json ? JSON.stringify(data, null, 2) + '\n' : lines.join('\n') + '\n')
+}
+
+/**
+ * @param {string[]} argv
+ * @param {Record<string, any>} options
+ * @param {string} help
+ */
+function parse (argv, options, help) {
+  const { values, positionals } = parseFlags(argv, { ...options, json: { type: 'boolean' }, help: { type: 'boolean', short: 'h' } })
+  return { values, positionals, help: values.help ? help : null }
+}
+
+const logTo = (stderr) => (line) => stderr.write(`${line}\n`)
+
+/** @type {(argv: string[], io: { stdout: any, stderr: any }) => Promise<number>} */
+export async function imageCommand (argv, { stdout, stderr }) {
+  const [sub, ...rest] = argv
+  if (sub === '--help' || sub === '-h' || sub === undefined) { stdout.write(IMAGE_HELP + '\n'); return sub ? EXIT.OK : EXIT.BAD_INPUT }
+  if (sub !== 'build') throw new NsError('NS_ERR_BAD_FLAG', `unknown command "image ${sub}"; commands: image build`)
+  const { values, positionals, help } = parse(rest, {
+    base: { type: 'string' }, kind: { type: 'string' }, app: { type: 'string', multiple: true }
+  }, IMAGE_HELP)
+  if (help) { stdout.write(help + '\n'); return EXIT.OK }
+  if (positionals.length) throw new NsError('NS_ERR_BAD_FLAG', `unexpected argument "${positionals[0]}" (see executor image build --help)`)
+  const base = values.base ?? 'auto'
+  if (!IMAGE_BASES.includes(base)) throw badFlag('--base', `"${base}" is not allowed; one of: ${IMAGE_BASES.join(', ')}`)
+  const kind = values.kind ?? 'all'
+  if (kind !== 'all' && !IMAGE_KINDS.includes(kind)) throw badFlag('--kind', `"${kind}" is not allowed; one of: ${IMAGE_KINDS.join(', ')}, all`)
+  const apps = (values.app ?? []).map(a => resolve(a))
+  for (const a of apps) if (!existsSync(a)) throw new NsError('NS_ERR_BAD_APP', `--app: no file at ${a}`)
+  const log = logTo(stderr)
+  const docker = await connectDocker()
+  const built = []
+  for (const k of kind === 'all' ? IMAGE_KINDS : [kind]) {
+    const img = await buildImage(docker, { kind: /** @type {any} */ (k), base: /** @type {any} */ (base), apps: k === 'register' ? apps : [], log })
+    built.push({ kind: k, ...img })
+  }
+  print(stdout, values.json, built, built.map(b => `${b.kind.padEnd(9)} ${b.tag}  (${b.base} base${b.reused ? ', unchanged' : ''})`))
+  return EXIT.OK
+}
+
+/** @type {(argv: string[], io: { stdout: any, stderr: any }) => Promise<number>} */
+export async function upCommand (argv, { stdout, stderr }) {
+  const { values, positionals, help } = parse(argv, {}, UP_HELP)
+  if (help) { stdout.write(help + '\n'); return EXIT.OK }
+  if (positionals.length) throw new NsError('NS_ERR_BAD_FLAG', `unexpected argument "${positionals[0]}" (see executor up --help)`)
+  const log = logTo(stderr)
+  const docker = await connectDocker()
+  await ensureSwarm(docker, { log })
+  const rc = await buildImage(docker, { kind: 'rc', log })
+  const plane = await ensureControlPlane(docker, { image: rc.tag, log })
+  const data = { stack: plane.stack, service: plane.service, image: rc.tag, reused: plane.reused, rcs: plane.rcs }
+  print(stdout, values.json, data, [`control plane ${plane.stack} ${plane.reused ? 'already up' : 'up'}: RC ${rc.tag}`, ...plane.rcs.map(r => `  node ${r.node.slice(0, 12)}  ${r.url}`)])
+  return EXIT.OK
+}
+
+/** @type {(argv: string[], io: { stdout: any, stderr: any }) => Promise<number>} */
+export async function downCommand (argv, { stdout, stderr }) {
+  const { values, positionals, help } = parse(argv, { all: { type: 'boolean' } }, DOWN_HELP)
+  if (help) { stdout.write(help + '\n'); return EXIT.OK }
+  if (positionals.length) throw new NsError('NS_ERR_BAD_FLAG', `unexpected argument "${positionals[0]}" (see executor down --help)`)
+  const log = logTo(stderr)
+  const docker = await connectDocker()
+  const stacks = await removeLeftovers(docker, { all: Boolean(values.all), log })
+  await stopControlPlane(docker, { log })
+  print(stdout, values.json, { removed: stacks, controlPlane: 'removed' }, [`removed the control plane${stacks.length ? ` and ${stacks.length} leftover stack(s): ${stacks.join(', ')}` : ''}`])
+  return EXIT.OK
+}
