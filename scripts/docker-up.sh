@@ -24,8 +24,8 @@ if ! engine_answers; then
   fi
   if ! command -v dockerd >/dev/null 2>&1; then
     say "dockerd is missing: apt-get install -y docker.io"
-    apt-get update -qq
-    DEBIAN_FRONTEND=noninteractive apt-get install -y -qq docker.io >/dev/null \
+    apt-get -o DPkg::Lock::Timeout=600 update -qq
+    DEBIAN_FRONTEND=noninteractive apt-get -o DPkg::Lock::Timeout=600 install -y -qq docker.io >/dev/null \
       || missing "apt-get install docker.io failed; install Docker Engine by hand (https://docs.docker.com/engine/install/debian/)"
   fi
   if [ -n "$(live_pids dockerd)" ]; then
