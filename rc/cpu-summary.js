@@ -62,6 +62,33 @@ export function summarizeCpu (timeline, { from = -Infinity, to = Infinity } = {}
     total: round2(server.sum / 100),
     samples: inWindow.length,
     host: { cores: host.out.cores, highest: host.out.highest, lowest: host.out.lowest, spread: host.out.spread, overall: host.out.overall },
-    containers: []
+    containers: containerTables(inWindow, cpus)
   }
+}
+
+/**
+ * Per container (samples from the RC carry `containers: { id: { cores, total, memoryBytes } }`): its mean per-core usage,
+ * mean CPU in cores and peak memory over the window. Containers seen in fewer samples (a replica restarted) say so in `samples`.
+ * @param {any[]} samples
+ * @param {number} cpus
+ * @returns {{ id: string, cores: CoreUsage[], total: number, memoryBytes: number | null, samples: number }[]}
+ */
+function containerTables (samples, cpus) {
+  const byId = new Map()
+  for (const s of samples) {
+    for (const [id, c] of Object.entries(s.containers ?? {})) {
+      if (!byId.has(id)) byId.set(id, [])
+      byId.get(id).push(c)
+    }
+  }
+  return [...byId].map(([id, rows]) => {
+    const memory = rows.map(r => r.memoryBytes).filter(Number.isFinite)
+    return {
+      id,
+      cores: table(rows.map(r => r.cores), cpus).out.cores,
+      total: round2(rows.reduce((a, r) => a + (Number.isFinite(r.total) ? r.total : 0), 0) / rows.length),
+      memoryBytes: memory.length ? Math.max(...memory) : null,
+      samples: rows.length
+    }
+  })
 }

@@ -4,31 +4,10 @@ import assert from 'node:assert/strict'
 import { mkdtempSync, existsSync, readFileSync, readdirSync, mkdirSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
-import { runCli, readRun, descendants, alive, jtlRows } from './helpers/cli.js'
+import { runCli, readRun, descendants, alive, jtlRows, assertCompleteRun } from './helpers/cli.js'
 
 const tmp = () => mkdtempSync(join(tmpdir(), 'ns-run-'))
 const short = ['--backend', 'local', '--duration', '2', '--warmup', '1', '--concurrency', '4', '--quiet']
-
-function assertCompleteRun (out, { strategy, instances }) {
-  const { dir, run } = readRun(out)
-  assert.equal(run.schema, 'nodescale.run/v1')
-  assert.equal(run.status, 'done', JSON.stringify(run.error))
-  assert.equal(run.config.strategy, strategy)
-  assert.equal(run.config.instances, instances)
-  const rows = jtlRows(join(dir, 'samples.jtl'))
-  assert.ok(rows.length > 50, `only ${rows.length} rows`)
-  assert.equal(run.summary.requests, rows.length)
-  assert.equal(run.summary.errors, rows.filter(r => r.success !== 'true').length)
-  assert.ok(run.summary.throughput > 0)
-  for (const k of ['mean', 'p50', 'p90', 'p95', 'p99', 'max']) assert.ok(Number.isFinite(run.summary.latency[k]), k)
-  assert.equal(run.cpu.cores.length, run.environment.cpus)
-  assert.ok(run.cpu.samples >= 1, 'CPU was sampled in the steady window')
-  assert.ok(run.cpu.total > 0.05, `server CPU total ${run.cpu.total}`)
-  const timeline = JSON.parse(readFileSync(join(dir, 'timeline.json'), 'utf8'))
-  assert.ok(timeline.samples.length >= 2)
-  assert.deepEqual(readdirSync(dir).filter(f => f.endsWith('.tmp')), [], 'no temp files left')
-  return { dir, run }
-}
 
 for (const [strategy, instances] of /** @type {Array<[string, number]>} */ ([['up', 1], ['cm', 2], ['pm2', 2], ['hs', 2]])) {
   test(`run --strategy ${strategy} --instances ${instances} with autocannon writes a complete run folder`, { timeout: 90000 }, async () => {

@@ -1,5 +1,8 @@
 // The swarm backend: the server under test as a Docker Swarm stack (up, cm, pm2, hs), its CPU per core from the RC of each node.
+import { readFileSync, writeFileSync, mkdirSync } from 'node:fs'
+import { join } from 'node:path'
 import { NsError } from '../errors.js'
+import { cacheDir } from '../paths.js'
 import { connectDocker, ensureSwarm, swarmInfo, dockerError } from '../docker/engine.js'
 import { buildImage } from '../docker/image-build.js'
 import { renderStack, writeStackFiles } from '../docker/stack-render.js'
@@ -18,9 +21,31 @@ import { createRcSampler } from '../docker/rc-client.js'
  */
 async function resolveLb (docker, config, log, probeImage) {
   if (config.lb !== 'auto') return config.lb
-  if (await ingressWorks(docker, { image: probeImage, log })) return 'ingress'
+  if (await meshAnswers(docker, probeImage, log)) return 'ingress'
   if (config.strategy === 'hs') log('swarm: --lb auto -> haproxy (the ingress routing mesh does not answer here); HAProxy balances the replicas')
   return 'haproxy'
+}
+
+/**
+ * Whether the routing mesh answers on this swarm: probed once per swarm (cluster id) and remembered in the cache folder,
+ * since the probe deploys a service and takes seconds.
+ */
+async function meshAnswers (docker, probeImage, log) {
+  const file = join(cacheDir(), 'ingress.json')
+  let cluster = null
+  try { cluster = (await docker.info()).Swarm?.Cluster?.ID ?? null } catch {}
+  let known = {}
+  try { known = JSON.parse(readFileSync(file, 'utf8')) } catch {}
+  if (cluster && typeof known[cluster] === 'boolean') {
+    log(`swarm: the ingress routing mesh ${known[cluster] ? 'answers' : 'does not answer'} on this swarm (probed before; ${file})`)
+    return known[cluster]
+  }
+  const works = await ingressWorks(docker, { image: probeImage, log })
+  if (cluster) {
+    mkdirSync(cacheDir(), { recursive: true })
+    writeFileSync(file, JSON.stringify({ ...known, [cluster]: works }))
+  }
+  return works
 }
 
 /** A placement row of run.json per task of the stack. */
@@ -118,8 +143,7 @@ export function createSwarmBackend ({ connect = connectDocker } = {}) {
         async teardown () {
           if (removed) return
           removed = true
-          const r = await removeStack(engine, deployment.stack, { log })
-          log(`swarm: ${deployment.stack} removed in ${r.ms} ms`)
+          await removeStack(engine, deployment.stack, { log })
         }
       }
     }

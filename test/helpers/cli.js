@@ -1,6 +1,7 @@
 // Spawns nodescale's CLIs as a user would, and reads what a run leaves behind.
 import { spawn } from 'node:child_process'
 import { readFileSync, readdirSync, existsSync } from 'node:fs'
+import assert from 'node:assert/strict'
 import { join, dirname } from 'node:path'
 import { fileURLToPath } from 'node:url'
 
@@ -66,4 +67,30 @@ export function jtlRows (path) {
   const lines = readFileSync(path, 'utf8').split('\n').filter(Boolean)
   const header = lines.shift().split(',')
   return lines.map(l => Object.fromEntries(l.split(',').map((v, i) => [header[i], v])))
+}
+
+/**
+ * Asserts what every finished run folder holds: run.json done, a JTL whose rows are the summary's requests, CPU sampled per core.
+ * @param {string} out
+ * @param {{ strategy: string, instances: number }} expected
+ */
+export function assertCompleteRun (out, { strategy, instances }) {
+  const { dir, run } = readRun(out)
+  assert.equal(run.schema, 'nodescale.run/v1')
+  assert.equal(run.status, 'done', JSON.stringify(run.error))
+  assert.equal(run.config.strategy, strategy)
+  assert.equal(run.config.instances, instances)
+  const rows = jtlRows(join(dir, 'samples.jtl'))
+  assert.ok(rows.length > 50, `only ${rows.length} rows`)
+  assert.equal(run.summary.requests, rows.length)
+  assert.equal(run.summary.errors, rows.filter(r => r.success !== 'true').length)
+  assert.ok(run.summary.throughput > 0)
+  for (const k of ['mean', 'p50', 'p90', 'p95', 'p99', 'max']) assert.ok(Number.isFinite(run.summary.latency[k]), k)
+  assert.equal(run.cpu.cores.length, run.environment.cpus)
+  assert.ok(run.cpu.samples >= 1, 'CPU was sampled in the steady window')
+  assert.ok(run.cpu.total > 0.05, `server CPU total ${run.cpu.total}`)
+  const timeline = JSON.parse(readFileSync(join(dir, 'timeline.json'), 'utf8'))
+  assert.ok(timeline.samples.length >= 2)
+  assert.deepEqual(readdirSync(dir).filter(f => f.endsWith('.tmp')), [], 'no temp files left')
+  return { dir, run }
 }

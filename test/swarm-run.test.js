@@ -1,0 +1,149 @@
+// `executor run --backend swarm` end to end on the real engine: every strategy measured through a stack, CPU per core and per
+// container from the RC, placement in run.json, a killed replica restarted mid-run, Ctrl-C and failures that leave nothing behind.
+import { test } from 'node:test'
+import assert from 'node:assert/strict'
+import { mkdtempSync } from 'node:fs'
+import { tmpdir } from 'node:os'
+import { join } from 'node:path'
+import { setTimeout as sleep } from 'node:timers/promises'
+import { stackResources, removeLeftovers } from '../executor/docker/stack-deploy.js'
+import { RUN_LABEL } from '../executor/docker/stack-render.js'
+import { swarmEngine } from './swarm-helper.js'
+import { runCli, readRun, jtlRows, assertCompleteRun, ROOT } from './helpers/cli.js'
+
+const { docker, skip } = await swarmEngine()
+if (!skip) await removeLeftovers(docker)
+
+const tmp = () => mkdtempSync(join(tmpdir(), 'ns-swarm-run-'))
+const short = ['--backend', 'swarm', '--duration', '2', '--warmup', '1', '--concurrency', '4', '--cpus-per-instance', '0.5']
+
+/** Asserts that nothing of the run's stack is left: no service, container, network or config (through the API). */
+async function assertGone (run) {
+  const stack = run.placement[0]?.service?.replace(/_app$/, '') ?? `ns-${run.id}`
+  const left = await stackResources(docker, stack)
+  assert.deepEqual(
+    { services: left.services.length, containers: left.containers.length, networks: left.networks.length, configs: left.configs.length },
+    { services: 0, containers: 0, networks: 0, configs: 0 },
+    `left of ${stack}`
+  )
+}
+
+/** The swarm-specific parts of run.json: placement per task, per-container CPU from the RC, the engine in environment. */
+function assertSwarmRun (run, { tasks }) {
+  assert.equal(run.environment.backend, 'swarm')
+  assert.match(run.environment.docker, /^\d+\.\d+/)
+  assert.match(run.environment.image, /^sha256:/)
+  assert.equal(run.environment.swarmNodes, 1)
+  assert.equal(run.placement.filter(p => p.service.endsWith('_app')).length, tasks)
+  for (const p of run.placement) {
+    assert.match(p.container, /^[0-9a-f]{64}$/)
+    assert.ok(p.node && p.nodeId, 'each task names its node')
+  }
+  assert.match(run.cpu.source, /^cgroup-v[12]$/)
+  assert.equal(run.cpu.containers.length, tasks, 'one CPU row per app container')
+  for (const c of run.cpu.containers) {
+    assert.ok(run.placement.some(p => p.container === c.id), 'CPU rows are the app containers')
+    assert.ok(c.total > 0, `container ${c.id.slice(0, 12)} used CPU (${c.total})`)
+  }
+}
+
+for (const [strategy, instances, tasks] of /** @type {Array<[string, number, number]>} */ ([['up', 2, 1], ['cm', 2, 1], ['pm2', 2, 1], ['hs', 2, 2]])) {
+  test(`swarm: run --strategy ${strategy} --instances ${instances} measures through the stack and removes it`, { skip, timeout: 180_000 }, async () => {
+    const out = tmp()
+    const r = await runCli('executor', ['run', '--strategy', strategy, '--instances', String(instances), '--benchmark', 'baseline', '--out', out, ...short, '--quiet'])
+    assert.equal(r.code, 0, r.stderr)
+    const { run } = assertCompleteRun(out, { strategy, instances })
+    assertSwarmRun(run, { tasks })
+    await assertGone(run)
+  })
+}
+
+test('swarm: a custom app is built into the image and measured under its own name', { skip, timeout: 180_000 }, async () => {
+  const out = tmp()
+  const r = await runCli('executor', ['run', '--strategy', 'cm', '--instances', '1', '--app', join(ROOT, 'test/fixtures/apps/handler.js'), '--out', out, ...short, '--json'])
+  assert.equal(r.code, 0, r.stderr)
+  const run = JSON.parse(r.stdout)
+  assert.equal(run.config.benchmark, 'handler')
+  assert.equal(run.summary.errors, 0)
+  assert.ok(run.summary.requests > 20)
+  await assertGone(run)
+})
+
+test('swarm: a replica killed mid-run is restarted by Swarm and the run completes with its errors counted', { skip, timeout: 180_000 }, async () => {
+  const out = tmp()
+  let killed = null
+  let restarted = false
+  let armed = false
+  const r = await runCli('executor', ['run', '--strategy', 'hs', '--instances', '2', '--benchmark', 'baseline', '--out', out, ...short, '--duration', '8'], {
+    onStderr (text) {
+      if (armed || !/load: /.test(text)) return
+      armed = true
+      ;(async () => {
+        await sleep(1500)
+        const [victim] = await docker.listContainers({ filters: { label: [RUN_LABEL], name: ['_app.'] } })
+        killed = victim.Id
+        await docker.getContainer(victim.Id).kill()
+        const service = victim.Labels['com.docker.swarm.service.name']
+        for (let i = 0; i < 50 && !restarted; i++) {
+          const tasks = await docker.listTasks({ filters: { service: [service], 'desired-state': ['running'] } })
+          restarted = tasks.some(t => t.Status?.State === 'running' && t.Status?.ContainerStatus?.ContainerID !== killed) && tasks.length === 2 &&
+            tasks.every(t => t.Status?.ContainerStatus?.ContainerID !== killed)
+          await sleep(100)
+        }
+      })().catch(err => { killed = `error: ${err.message}` })
+    }
+  })
+  assert.equal(r.code, 0, r.stderr)
+  assert.match(String(killed), /^[0-9a-f]{64}$/, 'a replica was killed')
+  assert.ok(restarted, 'Swarm started a new task for the killed replica during the run')
+  const { dir, run } = readRun(out)
+  assert.equal(run.status, 'done')
+  const rows = jtlRows(join(dir, 'samples.jtl'))
+  assert.equal(run.summary.requests, rows.length)
+  assert.equal(run.summary.errors, rows.filter(x => x.success !== 'true').length, 'errors during the loss are counted')
+  await assertGone(run)
+})
+
+test('swarm: Ctrl-C during load exits 1, marks the run interrupted and leaves no service, container or network', { skip, timeout: 180_000 }, async () => {
+  const out = tmp()
+  let armed = false
+  const r = await runCli('executor', ['run', '--strategy', 'hs', '--instances', '2', '--benchmark', 'baseline', '--out', out, ...short, '--duration', '60'], {
+    onStderr (text, child) {
+      if (armed || !/load: /.test(text)) return
+      armed = true
+      setTimeout(() => child.kill('SIGINT'), 1500)
+    }
+  })
+  assert.equal(r.code, 1, r.stderr)
+  const { run } = readRun(out)
+  assert.equal(run.status, 'interrupted')
+  await assertGone(run)
+  const runs = await docker.listServices({ filters: { label: [`${RUN_LABEL}=${run.id}`] } })
+  assert.equal(runs.length, 0)
+})
+
+test('swarm: a CPU limit no node can hold fails fast, naming the limit, and leaves nothing', { skip, timeout: 120_000 }, async () => {
+  const out = tmp()
+  const started = Date.now()
+  const r = await runCli('executor', ['run', '--strategy', 'cm', '--instances', '4', '--benchmark', 'baseline', '--out', out, ...short, '--cpus-per-instance', '1'])
+  assert.equal(r.code, 1, r.stderr)
+  assert.match(r.stderr, /NS_ERR_DEPLOY[\s\S]*CPU/i)
+  assert.ok(Date.now() - started < 60_000, 'fails fast')
+  const { run } = readRun(out)
+  assert.equal(run.status, 'failed')
+  assert.equal((await docker.listServices({ filters: { label: [`${RUN_LABEL}=${run.id}`] } })).length, 0)
+})
+
+test('executor up starts the control plane once and reuses it; executor down removes it', { skip, timeout: 120_000 }, async () => {
+  const first = await runCli('executor', ['up', '--json'])
+  assert.equal(first.code, 0, first.stderr)
+  const plane = JSON.parse(first.stdout)
+  assert.equal(plane.rcs.length, 1)
+  assert.match(plane.rcs[0].url, /^http:\/\/127\.0\.0\.1:9100$/)
+  const second = await runCli('executor', ['up', '--json'])
+  assert.equal(second.code, 0, second.stderr)
+  assert.equal(JSON.parse(second.stdout).reused, true)
+  const down = await runCli('executor', ['down', '--json'])
+  assert.equal(down.code, 0, down.stderr)
+  assert.equal((await docker.listServices({ filters: { label: ['com.docker.stack.namespace=nodescale'] } })).length, 0)
+})
