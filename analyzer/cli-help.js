@@ -6,8 +6,9 @@ Commands:
   summary   requests, errors, throughput and latency percentiles of a JTL (analyzer summary --help)
   fit       fit USL / Amdahl to the throughput of a sweep or a CSV  (analyzer fit --help)
   compare   sigma, lambda, N* of several strategies side by side    (analyzer compare --help)
+  report    one HTML page (or Markdown) with charts, fits, per-core CPU and runs (analyzer report --help)
 
-Every command takes --json: the same data as the table, for scripts.
+Every command but report takes --json: the same data as the table, for scripts.
 Exit codes: 0 done · 1 failed · 2 bad input (the message names the flag or file)`
 
 export const SUMMARY_HELP = `Usage: analyzer summary <file.jtl | run-folder> [--label L] [--json]
@@ -79,3 +80,31 @@ Options:
 Examples:
   analyzer compare results/cm-sweep results/hs-sweep
   analyzer compare results/ --json`
+
+export const REPORT_HELP = `Usage: analyzer report <sweep-folder|csv>... [-o FILE] [options]
+
+Writes one self-contained HTML page (inline SVG charts and CSS, nothing fetched when it is opened):
+  - throughput vs N per group, mean ± standard deviation over repeats, and p95 latency vs N
+  - the USL and Amdahl curves fitted to each group's points, N* marked where throughput peaks
+  - the sigma/lambda table of analyzer compare with 95% intervals and a plain-language verdict per row
+  - the per-core CPU table (highest core, lowest core, difference, overall per strategy and load level)
+    and a chart of every core's usage
+  - the run environment, and every run with its status (why a failed or interrupted run stopped)
+A group with too few points for a fit gets a note instead of a curve.
+
+Options:
+  -o, --out FILE   where to write (default: report.html in the first sweep folder; the path is printed)
+  --format F       html | md (default html); md prints Markdown tables and verdicts, no charts,
+                   on stdout unless -o is given
+  --title T        the page title (default: nodescale report: <folders>)
+  --x X            instances | concurrency: what N is (default instances)
+  --group-by F,..  run config fields that make separate curves (default strategy,benchmark)
+  --bootstrap N    seeded bootstrap intervals instead of t intervals (0..100000)
+  --seed S         bootstrap seed (default 1)
+  --weights W      none | sd
+  -h, --help       this help
+
+Progress goes to stderr. Examples:
+  analyzer report results/sweep-20261123                   # writes results/sweep-20261123/report.html
+  analyzer report results/cm results/hs -o cm-vs-hs.html
+  analyzer report results/sweep --format md >> "$GITHUB_STEP_SUMMARY"`

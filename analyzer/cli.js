@@ -3,18 +3,22 @@ import { parseFlags } from '../executor/config.js'
 import { EXIT, NsError, badFlag, exitCodeOf, formatError } from '../executor/errors.js'
 import { summarize } from './summary.js'
 import { fitSources, compare } from './compare.js'
+import { writeReport, FORMATS } from './report.js'
 import { formatSummary, formatFit, formatCompare } from './cli-format.js'
-import { MAIN_HELP, SUMMARY_HELP, FIT_HELP, COMPARE_HELP } from './cli-help.js'
+import { MAIN_HELP, SUMMARY_HELP, FIT_HELP, COMPARE_HELP, REPORT_HELP } from './cli-help.js'
 
 const help = { type: 'boolean', short: 'h' }
 const json = { type: 'boolean' }
-const FIT_FLAGS = { model: { type: 'string' }, x: { type: 'string' }, 'group-by': { type: 'string' }, bootstrap: { type: 'string' }, seed: { type: 'string' }, weights: { type: 'string' }, json, help }
+const POINT_FLAGS = { x: { type: 'string' }, 'group-by': { type: 'string' }, bootstrap: { type: 'string' }, seed: { type: 'string' }, weights: { type: 'string' } }
+const FIT_FLAGS = { model: { type: 'string' }, ...POINT_FLAGS, json, help }
+const REPORT_FLAGS = { out: { type: 'string', short: 'o' }, format: { type: 'string' }, title: { type: 'string' }, ...POINT_FLAGS, help }
 
 /** Flags and help of each command. */
 export const COMMANDS = Object.freeze({
   summary: { options: { label: { type: 'string' }, json, help }, help: SUMMARY_HELP, min: 1, max: 1, what: 'one JTL file or run folder' },
   fit: { options: FIT_FLAGS, help: FIT_HELP, min: 1, max: Infinity, what: 'a sweep folder or a points CSV' },
-  compare: { options: FIT_FLAGS, help: COMPARE_HELP, min: 1, max: Infinity, what: 'one or more sweep folders or CSVs' }
+  compare: { options: FIT_FLAGS, help: COMPARE_HELP, min: 1, max: Infinity, what: 'one or more sweep folders or CSVs' },
+  report: { options: REPORT_FLAGS, help: REPORT_HELP, min: 1, max: Infinity, what: 'one or more sweep folders (or points CSVs)' }
 })
 
 function oneOf (flag, value, allowed) {
@@ -46,7 +50,14 @@ export function parseArguments (argv) {
   if (command === 'summary') {
     if (values.label !== undefined) options.label = values.label
   } else {
-    options.model = oneOf('--model', values.model ?? 'usl', command === 'fit' ? ['usl', 'amdahl', 'both'] : ['usl', 'amdahl'])
+    if (command === 'report') {
+      options.format = oneOf('--format', values.format ?? 'html', FORMATS)
+      if (values.out === '') throw badFlag('--out', 'needs a file path, e.g. -o report.html')
+      if (values.out !== undefined) options.out = values.out
+      if (values.title !== undefined) options.title = values.title
+    } else {
+      options.model = oneOf('--model', values.model ?? 'usl', command === 'fit' ? ['usl', 'amdahl', 'both'] : ['usl', 'amdahl'])
+    }
     options.x = oneOf('--x', values.x ?? 'instances', ['instances', 'concurrency'])
     if (values['group-by'] !== undefined) options.groupBy = values['group-by']
     options.bootstrap = values.bootstrap === undefined ? 0 : wholeNumber('--bootstrap', values.bootstrap, 0, 100000)
@@ -77,9 +88,12 @@ export async function main (argv, { stdout = process.stdout, stderr = process.st
     } else if (req.command === 'fit') {
       result = await fitSources(req.inputs, opts)
       text = () => formatFit(result)
-    } else {
+    } else if (req.command === 'compare') {
       result = await compare(req.inputs, opts)
       text = () => formatCompare(result)
+    } else {
+      result = await writeReport(req.inputs, { ...opts, log: line => stderr.write(line + '\n') })
+      text = () => (result.path ?? result.text.trimEnd())
     }
     stdout.write((asJson ? JSON.stringify(result, null, 2) : text()) + '\n')
     return EXIT.OK

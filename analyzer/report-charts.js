@@ -1,0 +1,179 @@
+// The report's charts as SVG text, drawn at build time: vega-lite specs compiled to vega and rendered headless.
+import * as vega from 'vega'
+import { compile } from 'vega-lite'
+import { human } from './fit-verdict.js'
+
+const WIDTH = 440
+const HEIGHT = 260
+const FIT_WIDTH = 320
+const FIT_HEIGHT = 200
+const MODEL_NAMES = { usl: 'USL', amdahl: 'Amdahl' }
+const MODEL_COLOURS = { measured: '#222222', USL: '#1f77b4', Amdahl: '#ff7f0e' }
+
+const ok = v => Number.isFinite(v)
+
+/**
+ * A vega-lite spec to SVG text, with no network and no canvas: compile, parse, render with renderer 'none'.
+ * Warnings of either library go to log, not to the console.
+ * @param {Record<string, any>} spec
+ * @param {{ log?: (line: string) => void }} [opts]
+ * @returns {Promise<string>}
+ */
+export async function toSvg (spec, { log = () => {} } = {}) {
+  const logger = vega.logger(vega.Warn, 'warn', (method, level, args) => log(`chart ${level}: ${args.join(' ')}`))
+  const compiled = compile(/** @type {any} */ ({ config: CONFIG, ...spec }), { logger }).spec
+  const view = new vega.View(vega.parse(compiled), { renderer: 'none', logger })
+  try {
+    return await view.toSVG()
+  } finally {
+    view.finalize()
+  }
+}
+
+const CONFIG = {
+  font: 'system-ui, -apple-system, "Segoe UI", Roboto, sans-serif',
+  view: { stroke: '#ccc' },
+  axis: { labelFontSize: 11, titleFontSize: 12, grid: true, gridColor: '#eee' },
+  legend: { labelFontSize: 11, titleFontSize: 12, orient: 'right' },
+  title: { fontSize: 14, anchor: 'start', subtitleFontSize: 11, subtitleColor: '#555' }
+}
+
+/** What N is on the x axis. */
+function xTitle (report) {
+  return report.x === 'concurrency' ? 'concurrency (connections)' : 'instances N (cores for up, workers for cm and pm2, replicas for hs)'
+}
+
+/** One row per measured point: mean, mean ± sd (when repeated), and the words a screen reader says. */
+function pointRows (group) {
+  return group.points.filter(p => ok(p.n) && ok(p.throughput)).map(p => {
+    const sd = ok(p.sd) ? p.sd : null
+    return {
+      group: group.name,
+      n: p.n,
+      mean: p.throughput,
+      lo: sd === null ? null : p.throughput - sd,
+      hi: sd === null ? null : p.throughput + sd,
+      p95: ok(p.p95) ? p.p95 : null,
+      label: `${group.name} N=${human(p.n)}: mean ${human(p.throughput)} req/s` +
+        (sd === null ? ` (${p.count ?? 1} run${(p.count ?? 1) > 1 ? 's' : ''}, no sd)` : ` ± sd ${human(sd)} over ${p.count} runs`),
+      sd
+    }
+  })
+}
+
+const xEnc = (title, extra = {}) => ({ field: 'n', type: 'quantitative', title, axis: { tickMinStep: 1 }, scale: { padding: 10 }, ...extra })
+
+/** Throughput vs N for every group: mean with ± standard deviation error bars over the repeats. */
+function throughputSpec (report, colour) {
+  const rows = report.groups.flatMap(pointRows)
+  if (!rows.length) return null
+  const bars = rows.filter(r => r.sd !== null)
+  const enc = { x: xEnc(xTitle(report)), color: { field: 'group', type: 'nominal', title: 'group', scale: colour } }
+  return {
+    title: { text: 'Throughput vs N', subtitle: 'mean over repeats; error bars: ± one standard deviation' },
+    width: WIDTH,
+    height: HEIGHT,
+    layer: [
+      { data: { values: rows }, mark: { type: 'line', strokeWidth: 1.5 }, encoding: { ...enc, y: { field: 'mean', type: 'quantitative', title: 'throughput (req/s)' } } },
+      ...(bars.length ? [{ data: { values: bars }, mark: { type: 'errorbar', ticks: true }, encoding: { ...enc, y: { field: 'lo', type: 'quantitative', title: 'throughput (req/s)' }, y2: { field: 'hi' }, description: { field: 'label' } } }] : []),
+      { data: { values: rows }, mark: { type: 'point', filled: true, size: 45 }, encoding: { ...enc, y: { field: 'mean', type: 'quantitative', title: 'throughput (req/s)' }, description: { field: 'label' } } }
+    ]
+  }
+}
+
+/** p95 latency vs N for every group that has latency (points from CSV have none). */
+function latencySpec (report, colour) {
+  const rows = report.groups.flatMap(pointRows).filter(r => r.p95 !== null)
+    .map(r => ({ ...r, label: `${r.group} N=${human(r.n)}: p95 ${human(r.p95)} ms` }))
+  if (!rows.length) return null
+  const enc = { x: xEnc(xTitle(report)), y: { field: 'p95', type: 'quantitative', title: 'p95 latency (ms)' }, color: { field: 'group', type: 'nominal', title: 'group', scale: colour } }
+  return {
+    title: { text: 'p95 latency vs N', subtitle: 'mean of the repeats\' p95, at the configuration that gave each point' },
+    width: WIDTH,
+    height: HEIGHT,
+    data: { values: rows },
+    layer: [
+      { mark: { type: 'line', strokeWidth: 1.5 }, encoding: enc },
+      { mark: { type: 'point', filled: true, size: 45 }, encoding: { ...enc, description: { field: 'label' } } }
+    ]
+  }
+}
+
+/** One group: the measured points, the fitted USL and Amdahl curves, and N* where the USL curve peaks. */
+function fitSpec (report, group) {
+  const fitted = Object.entries(group.fits).filter(([, f]) => f && !f.error)
+  if (!fitted.length) return null
+  const rows = pointRows(group)
+  const curves = group.curves.map(c => ({ ...c, series: MODEL_NAMES[c.model] }))
+  const peaks = group.peaks.filter(p => p.inChart).map(p => ({ ...p, series: MODEL_NAMES[p.model], text: `N* = ${human(p.nStar, 2)}`, label: `${MODEL_NAMES[p.model]} peak: N* = ${human(p.nStar, 2)}, X(N*) = ${human(p.xStar)} req/s` }))
+  const series = ['measured', ...fitted.map(([m]) => MODEL_NAMES[m])]
+  const colour = { field: 'series', type: 'nominal', title: null, scale: { domain: series, range: series.map(s => MODEL_COLOURS[s]) } }
+  const [lo, hi] = group.domain
+  const x = xEnc(`N (${group.unit})`, { scale: { domain: [lo - 0.04 * (hi - lo), hi + 0.04 * (hi - lo)], nice: false } })
+  const y = { type: 'quantitative', title: 'throughput (req/s)' }
+  const subtitle = fitted.map(([m, f]) => `${MODEL_NAMES[m]} R² ${ok(f.r2) ? f.r2.toFixed(3) : '-'}`).join(' · ') +
+    ` · ${group.points.length} points from ${group.runsUsed} runs`
+  const measured = rows.map(r => ({ ...r, series: 'measured' }))
+  return {
+    title: { text: group.name, subtitle },
+    width: FIT_WIDTH,
+    height: FIT_HEIGHT,
+    layer: [
+      ...fitted.map(([m]) => ({ data: { values: curves.filter(c => c.model === m) }, mark: { type: 'line', strokeWidth: 2, clip: true, strokeDash: m === 'usl' ? [1, 0] : [6, 3] }, encoding: { x, y: { field: 'throughput', ...y }, color: colour } })),
+      ...(rows.some(r => r.sd !== null) ? [{ data: { values: measured.filter(r => r.sd !== null) }, mark: { type: 'errorbar', ticks: true }, encoding: { x, y: { field: 'lo', ...y }, y2: { field: 'hi' }, color: colour, description: { field: 'label' } } }] : []),
+      { data: { values: measured }, mark: { type: 'point', filled: true, size: 50 }, encoding: { x, y: { field: 'mean', ...y }, color: colour, description: { field: 'label' } } },
+      ...(peaks.length
+        ? [
+            { data: { values: peaks }, mark: { type: 'rule', strokeDash: [3, 3] }, encoding: { x: { field: 'nStar', type: 'quantitative' }, color: colour, description: { field: 'label' } } },
+            { data: { values: peaks }, mark: { type: 'text', align: 'left', dx: 4, dy: -6, fontSize: 11 }, encoding: { x: { field: 'nStar', type: 'quantitative' }, y: { field: 'xStar', type: 'quantitative' }, text: { field: 'text' }, color: colour } }
+          ]
+        : [])
+    ]
+  }
+}
+
+/** Bars per core per strategy and load level: how evenly each approach used the cores (the multi-core study). */
+function cpuSpec (report) {
+  const several = key => new Set(report.cpu.map(r => r[key])).size > 1
+  const [benchmarks, loads] = [several('benchmark'), several('load')]
+  const rows = report.cpu.flatMap(r => {
+    const config = `${benchmarks ? `${r.benchmark} ` : ''}${r.strategy} ×${r.instances}${loads ? ` · ${r.load.replace(' connections', ' conn')}` : ''}`
+    return r.cores.filter(c => ok(c.usage)).map(c => ({ config, core: `core ${c.core}`, usage: c.usage, label: `${config}: core ${c.core} ${c.usage.toFixed(1)}%` }))
+  })
+  if (!rows.length) return null
+  const top = Math.max(100, ...rows.map(r => r.usage))
+  return {
+    title: { text: 'Per-core CPU of the server', subtitle: 'mean usage of each core over the steady window, averaged over repeats' },
+    width: { step: 16 },
+    height: HEIGHT,
+    data: { values: rows },
+    mark: { type: 'bar' },
+    encoding: {
+      x: { field: 'config', type: 'nominal', title: loads ? 'strategy × instances · load' : `strategy × instances (load: ${report.cpu[0].load})`, sort: null, axis: { labelAngle: -30, labelLimit: 200 } },
+      xOffset: { field: 'core', type: 'nominal', sort: null },
+      y: { field: 'usage', type: 'quantitative', title: 'CPU usage (% of one core)', scale: { domain: [0, top] } },
+      color: { field: 'core', type: 'nominal', title: 'core', sort: null },
+      description: { field: 'label' }
+    }
+  }
+}
+
+/**
+ * Every chart of a report as SVG text (null where there is nothing to draw).
+ * @param {import('./report.js').Report} report
+ * @param {{ log?: (line: string) => void }} [opts]
+ */
+export async function renderCharts (report, opts = {}) {
+  const colour = { domain: report.groups.map(g => g.name), scheme: 'tableau10' }
+  let drawn = 0
+  // clip-path ids are unique per process in vega; the prefix keeps them unique in one page whatever vega does
+  const draw = async spec => (spec ? (await toSvg(spec, opts)).replace(/(id="|url\(#)(clip\d+)/g, `$1c${++drawn}-$2`) : null)
+  const throughput = await draw(throughputSpec(report, colour))
+  const latency = await draw(latencySpec(report, colour))
+  /** @type {Map<string, string|null>} */
+  const fits = new Map()
+  for (const g of report.groups) fits.set(g.name, await draw(fitSpec(report, g)))
+  const cpu = await draw(cpuSpec(report))
+  const count = [throughput, latency, cpu, ...fits.values()].filter(Boolean).length
+  return { throughput, latency, fits, cpu, count }
+}

@@ -1,0 +1,51 @@
+// The report as Markdown for a terminal or a CI summary: the same tables and verdicts as the HTML, no charts.
+import { fitsTable, verdictLines, pointsTable, fitNote, cpuTableOf, environmentTable, runsTable, overviewLine, cellText } from './report-tables.js'
+
+const mdCell = c => cellText(c).replace(/\|/g, '\\|').replace(/\n/g, ' ') || ' '
+
+/** A GitHub-flavoured Markdown table. */
+export function mdTable (/** @type {import('./report-tables.js').Table} */ t) {
+  return [`| ${t.header.map(mdCell).join(' | ')} |`, `|${t.header.map(() => ' --- ').join('|')}|`, ...t.rows.map(r => `| ${r.map(mdCell).join(' | ')} |`)].join('\n')
+}
+
+/**
+ * @param {import('./report.js').Report} report
+ * @returns {string}
+ */
+export function renderMarkdown (report) {
+  const out = [`# ${report.title}`, '', overviewLine(report), '']
+  for (const n of report.notes) out.push(`> ${n}`, '')
+  out.push('## Scalability fits', '')
+  if (report.comparison) {
+    out.push(mdTable(fitsTable(report)), '')
+    const v = verdictLines(report)
+    out.push(...v.rows.map(r => `- ${r.line}`), '')
+    if (v.overlaps.length) out.push(...v.overlaps.map(l => `- ${l}`), '')
+    for (const g of report.groups) {
+      const note = fitNote(g)
+      if (note) out.push(`> ${note}`, '')
+    }
+  } else {
+    out.push('> no group has points to fit', '')
+  }
+  if (report.groups.length) {
+    out.push('## Points', '')
+    for (const g of report.groups) {
+      out.push(`### ${g.name}`, '', `${g.points.length} points from ${g.runsUsed} runs (N = ${g.unit})`, '', mdTable(pointsTable(g)), '')
+      for (const n of g.notes) out.push(`- note: ${n}`)
+      if (g.notes.length) out.push('')
+    }
+  }
+  out.push('## Per-core CPU', '')
+  out.push(report.cpu.length ? mdTable(cpuTableOf(report)) : '> no per-core CPU in these runs', '')
+  out.push('## Environment', '')
+  out.push(report.environments.length ? mdTable(environmentTable(report)) : '> no run recorded its environment', '')
+  out.push('## Runs', '')
+  const notDone = report.runs.filter(r => r.status !== 'done')
+  if (notDone.length) {
+    out.push(`${notDone.length} of ${report.runs.length} runs did not finish:`, '')
+    out.push(...notDone.map(r => `- ${r.id}: ${r.status}${r.reason ? ` (${r.reason})` : ''}`), '')
+  }
+  out.push(report.runs.length ? mdTable(runsTable(report)) : '> no run.json found (points from CSV only)', '')
+  return out.join('\n')
+}

@@ -1,0 +1,131 @@
+// Every run of a sweep for the report, whatever its status: the run list, the per-core CPU table and the environment.
+import { readdir, readFile, stat } from 'node:fs/promises'
+import { join, relative, sep } from 'node:path'
+import { mean } from 'simple-statistics'
+
+/**
+ * @typedef {{ id: string, dir: string, file: string, status: string, config: Record<string, any>, startedAt: string|null,
+ *   throughput: number|null, p95: number|null, errorRate: number|null, reason: string|null,
+ *   cpu: Record<string, any>|null, environment: Record<string, any>|null }} RunEntry
+ */
+
+const MAX_DEPTH = 8
+const finite = v => (Number.isFinite(v) ? v : null)
+
+/** Paths of run.json files under dir, relative, skipping hidden folders and node_modules like the points reader. */
+async function runFilesUnder (dir) {
+  const all = await readdir(dir, { recursive: true })
+  return all.filter(rel => {
+    const parts = rel.split(sep)
+    if (parts.pop() !== 'run.json' || parts.length > MAX_DEPTH) return false
+    return !parts.some(p => p.startsWith('.') || p === 'node_modules')
+  }).sort()
+}
+
+/** Why a run did not finish, in one line. */
+function reasonOf (run) {
+  if (run.status === 'done') return null
+  const message = run.error?.message ? String(run.error.message).split('\n')[0] : null
+  if (message) return run.error.code ? `${run.error.code}: ${message}` : message
+  if (run.status === 'running') return 'no final status: still running, or its executor was killed'
+  if (run.status === 'interrupted') return 'interrupted (Ctrl-C or a signal)'
+  return `${run.status}, no reason recorded`
+}
+
+/**
+ * Reads every run.json under the sweep folders (CSV files among the sources are skipped): finished or not.
+ * @param {string[]} sources
+ * @returns {Promise<{ runs: RunEntry[], unreadable: string[] }>}
+ */
+export async function readRunList (sources) {
+  /** @type {RunEntry[]} */
+  const runs = []
+  const unreadable = []
+  for (const src of sources) {
+    if (!(await stat(src).catch(() => null))?.isDirectory()) continue
+    for (const rel of await runFilesUnder(src)) {
+      const file = join(src, rel)
+      let run
+      try {
+        run = JSON.parse(await readFile(file, 'utf8'))
+      } catch {
+        unreadable.push(file)
+        continue
+      }
+      if (run?.schema !== 'nodescale.run/v1' || typeof run.config !== 'object' || run.config === null) { unreadable.push(file); continue }
+      runs.push({
+        id: String(run.id ?? relative(src, join(file, '..'))),
+        dir: join(file, '..'),
+        file,
+        status: String(run.status ?? 'unknown'),
+        config: run.config,
+        startedAt: run.startedAt ?? null,
+        throughput: finite(run.summary?.throughput),
+        p95: finite(run.summary?.latency?.p95),
+        errorRate: finite(run.summary?.errorRate),
+        reason: reasonOf(run),
+        cpu: run.status === 'done' && Array.isArray(run.cpu?.cores) && run.cpu.cores.length ? run.cpu : null,
+        environment: run.environment && typeof run.environment === 'object' ? run.environment : null
+      })
+    }
+  }
+  runs.sort((a, b) => String(a.startedAt).localeCompare(String(b.startedAt)) || a.id.localeCompare(b.id))
+  return { runs, unreadable }
+}
+
+/** The load level of a run as the multi-core study names it: closed-model connections or an open-model rate. */
+export function loadLevelOf (config) {
+  if (Number.isFinite(config.rate) && config.rate > 0) return `${config.rate} req/s`
+  if (Number.isFinite(config.concurrency)) return `${config.concurrency} connections`
+  return '-'
+}
+
+const avg = list => (list.length ? mean(list) : null)
+
+/**
+ * The multi-core study's per-core table (highest core, lowest core, difference, overall) per strategy and load
+ * level, averaged over the repeats of each configuration; `cores` holds the mean usage of every core.
+ * @param {RunEntry[]} runs
+ */
+export function cpuTable (runs) {
+  const rows = new Map()
+  for (const r of runs) {
+    if (!r.cpu) continue
+    const c = r.config
+    const key = JSON.stringify([c.benchmark, c.strategy, c.instances, c.cpusPerInstance ?? null, loadLevelOf(c)])
+    if (!rows.has(key)) rows.set(key, { benchmark: c.benchmark ?? null, strategy: c.strategy ?? null, instances: c.instances ?? null, cpusPerInstance: c.cpusPerInstance ?? null, load: loadLevelOf(c), loadValue: c.rate ?? c.concurrency ?? 0, list: [] })
+    rows.get(key).list.push(r.cpu)
+  }
+  return [...rows.values()].map(({ list, ...row }) => {
+    const coreIds = [...new Set(list.flatMap(cpu => cpu.cores.map(x => x.core)))].sort((a, b) => a - b)
+    const pick = f => avg(list.map(f).filter(Number.isFinite))
+    return {
+      ...row,
+      runs: list.length,
+      source: [...new Set(list.map(cpu => cpu.source).filter(Boolean))].join(', ') || null,
+      highest: pick(cpu => cpu.highest),
+      lowest: pick(cpu => cpu.lowest),
+      spread: pick(cpu => cpu.spread),
+      overall: pick(cpu => cpu.overall),
+      hostOverall: pick(cpu => cpu.host?.overall),
+      cores: coreIds.map(core => ({ core, usage: pick(cpu => cpu.cores.find(x => x.core === core)?.usage) }))
+    }
+  }).sort((a, b) => String(a.benchmark).localeCompare(String(b.benchmark)) || String(a.strategy).localeCompare(String(b.strategy)) ||
+    (a.instances ?? 0) - (b.instances ?? 0) || a.loadValue - b.loadValue)
+}
+
+/**
+ * The distinct environments the runs ran in, each with how many runs it covers (one entry when the sweep ran on one
+ * machine with one software stack).
+ * @param {RunEntry[]} runs
+ */
+export function environmentsOf (runs) {
+  const seen = new Map()
+  for (const r of runs) {
+    if (!r.environment) continue
+    const id = JSON.stringify(r.environment)
+    if (!seen.has(id)) seen.set(id, { environment: r.environment, runs: 0 })
+    seen.get(id).runs++
+  }
+  return [...seen.values()].sort((a, b) => b.runs - a.runs)
+}

@@ -1,0 +1,137 @@
+// The report's tables as header + rows of text cells, shared by the HTML and Markdown renderers (same data, same words).
+import { human } from './fit-verdict.js'
+import { loadLevelOf } from './report-runs.js'
+
+/**
+ * A cell: its text, and optionally the exact figures behind it (the HTML keeps them as data attributes).
+ * @typedef {string | { text: string, value?: number|null, ci?: [number, number|null]|null }} Cell
+ * @typedef {{ header: string[], rows: Cell[][] }} Table
+ */
+
+const ok = v => Number.isFinite(v)
+export const cellText = (/** @type {Cell} */ c) => (typeof c === 'string' ? c : c.text)
+const pct = v => (ok(v) ? `${v.toFixed(1)}%` : '-')
+const ms = v => (!ok(v) ? '-' : v >= 100 ? v.toFixed(0) : v.toFixed(1))
+const ciText = iv => (iv ? `[${human(iv[0])}, ${iv[1] === null ? 'open' : human(iv[1])}]` : '-')
+
+/** A parameter with its 95% interval: "0.0123 [0.01, 0.015]". */
+function estimate (value, ci) {
+  if (!ok(value)) return { text: '-', value: null, ci: null }
+  return { text: `${human(value)} ${ciText(ci)}`, value, ci: ci ?? null }
+}
+
+/**
+ * The sigma/lambda comparison of `analyzer compare` (its rows, in its order) with how many points and runs each fit used.
+ * @param {import('./report.js').Report} report
+ * @returns {Table}
+ */
+export function fitsTable (report) {
+  const runsOf = new Map(report.groups.map(g => [g.name, g.runsUsed]))
+  const rows = (report.comparison?.rows ?? []).map(r => {
+    const used = `${r.points} (${runsOf.get(r.name) ?? r.points} runs)`
+    if (!r.model) return [r.name, '-', '-', '-', '-', '-', '-', '-', used]
+    const reach = ok(r.xStar) ? human(r.xStar) : ok(r.ceiling) ? `${human(r.ceiling)} (ceiling)` : '-'
+    return [r.name, r.model === 'usl' ? 'USL' : 'Amdahl', estimate(r.sigma, r.ci95.sigma), r.model === 'usl' ? estimate(r.lambda, r.ci95.lambda) : '-',
+      estimate(r.gamma, r.ci95.gamma), ok(r.nStar) ? estimate(r.nStar, r.ci95.nStar) : '-', reach, ok(r.r2) ? r.r2.toFixed(4) : '-', used]
+  })
+  return { header: ['group', 'model', 'σ (contention) [95% CI]', 'λ (coherency) [95% CI]', 'γ (req/s at N=1) [95% CI]', 'N* [95% CI]', 'X(N*) req/s', 'R²', 'points used (runs)'], rows }
+}
+
+/** The plain-language line of each comparison row, and the sigma-overlap lines between strategies. */
+export function verdictLines (report) {
+  const c = report.comparison
+  if (!c) return { rows: [], overlaps: [] }
+  return {
+    rows: c.rows.map(r => ({ name: r.name, line: r.line + (r.fallback ? ` (Amdahl, because USL: ${r.fallback})` : ''), fitted: Boolean(r.model) })),
+    overlaps: c.overlaps.map(o => o.line)
+  }
+}
+
+/**
+ * A group's points: mean throughput, its sd over repeats, the runs behind it, p95, errors, and both fitted curves there.
+ * @param {import('./report.js').ReportGroup} g
+ * @returns {Table}
+ */
+export function pointsTable (g) {
+  const fitted = ['usl', 'amdahl'].filter(m => g.fits[m] && !g.fits[m].error)
+  const at = (m, n) => g.fits[m].residuals.find(r => r.n === n)?.fitted
+  return {
+    header: ['N', 'throughput (req/s)', 'sd', 'runs', 'p95 (ms)', 'errors', ...fitted.map(m => `${m === 'usl' ? 'USL' : 'Amdahl'} fit`)],
+    rows: g.points.map(p => [human(p.n), { text: human(p.throughput), value: p.throughput }, { text: ok(p.sd) ? human(p.sd) : '-', value: ok(p.sd) ? p.sd : null },
+      String(p.count ?? 1), ms(p.p95), ok(p.errorRate) ? `${(p.errorRate * 100).toFixed(2)}%` : '-', ...fitted.map(m => human(at(m, p.n)))])
+  }
+}
+
+/**
+ * Why a group has no curve: the fit errors (too few points, flat throughput), one line.
+ * @param {import('./report.js').ReportGroup} g
+ */
+export function fitNote (g) {
+  const failed = ['usl', 'amdahl'].filter(m => g.fits[m]?.error)
+  if (failed.length < 2) return null
+  const ns = g.points.map(p => human(p.n)).join(', ')
+  const reasons = [...new Set(failed.map(m => g.fits[m].error.message))]
+  return `no fitted curve for ${g.name}: ${g.points.length} point${g.points.length === 1 ? '' : 's'} (N = ${ns || 'none'}); ${reasons.join('; ')}`
+}
+
+/**
+ * The multi-core study's per-core table: highest core, lowest core, their difference and overall, per strategy and load.
+ * @param {import('./report.js').Report} report
+ * @returns {Table}
+ */
+export function cpuTableOf (report) {
+  const maxCores = Math.max(0, ...report.cpu.map(r => r.cores.length))
+  return {
+    header: ['benchmark', 'strategy', 'N', 'load', 'runs', 'highest core', 'lowest core', 'difference', 'overall', ...Array.from({ length: maxCores }, (_, i) => `core ${i}`), 'host overall', 'source'],
+    rows: report.cpu.map(r => [String(r.benchmark ?? '-'), String(r.strategy ?? '-'), String(r.instances ?? '-') + (ok(r.cpusPerInstance) ? ` (${r.cpusPerInstance} CPU each)` : ''),
+      r.load, String(r.runs), { text: pct(r.highest), value: r.highest }, { text: pct(r.lowest), value: r.lowest }, { text: pct(r.spread), value: r.spread },
+      { text: pct(r.overall), value: r.overall }, ...Array.from({ length: maxCores }, (_, i) => pct(r.cores[i]?.usage)), pct(r.hostOverall), r.source ?? '-'])
+  }
+}
+
+const ENV_FIELDS = [['host', 'host'], ['platform', 'platform'], ['kernel', 'kernel'], ['arch', 'arch'], ['cpus', 'CPUs'], ['cpuModel', 'CPU model'],
+  ['memoryBytes', 'memory'], ['node', 'Node.js'], ['docker', 'Docker'], ['image', 'image'], ['swarmNodes', 'Swarm nodes'], ['backend', 'backend']]
+
+function envValue (key, v) {
+  if (v === null || v === undefined || v === '') return '-'
+  if (key === 'memoryBytes' && ok(v)) return `${(v / 2 ** 30).toFixed(1)} GiB`
+  if (Array.isArray(v)) return v.map(x => (typeof x === 'object' ? (x.hostname ?? x.name ?? x.id ?? JSON.stringify(x)) : String(x))).join(', ') || '-'
+  return typeof v === 'object' ? JSON.stringify(v) : String(v)
+}
+
+/**
+ * The run environment: one column per distinct environment (one when the sweep ran on one machine).
+ * @param {import('./report.js').Report} report
+ * @returns {Table}
+ */
+export function environmentTable (report) {
+  const envs = report.environments
+  const known = new Set(ENV_FIELDS.map(([k]) => k))
+  const extra = [...new Set(envs.flatMap(e => Object.keys(e.environment)))].filter(k => !known.has(k)).map(k => [k, k])
+  const fields = [...ENV_FIELDS, ...extra].filter(([k]) => envs.some(e => e.environment[k] !== undefined))
+  return {
+    header: ['', ...envs.map((e, i) => (envs.length > 1 ? `environment ${i + 1} (${e.runs} runs)` : `all ${e.runs} runs`))],
+    rows: fields.map(([k, label]) => [label, ...envs.map(e => envValue(k, e.environment[k]))])
+  }
+}
+
+/**
+ * Every run with its status; a run that did not finish says why.
+ * @param {import('./report.js').Report} report
+ * @returns {Table}
+ */
+export function runsTable (report) {
+  return {
+    header: ['run', 'status', 'strategy', 'N', 'benchmark', 'load', 'throughput (req/s)', 'p95 (ms)', 'errors', 'reason'],
+    rows: report.runs.map(r => [r.id, r.status, String(r.config.strategy ?? '-'), String(r.config.instances ?? '-'), String(r.config.benchmark ?? '-'),
+      loadLevelOf(r.config), human(r.throughput), ms(r.p95),
+      ok(r.errorRate) ? `${(r.errorRate * 100).toFixed(2)}%` : '-', r.reason ?? ''])
+  }
+}
+
+/** One line on what the report covers: runs by status, groups, what N is. */
+export function overviewLine (report) {
+  const status = Object.entries(report.status).map(([s, n]) => `${n} ${s}`).join(', ')
+  return `${report.runs.length} runs${status ? ` (${status})` : ''} · ${report.groups.length} group${report.groups.length === 1 ? '' : 's'} of points ` +
+    `(by ${report.groupBy.join(', ') || 'nothing'}) · N = ${report.x}`
+}
