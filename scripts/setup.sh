@@ -9,6 +9,7 @@ command -v wrk >/dev/null 2>&1 || need_apt+=(wrk)
 command -v java >/dev/null 2>&1 || need_apt+=(openjdk-17-jre-headless)
 command -v mvn >/dev/null 2>&1 || need_apt+=(maven)
 command -v unzip >/dev/null 2>&1 || need_apt+=(unzip)
+command -v chromium >/dev/null 2>&1 || need_apt+=(chromium)   # the report test opens the HTML report in headless Chromium
 if [ ${#need_apt[@]} -gt 0 ]; then
   if [ "$(id -u)" = 0 ] && command -v apt-get >/dev/null 2>&1; then
     echo "setup: apt-get install ${need_apt[*]}"
