@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Installs everything nodescale needs on a Debian machine (idempotent): npm packages, HAProxy, wrk, JMeter.
+# Installs everything nodescale needs on a Debian machine (idempotent): npm packages, HAProxy, wrk, JMeter, a Docker engine in a swarm.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
@@ -25,4 +25,6 @@ npm ci --no-audit --no-fund --loglevel=error
 
 echo "setup: JMeter"
 node executor/jmeter-install.js >/dev/null
+echo "setup: Docker engine and swarm"
+bash scripts/docker-up.sh
 echo "setup: done"
