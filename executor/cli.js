@@ -30,6 +30,7 @@ Options:
       --driver D              autocannon | jmeter (default ${DEFAULTS.driver}); JMeter is installed on first use
       --backend B             auto | local | swarm (default ${DEFAULTS.backend})
       --cpus-per-instance X   CPU quota per instance (e.g. 0.25) to emulate more cores than the machine has
+      --memory-per-instance M memory limit per instance on Swarm (e.g. 256M; cm/pm2/up: N x M for the one replica)
       --lb L                  hs only: auto | haproxy | ingress (default ${DEFAULTS.lb})
       --port P                port the load is sent to (default: a free one)
       --ready-timeout S       how long the server may take to answer (default ${DEFAULTS.readyTimeout})

@@ -1,6 +1,6 @@
 // Parses and validates a run's configuration before anything starts; the result is frozen.
 import { parseArgs } from 'node:util'
-import { availableParallelism } from 'node:os'
+import { availableParallelism, totalmem } from 'node:os'
 import { existsSync, statSync } from 'node:fs'
 import { resolve } from 'node:path'
 import { NsError, badFlag } from './errors.js'
@@ -18,6 +18,7 @@ export const RUN_OPTIONS = Object.freeze({
   driver: { type: 'string' },
   backend: { type: 'string' },
   'cpus-per-instance': { type: 'string' },
+  'memory-per-instance': { type: 'string' },
   app: { type: 'string' },
   param: { type: 'string', multiple: true, short: 'p' },
   out: { type: 'string', short: 'o' },
@@ -47,6 +48,16 @@ export function parseFlags (argv, options) {
     if (err.code === 'ERR_PARSE_ARGS_INVALID_OPTION_VALUE') throw badFlag(flag, 'needs a value')
     throw badFlag(flag, err.message)
   }
+}
+
+/** A memory size like 512M or 1G, in bytes: at least 6 MiB (Docker's minimum) and at most the machine's memory. */
+function memorySize (raw) {
+  const m = /^\s*(\d+(?:\.\d+)?)\s*([kmg])i?b?\s*$/i.exec(raw)
+  const allowed = 'a size like 256M or 1G, from 6M to the machine\'s memory'
+  if (!m) throw badFlag('--memory-per-instance', `"${raw}" is not a size; allowed: ${allowed}`)
+  const bytes = Math.floor(Number(m[1]) * 1024 ** ({ k: 1, m: 2, g: 3 }[m[2].toLowerCase()]))
+  if (bytes < 6 * 1024 ** 2 || bytes > totalmem()) throw badFlag('--memory-per-instance', `${raw} is out of range; allowed: ${allowed}`)
+  return bytes
 }
 
 function number (flag, raw, { min, max, integer = false, minExclusive = false }) {
@@ -101,6 +112,7 @@ export function validateRunConfig (values, { cwd = process.cwd(), cpus = availab
   const cpusPerInstance = values['cpus-per-instance'] === undefined
     ? undefined
     : number('--cpus-per-instance', values['cpus-per-instance'], { min: 0, max: cpus, minExclusive: true })
+  const memoryPerInstance = values['memory-per-instance'] === undefined ? undefined : memorySize(values['memory-per-instance'])
   const lb = oneOf('--lb', values.lb ?? DEFAULTS.lb, LOAD_BALANCERS)
   if (values.lb !== undefined && strategy !== 'hs') throw badFlag('--lb', `only applies to --strategy hs (got --strategy ${strategy})`)
   // with --app the module names itself unless --benchmark says otherwise
@@ -128,6 +140,7 @@ export function validateRunConfig (values, { cwd = process.cwd(), cpus = availab
     driver: oneOf('--driver', values.driver ?? DEFAULTS.driver, DRIVER_NAMES),
     backend,
     cpusPerInstance,
+    memoryPerInstance,
     lb,
     port: number('--port', values.port ?? DEFAULTS.port, { min: 0, max: 65535, integer: true }),
     readyTimeout: number('--ready-timeout', values['ready-timeout'] ?? DEFAULTS.readyTimeout, { min: 0, max: 3600, minExclusive: true }),

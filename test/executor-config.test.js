@@ -28,7 +28,7 @@ test('every flag is parsed', () => {
   writeFileSync(app, 'export default (req, res) => res.end("x")\n')
   const { config } = parseArguments(['-s', 'hs', '-n', '3', '-b', 'mine', '--app', app, '-p', 'a=1', '-p', 'b=x=y',
     '--rate', '250.5', '-d', '7', '-w', '0', '--driver', 'jmeter', '--backend', 'local', '--cpus-per-instance', '0.25',
-    '--lb', 'haproxy', '--port', '8080', '--ready-timeout', '5', '-o', dir, '--json', '-q'])
+    '--memory-per-instance', '256M', '--lb', 'haproxy', '--port', '8080', '--ready-timeout', '5', '-o', dir, '--json', '-q'])
   assert.deepEqual({ ...config, params: { ...config.params } }, {
     strategy: 'hs',
     instances: 3,
@@ -42,6 +42,7 @@ test('every flag is parsed', () => {
     driver: 'jmeter',
     backend: 'local',
     cpusPerInstance: 0.25,
+    memoryPerInstance: 256 * 1024 * 1024,
     lb: 'haproxy',
     port: 8080,
     readyTimeout: 5,
@@ -75,6 +76,8 @@ const bad = [
   [[...base, '--cpus-per-instance', '999'], '--cpus-per-instance', /out of range/],
   [[...base, '--param', 'novalue'], '--param', /not key=value/],
   [[...base, '--port', '70000'], '--port', /out of range/],
+  [[...base, '--memory-per-instance', 'lots'], '--memory-per-instance', /not a size; allowed: a size like 256M/],
+  [[...base, '--memory-per-instance', '1M'], '--memory-per-instance', /out of range/],
   [[...base, '--lb', 'nginx'], '--lb', /one of: auto, haproxy, ingress/],
   [[...base, '--lb', 'haproxy'], '--lb', /only applies to --strategy hs/],
   [[...base, '--ready-timeout', '0'], '--ready-timeout', /out of range/],

@@ -2,7 +2,7 @@
 // container from the RC, placement in run.json, a killed replica restarted mid-run, Ctrl-C and failures that leave nothing behind.
 import { test } from 'node:test'
 import assert from 'node:assert/strict'
-import { mkdtempSync } from 'node:fs'
+import { mkdtempSync, readFileSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { setTimeout as sleep } from 'node:timers/promises'
@@ -58,12 +58,14 @@ for (const [strategy, instances, tasks] of /** @type {Array<[string, number, num
   })
 }
 
-test('swarm: a custom app is built into the image and measured under its own name', { skip, timeout: 180_000 }, async () => {
+test('swarm: a custom app is built into the image and measured under its own name, within its memory limit', { skip, timeout: 180_000 }, async () => {
   const out = tmp()
-  const r = await runCli('executor', ['run', '--strategy', 'cm', '--instances', '1', '--app', join(ROOT, 'test/fixtures/apps/handler.js'), '--out', out, ...short, '--json'])
+  const r = await runCli('executor', ['run', '--strategy', 'cm', '--instances', '2', '--app', join(ROOT, 'test/fixtures/apps/handler.js'), '--memory-per-instance', '96M', '--out', out, ...short, '--json'])
   assert.equal(r.code, 0, r.stderr)
   const run = JSON.parse(r.stdout)
   assert.equal(run.config.benchmark, 'handler')
+  const compose = readFileSync(join(run.dir, 'docker-compose.yml'), 'utf8')
+  assert.match(compose, new RegExp(`memory: '?${2 * 96 * 1024 * 1024}'?`), 'the replica is limited to instances x memory-per-instance')
   assert.equal(run.summary.errors, 0)
   assert.ok(run.summary.requests > 20)
   await assertGone(run)

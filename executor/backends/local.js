@@ -31,6 +31,7 @@ export function createLocalBackend ({ cpus = availableParallelism() } = {}) {
       if (config.strategy === 'up' && config.instances > cpus) {
         throw badFlag('--instances', `${config.instances} vCPUs for --strategy up on the local backend, but this machine has ${cpus} cores; allowed: 1..${cpus} (use --backend swarm with --cpus-per-instance to emulate more)`)
       }
+      if (config.memoryPerInstance !== undefined) throw badFlag('--memory-per-instance', 'is a Swarm memory limit; use --backend swarm (or leave it out locally)')
       if (config.strategy === 'hs') info.haproxy = requireHaproxy()
       if (config.lb === 'ingress') throw badFlag('--lb', 'ingress is the Swarm routing mesh; the local backend balances hs with haproxy (use --lb haproxy or auto)')
       return info

@@ -119,6 +119,7 @@ export function createSwarmBackend ({ connect = connectDocker } = {}) {
         strategy: config.strategy,
         instances: config.instances,
         cpusPerInstance: config.cpusPerInstance,
+        memory: config.memoryPerInstance === undefined ? undefined : config.memoryPerInstance * (config.strategy === 'hs' ? 1 : config.instances),
         image: parts.register.tag,
         lbImage: parts.lb?.tag,
         benchmark: config.benchmark,
