@@ -54,6 +54,7 @@ Commands:
   image     build the Swarm images a run needs (executor image build --help)
   up        start the Swarm control plane: the RC on every node (executor up --help)
   down      remove the control plane and every stack nodescale left behind
+  cluster   a local multi-node swarm: cluster up --nodes K | down | status (executor cluster --help)
 
 nodescale: how does a Node.js server scale when you add cores, processes or containers?`
 
@@ -75,7 +76,8 @@ export function parseArguments (argv) {
 export const COMMANDS = {
   image: () => import('./cli-swarm.js').then(m => ({ command: m.imageCommand })),
   up: () => import('./cli-swarm.js').then(m => ({ command: m.upCommand })),
-  down: () => import('./cli-swarm.js').then(m => ({ command: m.downCommand }))
+  down: () => import('./cli-swarm.js').then(m => ({ command: m.downCommand })),
+  cluster: () => import('./cli-cluster.js').then(m => ({ command: m.clusterCommand }))
 }
 
 /**

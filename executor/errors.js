@@ -16,6 +16,7 @@ export const CODES = Object.freeze({
   NS_ERR_MISSING_JMETER: { exit: EXIT.MISSING_PART, what: 'JMeter is not installed and could not be installed' },
   NS_ERR_MISSING_HAPROXY: { exit: EXIT.MISSING_PART, what: 'haproxy is needed for the hs strategy' },
   NS_ERR_MISSING_DOCKER: { exit: EXIT.MISSING_PART, what: 'no Docker daemon answers' },
+  NS_ERR_MISSING_HOST: { exit: EXIT.MISSING_PART, what: 'the local cluster needs root and host tools (ip, nsenter, unshare, dockerd)' },
   NS_ERR_DEPLOY: { exit: EXIT.FAILED, what: 'the server under test did not start or did not answer' },
   NS_ERR_RUN: { exit: EXIT.FAILED, what: 'the run failed while load was running' },
   NS_ERR_INTERRUPTED: { exit: EXIT.FAILED, what: 'the run was interrupted (Ctrl-C or a signal)' }

@@ -77,7 +77,7 @@ export async function removeStack (docker, stack, { log = () => {}, timeoutMs = 
 }
 
 /** True when the owner label names a process of this host that still runs (pid reuse aside). */
-function ownerAlive (owner) {
+export function ownerAlive (owner) {
   const m = /^(.*):(\d+)$/.exec(owner ?? '')
   if (!m) return false
   if (m[1] !== hostname()) return true // another machine's run: not ours to judge

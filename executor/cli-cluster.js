@@ -1,0 +1,66 @@
+// `executor cluster up|down|status`: a local multi-node swarm (worker engines in network namespaces) for tests, demos and MIMN runs.
+import { parseFlags } from './config.js'
+import { EXIT, NsError, badFlag } from './errors.js'
+import { clusterUp, clusterDown, clusterStatus, MAX_LOCAL_NODES } from './cluster/cluster.js'
+
+export const CLUSTER_HELP = `Usage: executor cluster <up|down|status> [options]
+
+Turns this machine into a multi-node Docker Swarm: this engine is the manager, and each extra node is a Docker
+engine in a network namespace of its own (10.99.0.x on a local LAN), with its own data folder, hostname and
+node label io.nodescale.node=<name>. Needs root, ip, nsenter, unshare and dockerd.
+
+  up --nodes K [--force]   K nodes in all: the manager plus K-1 workers; again with another K grows or shrinks.
+                           A swarm that advertises 127.0.0.1 is re-initialised in place to advertise 10.99.0.1
+                           (services are kept); --force does it even while other stacks run.
+  down                     removes the workers (engines, namespaces, veths, node entries, files) and the LAN, and
+                           makes the swarm advertise 127.0.0.1 again: single-node runs work as before.
+  status                   the swarm's nodes, their labels, addresses and engines.
+
+Options:
+      --nodes K   1..${MAX_LOCAL_NODES} (up only)
+      --force     (up only) re-initialise the swarm even while other stacks run
+      --json      print the result as JSON on stdout
+  -h, --help      this help
+
+Every local node shares this machine's cores: a local cluster shows how a run distributes, not more capacity.
+
+Examples:
+  executor cluster up --nodes 3
+  executor run --strategy hs --instances 4 --nodes 2 --cpus-per-instance 0.25
+  executor cluster down`
+
+const OPTIONS = { nodes: { type: 'string' }, force: { type: 'boolean' }, json: { type: 'boolean' }, help: { type: 'boolean', short: 'h' } }
+
+/** One line per node, for people. */
+function statusLines (status) {
+  const head = `swarm ${status.swarm}, manager advertises ${status.advertise ?? '-'}, ${status.nodes.length} node${status.nodes.length === 1 ? '' : 's'}${status.lan ? ' (local cluster LAN up)' : ''}`
+  return [head, ...status.nodes.map(n => `  ${(n.label ?? '-').padEnd(14)} ${n.hostname.padEnd(16)} ${n.role.padEnd(8)} ${n.state.padEnd(7)} ${n.availability.padEnd(7)} ${n.addr.padEnd(12)} ${n.engine ?? ''}`)]
+}
+
+/** @type {(argv: string[], io: { stdout: any, stderr: any }) => Promise<number>} */
+export async function clusterCommand (argv, { stdout, stderr }) {
+  const [sub, ...rest] = argv
+  if (sub === undefined || sub === '--help' || sub === '-h') { stdout.write(CLUSTER_HELP + '\n'); return sub ? EXIT.OK : EXIT.BAD_INPUT }
+  if (!['up', 'down', 'status'].includes(sub)) throw new NsError('NS_ERR_BAD_FLAG', `unknown command "cluster ${sub}"; commands: cluster up, cluster down, cluster status`)
+  const { values, positionals } = parseFlags(rest, OPTIONS)
+  if (values.help) { stdout.write(CLUSTER_HELP + '\n'); return EXIT.OK }
+  if (positionals.length) throw new NsError('NS_ERR_BAD_FLAG', `unexpected argument "${positionals[0]}" (see executor cluster --help)`)
+  if (sub !== 'up' && values.nodes !== undefined) throw badFlag('--nodes', `only applies to cluster up (got cluster ${sub})`)
+  if (sub !== 'up' && values.force) throw badFlag('--force', `only applies to cluster up (got cluster ${sub})`)
+  const log = (line) => stderr.write(`${line}\n`)
+  const print = (data, lines) => stdout.write(values.json ? JSON.stringify(data, null, 2) + '\n' : lines.join('\n') + '\n')
+  if (sub === 'up') {
+    if (values.nodes === undefined) throw badFlag('--nodes', `is required: how many nodes in all, the manager included (1..${MAX_LOCAL_NODES})`)
+    const nodes = Number(values.nodes)
+    if (!/^\s*\d+\s*$/.test(values.nodes) || nodes < 1 || nodes > MAX_LOCAL_NODES) throw badFlag('--nodes', `"${values.nodes}" is not allowed; a whole number from 1 to ${MAX_LOCAL_NODES} (the manager counts as one)`)
+    const status = await clusterUp({ nodes, force: Boolean(values.force), log })
+    print(status, [...statusLines(status), `up in ${status.ms} ms`])
+  } else if (sub === 'down') {
+    const result = await clusterDown({ log })
+    print(result, [`cluster down in ${result.ms} ms${result.removed.length ? `: removed ${result.removed.join(', ')}` : ' (no local workers)'}`])
+  } else {
+    const status = await clusterStatus()
+    print(status, statusLines(status))
+  }
+  return EXIT.OK
+}
