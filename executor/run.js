@@ -46,13 +46,29 @@ export async function prepareRun (config, { log = () => {} } = {}) {
 }
 
 /**
+ * Deploys the shape of a config (strategy, instances, benchmark, quota) and resolves when every instance answers.
+ * A sweep keeps the returned deployment across runs of the same shape and tears it down itself.
+ * @param {any} config a validated run config
+ * @param {{ prepared: any, id: string, dir: string, log?: (line: string) => void, signal?: AbortSignal }} opts
+ *   id names the deployment's groups (cgroups, stack); dir receives its files (haproxy.cfg, stack files)
+ * @returns {Promise<{ url: string, placement: any[], createSampler: () => any, teardown: () => Promise<void> }>}
+ */
+export async function deployFor (config, { prepared, id, dir, log = () => {}, signal }) {
+  const { backend, benchmark } = prepared
+  log(`deploying ${config.strategy} x${config.instances} (${benchmark}) on the ${backend.name} backend`)
+  return backend.deploy({ ...config, benchmark }, { runId: id, runDir: dir, log, signal })
+}
+
+/**
  * Runs one configuration. Never leaves processes behind; run.json is readable whatever happens.
+ * With `deployment` (from deployFor, same shape as config) the run uses it and neither deploys nor tears down.
  * @param {any} config a validated run config (executor/config.js)
- * @param {{ log?: (line: string) => void, onProgress?: (p: any) => void, signal?: AbortSignal, prepared?: any }} [opts]
+ * @param {{ log?: (line: string) => void, onProgress?: (p: any) => void, signal?: AbortSignal, prepared?: any, deployment?: any }} [opts]
  * @returns {Promise<any>} the run.json object
  */
-export async function run (config, { log = () => {}, onProgress, signal, prepared } = {}) {
-  const { backend, benchmark, request, backendInfo, driverInfo } = prepared ?? await prepareRun(config, { log })
+export async function run (config, { log = () => {}, onProgress, signal, prepared, deployment: shared } = {}) {
+  prepared ??= await prepareRun(config, { log })
+  const { backend, benchmark, request, backendInfo, driverInfo } = prepared
   config = { ...config, benchmark }
   const id = newRunId(config)
   const dir = await createRunDir(config.out, id)
@@ -76,13 +92,12 @@ export async function run (config, { log = () => {}, onProgress, signal, prepare
   const save = () => writeJsonAtomic(join(dir, 'run.json'), runJson)
   await save()
 
-  let deployment = null
+  let deployment = shared ?? null
   let sampler = null
   let timeline = null
   try {
     signal?.throwIfAborted()
-    log(`deploying ${config.strategy} x${config.instances} (${config.benchmark}) on the ${backend.name} backend`)
-    deployment = await backend.deploy(config, { runId: id, runDir: dir, log, signal })
+    deployment ??= await deployFor(config, { prepared, id, dir, log, signal })
     runJson.placement = deployment.placement
     signal?.throwIfAborted()
     sampler = deployment.createSampler()
@@ -116,7 +131,7 @@ export async function run (config, { log = () => {}, onProgress, signal, prepare
     throw err
   } finally {
     if (sampler) timeline = await sampler.stop().catch(() => null)
-    if (deployment) await deployment.teardown()
+    if (deployment && !shared) await deployment.teardown()
     if (timeline) await writeJsonAtomic(join(dir, 'timeline.json'), timeline)
     if (runJson.load) {
       const s = await summarize(join(dir, 'samples.jtl')).catch(err => { log(`summary: ${err.message}`); return null })
