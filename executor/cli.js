@@ -55,6 +55,8 @@ Commands:
   up        start the Swarm control plane: the RC on every node (executor up --help)
   down      remove the control plane and every stack nodescale left behind
   cluster   a local multi-node swarm: cluster up --nodes K | down | status (executor cluster --help)
+  sweep     run an experiment file's grid, resumable (executor sweep --help)
+  calibrate find the relaxed and exhausted run-levels (executor calibrate --help)
 
 nodescale: how does a Node.js server scale when you add cores, processes or containers?`
 
@@ -77,7 +79,9 @@ export const COMMANDS = {
   image: () => import('./cli-swarm.js').then(m => ({ command: m.imageCommand })),
   up: () => import('./cli-swarm.js').then(m => ({ command: m.upCommand })),
   down: () => import('./cli-swarm.js').then(m => ({ command: m.downCommand })),
-  cluster: () => import('./cli-cluster.js').then(m => ({ command: m.clusterCommand }))
+  cluster: () => import('./cli-cluster.js').then(m => ({ command: m.clusterCommand })),
+  sweep: () => import('./cli-sweep.js').then(m => ({ command: m.sweepCommand })),
+  calibrate: () => import('./cli-calibrate.js').then(m => ({ command: m.calibrateCommand }))
 }
 
 /**

@@ -23,3 +23,32 @@ export function createProgress ({ enabled, stream = process.stderr }) {
     }
   }
 }
+
+/**
+ * A sweep's overall bar (runs done, time left) under the one-line-per-run log; the bar only on a terminal.
+ * @param {{ enabled: boolean, stream?: NodeJS.WriteStream }} opts
+ */
+export function createSweepProgress ({ enabled, stream = process.stderr }) {
+  let bar = ''
+  const draw = () => { if (enabled && bar) stream.write(`\r${bar}\x1b[K`) }
+  return {
+    /** A line above the bar (the bar is redrawn under it). */
+    line (text) {
+      if (enabled && bar) stream.write('\r\x1b[K')
+      stream.write(text + '\n')
+      draw()
+    },
+    /** @param {{ done: number, total: number, failed: number, remaining: string, current?: string }} p */
+    update (p) {
+      const width = 24
+      const filled = Math.round((p.total ? p.done / p.total : 0) * width)
+      bar = `sweep [${'#'.repeat(filled)}${'.'.repeat(width - filled)}] ${p.done}/${p.total} runs` +
+        `${p.failed ? ` · ${p.failed} failed` : ''} · ${p.remaining} left${p.current ? ` · ${p.current}` : ''}`
+      draw()
+    },
+    done () {
+      if (enabled && bar) stream.write('\r\x1b[K')
+      bar = ''
+    }
+  }
+}

@@ -1,0 +1,299 @@
+// Experiment files: a study's grid in YAML, validated (every key, every value, with its line) before anything runs.
+import { readFile } from 'node:fs/promises'
+import { basename, dirname, extname, resolve } from 'node:path'
+import { loadYamlWithLines } from './yaml-lines.js'
+import { NsError } from './errors.js'
+import { STRATEGIES } from './defaults.js'
+
+/** Top-level keys and what each one takes (the help text for a bad key). */
+export const EXPERIMENT_KEYS = Object.freeze({
+  name: 'a name for the sweep folder (letters, digits, - and _)',
+  description: 'free text',
+  backend: 'auto | local | swarm',
+  benchmark: 'one benchmark name',
+  benchmarks: 'a list of benchmark names',
+  app: 'a custom app module, relative to this file',
+  params: 'benchmark options: { key: value } for every benchmark, or { benchmark: { key: value } }',
+  strategies: 'a list of up | cm | pm2 | hs',
+  instances: 'a whole number, a list, a range "1..4", or a map from strategy to one of those',
+  concurrency: 'connections: a number, a list, relaxed | relaxed*cores | exhausted | exhausted*cores (with calibration), or a map from strategy',
+  rate: 'requests/s (open model): a number, a list, or a map from strategy',
+  duration: 'steady-state seconds measured per run',
+  warmup: 'warm-up seconds per run',
+  repeats: 'how many times the grid runs (a whole number >= 1)',
+  'cpus-per-instance': 'CPU quota per instance (e.g. 0.5)',
+  driver: 'autocannon | jmeter',
+  lb: 'hs only: auto | haproxy | ingress',
+  'ready-timeout': 'seconds the server may take to answer',
+  order: 'shapes (one deployment per shape, its runs shuffled per repeat) | blocks (every repeat a full block in its own random order)',
+  calibration: 'a calibration file (executor calibrate --out FILE), relative to this file; made first when missing',
+  calibrate: 'how to make a missing calibration file: { strategy, instances, duration, warmup, confirm, max-concurrency, max-probes }',
+  analysis: '{ fit: usl | amdahl | both | none, x: instances | concurrency, cpu-table: true | false }',
+  profiles: 'named overrides of these keys: { smoke: {...}, default: {...}, full: {...} }'
+})
+const NOT_IN_PROFILES = ['name', 'description', 'profiles']
+export const PROFILE_NAMES = Object.freeze(['smoke', 'default', 'full'])
+export const ORDERS = Object.freeze(['shapes', 'blocks'])
+const FITS = ['usl', 'amdahl', 'both', 'none']
+const CALIBRATE_KEYS = ['strategy', 'instances', 'duration', 'warmup', 'confirm', 'max-concurrency', 'max-probes']
+const LEVEL_RE = /^(relaxed|exhausted)(?:\s*\*\s*(cores|\d+(?:\.\d+)?))?$/
+const RANGE_RE = /^(\d+)\s*\.\.\s*(\d+)$/
+
+/**
+ * Reads and validates an experiment file with a profile applied. Static checks only: nothing is deployed.
+ * @param {string} file
+ * @param {{ profile?: string, cwd?: string }} [opts]
+ */
+export async function loadExperiment (file, { profile, cwd = process.cwd() } = {}) {
+  const path = resolve(cwd, file)
+  let text
+  try {
+    text = await readFile(path, 'utf8')
+  } catch (err) {
+    throw new NsError('NS_ERR_BAD_FILE', `${file}: cannot read the experiment file (${err.code ?? err.message})`)
+  }
+  return parseExperiment(text, { file, path, profile })
+}
+
+/**
+ * Validates experiment YAML text. Errors are NS_ERR_BAD_FILE (exit 2): "<file>:<line>: <key>: <what is wrong>; allowed: ...".
+ * @param {string} text
+ * @param {{ file: string, path?: string, profile?: string }} opts
+ */
+export function parseExperiment (text, { file, path = resolve(file), profile }) {
+  const loaded = loadYamlWithLines(text, file)
+  const lineOf = loaded.lineOf
+  const data = /** @type {any} */ (loaded.data)
+  const fail = (where, message) => new NsError('NS_ERR_BAD_FILE', `${file}:${lineOf(where)}: ${message}`)
+  if (!isMap(data)) throw fail([], 'an experiment file is a YAML mapping of keys (strategies, instances, concurrency, ...)')
+  checkKeys(data, [], Object.keys(EXPERIMENT_KEYS), fail)
+  const profiles = data.profiles ?? {}
+  if (!isMap(profiles)) throw fail(['profiles'], `profiles: ${EXPERIMENT_KEYS.profiles}`)
+  for (const [name, over] of Object.entries(profiles)) {
+    if (!PROFILE_NAMES.includes(name)) throw fail(['profiles', name], `profiles: "${name}" is not a profile; allowed: ${PROFILE_NAMES.join(', ')}`)
+    if (!isMap(over)) throw fail(['profiles', name], `profiles.${name}: a mapping of keys to override`)
+    checkKeys(over, ['profiles', name], Object.keys(EXPERIMENT_KEYS).filter(k => !NOT_IN_PROFILES.includes(k)), fail)
+  }
+  const chosen = profile ?? 'default'
+  if (!PROFILE_NAMES.includes(chosen)) throw new NsError('NS_ERR_BAD_FLAG', `--profile: "${chosen}" is not allowed; one of: ${PROFILE_NAMES.join(', ')}`)
+  if (profile && profile !== 'default' && !profiles[profile]) {
+    throw new NsError('NS_ERR_BAD_FLAG', `--profile: ${file} has no "${profile}" profile; it has: ${['default', ...Object.keys(profiles).filter(p => p !== 'default')].join(', ')}`)
+  }
+  // a key's value and the YAML path it came from (the profile's when the profile overrides it)
+  const merged = { ...data, ...(profiles[chosen] ?? {}) }
+  /** @param {string} key */
+  const from = key => (profiles[chosen] && key in profiles[chosen] ? ['profiles', chosen, key] : [key])
+  /** @param {string} key @param {(string|number)[]} [sub] @param {string} [msg] */
+  const bad = (key, sub, msg) => fail([...from(key), ...(sub ?? [])], `${key}: ${msg}`)
+
+  const name = merged.name === undefined ? basename(path, extname(path)) : String(merged.name)
+  if (!/^[a-z0-9][a-z0-9_-]{0,63}$/i.test(name)) throw bad('name', [], `"${name}" is not a name (letters, digits, - and _)`)
+  const strategies = stringList(merged.strategies ?? STRATEGIES, 'strategies', bad)
+  for (const [i, s] of strategies.entries()) {
+    if (!STRATEGIES.includes(s)) throw bad('strategies', Array.isArray(merged.strategies) ? [i] : [], `"${s}" is not a strategy; allowed: ${STRATEGIES.join(', ')}`)
+  }
+  if (new Set(strategies).size !== strategies.length) throw bad('strategies', [], 'a strategy is listed twice')
+  if (merged.benchmark !== undefined && merged.benchmarks !== undefined) throw bad('benchmarks', [], 'give benchmark (one) or benchmarks (a list), not both')
+  const benchKey = merged.benchmarks !== undefined ? 'benchmarks' : 'benchmark'
+  const benchmarks = merged[benchKey] === undefined ? [undefined] : stringList(merged[benchKey], benchKey, bad)
+  const app = merged.app === undefined ? undefined : resolve(dirname(path), String(merged.app))
+  if (merged.app !== undefined && String(merged.app).startsWith('cmd:')) throw bad('app', [], 'cmd: programs are not supported in experiment files; write a small app module instead')
+
+  const instances = byStrategy('instances', merged.instances ?? 1, strategies, bad, instanceValues)
+  if (merged.concurrency !== undefined && merged.rate !== undefined) throw bad('rate', [], 'cannot be combined with concurrency: choose the closed model (concurrency) or the open model (rate)')
+  const loadKey = merged.rate !== undefined ? 'rate' : 'concurrency'
+  const loads = merged[loadKey] === undefined
+    ? Object.fromEntries(strategies.map(s => [s, [{ value: undefined, path: [] }]]))
+    : byStrategy(loadKey, merged[loadKey], strategies, bad, loadKey === 'rate' ? rateValues : concurrencyValues)
+  const usesLevels = Object.values(loads).flat().some(l => typeof l.value === 'string')
+  if (usesLevels && merged.calibration === undefined) throw bad('concurrency', [], 'relaxed and exhausted levels need a calibration file: add "calibration: FILE" (executor calibrate --out FILE makes one)')
+  if (merged.calibration !== undefined && typeof merged.calibration !== 'string') throw bad('calibration', [], `${EXPERIMENT_KEYS.calibration}`)
+  const calibrate = merged.calibrate ?? {}
+  if (!isMap(calibrate)) throw bad('calibrate', [], EXPERIMENT_KEYS.calibrate)
+  checkKeys(calibrate, [...from('calibrate')], CALIBRATE_KEYS, fail, 'calibrate.')
+
+  const repeats = merged.repeats ?? 1
+  if (!Number.isInteger(repeats) || repeats < 1 || repeats > 1000) throw bad('repeats', [], `${JSON.stringify(repeats)} is not allowed; allowed: a whole number >= 1 and <= 1000`)
+  const order = merged.order ?? 'shapes'
+  if (!ORDERS.includes(order)) throw bad('order', [], `"${order}" is not allowed; one of: ${ORDERS.join(', ')}`)
+  const analysis = parseAnalysis(merged.analysis, bad)
+  const params = parseParams(merged.params, benchmarks, bad)
+  for (const key of ['backend', 'driver', 'lb']) {
+    if (merged[key] !== undefined && typeof merged[key] !== 'string') throw bad(key, [], `${JSON.stringify(merged[key])} is not allowed; ${EXPERIMENT_KEYS[key]}`)
+  }
+  for (const key of ['duration', 'warmup', 'cpus-per-instance', 'ready-timeout']) {
+    if (merged[key] !== undefined && typeof merged[key] !== 'number') throw bad(key, [], `"${merged[key]}" is not a number; ${EXPERIMENT_KEYS[key]}`)
+  }
+  return {
+    file,
+    path,
+    text,
+    name,
+    description: merged.description === undefined ? undefined : String(merged.description),
+    profile: chosen,
+    strategies,
+    benchmarks,
+    app,
+    params,
+    instances,
+    loadKey,
+    loads,
+    repeats,
+    order,
+    duration: merged.duration,
+    warmup: merged.warmup,
+    cpusPerInstance: merged['cpus-per-instance'],
+    driver: merged.driver,
+    backend: merged.backend,
+    lb: merged.lb,
+    readyTimeout: merged['ready-timeout'],
+    calibration: merged.calibration === undefined ? undefined : resolve(dirname(path), merged.calibration),
+    calibrate: { ...calibrate },
+    analysis,
+    /** The line of a key as it applies under the chosen profile, for later messages (cells, backend checks). */
+    lineOf: (key, sub = []) => lineOf([...from(key), ...sub]),
+    usesLevels
+  }
+}
+
+const isMap = v => v !== null && typeof v === 'object' && !Array.isArray(v)
+
+function checkKeys (obj, at, allowed, fail, prefix = '') {
+  for (const key of Object.keys(obj)) {
+    if (!allowed.includes(key)) {
+      const norm = k => k.toLowerCase().replace(/[-_ ]/g, '')
+      const near = allowed.find(k => distance(norm(k), norm(key)) <= Math.min(2, Math.floor(k.length / 3)))
+      throw fail([...at, key], `${prefix}${key}: unknown key${near ? ` (did you mean ${near}?)` : ''}; allowed: ${allowed.join(', ')}`)
+    }
+  }
+}
+
+/** Edit distance (insertions, deletions, substitutions) for "did you mean". */
+function distance (a, b) {
+  let prev = Array.from({ length: b.length + 1 }, (_, j) => j)
+  for (let i = 1; i <= a.length; i++) {
+    const cur = [i]
+    for (let j = 1; j <= b.length; j++) cur[j] = Math.min(prev[j] + 1, cur[j - 1] + 1, prev[j - 1] + (a[i - 1] === b[j - 1] ? 0 : 1))
+    prev = cur
+  }
+  return prev[b.length]
+}
+
+function stringList (value, key, bad) {
+  const list = Array.isArray(value) ? value : [value]
+  if (!list.length) throw bad(key, [], 'is empty; give at least one')
+  list.forEach((v, i) => { if (typeof v !== 'string' || !v) throw bad(key, Array.isArray(value) ? [i] : [], `${JSON.stringify(v)} is not a name`) })
+  return list
+}
+
+/** A key that is one value, a list, or a map from strategy to either; expanded per strategy with each item's YAML path. */
+function byStrategy (key, value, strategies, bad, expand) {
+  if (isMap(value)) {
+    for (const s of Object.keys(value)) {
+      if (!strategies.includes(s)) throw bad(key, [s], `"${s}" is not one of this experiment's strategies (${strategies.join(', ')})`)
+    }
+    return Object.fromEntries(strategies.map(s => {
+      if (value[s] === undefined) throw bad(key, [], `no value for strategy ${s}; a map needs every strategy (${strategies.join(', ')})`)
+      return [s, expand(value[s], key, [s], bad)]
+    }))
+  }
+  const list = expand(value, key, [], bad)
+  return Object.fromEntries(strategies.map(s => [s, list]))
+}
+
+/** @returns {{ value: any, path: (string|number)[] }[]} */
+function items (value, at, key, bad, one) {
+  const list = Array.isArray(value) ? value : [value]
+  if (!list.length) throw bad(key, at, 'is empty; give at least one value')
+  const out = list.flatMap((v, i) => one(v, Array.isArray(value) ? [...at, i] : at))
+  const seen = new Set()
+  for (const o of out) {
+    if (seen.has(o.value)) throw bad(key, o.path, `${o.value} is listed twice`)
+    seen.add(o.value)
+  }
+  return out
+}
+
+function instanceValues (value, key, at, bad) {
+  return items(value, at, key, bad, (v, path) => {
+    const m = typeof v === 'string' ? RANGE_RE.exec(v.trim()) : null
+    if (m) {
+      const [a, b] = [Number(m[1]), Number(m[2])]
+      if (a < 1 || b < a || b - a > 256) throw bad(key, path, `"${v}" is not a range; write "first..last" with 1 <= first <= last`)
+      return Array.from({ length: b - a + 1 }, (_, i) => ({ value: a + i, path }))
+    }
+    if (!Number.isInteger(v)) throw bad(key, path, `${JSON.stringify(v)} is not allowed; ${EXPERIMENT_KEYS.instances}`)
+    return [{ value: v, path }]
+  })
+}
+
+function concurrencyValues (value, key, at, bad) {
+  return items(value, at, key, bad, (v, path) => {
+    if (typeof v === 'string') {
+      const m = LEVEL_RE.exec(v.trim())
+      if (!m) throw bad(key, path, `"${v}" is not allowed; ${EXPERIMENT_KEYS.concurrency}`)
+      return [{ value: v.replace(/\s+/g, ''), path }]
+    }
+    if (!Number.isInteger(v)) throw bad(key, path, `${JSON.stringify(v)} is not a whole number; ${EXPERIMENT_KEYS.concurrency}`)
+    return [{ value: v, path }]
+  })
+}
+
+function rateValues (value, key, at, bad) {
+  return items(value, at, key, bad, (v, path) => {
+    if (typeof v !== 'number') throw bad(key, path, `${JSON.stringify(v)} is not a number of requests per second`)
+    return [{ value: v, path }]
+  })
+}
+
+function parseAnalysis (value, bad) {
+  if (value === undefined) return { fit: 'usl', x: 'instances', cpuTable: false }
+  if (!isMap(value)) throw bad('analysis', [], EXPERIMENT_KEYS.analysis)
+  for (const k of Object.keys(value)) {
+    if (!['fit', 'x', 'cpu-table'].includes(k)) throw bad('analysis', [k], `${k}: unknown key; allowed: fit, x, cpu-table`)
+  }
+  const fit = value.fit ?? 'usl'
+  if (!FITS.includes(fit)) throw bad('analysis', ['fit'], `fit "${fit}" is not allowed; one of: ${FITS.join(', ')}`)
+  const x = value.x ?? 'instances'
+  if (!['instances', 'concurrency'].includes(x)) throw bad('analysis', ['x'], `x "${x}" is not allowed; one of: instances, concurrency`)
+  const cpuTable = value['cpu-table'] ?? false
+  if (typeof cpuTable !== 'boolean') throw bad('analysis', ['cpu-table'], 'cpu-table: true or false')
+  return { fit, x, cpuTable }
+}
+
+/** Params for every benchmark ({ key: value }) or per benchmark ({ name: { key: value } }); values become strings like --param. */
+function parseParams (value, benchmarks, bad) {
+  const out = Object.fromEntries(benchmarks.map(b => [b ?? '', {}]))
+  if (value === undefined) return out
+  if (!isMap(value)) throw bad('params', [], EXPERIMENT_KEYS.params)
+  const scalar = v => ['string', 'number', 'boolean'].includes(typeof v)
+  const perBenchmark = Object.values(value).some(isMap)
+  for (const [k, v] of Object.entries(value)) {
+    if (perBenchmark) {
+      if (!benchmarks.includes(k)) throw bad('params', [k], `"${k}" is not one of this experiment's benchmarks (${benchmarks.join(', ')}); per-benchmark params are { benchmark: { key: value } }`)
+      if (!isMap(v)) throw bad('params', [k], `params.${k}: a mapping of key: value`)
+      for (const [pk, pv] of Object.entries(v)) {
+        if (!scalar(pv)) throw bad('params', [k, pk], `${k}.${pk}: ${JSON.stringify(pv)} is not a value (a string or a number)`)
+        out[k][pk] = String(pv)
+      }
+    } else {
+      if (!scalar(v)) throw bad('params', [k], `${k}: ${JSON.stringify(v)} is not a value (a string or a number)`)
+      for (const b of Object.keys(out)) out[b][k] = String(v)
+    }
+  }
+  return out
+}
+
+/**
+ * A calibration level ("relaxed", "relaxed*cores", "exhausted*2") as a number of connections.
+ * @param {string} level
+ * @param {any} cal a calibration file's content (relaxed, exhausted, cores)
+ */
+export function resolveLevel (level, cal) {
+  const m = LEVEL_RE.exec(level)
+  if (!m) throw new NsError('NS_ERR_BAD_FILE', `"${level}" is not a calibration level`)
+  const base = cal[m[1]]?.concurrency
+  if (!Number.isInteger(base)) throw new NsError('NS_ERR_BAD_DATA', `the calibration has no ${m[1]} level (${(cal.notes ?? []).join('; ') || 'not found'}); "${level}" cannot be used`)
+  const factor = m[2] === undefined ? 1 : m[2] === 'cores' ? cal.cores : Number(m[2])
+  return Math.max(1, Math.round(base * factor))
+}

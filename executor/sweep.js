@@ -1,0 +1,202 @@
+// A sweep on disk: <out>/<sweep-id>/sweep.json (plan, seed, status per run) and one run folder per run, resumable.
+import { mkdir, readdir, readFile, writeFile } from 'node:fs/promises'
+import { basename, extname, join, resolve } from 'node:path'
+import { randomBytes } from 'node:crypto'
+import { validateRunConfig } from './config.js'
+import { prepareRun } from './run.js'
+import { createShapeRunner } from './shape-runner.js'
+import { writeJsonAtomic } from './run-store.js'
+import { estimatePlan } from './sweep-plan.js'
+import { NsError } from './errors.js'
+
+export const SWEEP_SCHEMA = 'nodescale.sweep/v1'
+
+/** What a plan entry ran, in a few words: "cm x2 · page · c=25 (relaxed)". */
+export function entryLabel (cell) {
+  const c = cell.config
+  const load = c.rate !== undefined ? `r=${c.rate}/s` : `c=${c.concurrency ?? '?'}`
+  return `${c.strategy} x${c.instances} · ${benchmarkName(c)} · ${load}${cell.level ? ` (${cell.level})` : ''}`
+}
+
+/** The benchmark's name, or a custom app's file name before the app names itself. */
+export const benchmarkName = (c) => c.benchmark ?? basename(c.app ?? 'app', extname(c.app ?? ''))
+
+/**
+ * Creates the sweep folder and its sweep.json with every run pending.
+ * @param {{ exp: any, cells: any[], plan: any[], seed: number, out: string, backend?: string, calibration?: any }} spec
+ */
+export async function createSweep ({ exp, cells, plan, seed, out, backend, calibration }) {
+  const stamp = new Date().toISOString().replace(/[-:]/g, '').replace('T', '-').slice(0, 15)
+  const id = `${stamp}-${exp.name}-${randomBytes(2).toString('hex')}`
+  const dir = join(resolve(out), id)
+  await mkdir(dir, { recursive: true })
+  await writeFile(join(dir, 'experiment.yml'), exp.text)
+  if (calibration) await writeJsonAtomic(join(dir, 'calibration.json'), calibration)
+  const sweep = {
+    schema: SWEEP_SCHEMA,
+    id,
+    dir,
+    status: 'planned',
+    createdAt: new Date().toISOString(),
+    updatedAt: null,
+    finishedAt: null,
+    experiment: {
+      file: exp.path,
+      name: exp.name,
+      description: exp.description ?? null,
+      profile: exp.profile,
+      repeats: exp.repeats,
+      order: exp.order,
+      analysis: exp.analysis,
+      copy: 'experiment.yml'
+    },
+    seed,
+    backend: backend ?? null,
+    calibration: calibration ? { file: exp.calibration, relaxed: calibration.relaxed, exhausted: calibration.exhausted, cores: calibration.cores } : null,
+    estimate: estimatePlan(plan, cells, { backendName: backend === 'swarm' || exp.backend === 'swarm' ? 'swarm' : 'local' }),
+    counts: null,
+    deployments: 0,
+    cells: cells.map(c => ({ index: c.index, label: entryLabel(c), level: c.level, shape: c.shape, values: withoutOut(c.values) })),
+    plan: plan.map(e => ({ ...e, label: entryLabel(cells[e.cell]), status: 'pending', run: null, reason: null, seconds: null, attempts: [] }))
+  }
+  await saveSweep(sweep)
+  return sweep
+}
+
+const withoutOut = ({ out, ...rest }) => rest
+
+export async function saveSweep (sweep) {
+  sweep.updatedAt = new Date().toISOString()
+  sweep.counts = countEntries(sweep.plan)
+  await writeJsonAtomic(join(sweep.dir, 'sweep.json'), sweep)
+}
+
+export function countEntries (plan) {
+  const counts = { runs: plan.length, done: 0, failed: 0, interrupted: 0, pending: 0, running: 0 }
+  for (const e of plan) counts[e.status] = (counts[e.status] ?? 0) + 1
+  return counts
+}
+
+/**
+ * Opens a sweep folder to resume it: finished runs stay done (a run folder whose run.json says done counts even when
+ * sweep.json did not record it, e.g. after kill -9); running, interrupted and failed entries become pending.
+ * @param {string} dir
+ */
+export async function openSweep (dir) {
+  const file = join(resolve(dir), 'sweep.json')
+  let sweep
+  try {
+    sweep = JSON.parse(await readFile(file, 'utf8'))
+  } catch (err) {
+    throw new NsError('NS_ERR_BAD_FILE', `--resume ${dir}: no readable sweep.json there (${err.code ?? err.message}); give a folder made by executor sweep`)
+  }
+  if (sweep?.schema !== SWEEP_SCHEMA || !Array.isArray(sweep.plan) || !Array.isArray(sweep.cells)) {
+    throw new NsError('NS_ERR_BAD_FILE', `--resume ${dir}: sweep.json is not a ${SWEEP_SCHEMA} file`)
+  }
+  sweep.dir = resolve(dir)
+  const finished = await finishedRuns(sweep.dir, sweep.id)
+  for (const e of sweep.plan) {
+    const done = finished.get(e.index)
+    if (done) Object.assign(e, { status: 'done', run: done })
+    else if (e.status !== 'pending') Object.assign(e, { status: 'pending', reason: e.reason ?? `was ${e.status}` })
+  }
+  return sweep
+}
+
+/**
+ * Plan index -> run id of every run folder of this sweep whose run.json says done. A run.json still "running" was
+ * left by a sweep process that died (kill -9, power loss): it is marked interrupted, as its run never finished.
+ */
+async function finishedRuns (dir, sweepId) {
+  const out = new Map()
+  for (const d of await readdir(dir, { withFileTypes: true })) {
+    if (!d.isDirectory()) continue
+    const file = join(dir, d.name, 'run.json')
+    let run
+    try {
+      run = JSON.parse(await readFile(file, 'utf8'))
+    } catch {
+      continue
+    }
+    if (run.config?.sweep?.id !== sweepId) continue
+    if (run.status === 'done') out.set(run.config.sweep.index, run.id)
+    if (run.status === 'running') {
+      await writeJsonAtomic(file, { ...run, status: 'interrupted', error: { code: 'NS_ERR_INTERRUPTED', message: 'the sweep process stopped during this run (found on --resume)' } })
+    }
+  }
+  return out
+}
+
+/**
+ * The validated run config of each cell, for this sweep folder (validation again: a resumed sweep may run elsewhere).
+ * @param {any} sweep
+ */
+export function cellConfigs (sweep) {
+  return sweep.cells.map(c => ({ ...c, config: validateRunConfig({ ...c.values, out: sweep.dir }) }))
+}
+
+/**
+ * Runs the plan's pending entries in order, one deployment per shape kept across its runs. Each run folder and
+ * sweep.json are written as soon as a run ends. A failed run is recorded with its reason and the sweep goes on
+ * (unless failFast); when the signal aborts, the current run stops, everything is torn down and the entry is
+ * marked interrupted, so `--resume` redoes it.
+ * @param {any} sweep from createSweep or openSweep
+ * @param {{ log?: (line: string) => void, signal?: AbortSignal, failFast?: boolean,
+ *   onStart?: (entry: any, cell: any) => void, onEnd?: (entry: any, run: any) => void,
+ *   onProgress?: (entry: any, p: any) => void }} [opts]
+ */
+export async function executeSweep (sweep, { log = () => {}, signal, failFast = false, onStart, onEnd, onProgress } = {}) {
+  const cells = cellConfigs(sweep)
+  const todo = sweep.plan.filter(e => e.status !== 'done')
+  // everything a run checks before it starts, for every shape still to run, before the first run
+  const prepared = new Map()
+  for (const e of todo) {
+    const cell = cells[e.cell]
+    if (!prepared.has(cell.shape)) prepared.set(cell.shape, await prepareRun(cell.config, { log }))
+  }
+  const runner = createShapeRunner({ dir: sweep.dir, log, signal })
+  sweep.status = 'running'
+  await saveSweep(sweep)
+  let deployFailed = null
+  try {
+    for (const e of todo) {
+      if (signal?.aborted) break
+      const cell = cells[e.cell]
+      const started = Date.now()
+      onStart?.(e, cell)
+      if (deployFailed?.shape === cell.shape && runner.live === null) {
+        Object.assign(e, { status: 'failed', reason: `not run: deploying this shape failed just before (${deployFailed.reason.split('\n')[0]})` })
+        e.attempts.push({ run: null, status: 'failed', reason: e.reason })
+        await saveSweep(sweep)
+        onEnd?.(e, null)
+        continue
+      }
+      Object.assign(e, { status: 'running', startedAt: new Date().toISOString() })
+      await saveSweep(sweep)
+      const config = { ...cell.config, sweep: { id: sweep.id, index: e.index, repeat: e.repeat, level: cell.level } }
+      let run = null
+      try {
+        run = await runner.runOn(config, { prepared: prepared.get(cell.shape), onProgress: p => onProgress?.(e, p) })
+        Object.assign(e, { status: run.status, run: run.id, reason: run.error?.message ?? null })
+        deployFailed = null
+      } catch (err) {
+        Object.assign(e, { status: signal?.aborted ? 'interrupted' : 'failed', reason: `${err.code ? `${err.code}: ` : ''}${err.message}` })
+        if (err.phase === 'deploy') deployFailed = { shape: cell.shape, reason: err.message }
+      }
+      e.seconds = Math.round((Date.now() - started) / 100) / 10
+      e.attempts.push({ run: e.run, status: e.status, reason: e.reason })
+      await saveSweep(sweep)
+      onEnd?.(e, run)
+      if (e.status === 'interrupted' || signal?.aborted) break
+      if (e.status === 'failed' && failFast) break
+    }
+  } finally {
+    await runner.close()
+    sweep.deployments = (sweep.deployments ?? 0) + runner.deploys
+    const counts = countEntries(sweep.plan)
+    sweep.status = signal?.aborted || counts.interrupted ? 'interrupted' : counts.done === counts.runs ? 'done' : counts.failed ? 'failed' : 'interrupted'
+    sweep.finishedAt = new Date().toISOString()
+    await saveSweep(sweep)
+  }
+  return sweep
+}

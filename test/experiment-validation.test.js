@@ -1,0 +1,143 @@
+// Experiment files are checked before anything runs: every bad key or value names the file, the line and what is allowed.
+import { test } from 'node:test'
+import assert from 'node:assert/strict'
+import { mkdtempSync, writeFileSync, readdirSync, existsSync } from 'node:fs'
+import { tmpdir } from 'node:os'
+import { join } from 'node:path'
+import { parseExperiment, EXPERIMENT_KEYS } from '../executor/experiment.js'
+import { buildCells, checkBenchmarks } from '../executor/sweep-plan.js'
+import { NsError } from '../executor/errors.js'
+import { runCli } from './helpers/cli.js'
+
+const tmp = () => mkdtempSync(join(tmpdir(), 'ns-exp-'))
+
+/** Parses (and expands into validated cells, as a sweep does) a YAML text; returns the NsError it throws. */
+async function errorOf (text, { profile } = /** @type {{ profile?: string }} */ ({})) {
+  try {
+    const exp = parseExperiment(text, { file: 'study.yml', path: join(tmp(), 'study.yml'), profile })
+    await checkBenchmarks(exp)
+    buildCells(exp, { out: tmp() })
+  } catch (err) {
+    assert.ok(err instanceof NsError, `not an NsError: ${err.stack}`)
+    assert.equal(err.exitCode, 2, err.message)
+    return err
+  }
+  assert.fail('no error for:\n' + text)
+}
+
+const base = 'backend: local\nstrategies: [cm, hs]\ninstances: [1, 2]\nconcurrency: [2, 4]\nduration: 1\n'
+
+test('a valid file with every key parses into the grid it describes', () => {
+  const text = `name: every-key
+description: all the keys at once
+backend: local
+benchmarks: [baseline, cpu]
+params: { cpu: { n: 1000003 } }
+strategies: [up, cm, pm2, hs]
+instances: { up: [1, 2], cm: 1..3, pm2: 2, hs: "1..2" }
+concurrency: [relaxed, relaxed*cores, exhausted, 16]
+duration: 2
+warmup: 1
+repeats: 2
+cpus-per-instance: 0.5
+driver: autocannon
+lb: auto
+ready-timeout: 20
+order: blocks
+calibration: cal.json
+calibrate: { strategy: up, instances: 1, duration: 1, warmup: 0.5, confirm: 2, max-concurrency: 64, max-probes: 10 }
+analysis: { fit: both, x: instances, cpu-table: true }
+profiles:
+  smoke: { repeats: 1, duration: 1 }
+`
+  // every documented key is used above, but those that exclude one used there (benchmark/benchmarks, rate/concurrency)
+  // and app, checked below
+  for (const key of Object.keys(EXPERIMENT_KEYS).filter(k => !['benchmark', 'rate', 'app'].includes(k))) assert.match(text, new RegExp(`^${key}:`, 'm'), key)
+  const open = parseExperiment('strategies: [cm]\nbenchmark: greeter\napp: ../apps/bench-object.js\nrate: [100, 200.5]\n', { file: 'o.yml', path: '/x/y/o.yml' })
+  assert.equal(open.loadKey, 'rate')
+  assert.deepEqual(open.loads.cm.map(l => l.value), [100, 200.5])
+  assert.equal(open.app, '/x/apps/bench-object.js')
+  const exp = parseExperiment(text, { file: 'every.yml', path: '/x/every.yml' })
+  assert.deepEqual(exp.instances.cm.map(i => i.value), [1, 2, 3])
+  assert.deepEqual(exp.instances.hs.map(i => i.value), [1, 2])
+  assert.deepEqual(exp.instances.pm2.map(i => i.value), [2])
+  assert.equal(exp.repeats, 2)
+  assert.equal(exp.calibration, '/x/cal.json')
+  assert.equal(exp.params.cpu.n, '1000003')
+  assert.ok(exp.usesLevels)
+  const cells = buildCells(exp, { out: tmp(), calibration: { relaxed: { concurrency: 3 }, exhausted: { concurrency: 100 }, cores: 2 } })
+  assert.equal(cells.length, 2 * (2 + 3 + 1 + 2) * 4)
+  const levels = cells.filter(c => c.config.strategy === 'up' && c.config.instances === 1 && c.config.benchmark === 'cpu').map(c => [c.level, c.config.concurrency])
+  assert.deepEqual(levels, [['relaxed', 3], ['relaxed*cores', 6], ['exhausted', 100], [null, 16]])
+  const smoke = parseExperiment(text, { file: 'every.yml', path: '/x/every.yml', profile: 'smoke' })
+  assert.equal(smoke.repeats, 1)
+  assert.equal(smoke.duration, 1)
+})
+
+test('an unknown key: its line, and the keys that are allowed', async () => {
+  const err = await errorOf(base + 'repeat: 3\n')
+  assert.match(err.message, /^study\.yml:6: repeat: unknown key \(did you mean repeats\?\); allowed: name, description, backend,/)
+})
+
+test('a bad strategy in a list names the line of that item', async () => {
+  const err = await errorOf('backend: local\nstrategies:\n  - cm\n  - cluster\ninstances: 1\n')
+  assert.match(err.message, /^study\.yml:4: strategies: "cluster" is not a strategy; allowed: up, cm, pm2, hs/)
+})
+
+test('instances: a bad range, a non-number, and a map without every strategy', async () => {
+  assert.match((await errorOf(base.replace('[1, 2]', '"4..2"'))).message, /^study\.yml:3: instances: "4\.\.2" is not a range/)
+  assert.match((await errorOf(base.replace('[1, 2]', '[1, two]'))).message, /^study\.yml:3: instances: "two" is not allowed; a whole number, a list, a range/)
+  assert.match((await errorOf(base.replace('[1, 2]', '\n  cm: [1, 2]'))).message, /^study\.yml:3: instances: no value for strategy hs/)
+})
+
+test('concurrency: a misspelt calibration level, and levels without a calibration file', async () => {
+  const text = 'backend: local\nstrategies: [up]\nconcurrency:\n  - 4\n  - relaxd\n'
+  assert.match((await errorOf(text)).message, /^study\.yml:5: concurrency: "relaxd" is not allowed; connections: a number, a list, relaxed \| relaxed\*cores/)
+  assert.match((await errorOf(text.replace('relaxd', 'relaxed'))).message, /^study\.yml:3: concurrency: relaxed and exhausted levels need a calibration file/)
+})
+
+test('a value only the run validation knows is bad reads like the flag error, with the line', async () => {
+  const err = await errorOf(base.replace('duration: 1', 'duration: -5'))
+  assert.match(err.message, /^study\.yml:5: duration \(--duration\) \(strategy cm\): -5 is out of range; allowed: a number > 0 and <= 86400/)
+  const big = await errorOf(base + 'concurrency: [2, 99999]\n'.replace('concurrency', 'rate'))
+  assert.match(big.message, /^study\.yml:6: rate: cannot be combined with concurrency/)
+  const huge = await errorOf(base.replace('[2, 4]', '[2, 99999]'))
+  assert.match(huge.message, /^study\.yml:4: concurrency \(--concurrency\) \(strategy cm\): 99999 is out of range/)
+})
+
+test('a profile overrides keys; its bad value names the profile\'s line', async () => {
+  const text = base + 'profiles:\n  smoke:\n    repeats: 0\n'
+  assert.match((await errorOf(text, { profile: 'smoke' })).message, /^study\.yml:8: repeats: 0 is not allowed; allowed: a whole number >= 1/)
+  // the default profile does not apply smoke's keys
+  parseExperiment(text, { file: 'study.yml' })
+  assert.match((await errorOf(base + 'profiles:\n  quick: {}\n')).message, /^study\.yml:7: profiles: "quick" is not a profile; allowed: smoke, default, full/)
+  assert.match((await errorOf(base, { profile: 'full' })).message, /--profile: study\.yml has no "full" profile/)
+  assert.match((await errorOf(base + 'profiles:\n  smoke:\n    name: other\n', { profile: 'smoke' })).message, /^study\.yml:8: name: unknown key/)
+})
+
+test('params for a benchmark that is not in the experiment, and a param the benchmark refuses', async () => {
+  assert.match((await errorOf(base + 'benchmark: cpu\nparams:\n  page: { n: 5 }\n')).message, /^study\.yml:8: params: "page" is not one of this experiment's benchmarks/)
+  assert.match((await errorOf(base + 'benchmark: cpu\nparams:\n  n: -4\n')).message, /^study\.yml:8: params \(--param\): n: must be an integer/)
+  assert.match((await errorOf(base + 'benchmark: nosuch\n')).message, /^study\.yml:6: benchmark \(--benchmark\): unknown "nosuch"/)
+})
+
+test('analysis, order and a YAML syntax error', async () => {
+  assert.match((await errorOf(base + 'analysis: { fit: gauss }\n')).message, /^study\.yml:6: analysis: fit "gauss" is not allowed; one of: usl, amdahl, both, none/)
+  assert.match((await errorOf(base + 'order: random\n')).message, /^study\.yml:6: order: "random" is not allowed; one of: shapes, blocks/)
+  assert.match((await errorOf('strategies: [cm\ninstances: 1\n')).message, /^study\.yml:2: not valid YAML/)
+  assert.match((await errorOf('- just\n- a list\n')).message, /^study\.yml:1: an experiment file is a YAML mapping/)
+})
+
+test('executor sweep with a bad file: exit 2, file and line on stderr, nothing written', async () => {
+  const dir = tmp()
+  const file = join(dir, 'bad.yml')
+  writeFileSync(file, base + 'warmup: soon\n')
+  const out = join(dir, 'out')
+  const r = await runCli('executor', ['sweep', file, '--out', out])
+  assert.equal(r.code, 2, r.stderr)
+  assert.match(r.stderr, /NS_ERR_BAD_FILE: .*bad\.yml:6: warmup: "soon" is not a number/)
+  assert.ok(!existsSync(out) || readdirSync(out).length === 0)
+  const flag = await runCli('executor', ['sweep', file, '--seed', 'x'])
+  assert.equal(flag.code, 2)
+  assert.match(flag.stderr, /--seed: "x" is not allowed/)
+})
