@@ -10,15 +10,16 @@ engine in a network namespace of its own (10.99.0.x on a local LAN), with its ow
 node label io.nodescale.node=<name>. Needs root, ip, nsenter, unshare and dockerd.
 
   up --nodes K [--force]   K nodes in all: the manager plus K-1 workers; again with another K grows or shrinks.
-                           A swarm that advertises 127.0.0.1 is re-initialised in place to advertise 10.99.0.1
-                           (services are kept); --force does it even while other stacks run.
-  down                     removes the workers (engines, namespaces, veths, node entries, files) and the LAN, and
-                           makes the swarm advertise 127.0.0.1 again: single-node runs work as before.
+                           A swarm that advertises 127.0.0.1 (workers cannot reach it) is re-initialised to
+                           advertise 10.99.0.1 (leave + init: its services go); it refuses while stacks other than
+                           nodescale's control plane run, unless --force.
+  down [--force]           removes the workers (engines, namespaces, veths, node entries, files) and the LAN, and
+                           re-initialises the swarm to advertise 127.0.0.1: single-node runs work as before.
   status                   the swarm's nodes, their labels, addresses and engines.
 
 Options:
       --nodes K   1..${MAX_LOCAL_NODES} (up only)
-      --force     (up only) re-initialise the swarm even while other stacks run
+      --force     re-initialise the swarm even while other stacks run (they are removed)
       --json      print the result as JSON on stdout
   -h, --help      this help
 
@@ -46,7 +47,7 @@ export async function clusterCommand (argv, { stdout, stderr }) {
   if (values.help) { stdout.write(CLUSTER_HELP + '\n'); return EXIT.OK }
   if (positionals.length) throw new NsError('NS_ERR_BAD_FLAG', `unexpected argument "${positionals[0]}" (see executor cluster --help)`)
   if (sub !== 'up' && values.nodes !== undefined) throw badFlag('--nodes', `only applies to cluster up (got cluster ${sub})`)
-  if (sub !== 'up' && values.force) throw badFlag('--force', `only applies to cluster up (got cluster ${sub})`)
+  if (sub === 'status' && values.force) throw badFlag('--force', 'only applies to cluster up and cluster down')
   const log = (line) => stderr.write(`${line}\n`)
   const print = (data, lines) => stdout.write(values.json ? JSON.stringify(data, null, 2) + '\n' : lines.join('\n') + '\n')
   if (sub === 'up') {
@@ -56,7 +57,7 @@ export async function clusterCommand (argv, { stdout, stderr }) {
     const status = await clusterUp({ nodes, force: Boolean(values.force), log })
     print(status, [...statusLines(status), `up in ${status.ms} ms`])
   } else if (sub === 'down') {
-    const result = await clusterDown({ log })
+    const result = await clusterDown({ force: Boolean(values.force), log })
     print(result, [`cluster down in ${result.ms} ms${result.removed.length ? `: removed ${result.removed.join(', ')}` : ' (no local workers)'}`])
   } else {
     const status = await clusterStatus()

@@ -34,6 +34,12 @@ Options:
       --lb L                  hs only: auto | haproxy | ingress (default ${DEFAULTS.lb})
       --port P                port the load is sent to (default: a free one)
       --ready-timeout S       how long the server may take to answer (default ${DEFAULTS.readyTimeout})
+      --nodes K               Swarm: run the server on K worker nodes (default: every ready worker; the manager
+                              keeps the RC and the load balancer when workers exist)
+      --placement P           Swarm, hs: spread | pack (default ${DEFAULTS.placement}); pack fills a node up to its CPUs first
+      --constraint EXPR       Swarm placement constraint, repeatable (e.g. node.labels.io.nodescale.node==nodescale-w1)
+      --registry HOST:PORT    Swarm: push the images there and deploy by that reference (else they are loaded into
+                              the local cluster's nodes)
   -o, --out DIR               results folder (default ./${DEFAULTS.out})
       --json                  print run.json on stdout and nothing else there
   -q, --quiet                 no progress or log lines on stderr

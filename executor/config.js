@@ -4,7 +4,7 @@ import { availableParallelism, totalmem } from 'node:os'
 import { existsSync, statSync } from 'node:fs'
 import { resolve } from 'node:path'
 import { NsError, badFlag } from './errors.js'
-import { STRATEGIES, BACKENDS, LOAD_BALANCERS, DRIVER_NAMES, DEFAULTS, LIMITS } from './defaults.js'
+import { STRATEGIES, BACKENDS, LOAD_BALANCERS, DRIVER_NAMES, PLACEMENTS, DEFAULTS, LIMITS } from './defaults.js'
 
 /** The flags of `executor run`, in the form node:util parseArgs takes. */
 export const RUN_OPTIONS = Object.freeze({
@@ -25,6 +25,10 @@ export const RUN_OPTIONS = Object.freeze({
   port: { type: 'string' },
   lb: { type: 'string' },
   'ready-timeout': { type: 'string' },
+  nodes: { type: 'string' },
+  placement: { type: 'string' },
+  constraint: { type: 'string', multiple: true },
+  registry: { type: 'string' },
   json: { type: 'boolean' },
   quiet: { type: 'boolean', short: 'q' },
   help: { type: 'boolean', short: 'h' }
@@ -76,6 +80,25 @@ function number (flag, raw, { min, max, integer = false, minExclusive = false })
 
 function oneOf (flag, raw, allowed) {
   if (!allowed.includes(raw)) throw badFlag(flag, `"${raw}" is not allowed; one of: ${allowed.join(', ')}`)
+  return raw
+}
+
+/** Swarm constraint expressions as `docker service create --constraint` takes them: `<attribute> ==|!= <value>`. */
+function constraints (list = []) {
+  for (const c of list) {
+    if (!/^\s*node\.[\w.-]+\s*(==|!=)\s*\S+\s*$/.test(c)) {
+      throw badFlag('--constraint', `"${c}" is not a Swarm constraint; allowed: node.<attribute> == or != <value>, e.g. node.labels.io.nodescale.node==nodescale-w1 or node.hostname!=vm`)
+    }
+  }
+  return Object.freeze(list.map(c => c.trim()))
+}
+
+/** An image registry as HOST:PORT (a port is required: a local registry has no default). */
+function registry (raw) {
+  if (raw === undefined) return undefined
+  if (!/^[a-z0-9]([a-z0-9.-]*[a-z0-9])?(:\d{1,5})$/i.test(raw) || Number(raw.split(':')[1]) > 65535) {
+    throw badFlag('--registry', `"${raw}" is not HOST:PORT (e.g. --registry 10.0.0.5:5000)`)
+  }
   return raw
 }
 
@@ -144,10 +167,26 @@ export function validateRunConfig (values, { cwd = process.cwd(), cpus = availab
     lb,
     port: number('--port', values.port ?? DEFAULTS.port, { min: 0, max: 65535, integer: true }),
     readyTimeout: number('--ready-timeout', values['ready-timeout'] ?? DEFAULTS.readyTimeout, { min: 0, max: 3600, minExclusive: true }),
+    ...swarmPlacement(values, backend),
     out,
     json: Boolean(values.json),
     quiet: Boolean(values.quiet)
   })
+}
+
+/**
+ * The Swarm-only flags: --nodes (worker nodes to use), --placement, --constraint, --registry. Checked against the swarm's nodes
+ * later (backends/swarm.js), before anything is deployed.
+ */
+function swarmPlacement (values, backend) {
+  const given = ['nodes', 'placement', 'constraint', 'registry'].find(k => values[k] !== undefined)
+  if (given && backend === 'local') throw badFlag(`--${given}`, 'only applies to Swarm runs (--backend swarm or auto); the local backend has one node')
+  return {
+    nodes: values.nodes === undefined ? undefined : number('--nodes', values.nodes, { min: 1, max: LIMITS.nodes, integer: true }),
+    placement: oneOf('--placement', values.placement ?? DEFAULTS.placement, PLACEMENTS),
+    constraints: constraints(values.constraint),
+    registry: registry(values.registry)
+  }
 }
 
 /** What "instances" counts for a strategy, for messages. */

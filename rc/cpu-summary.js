@@ -42,10 +42,10 @@ function table (rows, cpus) {
  * A sample covers (t - intervalMs, t]; it is in the window when its midpoint is. Usage is the mean percent of that core
  * (0-100, 1 decimal), overall the mean over cores, spread = highest - lowest, total = the server's CPU in cores.
  * An empty window gives zeros and samples: 0, never NaN.
- * @param {import('./sampler.js').Timeline} timeline
+ * @param {import('./sampler.js').Timeline & { nodes?: any[] }} timeline a sampler's timeline; a merged Swarm one also has `nodes`
  * @param {{ from?: number, to?: number }} [window]
  * @returns {CoreTable & { source: string, total: number, samples: number,
- *   host: { cores: CoreUsage[], highest: number, lowest: number, spread: number, overall: number }, containers: any[] }}
+ *   host: { cores: CoreUsage[], highest: number, lowest: number, spread: number, overall: number }, containers: any[], nodes?: any[] }}
  */
 export function summarizeCpu (timeline, { from = -Infinity, to = Infinity } = {}) {
   const all = timeline?.samples ?? []
@@ -62,8 +62,32 @@ export function summarizeCpu (timeline, { from = -Infinity, to = Infinity } = {}
     total: round2(server.sum / 100),
     samples: inWindow.length,
     host: { cores: host.out.cores, highest: host.out.highest, lowest: host.out.lowest, spread: host.out.spread, overall: host.out.overall },
-    containers: containerTables(inWindow, cpus)
+    containers: containerTables(inWindow, cpus),
+    ...(Array.isArray(timeline?.nodes) ? { nodes: nodeTables(inWindow, timeline.nodes) } : {})
   }
+}
+
+/**
+ * Per Swarm node of a merged RC timeline (rc-client mergeTimelines: node i's cores are [firstCore, firstCore + cpus)):
+ * the same per-core table for the server's containers on that node, and for that node's host cores.
+ * @param {any[]} samples
+ * @param {{ node: string, hostname?: string | null, label?: string | null, firstCore: number, cpus: number, source?: string }[]} nodes
+ */
+function nodeTables (samples, nodes) {
+  return nodes.map(n => {
+    const slice = (key) => samples.map(s => (s[key] ?? []).slice(n.firstCore, n.firstCore + n.cpus))
+    const server = table(slice('server'), n.cpus)
+    const host = table(slice('host'), n.cpus)
+    return {
+      node: n.node,
+      hostname: n.hostname ?? null,
+      label: n.label ?? null,
+      firstCore: n.firstCore,
+      ...server.out,
+      total: round2(server.sum / 100),
+      host: { cores: host.out.cores, highest: host.out.highest, lowest: host.out.lowest, spread: host.out.spread, overall: host.out.overall }
+    }
+  })
 }
 
 /**

@@ -46,6 +46,10 @@ test('every flag is parsed', () => {
     lb: 'haproxy',
     port: 8080,
     readyTimeout: 5,
+    nodes: undefined,
+    placement: 'spread',
+    constraints: [],
+    registry: undefined,
     out: dir,
     json: true,
     quiet: true

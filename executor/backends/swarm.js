@@ -9,6 +9,9 @@ import { renderStack, writeStackFiles } from '../docker/stack-render.js'
 import { deployStack, removeStack, removeLeftovers, ingressWorks } from '../docker/stack-deploy.js'
 import { ensureControlPlane } from '../docker/control-plane.js'
 import { createRcSampler } from '../docker/rc-client.js'
+import { planPlacement, nodeRef } from '../docker/placement.js'
+import { copyImages, pushImages } from '../docker/image-copy.js'
+import { localWorkerEngines } from '../cluster/state.js'
 
 /**
  * How the published port is reached: `--lb ingress|haproxy` as given; `auto` is the routing mesh where it answers,
@@ -48,16 +51,59 @@ async function meshAnswers (docker, probeImage, log) {
   return works
 }
 
-/** A placement row of run.json per task of the stack. */
-function placementOf (deployment) {
+/**
+ * A placement row of run.json per task of the stack: the task, its node (id, hostname, io.nodescale.node label, address), its container.
+ * @param {any} deployment
+ * @param {Map<string, ReturnType<typeof nodeRef>>} nodes
+ */
+function placementOf (deployment, nodes) {
   return deployment.tasks.map(t => ({
     instance: `${t.service}.${t.slot ?? t.id.slice(0, 12)}`,
     service: t.service,
     task: t.id,
     node: t.nodeName,
     nodeId: t.node,
+    nodeLabel: nodes.get(t.node)?.label ?? null,
+    nodeAddr: nodes.get(t.node)?.addr ?? null,
     container: t.containerId
   }))
+}
+
+/** Reads the swarm's nodes (raw, as the placement plan takes them). */
+async function listNodes (docker) {
+  try { return await docker.listNodes() } catch (err) { throw dockerError(err, 'listing swarm nodes') }
+}
+
+/**
+ * The images on every node that may run the run's tasks: pushed to --registry (then deployed by that reference), or else
+ * loaded from the manager into this machine's local-cluster workers. Nodes of a real cluster without --registry must
+ * have the images already: said in the log.
+ * @returns {Promise<{ refs: Record<string, string>, copied: any[] }>}
+ */
+async function imagesOnNodes (docker, config, tags, nodes, log, managerOnly = []) {
+  if (config.registry) return { refs: await pushImages(docker, config.registry, [...tags, ...managerOnly], { log }), copied: [] }
+  const workers = nodes.filter(n => n.Spec?.Role === 'worker' && n.Status?.State === 'ready')
+  if (!workers.length) return { refs: {}, copied: [] }
+  const local = localWorkerEngines().filter(e => workers.some(n => n.ID === e.nodeId))
+  const remote = workers.filter(n => !local.some(e => e.nodeId === n.ID))
+  if (remote.length) log(`swarm: no --registry: nodes ${remote.map(n => nodeRef(n).hostname).join(', ')} must have ${tags.join(', ')} already (docker load them, or give --registry HOST:PORT)`)
+  return { refs: {}, copied: await copyImages(docker, local, tags, { log }) }
+}
+
+/**
+ * The RC sampler with each node of the merged timeline named (hostname, label), for run.json's per-node CPU.
+ * @param {{ start: () => Promise<void>, stop: () => Promise<any> }} sampler
+ * @param {Map<string, ReturnType<typeof nodeRef>>} refs
+ */
+function namedNodes (sampler, refs) {
+  return {
+    start: () => sampler.start(),
+    async stop () {
+      const timeline = await sampler.stop()
+      if (timeline?.nodes) timeline.nodes = timeline.nodes.map(n => ({ ...n, hostname: refs.get(n.node)?.hostname ?? null, label: refs.get(n.node)?.label ?? null }))
+      return timeline
+    }
+  }
 }
 
 /**
@@ -87,7 +133,13 @@ export function createSwarmBackend ({ connect = connectDocker } = {}) {
       const rc = await buildImage(docker, { kind: 'rc', log })
       const lbMode = await resolveLb(docker, config, log, register.tag)
       const lb = config.strategy === 'hs' && lbMode === 'haproxy' ? await buildImage(docker, { kind: 'haproxy', log }) : null
-      parts = { register, rc, lb, lbMode }
+      const nodes = await listNodes(docker)
+      const plan = planPlacement(nodes, config)
+      log(`swarm: placement: ${plan.rule}`)
+      // HAProxy runs on the manager: workers need the server and the RC only
+      const { refs, copied } = await imagesOnNodes(docker, config, [register.tag, rc.tag], nodes, log, lb ? [lb.tag] : [])
+      const ref = (tag) => refs[tag] ?? tag
+      parts = { register: { ...register, tag: ref(register.tag) }, rc: { ...rc, tag: ref(rc.tag) }, lb: lb && { ...lb, tag: ref(lb.tag) }, lbMode }
       let version
       try { version = await docker.version() } catch (err) { throw dockerError(err, 'reading the engine version') }
       const swarm = await swarmInfo(docker)
@@ -100,7 +152,9 @@ export function createSwarmBackend ({ connect = connectDocker } = {}) {
         rcImage: rc.tag,
         lb: lbMode,
         swarmNodes: swarm.nodes.length,
-        nodes: swarm.nodes.map(n => ({ hostname: n.hostname, role: n.role, state: n.state, availability: n.availability, addr: n.addr }))
+        nodes: swarm.nodes.map(n => ({ id: n.id, hostname: n.hostname, label: n.labels['io.nodescale.node'] ?? null, role: n.role, state: n.state, availability: n.availability, addr: n.addr })),
+        registry: config.registry ?? null,
+        imagesCopied: copied
       }
     },
 
@@ -115,6 +169,15 @@ export function createSwarmBackend ({ connect = connectDocker } = {}) {
       await removeLeftovers(engine, { log })
       const plane = await ensureControlPlane(engine, { image: parts.rc.tag, log })
       signal?.throwIfAborted()
+      // placed again now: a node may have gone down since prepare
+      const nodes = await listNodes(engine)
+      let plan
+      try {
+        plan = planPlacement(nodes, config)
+      } catch (err) {
+        throw new NsError('NS_ERR_DEPLOY', `not enough nodes at deploy time: ${err.message}`, { cause: err })
+      }
+      for (const s of plan.skipped) log(`swarm: warning: node ${s.node.label ?? s.node.hostname} is not usable (${s.why}); skipped`)
       const doc = renderStack({
         strategy: config.strategy,
         instances: config.instances,
@@ -127,20 +190,24 @@ export function createSwarmBackend ({ connect = connectDocker } = {}) {
         params: config.params,
         port: config.port,
         lb: parts.lbMode,
+        constraints: plan.constraints,
         runId
       })
+      if (plan.maxReplicasPerNode) doc.services.app.deploy.placement.max_replicas_per_node = plan.maxReplicasPerNode
       writeStackFiles(doc, runDir)
       const deployment = await deployStack(engine, doc, { log, signal, readyTimeoutMs: config.readyTimeout * 1000 })
       log(`swarm: ${deployment.stack} ready in ${deployment.readyMs} ms at ${deployment.url}`)
       const appService = deployment.services.find(s => s.name.endsWith('_app'))?.name
       const containers = deployment.tasks.filter(t => t.service === appService).map(t => ({ node: t.node, containerId: t.containerId }))
+      const refs = new Map(nodes.map(n => [n.ID, nodeRef(n)]))
       let removed = false
       return {
         url: deployment.url,
         stack: deployment.stack,
         readyMs: deployment.readyMs,
-        placement: placementOf(deployment),
-        createSampler: () => createRcSampler({ rcs: plane.rcs, token: plane.token, containers, log }),
+        placement: placementOf(deployment, refs),
+        placementRule: plan.rule,
+        createSampler: () => namedNodes(createRcSampler({ rcs: plane.rcs, token: plane.token, containers, log }), refs),
         async teardown () {
           if (removed) return
           removed = true

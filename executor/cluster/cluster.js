@@ -7,12 +7,12 @@ import { connectDocker, ensureSwarm, dockerError } from '../docker/engine.js'
 import { NAMESPACE_LABEL, OWNER_LABEL } from '../docker/stack-render.js'
 import { CONTROL_PLANE_STACK } from '../docker/control-plane.js'
 import { ownerAlive } from '../docker/stack-remove.js'
+import { NODE_LABEL } from '../docker/placement.js'
 import { checkHost } from './host.js'
 import { ensureLan, removeLan, ensureWorkerNet, removeWorkerNet, listNetns, workerName, workerAddr, workerIndex, MANAGER_ADDR, LAN_NS } from './network.js'
 import { startEngine, stopEngine, engineClient, engineAnswers, enginePaths, removeEngineFiles, DATA_ROOT, RUN_ROOT } from './worker-engine.js'
 import { readState, writeState, clearState } from './state.js'
 
-export const NODE_LABEL = 'io.nodescale.node'
 export const MANAGER_LABEL_VALUE = 'm0'
 /** At most this many nodes: every local node shares this machine's cores and memory. */
 export const MAX_LOCAL_NODES = 8
@@ -59,8 +59,8 @@ async function busyStacks (docker) {
 }
 
 /**
- * Makes the manager advertise an address the workers reach: a swarm advertising loopback is re-initialised in place
- * (--force-new-cluster keeps its services, secrets and configs; running tasks may restart), after a check for busy stacks.
+ * Makes the manager advertise an address the workers reach: a swarm advertising loopback is re-initialised, unless stacks
+ * other than nodescale's control plane and leftovers run (then only with force).
  * @returns {Promise<string | null>} the address advertised before, when it was changed
  */
 async function advertiseOnLan (docker, { force, log }) {
@@ -71,7 +71,7 @@ async function advertiseOnLan (docker, { force, log }) {
   if (!LOOPBACK.test(addr)) return null
   const busy = await busyStacks(docker)
   if (busy.length && !force) {
-    throw new NsError('NS_ERR_DEPLOY', `the swarm advertises ${addr}, which workers cannot reach, and re-initialising it may restart the tasks of running stacks: ${busy.join(', ')}`, {
+    throw new NsError('NS_ERR_DEPLOY', `the swarm advertises ${addr}, which workers cannot reach, and re-initialising it would remove running stacks: ${busy.join(', ')}`, {
       hint: 'wait until they finish, or pass --force'
     })
   }
@@ -79,11 +79,16 @@ async function advertiseOnLan (docker, { force, log }) {
   return addr
 }
 
-/** Re-initialises this manager's swarm in place with another advertise address. */
+/**
+ * Re-initialises this manager's swarm with another advertise address: leave, then init. (--force-new-cluster is not enough:
+ * it keeps the raft member address, and workers then look for the manager's gossip at the old, unreachable address.)
+ * The swarm's services, secrets and configs go with the old swarm; nodescale redeploys its control plane on the next run.
+ */
 async function reinitialise (docker, addr, { log, why }) {
-  log(`cluster: ${why}; re-initialising the swarm to advertise ${addr} (docker swarm init --force-new-cluster: services are kept)`)
+  log(`cluster: ${why}; re-initialising the swarm to advertise ${addr} (swarm leave + init: the old swarm's services go)`)
   try {
-    await docker.swarmInit({ ListenAddr: '0.0.0.0:2377', AdvertiseAddr: addr, ForceNewCluster: true })
+    await docker.swarmLeave({ force: true })
+    await docker.swarmInit({ ListenAddr: '0.0.0.0:2377', AdvertiseAddr: addr })
   } catch (err) {
     throw dockerError(err, `re-initialising the swarm with advertise address ${addr}`)
   }
@@ -181,7 +186,7 @@ export async function clusterUp ({ nodes, force = false, log = () => {}, connect
   const docker = await connect()
   if (nodes === 1) {
     log('cluster: --nodes 1 is the manager alone; removing the local workers')
-    await clusterDown({ log, connect: async () => docker })
+    await clusterDown({ force, log, connect: async () => docker })
     return { ...(await clusterStatus({ connect: async () => docker })), ms: Date.now() - started }
   }
   const state = readState()
@@ -214,14 +219,20 @@ export async function clusterUp ({ nodes, force = false, log = () => {}, connect
 /**
  * Removes every local worker (engine, namespace, veth, node entry, files), the LAN and the manager's label, and makes the
  * manager advertise loopback again when up changed it (so single-node runs work as before).
- * @param {{ log?: (line: string) => void, connect?: typeof connectDocker }} [opts]
+ * @param {{ force?: boolean, log?: (line: string) => void, connect?: typeof connectDocker }} [opts]
  */
-export async function clusterDown ({ log = () => {}, connect = connectDocker } = {}) {
+export async function clusterDown ({ force = false, log = () => {}, connect = connectDocker } = {}) {
   checkHost()
   const started = Date.now()
   const state = readState()
   let docker = null
   try { docker = await connect() } catch (err) { log(`cluster: ${err.message}; removing the local parts only`) }
+  if (docker && !force && (await docker.info().catch(() => null))?.Swarm?.NodeAddr === MANAGER_ADDR) {
+    const busy = await busyStacks(docker)
+    if (busy.length) {
+      throw new NsError('NS_ERR_DEPLOY', `cluster down makes the swarm advertise loopback again (leave + init), which would remove running stacks: ${busy.join(', ')}`, { hint: 'wait until they finish, or pass --force' })
+    }
+  }
   const present = await workersPresent(state)
   for (const i of present.reverse()) await removeWorker(docker, i, { nodeId: state.workers.find(w => w.index === i)?.nodeId, log })
   if (docker) {

@@ -1,5 +1,5 @@
 // The local cluster's LAN: a bridge in a namespace of its own (so the host's FORWARD policy does not drop node-to-node traffic),
-// the manager on it through a veth with 10.99.0.1, and each worker in a network namespace with 10.99.0.(1+i).
+// the manager on it through a veth with 10.99.0.1, and each worker in a network namespace with 10.99.0.(1+i), reaching the LAN only.
 import { NsError } from '../errors.js'
 import { ip, ipJson } from './host.js'
 
@@ -74,7 +74,7 @@ export async function removeLan () {
 }
 
 /**
- * Worker i's namespace, plugged into the LAN by a veth (eth0 inside, w<i> on the bridge), with its address and a route via the manager.
+ * Worker i's namespace, plugged into the LAN by a veth (eth0 inside, w<i> on the bridge), with its address.
  * A half-made namespace of an earlier attempt is replaced.
  * @param {number} i
  */
@@ -91,7 +91,8 @@ export async function ensureWorkerNet (i) {
   await ip('-n', LAN_NS, 'link', 'set', `w${i}`, 'master', 'br0', 'up')
   await ip('-n', ns, 'addr', 'add', `${workerAddr(i)}/${PREFIX}`, 'dev', 'eth0')
   await ip('-n', ns, 'link', 'set', 'eth0', 'up')
-  await ip('-n', ns, 'route', 'add', 'default', 'via', MANAGER_ADDR)
+  // No default route: a node reaches the LAN only. Swarm tries to pull every task's image first; with no route, a pull of
+  // an image that is not on the LAN fails at once (the loaded copy is used) instead of waiting for DNS timeouts.
   return true
 }
 

@@ -1,7 +1,7 @@
 // What `executor cluster up` created, kept on disk so that `cluster down` removes exactly that (and a run finds the workers' engines).
 import { readFileSync, writeFileSync, mkdirSync, renameSync, rmSync } from 'node:fs'
 import { join } from 'node:path'
-import { DATA_ROOT } from './worker-engine.js'
+import { DATA_ROOT, engineClient } from './worker-engine.js'
 
 export const stateFile = () => join(DATA_ROOT, 'state.json')
 
@@ -30,4 +30,12 @@ export function writeState (state) {
 
 export function clearState () {
   rmSync(stateFile(), { force: true })
+}
+
+/**
+ * The engines of this machine's local cluster workers, for the swarm backend to load images into (none without a local cluster).
+ * @returns {{ nodeId: string | null, name: string, docker: import('dockerode') }[]}
+ */
+export function localWorkerEngines () {
+  return readState().workers.map(w => ({ nodeId: w.nodeId, name: w.name, docker: engineClient(w.index) }))
 }

@@ -87,6 +87,8 @@ export async function controlPlaneState (docker, { service = `${CONTROL_PLANE_ST
     nodes = (await docker.listNodes()).filter(n => n.Status?.State === 'ready' && n.Spec?.Availability === 'active')
     tasks = (await docker.listTasks({ filters: { service: [service] } })).filter(t => t.Spec?.ContainerSpec)
   } catch (err) {
+    // no such service (a swarm re-initialised since the token was saved): not ready, so it is deployed afresh
+    if (err?.statusCode === 404) return { ready: false, rcs: [], failed: [], image: null, last: `no service ${service}` }
     throw dockerError(err, 'reading the control plane')
   }
   const failed = tasks.filter(t => ['failed', 'rejected'].includes(t.Status?.State))

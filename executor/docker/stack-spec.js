@@ -115,7 +115,10 @@ export function stackSpecs (doc, { configIds = {}, secretIds = {}, stack: name }
           Delay: parseDuration(deploy.restart_policy?.delay ?? '5s'),
           ...(deploy.restart_policy?.max_attempts !== undefined ? { MaxAttempts: deploy.restart_policy.max_attempts } : {})
         },
-        Placement: { Constraints: [...(deploy.placement?.constraints ?? [])] },
+        Placement: {
+          Constraints: [...(deploy.placement?.constraints ?? [])],
+          ...(deploy.placement?.max_replicas_per_node ? { MaxReplicas: Number(deploy.placement.max_replicas_per_node) } : {})
+        },
         Networks: [].concat(s.networks ?? []).map(n => ({ Target: `${stack}_${n}`, Aliases: [name] }))
       },
       Mode: deploy.mode === 'global' ? { Global: {} } : { Replicated: { Replicas: deploy.replicas ?? 1 } },

@@ -31,9 +31,27 @@ export async function taskLogs (docker, task, lines = 15) {
   }
 }
 
-/** One line per task state, for messages. */
-export function describeTasks (tasks, nameOf) {
-  return tasks.map(t => `${nameOf(t.ServiceID)}.${t.Slot ?? t.NodeID?.slice(0, 6)}: ${t.Status?.State}${t.Status?.Err ? ` (${t.Status.Err})` : ''}`).join('; ')
+/**
+ * One line per task state, for messages; with `nodeName` each task names its node (a multi-node swarm).
+ * @param {any[]} tasks
+ * @param {(serviceId: string) => string} nameOf
+ * @param {(nodeId: string) => string | undefined} [nodeName]
+ */
+export function describeTasks (tasks, nameOf, nodeName) {
+  return tasks.map(t => {
+    const on = nodeName && t.NodeID ? ` on node ${nodeName(t.NodeID) ?? t.NodeID.slice(0, 12)}` : ''
+    return `${nameOf(t.ServiceID)}.${t.Slot ?? t.NodeID?.slice(0, 6)}${on}: ${t.Status?.State}${t.Status?.Err ? ` (${t.Status.Err})` : ''}`
+  }).join('; ')
+}
+
+/** Node id → hostname, for messages (empty when the nodes cannot be read). */
+async function nodeNames (docker) {
+  try {
+    const map = new Map((await docker.listNodes()).map(n => [n.ID, n.Description?.Hostname]))
+    return (id) => map.get(id)
+  } catch {
+    return () => undefined
+  }
 }
 
 /**
@@ -63,7 +81,7 @@ export async function waitReady (docker, { services, url, expect, timeoutMs, pen
     const failed = tasks.filter(t => FAILED.has(t.Status?.State))
     if (failed.length) {
       const logs = (await Promise.all(failed.slice(0, 3).map(t => taskLogs(docker, t)))).filter(Boolean)
-      throw new NsError('NS_ERR_DEPLOY', `a task failed while the stack started: ${describeTasks(failed, nameOf)}${logs.length ? `\n--- container output ---\n${logs.join('\n---\n')}` : ''}`, { details: { tasks: failed.map(t => ({ id: t.ID, state: t.Status?.State, err: t.Status?.Err })) } })
+      throw new NsError('NS_ERR_DEPLOY', `a task failed while the stack started: ${describeTasks(failed, nameOf, await nodeNames(docker))}${logs.length ? `\n--- container output ---\n${logs.join('\n---\n')}` : ''}`, { details: { tasks: failed.map(t => ({ id: t.ID, state: t.Status?.State, err: t.Status?.Err })) } })
     }
     const now = Date.now()
     for (const t of tasks) {
@@ -103,6 +121,6 @@ export async function waitReady (docker, { services, url, expect, timeoutMs, pen
     }
     await sleep(running ? 100 : 200)
   }
-  const states = describeTasks(tasks, nameOf) || 'no tasks'
+  const states = describeTasks(tasks, nameOf, await nodeNames(docker)) || 'no tasks'
   throw new NsError('NS_ERR_DEPLOY', `the stack did not get ready within ${timeoutMs} ms: ${running ? 'all tasks run' : 'not all tasks run'} (${states}); ${seen.size} of ${expect} instances answered ${target ?? 'the published port'} (last: ${lastProbe})`)
 }

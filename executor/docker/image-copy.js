@@ -1,0 +1,103 @@
+// Images onto the nodes that run a stack: without a registry, saved from the manager's engine and loaded into each node's
+// engine through the API (one save stream fanned out); with one, tagged and pushed so every node pulls the same reference.
+import { PassThrough } from 'node:stream'
+import { NsError } from '../errors.js'
+import { dockerError, dockerMessage } from './engine.js'
+
+/** Reads a JSON-lines progress stream (load, push) to its end; rejects on an `error` line. */
+function drain (stream) {
+  return new Promise((resolve, reject) => {
+    let text = ''
+    stream.on('data', (c) => { text += c.toString() })
+    stream.on('error', reject)
+    stream.on('end', () => {
+      for (const line of text.split('\n')) {
+        if (!line.trim()) continue
+        let msg
+        try { msg = JSON.parse(line) } catch { continue }
+        if (msg.error || msg.errorDetail) return reject(new Error(msg.error ?? msg.errorDetail?.message))
+      }
+      resolve(text)
+    })
+  })
+}
+
+async function hasImage (docker, tag) {
+  try {
+    await docker.getImage(tag).inspect()
+    return true
+  } catch (err) {
+    if (err.statusCode === 404) return false
+    throw err
+  }
+}
+
+/**
+ * Makes sure every target engine has the images: the ones that lack one get it by `docker save | docker load` through the API.
+ * A node that cannot get it fails here, named, before anything is deployed.
+ * @param {import('dockerode')} source the engine that has the images (the manager, where they were built)
+ * @param {{ name: string, docker: import('dockerode') }[]} targets
+ * @param {string[]} tags
+ * @param {{ log?: (line: string) => void }} [opts]
+ * @returns {Promise<{ tag: string, nodes: string[], ms: number }[]>} what was copied where
+ */
+export async function copyImages (source, targets, tags, { log = () => {} } = {}) {
+  const copied = []
+  for (const tag of tags) {
+    const missing = []
+    for (const t of targets) {
+      try {
+        if (!await hasImage(t.docker, tag)) missing.push(t)
+      } catch (err) {
+        throw new NsError('NS_ERR_DEPLOY', `node ${t.name}: cannot check for image ${tag}: ${dockerMessage(err)}`, { cause: err })
+      }
+    }
+    if (!missing.length) continue
+    const started = Date.now()
+    let saved
+    try { saved = await source.getImage(tag).get() } catch (err) { throw dockerError(err, `saving image ${tag} from the manager`) }
+    const copies = missing.map(() => new PassThrough())
+    for (const c of copies) saved.pipe(c)
+    saved.on('error', (err) => { for (const c of copies) c.destroy(err) })
+    await Promise.all(missing.map(async (t, k) => {
+      try {
+        await drain(await t.docker.loadImage(copies[k]))
+        if (!await hasImage(t.docker, tag)) throw new Error('the engine took the archive but does not list the image')
+      } catch (err) {
+        copies[k].resume()
+        throw new NsError('NS_ERR_DEPLOY', `node ${t.name}: loading image ${tag} failed: ${dockerMessage(err)}`, { cause: err })
+      }
+    }))
+    const ms = Date.now() - started
+    log(`swarm: image ${tag} loaded into ${missing.map(t => t.name).join(', ')} in ${ms} ms (no registry: save and load through the API)`)
+    copied.push({ tag, nodes: missing.map(t => t.name), ms })
+  }
+  return copied
+}
+
+/**
+ * Tags each image for a registry and pushes it there; returns the references to deploy by (`HOST:PORT/repo:tag`).
+ * @param {import('dockerode')} docker
+ * @param {string} registry HOST:PORT
+ * @param {string[]} tags local tags (repo:tag)
+ * @param {{ log?: (line: string) => void }} [opts]
+ * @returns {Promise<Record<string, string>>} local tag → registry reference
+ */
+export async function pushImages (docker, registry, tags, { log = () => {} } = {}) {
+  /** @type {Record<string, string>} */
+  const refs = {}
+  for (const tag of tags) {
+    const [repo, version] = tag.split(/:(?=[^:/]+$)/)
+    const ref = `${registry}/${repo}:${version ?? 'latest'}`
+    const started = Date.now()
+    try {
+      await docker.getImage(tag).tag({ repo: `${registry}/${repo}`, tag: version ?? 'latest' })
+      await drain(await docker.getImage(ref).push({}))
+    } catch (err) {
+      throw new NsError('NS_ERR_DEPLOY', `--registry ${registry}: pushing ${ref} failed: ${dockerMessage(err)}`, { cause: err, hint: `check that a registry answers at ${registry} and that every engine trusts it (dockerd --insecure-registry ${registry} for plain HTTP)` })
+    }
+    log(`swarm: pushed ${ref} in ${Date.now() - started} ms`)
+    refs[tag] = ref
+  }
+  return refs
+}
