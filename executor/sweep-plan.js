@@ -6,6 +6,7 @@ import { NsError } from './errors.js'
 import { DEFAULTS } from './defaults.js'
 import { resolveLevel } from './experiment.js'
 import { shapeKeyOf } from './shape-runner.js'
+import { seededRandom } from '../analyzer/stats-math.js'
 
 /** Which experiment key a run flag comes from, for messages. */
 const KEY_OF_FLAG = { '--strategy': 'strategies', '--instances': 'instances', '--concurrency': 'concurrency', '--rate': 'rate', '--param': 'params', '--app': 'app' }
@@ -18,18 +19,6 @@ export const COSTS = Object.freeze({
 
 /** A fresh seed for the order (printed, so `--seed` reproduces it). */
 export const newSeed = () => randomInt(1, 2 ** 31 - 1)
-
-/** mulberry32: a small seeded generator, enough for shuffling. */
-export function seededRandom (seed) {
-  let a = seed >>> 0
-  return () => {
-    a = (a + 0x6D2B79F5) >>> 0
-    let t = a
-    t = Math.imul(t ^ (t >>> 15), t | 1)
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61)
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296
-  }
-}
 
 function shuffle (list, random) {
   const a = [...list]
