@@ -198,23 +198,30 @@ export async function sweepCommand (argv, { stdout, stderr, signal }) {
       say(`sweep ${sweep.id}: ${sweep.estimate.runs} runs on ${sweep.estimate.deployments} deployments · seed ${seed} · estimated ${formatDuration(sweep.estimate.seconds)}`)
     }
     const total = sweep.plan.length
-    const runStart = Date.now()
+    const started = Date.now()
     const doneAtStart = countEntries(sweep.plan).done
-    const remaining = () => {
+    // time left: the runs still to go at the mean time a run has taken so far (the plan's estimate before the first)
+    const secondsLeft = () => {
       const c = countEntries(sweep.plan)
-      const left = sweep.plan.filter(e => e.status === 'pending' || e.status === 'running')
-      const perRun = (Date.now() - runStart) / 1000 / Math.max(1, c.done + c.failed - doneAtStart)
-      const est = c.done + c.failed - doneAtStart > 0 ? left.length * perRun : (sweep.estimate?.seconds ?? 0) * left.length / Math.max(1, total)
-      return { c, text: formatDuration(est) }
+      const left = c.pending + c.running
+      const finished = c.done + c.failed - doneAtStart
+      return finished > 0 ? left * (Date.now() - started) / 1000 / finished : (sweep.estimate?.seconds ?? 0) * left / Math.max(1, total)
+    }
+    let current = { label: '', eta: 0, at: Date.now() }
+    const draw = (label) => {
+      const c = countEntries(sweep.plan)
+      const left = Math.max(0, current.eta - (Date.now() - current.at) / 1000)
+      bar.update({ done: c.done, total, failed: c.failed, remaining: formatDuration(left), current: label })
     }
     await executeSweep(sweep, {
       log: args.verbose ? line => say(`  ${line}`) : () => {},
       signal,
       failFast: args.failFast,
       onStart (e) {
-        const { c, text } = remaining()
-        bar.update({ done: c.done, total, failed: c.failed, remaining: text, current: e.label })
+        current = { label: e.label, eta: secondsLeft(), at: Date.now() }
+        draw(e.label)
       },
+      onProgress: () => draw(current.label),
       onEnd (e, run) {
         const n = `[${String(e.index + 1).padStart(String(total).length)}/${total}]`
         const s = run?.summary
@@ -222,8 +229,8 @@ export async function sweepCommand (argv, { stdout, stderr, signal }) {
           ? `${Math.round(s.throughput).toLocaleString('en')} req/s · p95 ${s.latency.p95.toFixed(1)} ms · ${s.errors} errors · busiest core ${run.cpu?.highest ?? '-'}%`
           : `${e.status.toUpperCase()}: ${String(e.reason).split('\n')[0]}`
         say(`${n} ${e.label} · repeat ${e.repeat}  ${what}  (${e.seconds ?? 0} s)`)
-        const { c, text } = remaining()
-        bar.update({ done: c.done, total, failed: c.failed, remaining: text })
+        current = { label: '', eta: secondsLeft(), at: Date.now() }
+        draw('')
       }
     })
     bar.done()

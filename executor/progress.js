@@ -44,6 +44,7 @@ export function createSweepProgress ({ enabled, stream = process.stderr }) {
       const filled = Math.round((p.total ? p.done / p.total : 0) * width)
       bar = `sweep [${'#'.repeat(filled)}${'.'.repeat(width - filled)}] ${p.done}/${p.total} runs` +
         `${p.failed ? ` · ${p.failed} failed` : ''} · ${p.remaining} left${p.current ? ` · ${p.current}` : ''}`
+      bar = bar.slice(0, (stream.columns || 100) - 1) // a wrapped bar could not be redrawn in place
       draw()
     },
     done () {
