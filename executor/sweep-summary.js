@@ -1,59 +1,32 @@
 // What a finished sweep prints: counts, the multi-core study's per-core table, and the USL/Amdahl comparison.
-import { readFile } from 'node:fs/promises'
-import { join } from 'node:path'
-import { mean } from 'simple-statistics'
 import { compare } from '../analyzer/compare.js'
+import { readRunList, cpuTable } from '../analyzer/report-runs.js'
 import { formatCompare } from '../analyzer/cli-format.js'
 import { table } from '../analyzer/text-table.js'
 import { NsError } from './errors.js'
 import { formatDuration } from './sweep-plan.js'
 
-/** The run.json of every done entry of a sweep. */
-export async function doneRuns (sweep) {
-  const runs = []
-  for (const e of sweep.plan) {
-    if (e.status !== 'done' || !e.run) continue
-    try {
-      runs.push(JSON.parse(await readFile(join(sweep.dir, e.run, 'run.json'), 'utf8')))
-    } catch {}
-  }
-  return runs
-}
-
-const r1 = x => Math.round(x * 10) / 10
-
 /**
- * The thesis's per-core table (Table 4.3.1) per approach and load: the server's busiest core, its idlest core, their
- * difference and the mean over cores, each the mean over repeats; with throughput for context.
- * @param {any[]} runs run.json objects
+ * The per-core table of the analyzer's report (analyzer/report-runs.js) for the sweep's finished runs, each load named
+ * by the calibration level it came from ("relaxed = 2") when it came from one.
+ * @param {any} sweep
  */
-export function perCoreTable (runs) {
-  const groups = new Map()
-  for (const run of runs) {
-    if (!run.cpu || !(run.cpu.samples > 0)) continue
-    const c = run.config
-    const load = c.rate !== undefined ? `rate ${c.rate}` : `${c.sweep?.level ? `${c.sweep.level} = ` : ''}${c.concurrency}`
-    const key = JSON.stringify([c.benchmark, c.strategy, c.instances, load])
-    if (!groups.has(key)) groups.set(key, { benchmark: c.benchmark, strategy: c.strategy, instances: c.instances, load, concurrency: c.concurrency ?? null, runs: [] })
-    groups.get(key).runs.push(run)
-  }
-  return [...groups.values()].map(g => ({
-    benchmark: g.benchmark,
-    approach: `${g.strategy} x${g.instances}`,
-    load: g.load,
-    repeats: g.runs.length,
-    highest: r1(mean(g.runs.map(r => r.cpu.highest))),
-    lowest: r1(mean(g.runs.map(r => r.cpu.lowest))),
-    difference: r1(mean(g.runs.map(r => r.cpu.spread))),
-    overall: r1(mean(g.runs.map(r => r.cpu.overall))),
-    throughput: Math.round(mean(g.runs.map(r => r.summary?.throughput ?? 0))),
-    concurrency: g.concurrency
-  })).sort((a, b) => a.benchmark.localeCompare(b.benchmark) || (a.concurrency ?? 0) - (b.concurrency ?? 0) || a.approach.localeCompare(b.approach))
+export async function perCoreRows (sweep) {
+  const { runs } = await readRunList([sweep.dir])
+  const levels = new Map(sweep.cells.filter(c => c.level).map(c => [levelKey(c.values.strategy, c.values.instances, c.values.concurrency), c.level]))
+  return cpuTable(runs.filter(r => r.config.sweep?.id === sweep.id)).map(row => {
+    const level = levels.get(levelKey(row.strategy, row.instances, row.loadValue))
+    return { ...row, load: level ? `${level} = ${row.loadValue}` : String(row.loadValue) }
+  })
 }
+
+const levelKey = (strategy, instances, concurrency) => `${strategy} ${Number(instances)} ${Number(concurrency)}`
+const pct = v => (v === null || v === undefined ? '-' : v.toFixed(1))
 
 export function formatPerCoreTable (rows) {
-  return table(['benchmark', 'approach', 'load (connections)', 'runs', 'highest core %', 'lowest core %', 'difference', 'overall %', 'req/s'],
-    rows.map(r => [r.benchmark, r.approach, r.load, r.repeats, r.highest.toFixed(1), r.lowest.toFixed(1), r.difference.toFixed(1), r.overall.toFixed(1), r.throughput.toLocaleString('en')]))
+  return table(['benchmark', 'approach', 'load (connections)', 'runs', 'highest core %', 'lowest core %', 'difference', 'overall %'],
+    [...rows].sort((a, b) => String(a.benchmark).localeCompare(String(b.benchmark)) || a.loadValue - b.loadValue || a.strategy.localeCompare(b.strategy))
+      .map(r => [r.benchmark, `${r.strategy} x${r.instances}`, r.load, r.runs, pct(r.highest), pct(r.lowest), pct(r.spread), pct(r.overall)]))
 }
 
 /**
@@ -64,7 +37,7 @@ export function formatPerCoreTable (rows) {
 export async function analyseSweep (sweep) {
   const analysis = sweep.experiment.analysis ?? { fit: 'usl', x: 'instances', cpuTable: false }
   const out = { fit: null, fitError: null, cpuTable: null }
-  if (analysis.cpuTable) out.cpuTable = perCoreTable(await doneRuns(sweep))
+  if (analysis.cpuTable) out.cpuTable = await perCoreRows(sweep)
   if (analysis.fit !== 'none') {
     try {
       out.fit = await compare([sweep.dir], { model: analysis.fit === 'amdahl' ? 'amdahl' : 'usl', x: analysis.x })
