@@ -23,6 +23,7 @@ export const SWEEP_OPTIONS = Object.freeze({
   json: { type: 'boolean' },
   quiet: { type: 'boolean', short: 'q' },
   verbose: { type: 'boolean', short: 'v' },
+  'no-report': { type: 'boolean' },
   help: { type: 'boolean', short: 'h' }
 })
 
@@ -32,6 +33,7 @@ export const SWEEP_HELP = `Usage: executor sweep <experiment.yml> [options]
 Runs an experiment file's grid (strategies x instances x benchmarks x loads, repeated) and writes
 <out>/<sweep-id>/sweep.json (plan, seed, status of every run) and one run folder per run, each
 written as soon as it ends. One deployment serves every load level and repeat of a shape.
+At the end it prints the fit or the per-core table and writes report.html (analyzer report).
 
 Options:
   -o, --out DIR          results folder (default ./${DEFAULTS.out})
@@ -41,6 +43,7 @@ Options:
       --fail-fast        stop at the first failed run (default: record it and go on)
       --seed N           the order's seed (printed at the start; the same seed gives the same order)
       --backend B        ${BACKENDS.join(' | ')}: overrides the file's backend
+      --no-report        do not write <sweep-dir>/report.html (analyzer report) at the end
       --json             print sweep.json (and the analysis) on stdout and nothing else there
   -q, --quiet            no per-run lines on stderr
   -v, --verbose          also every run's own log lines (deploy, load, teardown)
@@ -80,7 +83,8 @@ export function parseSweepArguments (argv) {
     backend: values.backend,
     json: Boolean(values.json),
     quiet: Boolean(values.quiet),
-    verbose: Boolean(values.verbose)
+    verbose: Boolean(values.verbose),
+    noReport: Boolean(values['no-report'])
   }
 }
 
@@ -154,6 +158,17 @@ function entryText (cell) {
   const c = cell.config
   const load = c.rate !== undefined ? `rate ${c.rate}/s` : `c=${c.concurrency ?? '?'}`
   return `${`${c.strategy} x${c.instances}`.padEnd(7)} ${benchmarkName(c).padEnd(9)} ${load}${cell.level ? ` (${cell.level})` : ''}`
+}
+
+/** The analyzer's HTML report in the sweep folder; a report that cannot be made is said, not fatal to the sweep. */
+async function reportOf (sweep) {
+  try {
+    const { writeReport } = await import('../analyzer/report.js')
+    const r = await writeReport([sweep.dir], { x: sweep.experiment.analysis?.x })
+    return { path: r.path, error: null }
+  } catch (err) {
+    return { path: null, error: err.message }
+  }
 }
 
 /**
@@ -235,6 +250,7 @@ export async function sweepCommand (argv, { stdout, stderr, signal }) {
     })
     bar.done()
     const analysis = sweep.status === 'interrupted' ? null : await analyseSweep(sweep)
+    if (analysis && !args.noReport) analysis.report = await reportOf(sweep)
     stdout.write((args.json
       ? JSON.stringify({ ...sweep, analysis }, null, 2)
       : formatSweepEnd(sweep, analysis, { seconds: (Date.now() - startedAt) / 1000 })) + '\n')

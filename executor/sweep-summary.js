@@ -60,6 +60,8 @@ export function formatSweepEnd (sweep, analysis, { seconds }) {
   if (analysis?.fit && analysis.fit.rows.some(r => r.model)) lines.push('', `scalability fit (max throughput per ${analysis.fit.x === 'concurrency' ? 'concurrency' : 'instance count'}):`, formatCompare(analysis.fit))
   else if (analysis?.fit) lines.push('', 'scalability fit: not enough points for any group', ...analysis.fit.rows.map(r => `  ${r.line}`))
   else if (analysis?.fitError) lines.push('', `scalability fit: not enough data (${analysis.fitError})`)
+  if (analysis?.report?.path) lines.push('', `report: ${analysis.report.path}`)
+  else if (analysis?.report?.error) lines.push('', `report: not written (${analysis.report.error})`)
   lines.push('', `results: ${sweep.dir}`)
   return lines.join('\n')
 }
