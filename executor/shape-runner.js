@@ -61,6 +61,7 @@ export function createShapeRunner ({ dir, log = () => {}, signal }) {
         try {
           deployment = await deployFor(config, { prepared, id, dir: deployDir, log, signal })
         } catch (err) {
+          await rmdir(deployDir).then(() => rmdir(dirname(deployDir))).catch(() => {})
           // told apart from a failed run: the other runs of this shape would fail the same way
           throw Object.assign(err, { phase: 'deploy' })
         }
