@@ -131,14 +131,16 @@ export function createSwarmBackend ({ connect = connectDocker } = {}) {
       await ensureSwarm(docker, { log })
       const register = await buildImage(docker, { kind: 'register', apps: config.app ? [config.app] : [], log })
       const rc = await buildImage(docker, { kind: 'rc', log })
-      const lbMode = await resolveLb(docker, config, log, register.tag)
-      const lb = config.strategy === 'hs' && lbMode === 'haproxy' ? await buildImage(docker, { kind: 'haproxy', log }) : null
       const nodes = await listNodes(docker)
       const plan = planPlacement(nodes, config)
       log(`swarm: placement: ${plan.rule}`)
-      // HAProxy runs on the manager: workers need the server and the RC only
-      const { refs, copied } = await imagesOnNodes(docker, config, [register.tag, rc.tag], nodes, log, lb ? [lb.tag] : [])
+      // before the ingress probe, whose service runs the register image on any node; HAProxy runs on the manager only
+      const lbWanted = config.strategy === 'hs' && config.lb !== 'ingress'
+      const lbImage = lbWanted ? await buildImage(docker, { kind: 'haproxy', log }) : null
+      const { refs, copied } = await imagesOnNodes(docker, config, [register.tag, rc.tag], nodes, log, lbImage ? [lbImage.tag] : [])
       const ref = (tag) => refs[tag] ?? tag
+      const lbMode = await resolveLb(docker, config, log, ref(register.tag))
+      const lb = lbMode === 'haproxy' ? lbImage : null
       parts = { register: { ...register, tag: ref(register.tag) }, rc: { ...rc, tag: ref(rc.tag) }, lb: lb && { ...lb, tag: ref(lb.tag) }, lbMode }
       let version
       try { version = await docker.version() } catch (err) { throw dockerError(err, 'reading the engine version') }
@@ -198,8 +200,11 @@ export function createSwarmBackend ({ connect = connectDocker } = {}) {
       const deployment = await deployStack(engine, doc, { log, signal, readyTimeoutMs: config.readyTimeout * 1000 })
       log(`swarm: ${deployment.stack} ready in ${deployment.readyMs} ms at ${deployment.url}`)
       const appService = deployment.services.find(s => s.name.endsWith('_app'))?.name
-      const containers = deployment.tasks.filter(t => t.service === appService).map(t => ({ node: t.node, containerId: t.containerId }))
       const refs = new Map(nodes.map(n => [n.ID, nodeRef(n)]))
+      const nodeName = (id) => refs.get(id)?.label ?? refs.get(id)?.hostname ?? id
+      // sorted by node, so that the merged timeline numbers the nodes' cores in label order
+      const containers = deployment.tasks.filter(t => t.service === appService).map(t => ({ node: t.node, containerId: t.containerId }))
+        .sort((a, b) => nodeName(a.node).localeCompare(nodeName(b.node), 'en', { numeric: true }))
       let removed = false
       return {
         url: deployment.url,
