@@ -25,7 +25,7 @@ export async function calibrate (config, opts = {}) {
   const { log = () => {}, signal, onProbe } = opts
   const started = Date.now()
   const prepared = opts.prepared ?? await prepareRun(config, { log })
-  const runner = createShapeRunner({ dir: config.out, log, signal })
+  const runner = createShapeRunner({ log, signal })
   /** @type {any[]} */
   const probes = []
   /** @type {any} */

@@ -61,12 +61,14 @@ export async function deployFor (config, { prepared, id, dir, log = () => {}, si
 
 /**
  * Runs one configuration. Never leaves processes behind; run.json is readable whatever happens.
- * With `deployment` (from deployFor, same shape as config) the run uses it and neither deploys nor tears down.
+ * With `deployment` (from deployFor or an earlier run, same shape as config) the run uses it and neither deploys nor
+ * tears down. With `keepDeployment` the deployment it makes is handed to `onDeployed` and left running for the caller.
  * @param {any} config a validated run config (executor/config.js)
- * @param {{ log?: (line: string) => void, onProgress?: (p: any) => void, signal?: AbortSignal, prepared?: any, deployment?: any }} [opts]
+ * @param {{ log?: (line: string) => void, onProgress?: (p: any) => void, signal?: AbortSignal, prepared?: any, deployment?: any,
+ *   keepDeployment?: boolean, onDeployed?: (deployment: any) => void }} [opts]
  * @returns {Promise<any>} the run.json object
  */
-export async function run (config, { log = () => {}, onProgress, signal, prepared, deployment: shared } = {}) {
+export async function run (config, { log = () => {}, onProgress, signal, prepared, deployment: shared, keepDeployment = false, onDeployed } = {}) {
   prepared ??= await prepareRun(config, { log })
   const { backend, benchmark, request, backendInfo, driverInfo } = prepared
   config = { ...config, benchmark }
@@ -97,7 +99,10 @@ export async function run (config, { log = () => {}, onProgress, signal, prepare
   let timeline = null
   try {
     signal?.throwIfAborted()
-    deployment ??= await deployFor(config, { prepared, id, dir, log, signal })
+    if (!deployment) {
+      deployment = await deployFor(config, { prepared, id, dir, log, signal })
+      onDeployed?.(deployment)
+    }
     runJson.placement = deployment.placement
     signal?.throwIfAborted()
     sampler = deployment.createSampler()
@@ -131,7 +136,7 @@ export async function run (config, { log = () => {}, onProgress, signal, prepare
     throw err
   } finally {
     if (sampler) timeline = await sampler.stop().catch(() => null)
-    if (deployment && !shared) await deployment.teardown()
+    if (deployment && !shared && !keepDeployment) await deployment.teardown()
     if (timeline) await writeJsonAtomic(join(dir, 'timeline.json'), timeline)
     if (runJson.load) {
       const s = await summarize(join(dir, 'samples.jtl')).catch(err => { log(`summary: ${err.message}`); return null })

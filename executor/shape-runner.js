@@ -1,8 +1,5 @@
 // Runs many configs of the same shapes while keeping one deployment alive per shape (sweeps, calibration).
-import { mkdir, rmdir } from 'node:fs/promises'
-import { dirname, join } from 'node:path'
-import { run, deployFor } from './run.js'
-import { newRunId } from './run-store.js'
+import { run } from './run.js'
 
 /** Run config fields that only say how the load is driven and recorded; every other field shapes the deployment. */
 const LOAD_ONLY = Object.freeze(['concurrency', 'rate', 'duration', 'warmup', 'driver', 'out', 'json', 'quiet', 'sweep', 'calibration'])
@@ -17,27 +14,26 @@ export function shapeKeyOf (config) {
 }
 
 /**
- * Holds at most one live deployment. `runOn` deploys a shape when it is not the live one (tearing the old one down
- * first), then runs the config on it; a failed or interrupted run tears its deployment down, so the next run of that
- * shape starts from a fresh one.
- * @param {{ dir: string, log?: (line: string) => void, signal?: AbortSignal }} opts dir: where deployment files go
+ * Holds at most one live deployment. `runOn` runs a config on the live deployment when it has the config's shape;
+ * otherwise it tears the live one down and lets the run deploy (in the run's own folder, so a deployment that fails
+ * leaves a run.json that says why) and keeps what it deployed. A failed or interrupted run tears its deployment down,
+ * so the next run of that shape starts from a fresh one.
+ * @param {{ log?: (line: string) => void, signal?: AbortSignal }} [opts]
  */
-export function createShapeRunner ({ dir, log = () => {}, signal }) {
-  /** @type {{ key: string, deployment: any, id: string, dir: string } | null} */
+export function createShapeRunner ({ log = () => {}, signal } = {}) {
+  /** @type {{ key: string, deployment: any } | null} */
   let live = null
   let deploys = 0
 
   async function close () {
     if (!live) return
-    const { deployment, id, dir: deployDir } = live
+    const { deployment } = live
     live = null
     try {
       await deployment.teardown()
     } catch (err) {
-      log(`teardown of ${id}: ${err.message}`)
+      log(`teardown: ${err.message}`)
     }
-    // a deployment that wrote nothing (a local cm, pm2 or up) leaves no empty folders behind
-    await rmdir(deployDir).then(() => rmdir(dirname(deployDir))).catch(() => {})
   }
 
   return {
@@ -47,31 +43,18 @@ export function createShapeRunner ({ dir, log = () => {}, signal }) {
     /**
      * @param {any} config a validated run config (its `out` decides where the run folder goes)
      * @param {{ prepared: any, onProgress?: (p: any) => void }} opts prepared: prepareRun's result for this shape
-     * @returns {Promise<any>} the run.json object (throws when the deployment or the run fails)
+     * @returns {Promise<any>} the run.json object (throws when the deployment or the run fails; a failed deployment
+     *   is marked `phase: 'deploy'`, as the other runs of its shape would fail the same way)
      */
     async runOn (config, { prepared, onProgress }) {
       const key = shapeKeyOf(config)
-      if (live?.key !== key) {
-        await close()
-        signal?.throwIfAborted()
-        const id = newRunId(config)
-        const deployDir = join(dir, 'deployments', id)
-        await mkdir(deployDir, { recursive: true })
-        let deployment
-        try {
-          deployment = await deployFor(config, { prepared, id, dir: deployDir, log, signal })
-        } catch (err) {
-          await rmdir(deployDir).then(() => rmdir(dirname(deployDir))).catch(() => {})
-          // told apart from a failed run: the other runs of this shape would fail the same way
-          throw Object.assign(err, { phase: 'deploy' })
-        }
-        deploys++
-        live = { key, deployment, id, dir: deployDir }
-      }
+      if (live?.key !== key) await close()
+      const onDeployed = deployment => { live = { key, deployment }; deploys++ }
       let result
       try {
-        result = await run(config, { log, signal, prepared, deployment: live.deployment, onProgress })
+        result = await run(config, { log, signal, prepared, onProgress, deployment: live?.deployment, keepDeployment: true, onDeployed })
       } catch (err) {
+        if (!live) throw Object.assign(err, { phase: 'deploy' })
         await close()
         throw err
       }

@@ -154,7 +154,7 @@ export async function executeSweep (sweep, { log = () => {}, signal, failFast = 
     const cell = cells[e.cell]
     if (!prepared.has(cell.shape)) prepared.set(cell.shape, await prepareRun(cell.config, { log }))
   }
-  const runner = createShapeRunner({ dir: sweep.dir, log, signal })
+  const runner = createShapeRunner({ log, signal })
   sweep.status = 'running'
   await saveSweep(sweep)
   let deployFailed = null

@@ -130,6 +130,10 @@ test('a failed run is recorded with its reason and the sweep goes on; --fail-fas
     assert.match(e.reason, /r2 cannot reach its database/)
   }
   assert.deepEqual(runs.filter(run => run.status === 'done').map(run => run.config.instances), [1, 1])
+  // the deployment that failed left a run folder that says why (the other run of its shape was not tried)
+  const failed = runs.filter(run => run.status === 'failed')
+  assert.equal(failed.length, 1)
+  assert.match(failed[0].error.message, /r2 cannot reach its database/)
   assert.match(r.stdout, /failed: #\d hs x2 · fails-on-r2 · c=\d \(repeat 1\): /)
 
   const ff = experiment(`backend: local\napp: ${app}\nstrategies: [hs]\ninstances: [2, 1]\nconcurrency: [2, 4]\nduration: 1\nwarmup: 0\nready-timeout: 10\norder: blocks\n`)
