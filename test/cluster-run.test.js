@@ -2,7 +2,7 @@
 // workers (spread, pack, a constraint) with per-node CPU in run.json, shrink, and cluster down leaving nothing behind.
 import { test } from 'node:test'
 import assert from 'node:assert/strict'
-import { mkdtempSync, existsSync } from 'node:fs'
+import { mkdtempSync, existsSync, readFileSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { execFileSync } from 'node:child_process'
@@ -107,6 +107,25 @@ test('cluster up 3, runs placed on the workers, shrink, cluster down leaves noth
     const r = await run(mkdtempSync(join(tmpdir(), 'ns-cluster-')), ['--instances', '2', '--nodes', '3'])
     assert.equal(r.code, 2, r.stderr)
     assert.match(r.stderr, /--nodes: 3 worker nodes asked, and the swarm has 2 ready workers \(nodescale-w1, nodescale-w2\)/)
+  })
+
+  await t.test('a worker whose engine stopped is skipped at deploy with a warning; cluster up brings it back', async () => {
+    const pid = Number(readFileSync('/var/run/nodescale-cluster/nodescale-w2.pid', 'utf8'))
+    process.kill(pid, 'SIGTERM')
+    const deadline = Date.now() + 60_000
+    while ((await docker.listNodes()).find(n => n.Description.Hostname === 'nodescale-w2')?.Status.State !== 'down') {
+      assert.ok(Date.now() < deadline, 'the manager marks the stopped worker down')
+      await sleep(1000)
+    }
+    const out = mkdtempSync(join(tmpdir(), 'ns-cluster-'))
+    const r = await runCli('executor', ['run', '--backend', 'swarm', '--strategy', 'hs', '--benchmark', 'baseline', '--cpus-per-instance', '0.25',
+      '--duration', '2', '--warmup', '1', '--concurrency', '4', '--out', out, '--instances', '2'], { timeoutMs: 180_000 })
+    assert.equal(r.code, 0, r.stderr)
+    assert.match(r.stderr, /warning: node nodescale-w2 is not usable \(down, active\); skipped/)
+    assert.deepEqual(appNodes(readRun(out).run), ['nodescale-w1', 'nodescale-w1'])
+    const up = await cluster(['up', '--nodes', '3', '--json'])
+    assert.equal(up.code, 0, up.stderr)
+    assert.deepEqual(JSON.parse(up.stdout).nodes.map(n => `${n.label} ${n.state}`), ['m0 ready', 'nodescale-w1 ready', 'nodescale-w2 ready'])
   })
 
   await t.test('cluster up --nodes 2 shrinks: the second worker, its namespace and node entry are gone', async () => {
