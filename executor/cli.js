@@ -18,7 +18,7 @@ Strategies (what --instances N means):
 
 Options:
   -s, --strategy S            up | cm | pm2 | hs (required)
-  -n, --instances N           1..64 (required; up on the local backend: at most the core count)
+  -n, --instances N           1..64 (required; local up: at most the core count, unless N x cpus-per-instance fits)
   -b, --benchmark NAME        baseline | page | cpu | net-out | net-in | disk | mem, or a custom app's name (default ${DEFAULTS.benchmark})
   -p, --param KEY=VALUE       a benchmark option, repeatable (e.g. --param n=104729 for cpu, --param kb=10 for net-out)
       --app PATH              load a custom app module (a handler, an express Router or a benchmark object),

@@ -132,3 +132,14 @@ test('--help teaches the flags and the exit codes', async () => {
   }
   assert.match(r.stdout, /Exit codes/)
 })
+
+test('local up beyond the core count: refused without a quota (exit 2 naming --instances), measured within one with it', { timeout: 60000 }, async () => {
+  const refused = await runCli('executor', ['run', '--strategy', 'up', '--instances', '4', '--out', tmp(), ...short])
+  assert.equal(refused.code, 2, refused.stderr)
+  assert.match(refused.stderr, /--instances[\s\S]*--cpus-per-instance/)
+  const out = tmp()
+  const r = await runCli('executor', ['run', '--strategy', 'up', '--instances', '4', '--cpus-per-instance', '0.25', '--benchmark', 'cpu', '--out', out, ...short])
+  assert.equal(r.code, 0, r.stderr)
+  const { run } = assertCompleteRun(out, { strategy: 'up', instances: 4 })
+  assert.ok(run.cpu.total <= 1.1, `the server stays within its quota of 4 x 0.25 = 1 CPU (${run.cpu.total})`)
+})

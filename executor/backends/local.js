@@ -28,8 +28,9 @@ export function createLocalBackend ({ cpus = availableParallelism() } = {}) {
      */
     async prepare (config, ctx = {}) {
       const info = {}
-      if (config.strategy === 'up' && config.instances > cpus) {
-        throw badFlag('--instances', `${config.instances} vCPUs for --strategy up on the local backend, but this machine has ${cpus} cores; allowed: 1..${cpus} (use --backend swarm with --cpus-per-instance to emulate more)`)
+      // with a quota, N vCPUs of c CPUs each fit while N x c fits in the machine; without one, N cores must exist
+      if (config.strategy === 'up' && config.instances > cpus && !(config.cpusPerInstance !== undefined && config.instances * config.cpusPerInstance <= cpus)) {
+        throw badFlag('--instances', `${config.instances} vCPUs for --strategy up on the local backend, but this machine has ${cpus} cores; allowed: 1..${cpus}, or more with --cpus-per-instance X where N x X <= ${cpus}`)
       }
       if (config.memoryPerInstance !== undefined) throw badFlag('--memory-per-instance', 'is a Swarm memory limit; use --backend swarm (or leave it out locally)')
       if (config.strategy === 'hs') info.haproxy = requireHaproxy()
@@ -94,7 +95,7 @@ export function createLocalBackend ({ cpus = availableParallelism() } = {}) {
             shape,
             instances: shape === 'single' ? 1 : config.instances,
             port: config.port,
-            affinity: config.strategy === 'up' ? Array.from({ length: config.instances }, (_, i) => i) : undefined,
+            affinity: config.strategy === 'up' ? Array.from({ length: Math.min(config.instances, cpus) }, (_, i) => i) : undefined,
             wrap: composeWraps([quota(runId, config.instances), group.wrap])
           })
           handles.push(h)
