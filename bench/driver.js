@@ -90,8 +90,10 @@ async function main () {
   for (const t of tools) {
     console.log(`${t.padEnd(10)} ${Math.round(med[t]).toLocaleString('en').padStart(13)}   ${ratio(t).toFixed(3).padStart(6)}   ${figures[t].map(x => Math.round(x)).join(' ')}`)
   }
-  const pass = ratio('autocannon') >= TARGET
-  console.log(`\nautocannon driver / wrk = ${ratio('autocannon').toFixed(3)} (target >= ${TARGET}): ${pass ? 'PASS' : 'FAIL'}`)
+  // the machine drifts between rounds: the ratio within each round (both tools minutes apart at most) is the steadier figure
+  const paired = (t) => median(figures[t].map((x, i) => x / figures.wrk[i]))
+  const pass = paired('autocannon') >= TARGET
+  console.log(`\nautocannon driver / wrk: median of per-round ratios ${paired('autocannon').toFixed(3)}, ratio of medians ${ratio('autocannon').toFixed(3)} (target >= ${TARGET}): ${pass ? 'PASS' : 'FAIL'}`)
   console.log(JSON.stringify({
     bench: 'driver',
     server: server.what,
@@ -101,7 +103,9 @@ async function main () {
     median: Object.fromEntries(tools.map(t => [t, Math.round(med[t])])),
     runs: Object.fromEntries(tools.map(t => [t, figures[t].map(Math.round)])),
     ratioAutocannonWrk: Number(ratio('autocannon').toFixed(3)),
+    pairedRatioAutocannonWrk: Number(paired('autocannon').toFixed(3)),
     ratioJmeterWrk: opts.jmeter ? Number(ratio('jmeter').toFixed(3)) : null,
+    pairedRatioJmeterWrk: opts.jmeter ? Number(paired('jmeter').toFixed(3)) : null,
     target: TARGET,
     pass
   }))
