@@ -7,6 +7,7 @@ import { connectDocker, ensureSwarm } from './docker/engine.js'
 import { buildImage, IMAGE_BASES, IMAGE_KINDS } from './docker/image-build.js'
 import { ensureControlPlane, stopControlPlane } from './docker/control-plane.js'
 import { removeLeftovers } from './docker/stack-deploy.js'
+import { imagesOnNodes } from './backends/swarm.js'
 
 export const IMAGE_HELP = `Usage: executor image build [--base auto|registry|host] [--kind K] [--app PATH]... [--json]
 
@@ -91,6 +92,8 @@ export async function upCommand (argv, { stdout, stderr }) {
   const docker = await connectDocker()
   await ensureSwarm(docker, { log })
   const rc = await buildImage(docker, { kind: 'rc', log })
+  // the RC runs on every node: this machine's local-cluster workers get its image from the manager first
+  await imagesOnNodes(docker, {}, [rc.tag], await docker.listNodes(), log)
   const plane = await ensureControlPlane(docker, { image: rc.tag, log })
   const data = { stack: plane.stack, service: plane.service, image: rc.tag, reused: plane.reused, rcs: plane.rcs }
   print(stdout, values.json, data, [`control plane ${plane.stack} ${plane.reused ? 'already up' : 'up'}: RC ${rc.tag}`, ...plane.rcs.map(r => `  node ${r.node.slice(0, 12)}  ${r.url}`)])

@@ -69,6 +69,14 @@ test('cluster up 3, runs placed on the workers, shrink, cluster down leaves noth
     assert.deepEqual(JSON.parse(again.stdout).nodes.map(n => n.id), status.nodes.map(n => n.id), 'idempotent: the same nodes')
   })
 
+  await t.test('executor up on a fresh cluster loads the RC image into the workers: one RC per node answers', async () => {
+    const r = await runCli('executor', ['up', '--json'], { timeoutMs: 120_000 })
+    assert.equal(r.code, 0, r.stderr)
+    const plane = JSON.parse(r.stdout)
+    assert.equal(plane.rcs.length, 3, 'the manager and both workers run an RC')
+    assert.equal(new Set(plane.rcs.map(x => x.node)).size, 3)
+  })
+
   await t.test('hs --instances 4 --nodes 2 puts 2 tasks on each worker, HAProxy on the manager, CPU per node per core', async () => {
     const out = mkdtempSync(join(tmpdir(), 'ns-cluster-'))
     const started = Date.now()

@@ -80,7 +80,7 @@ async function listNodes (docker) {
  * have the images already: said in the log.
  * @returns {Promise<{ refs: Record<string, string>, copied: any[] }>}
  */
-async function imagesOnNodes (docker, config, tags, nodes, log, managerOnly = []) {
+export async function imagesOnNodes (docker, config, tags, nodes, log, managerOnly = []) {
   if (config.registry) return { refs: await pushImages(docker, config.registry, [...tags, ...managerOnly], { log }), copied: [] }
   const workers = nodes.filter(n => n.Spec?.Role === 'worker' && n.Status?.State === 'ready')
   if (!workers.length) return { refs: {}, copied: [] }
