@@ -12,8 +12,13 @@ export const RUN_SCHEMA = 'nodescale.run/v1'
  * @param {Date} [now]
  */
 export function newRunId ({ strategy, instances }, now = new Date()) {
+  return stampedId(`${strategy}${instances}`, now)
+}
+
+/** `<yyyymmdd-hhmmss>-<name>-<4 hex>`: sorts by time, unique enough for folders made by one machine. */
+export function stampedId (name, now = new Date()) {
   const stamp = now.toISOString().replace(/[-:]/g, '').replace('T', '-').slice(0, 15)
-  return `${stamp}-${strategy}${instances}-${randomBytes(2).toString('hex')}`
+  return `${stamp}-${name}-${randomBytes(2).toString('hex')}`
 }
 
 /** Creates `<out>/<runId>/` and returns its path. */

@@ -1,11 +1,10 @@
 // A sweep on disk: <out>/<sweep-id>/sweep.json (plan, seed, status per run) and one run folder per run, resumable.
 import { mkdir, readdir, readFile, writeFile } from 'node:fs/promises'
 import { basename, extname, join, resolve } from 'node:path'
-import { randomBytes } from 'node:crypto'
 import { validateRunConfig } from './config.js'
 import { prepareRun } from './run.js'
 import { createShapeRunner } from './shape-runner.js'
-import { writeJsonAtomic } from './run-store.js'
+import { writeJsonAtomic, stampedId } from './run-store.js'
 import { estimatePlan } from './sweep-plan.js'
 import { NsError } from './errors.js'
 
@@ -26,8 +25,7 @@ export const benchmarkName = (c) => c.benchmark ?? basename(c.app ?? 'app', extn
  * @param {{ exp: any, cells: any[], plan: any[], seed: number, out: string, backend?: string, calibration?: any }} spec
  */
 export async function createSweep ({ exp, cells, plan, seed, out, backend, calibration }) {
-  const stamp = new Date().toISOString().replace(/[-:]/g, '').replace('T', '-').slice(0, 15)
-  const id = `${stamp}-${exp.name}-${randomBytes(2).toString('hex')}`
+  const id = stampedId(exp.name)
   const dir = join(resolve(out), id)
   await mkdir(dir, { recursive: true })
   await writeFile(join(dir, 'experiment.yml'), exp.text)

@@ -1,8 +1,7 @@
 // The swarm backend: the server under test as a Docker Swarm stack (up, cm, pm2, hs), its CPU per core from the RC of each node.
-import { readFileSync, writeFileSync, mkdirSync } from 'node:fs'
 import { join } from 'node:path'
 import { NsError } from '../errors.js'
-import { cacheDir } from '../paths.js'
+import { cacheDir, readCacheJson, writeCacheJson } from '../paths.js'
 import { connectDocker, ensureSwarm, swarmInfo, dockerError } from '../docker/engine.js'
 import { buildImage } from '../docker/image-build.js'
 import { renderStack, writeStackFiles } from '../docker/stack-render.js'
@@ -34,20 +33,15 @@ async function resolveLb (docker, config, log, probeImage) {
  * since the probe deploys a service and takes seconds.
  */
 async function meshAnswers (docker, probeImage, log) {
-  const file = join(cacheDir(), 'ingress.json')
   let cluster = null
   try { cluster = (await docker.info()).Swarm?.Cluster?.ID ?? null } catch {}
-  let known = {}
-  try { known = JSON.parse(readFileSync(file, 'utf8')) } catch {}
+  const known = readCacheJson('ingress.json') ?? {}
   if (cluster && typeof known[cluster] === 'boolean') {
-    log(`swarm: the ingress routing mesh ${known[cluster] ? 'answers' : 'does not answer'} on this swarm (probed before; ${file})`)
+    log(`swarm: the ingress routing mesh ${known[cluster] ? 'answers' : 'does not answer'} on this swarm (probed before; ${join(cacheDir(), 'ingress.json')})`)
     return known[cluster]
   }
   const works = await ingressWorks(docker, { image: probeImage, log })
-  if (cluster) {
-    mkdirSync(cacheDir(), { recursive: true })
-    writeFileSync(file, JSON.stringify({ ...known, [cluster]: works }))
-  }
+  if (cluster) writeCacheJson('ingress.json', { ...known, [cluster]: works })
   return works
 }
 

@@ -1,10 +1,10 @@
 // Deploys the framework's control plane (docker-compose.yml: the RC on every node) through the API, with a fresh token per deployment passed as a Swarm secret.
 import { randomBytes } from 'node:crypto'
-import { readFileSync, writeFileSync, mkdirSync, rmSync, renameSync } from 'node:fs'
+import { readFileSync, rmSync } from 'node:fs'
 import { join } from 'node:path'
 import { setTimeout as sleep } from 'node:timers/promises'
 import { load } from 'js-yaml'
-import { ROOT, cacheDir } from '../paths.js'
+import { ROOT, cacheDir, readCacheJson, writeCacheJson } from '../paths.js'
 import { rcCall } from './rc-client.js'
 import { NsError } from '../errors.js'
 import { dockerError } from './engine.js'
@@ -125,17 +125,6 @@ export async function removeControlPlane (docker, { stack = CONTROL_PLANE_STACK,
 /** Where the executor keeps the running control plane's token (owner-only), so later runs reuse it. */
 export const controlPlaneFile = () => join(cacheDir(), 'control-plane.json')
 
-function readSaved () {
-  try { return JSON.parse(readFileSync(controlPlaneFile(), 'utf8')) } catch { return null }
-}
-
-function save (state) {
-  mkdirSync(cacheDir(), { recursive: true })
-  const tmp = `${controlPlaneFile()}.${process.pid}.tmp`
-  writeFileSync(tmp, JSON.stringify(state, null, 2), { mode: 0o600 })
-  renameSync(tmp, controlPlaneFile())
-}
-
 /**
  * The control plane a run samples with: the running one when it runs this RC image on every node and accepts the token
  * this machine saved for it; otherwise a fresh deployment (deployControlPlane), whose token is saved for the next run.
@@ -144,7 +133,7 @@ function save (state) {
  * @returns {Promise<{ stack: string, token: string, service: string, rcs: { node: string, url: string, containerId: string | null }[], reused: boolean }>}
  */
 export async function ensureControlPlane (docker, { image, log = () => {}, timeoutMs }) {
-  const saved = readSaved()
+  const saved = readCacheJson('control-plane.json')
   if (saved?.token && saved.image === image) {
     const state = await controlPlaneState(docker, { service: saved.service })
     if (state.ready && state.image === image) {
@@ -157,7 +146,7 @@ export async function ensureControlPlane (docker, { image, log = () => {}, timeo
     }
   }
   const plane = await deployControlPlane(docker, { image, log, timeoutMs })
-  save({ stack: plane.stack, service: plane.service, image, token: plane.token, at: new Date().toISOString() })
+  writeCacheJson('control-plane.json', { stack: plane.stack, service: plane.service, image, token: plane.token, at: new Date().toISOString() }, { mode: 0o600 })
   return { ...plane, reused: false }
 }
 
