@@ -14,23 +14,27 @@ export const GROUP_FIELDS = Object.freeze({
   'cpus-per-instance': 'cpusPerInstance',
   cpusPerInstance: 'cpusPerInstance',
   instances: 'instances',
+  nodes: 'nodes',
   concurrency: 'concurrency',
   rate: 'rate',
   lb: 'lb'
 })
-export const X_FIELDS = Object.freeze(['instances', 'concurrency'])
-const N_COLUMNS = ['n', 'instances', 'concurrency', 'load', 'processors']
+export const X_FIELDS = Object.freeze(['instances', 'concurrency', 'nodes'])
+/** The config keys that make one configuration: runs equal in all of them are repeats of each other. */
+export const CONFIG_KEYS = Object.freeze([...new Set(Object.values(GROUP_FIELDS))])
+const N_COLUMNS = ['n', 'instances', 'nodes', 'concurrency', 'load', 'processors']
 const UNITS = { up: 'cores', cm: 'workers', pm2: 'instances', hs: 'replicas' }
 
 /**
  * @typedef {{ n: number, throughput: number, sd?: number, count: number, p95?: number|null, errorRate?: number|null,
- *   config?: Record<string, any>, runs?: string[] }} SweepPoint
+ *   cpuTotal?: number|null, config?: Record<string, any>, runs?: string[] }} SweepPoint
  * @typedef {{ name: string, key: Record<string, any>, unit: string, points: SweepPoint[], notes: string[] }} PointGroup
  */
 
 /** The word for N in a group: cores for up, workers for cm, ... connections when N is the concurrency. */
 export function unitFor (key, x) {
   if (x === 'concurrency') return 'connections'
+  if (x === 'nodes') return 'nodes'
   return UNITS[key?.strategy] ?? 'instances'
 }
 
@@ -40,11 +44,12 @@ export function unitFor (key, x) {
  */
 export function resolveGrouping ({ x = 'instances', groupBy } = {}) {
   if (!X_FIELDS.includes(x)) throw badFlag('--x', `"${x}" is not allowed; allowed: ${X_FIELDS.join(', ')}`)
-  const raw = groupBy === undefined ? (x === 'instances' ? ['strategy', 'benchmark'] : ['strategy', 'benchmark', 'instances']) : groupBy
+  // over concurrency each instance count is its own curve; over nodes the point is the best instance count (Table 4)
+  const raw = groupBy === undefined ? (x === 'concurrency' ? ['strategy', 'benchmark', 'instances'] : ['strategy', 'benchmark']) : groupBy
   const list = (Array.isArray(raw) ? raw : String(raw).split(',')).map(s => s.trim()).filter(Boolean)
   const keys = list.map(f => {
     const key = GROUP_FIELDS[f]
-    if (!key) throw badFlag('--group-by', `"${f}" is not a run config field; allowed: strategy, benchmark, driver, backend, cpus-per-instance, instances, concurrency, rate, lb`)
+    if (!key) throw badFlag('--group-by', `"${f}" is not a run config field; allowed: strategy, benchmark, driver, backend, cpus-per-instance, instances, nodes, concurrency, rate, lb`)
     if (key === x) throw badFlag('--group-by', `cannot group by ${f}: it is the x axis (--x ${x})`)
     return key
   })
@@ -71,12 +76,25 @@ async function findRunFiles (dir, depth = 0, out = []) {
 }
 
 /**
- * Reads the runs of one or more sweep folders: only `status: "done"` runs with a summary count.
+ * The server's CPU in cores over the steady window: on several Swarm nodes the sum of each node's total (cpu.nodes),
+ * else cpu.total; null when the run has none.
+ * @param {any} cpu run.json's cpu
+ * @returns {number|null}
+ */
+export function clusterCpu (cpu) {
+  const nodes = Array.isArray(cpu?.nodes) ? cpu.nodes.map(n => n?.total).filter(Number.isFinite) : []
+  if (nodes.length) return nodes.reduce((a, b) => a + b, 0)
+  return Number.isFinite(cpu?.total) ? cpu.total : null
+}
+
+/**
+ * Reads the runs of one or more sweep folders: only `status: "done"` runs with a summary count. A degraded run (a
+ * node was lost while it ran) is no steady-state measurement: it is skipped and counted as such.
  * @param {string[]} dirs
  */
-async function readRuns (dirs) {
+export async function readRuns (dirs) {
   const runs = []
-  const skipped = { notDone: 0, unreadable: 0, noSummary: 0 }
+  const skipped = { notDone: 0, degraded: 0, unreadable: 0, noSummary: 0 }
   for (const dir of dirs) {
     for (const file of await findRunFiles(dir)) {
       let run
@@ -87,12 +105,31 @@ async function readRuns (dirs) {
         continue
       }
       if (run?.schema !== 'nodescale.run/v1' || typeof run.config !== 'object') { skipped.unreadable++; continue }
+      if (run.status === 'degraded') { skipped.degraded++; continue }
       if (run.status !== 'done') { skipped.notDone++; continue }
       if (!(run.summary?.throughput > 0)) { skipped.noSummary++; continue }
-      runs.push({ file, dir: join(file, '..'), config: run.config, summary: run.summary })
+      runs.push({ file, dir: join(file, '..'), config: run.config, summary: run.summary, cpuTotal: clusterCpu(run.cpu) })
     }
   }
   return { runs, skipped }
+}
+
+/**
+ * One configuration's repeats as one figure: mean throughput, its sample sd (two or more runs), how many runs, and the
+ * means of p95, error rate and server CPU.
+ * @param {{ summary: any, cpuTotal?: number|null }[]} list
+ */
+export function repeatsOf (list) {
+  const tps = list.map(r => r.summary.throughput)
+  const meanOf = values => (values.length ? mean(values) : null)
+  return {
+    throughput: mean(tps),
+    sd: sdOf(tps),
+    count: list.length,
+    p95: meanOf(list.map(r => r.summary.latency?.p95).filter(Number.isFinite)),
+    errorRate: meanOf(list.map(r => r.summary.errorRate).filter(Number.isFinite)),
+    cpuTotal: meanOf(list.map(r => r.cpuTotal).filter(Number.isFinite))
+  }
 }
 
 /**
@@ -103,7 +140,7 @@ async function readRuns (dirs) {
 function groupRuns (runs, { x, groupBy }) {
   const groups = new Map()
   let noX = 0
-  const varying = Object.values(GROUP_FIELDS).filter((k, i, a) => a.indexOf(k) === i && k !== x && !groupBy.includes(k))
+  const varying = CONFIG_KEYS.filter(k => k !== x && !groupBy.includes(k))
   for (const r of runs) {
     const n = r.config[x]
     if (!(typeof n === 'number' && n > 0)) { noX++; continue }
@@ -123,21 +160,12 @@ function groupRuns (runs, { x, groupBy }) {
     const notes = Object.assign([], { byText: new Map() })
     const points = []
     for (const [n, sigs] of [...byN].sort((a, b) => a[0] - b[0])) {
-      const candidates = [...sigs.values()].map(list => {
-        const tps = list.map(r => r.summary.throughput)
-        const p95s = list.map(r => r.summary.latency?.p95).filter(Number.isFinite)
-        const errs = list.map(r => r.summary.errorRate).filter(Number.isFinite)
-        return {
-          n,
-          throughput: mean(tps),
-          sd: sdOf(tps),
-          count: list.length,
-          p95: p95s.length ? mean(p95s) : null,
-          errorRate: errs.length ? mean(errs) : null,
-          config: Object.fromEntries(varying.filter(k => list[0].config[k] !== undefined).map(k => [k, list[0].config[k]])),
-          runs: list.map(r => r.dir)
-        }
-      })
+      const candidates = [...sigs.values()].map(list => ({
+        n,
+        ...repeatsOf(list),
+        config: Object.fromEntries(varying.filter(k => list[0].config[k] !== undefined).map(k => [k, list[0].config[k]])),
+        runs: list.map(r => r.dir)
+      }))
       candidates.sort((a, b) => b.throughput - a.throughput)
       const best = candidates[0]
       if (candidates.length > 1) {
@@ -192,7 +220,7 @@ async function readCsv (file, { groupBy }) {
     list.push({ throughput: num(tCol, 'throughput'), sd: lower.get('sd') && rec[lower.get('sd')] !== '' ? num(lower.get('sd'), 'sd') : undefined, count: lower.get('count') && rec[lower.get('count')] !== '' ? num(lower.get('count'), 'count') : 1 })
     groups.get(id).byN.set(n, list)
   })
-  const x = nCol.toLowerCase() === 'concurrency' ? 'concurrency' : 'instances'
+  const x = ['concurrency', 'nodes'].includes(nCol.toLowerCase()) ? nCol.toLowerCase() : 'instances'
   /** @type {PointGroup[]} */
   const out = [...groups.values()].map(({ key, byN }) => ({
     name: Object.values(key).join('/') || basename(file),
@@ -210,7 +238,7 @@ async function readCsv (file, { groupBy }) {
  * Loads points to fit from sweep folders (read recursively for run.json) and/or CSV files.
  * @param {string | string[]} sources
  * @param {{ x?: string, groupBy?: string | string[] }} [opts]
- * @returns {Promise<{ x: string, groupBy: string[], groups: PointGroup[], skipped: { notDone: number, unreadable: number, noSummary: number, noX: number } }>}
+ * @returns {Promise<{ x: string, groupBy: string[], groups: PointGroup[], skipped: { notDone: number, degraded: number, unreadable: number, noSummary: number, noX: number } }>}
  */
 export async function loadPoints (sources, opts = {}) {
   const list = Array.isArray(sources) ? sources : [sources]
@@ -228,7 +256,7 @@ export async function loadPoints (sources, opts = {}) {
     if (s.isDirectory()) dirs.push(src)
     else groups.push(...await readCsv(src, { groupBy: opts.groupBy === undefined ? undefined : groupBy }))
   }
-  const skipped = { notDone: 0, unreadable: 0, noSummary: 0, noX: 0 }
+  const skipped = { notDone: 0, degraded: 0, unreadable: 0, noSummary: 0, noX: 0 }
   if (dirs.length) {
     const read = await readRuns(dirs)
     Object.assign(skipped, read.skipped)

@@ -25,11 +25,33 @@ async function runFilesUnder (dir) {
 /** Why a run did not finish, in one line. */
 function reasonOf (run) {
   if (run.status === 'done') return null
+  if (run.status === 'degraded') return degradedReason(run)
   const message = run.error?.message ? String(run.error.message).split('\n')[0] : null
   if (message) return run.error.code ? `${run.error.code}: ${message}` : message
   if (run.status === 'running') return 'no final status: still running, or its executor was killed'
   if (run.status === 'interrupted') return 'interrupted (Ctrl-C or a signal)'
   return `${run.status}, no reason recorded`
+}
+
+/** A moment of run.json (ISO text or epoch ms) as UTC clock time, with the seconds since the run started when known. */
+function momentOf (at, startedAt) {
+  const t = typeof at === 'number' ? at : Date.parse(String(at))
+  if (!Number.isFinite(t) || t < 1e11) return String(at)
+  const since = (t - Date.parse(String(startedAt))) / 1000
+  return new Date(t).toISOString().slice(11, 19) + (Number.isFinite(since) && since >= 0 ? ` (+${since.toFixed(1)} s)` : '')
+}
+
+/**
+ * Why a run is degraded, from run.json's `degraded`: each lost node (its label, else hostname or id) and when it was
+ * lost, and the errors counted while it was gone.
+ * @param {any} run
+ */
+export function degradedReason (run) {
+  const d = run.degraded ?? {}
+  const lost = (Array.isArray(d.nodes) ? d.nodes : []).map(n => `node ${n.label ?? n.hostname ?? n.node ?? '?'} lost` +
+    (n.lostAt !== undefined && n.lostAt !== null ? ` at ${momentOf(n.lostAt, run.startedAt)}` : ''))
+  const errors = Number.isFinite(d.errorsDuringLoss) ? `; ${d.errorsDuringLoss} errors during the loss` : ''
+  return `${lost.join(', ') || 'a node was lost during the run'}${errors}`
 }
 
 /**
@@ -92,8 +114,9 @@ export function cpuTable (runs) {
   for (const r of runs) {
     if (!r.cpu) continue
     const c = r.config
-    const key = JSON.stringify([c.benchmark, c.strategy, c.instances, c.cpusPerInstance ?? null, loadLevelOf(c)])
-    if (!rows.has(key)) rows.set(key, { benchmark: c.benchmark ?? null, strategy: c.strategy ?? null, instances: c.instances ?? null, cpusPerInstance: c.cpusPerInstance ?? null, load: loadLevelOf(c), loadValue: c.rate ?? c.concurrency ?? 0, list: [] })
+    // on several nodes the cores are those of every node: a node count is a configuration of its own
+    const key = JSON.stringify([c.benchmark, c.strategy, c.instances, c.nodes ?? null, c.cpusPerInstance ?? null, loadLevelOf(c)])
+    if (!rows.has(key)) rows.set(key, { benchmark: c.benchmark ?? null, strategy: c.strategy ?? null, instances: c.instances ?? null, nodes: c.nodes ?? null, cpusPerInstance: c.cpusPerInstance ?? null, load: loadLevelOf(c), loadValue: c.rate ?? c.concurrency ?? 0, list: [] })
     rows.get(key).list.push(r.cpu)
   }
   return [...rows.values()].map(({ list, ...row }) => {
@@ -111,7 +134,7 @@ export function cpuTable (runs) {
       cores: coreIds.map(core => ({ core, usage: pick(cpu => cpu.cores.find(x => x.core === core)?.usage) }))
     }
   }).sort((a, b) => String(a.benchmark).localeCompare(String(b.benchmark)) || String(a.strategy).localeCompare(String(b.strategy)) ||
-    (a.instances ?? 0) - (b.instances ?? 0) || a.loadValue - b.loadValue)
+    (a.instances ?? 0) - (b.instances ?? 0) || (a.nodes ?? 0) - (b.nodes ?? 0) || a.loadValue - b.loadValue)
 }
 
 /**

@@ -43,7 +43,7 @@ export function preparePoints (points, model) {
   const k = MODELS[model].length
   if (merged.length < k + 1) {
     throw badData(`${model === 'usl' ? 'USL' : 'Amdahl'} has ${k} parameters and needs at least ${k + 1} distinct N; got ${merged.length}` +
-      (merged.length ? ` (N = ${merged.map(p => p.n).join(', ')})` : '') + '. Measure more instance counts' + (model === 'usl' ? ' or fit --model amdahl' : ''))
+      (merged.length ? ` (N = ${merged.map(p => p.n).join(', ')})` : '') + '. Measure more values of N (instance or node counts)' + (model === 'usl' ? ' or fit --model amdahl' : ''))
   }
   const xs = merged.map(p => p.throughput)
   if (Math.max(...xs) - Math.min(...xs) <= 1e-9 * Math.max(...xs)) {
