@@ -1,6 +1,7 @@
 // Human views of the analyzer's results: aligned tables over exactly the data --json prints.
 import { table } from './text-table.js'
 import { human } from './fit-verdict.js'
+import { correlationsTable, correlationNotes, cellText } from './report-tables.js'
 
 const ms = v => (v === null || v === undefined ? '-' : v >= 100 ? v.toFixed(0) : v.toFixed(1))
 const pct = v => `${(v * 100).toFixed(2)}%`
@@ -61,11 +62,31 @@ export function formatFit (r) {
     for (const n of g.notes) out.push(`  note: ${n}`)
     out.push('')
   }
-  const s = r.skipped
-  const skipped = [s.notDone && `${s.notDone} runs not done`, s.unreadable && `${s.unreadable} unreadable run.json`,
-    s.noSummary && `${s.noSummary} runs without throughput`, s.noX && `${s.noX} runs without ${r.x}`].filter(Boolean)
-  if (skipped.length) out.push(`skipped: ${skipped.join(', ')}`)
+  const skipped = skippedLine(r.skipped, r.x)
+  if (skipped) out.push(skipped)
   return out.join('\n').trimEnd()
+}
+
+/** The runs a result left out and why, in one line (null when none). */
+export function skippedLine (s, x) {
+  const parts = [s.notDone && `${s.notDone} runs not done`, s.degraded && `${s.degraded} degraded runs (a node was lost)`,
+    s.unreadable && `${s.unreadable} unreadable run.json`, s.noSummary && `${s.noSummary} runs without throughput`,
+    s.noX && `${s.noX} runs without ${x}`].filter(Boolean)
+  return parts.length ? `skipped: ${parts.join(', ')}` : null
+}
+
+/** @param {Awaited<ReturnType<typeof import('./correlate.js').correlate>>} r */
+export function formatCorrelate (r) {
+  const t = correlationsTable(r)
+  const runs = r.cells.reduce((a, c) => a + c.runs, 0)
+  const out = [`Pearson r of ${r.factors.join(' and ')} with each cell's mean throughput, its sd and relative sd, per benchmark (Ibenchjs Figure 21):`,
+    `${runs} finished runs in ${r.cells.length} cells (a cell: one strategy x nodes x instances x load, its repeats aggregated)`,
+    '', table(t.header, t.rows.map(row => row.map(cellText)))]
+  const notes = correlationNotes(r)
+  if (notes.length) out.push('', ...notes)
+  const skipped = skippedLine(r.skipped, 'a config')
+  if (skipped) out.push('', skipped)
+  return out.join('\n')
 }
 
 /** @param {Awaited<ReturnType<typeof import('./compare.js').compare>>} r */

@@ -7,6 +7,7 @@ Commands:
   fit       fit USL / Amdahl to the throughput of a sweep or a CSV  (analyzer fit --help)
   compare   sigma, lambda, N* of several strategies side by side    (analyzer compare --help)
   report    one HTML page (or Markdown) with charts, fits, per-core CPU and runs (analyzer report --help)
+  correlate how nodes and instances go with throughput and its spread (analyzer correlate --help)
 
 Every command but report takes --json: the same data as the table, for scripts.
 Exit codes: 0 done · 1 failed · 2 bad input (the message names the flag or file)`
@@ -44,7 +45,8 @@ load or processors) and a throughput column; optional sd, count, and strategy/be
 
 Options:
   --model M        usl | amdahl | both (default usl; both also tests whether lambda > 0 matters)
-  --x X            instances | concurrency: what N is (default instances)
+  --x X            instances | concurrency | nodes: what N is (default instances); over nodes the
+                   point of each node count is its best instances and concurrency (Ibenchjs Table 4)
   --group-by F,..  run config fields that make separate curves
                    (default strategy,benchmark; with --x concurrency also instances)
   --bootstrap N    also N seeded residual-bootstrap refits for 95% intervals (0..100000)
@@ -69,7 +71,7 @@ do, the measurements cannot tell their contention apart).
 
 Options:
   --model M        usl | amdahl (default usl)
-  --x X            instances | concurrency (default instances)
+  --x X            instances | concurrency | nodes (default instances)
   --group-by F,..  as for fit (default strategy,benchmark)
   --bootstrap N    use seeded bootstrap intervals instead of t intervals
   --seed S         bootstrap seed (default 1)
@@ -89,7 +91,9 @@ Writes one self-contained HTML page (inline SVG charts and CSS, nothing fetched 
   - the sigma/lambda table of analyzer compare with 95% intervals and a plain-language verdict per row
   - the per-core CPU table (highest core, lowest core, difference, overall per strategy and load level)
     and a chart of every core's usage
-  - the run environment, and every run with its status (why a failed or interrupted run stopped)
+  - when the runs vary in nodes or instances: the correlation table of analyzer correlate
+  - the run environment, and every run with its status (why a failed, interrupted or degraded run
+    is no point)
 A group with too few points for a fit gets a note instead of a curve.
 
 Options:
@@ -97,7 +101,8 @@ Options:
   --format F       html | md (default html); md prints Markdown tables and verdicts, no charts,
                    on stdout unless -o is given
   --title T        the page title (default: nodescale report: <folders>)
-  --x X            instances | concurrency: what N is (default instances)
+  --x X            instances | concurrency | nodes: what N is (default instances); with nodes the page
+                   also charts p95 and the server's CPU summed over the nodes vs the node count
   --group-by F,..  run config fields that make separate curves (default strategy,benchmark)
   --bootstrap N    seeded bootstrap intervals instead of t intervals (0..100000)
   --seed S         bootstrap seed (default 1)
@@ -108,3 +113,28 @@ Progress goes to stderr. Examples:
   analyzer report results/sweep-20261123                   # writes results/sweep-20261123/report.html
   analyzer report results/cm results/hs -o cm-vs-hs.html
   analyzer report results/sweep --format md >> "$GITHUB_STEP_SUMMARY"`
+
+export const CORRELATE_HELP = `Usage: analyzer correlate <sweep-folder>... [--json]
+
+Ibenchjs Figure 21: per benchmark, the Pearson correlation r of each factor (nodes, instances) with
+  - the mean throughput of a cell,
+  - its standard deviation over the cell's repeats (sd), and
+  - its relative standard deviation (sd / mean: the spread, whatever the level).
+A cell is one configuration (strategy x nodes x instances x concurrency or rate, and any other run
+config field); its repeats are aggregated. r near 1: the factor goes with more; near 0: no linear
+relation; near -1: with less. Only finished runs count (failed, interrupted and degraded runs are
+skipped and counted).
+
+"n/a" instead of r, with the reason, where it cannot be said: the factor does not vary (runs
+without --nodes have no node count), fewer than 3 cells (two points always make r = ±1),
+a metric equal in every cell, or no sd (one run per cell: give the sweep repeats: 2 or more).
+
+Options:
+  --json      print { factors, metrics, minCells, skipped, cells, rows } as JSON; each row is
+              { benchmark, factor, values, cells, runs, throughput, sd, relSd }, each of the last
+              three { r, cells, why } (r null and why set for "n/a")
+  -h, --help  this help
+
+Examples:
+  analyzer correlate results/20261123-120000-ibench-mimn-1a2b
+  analyzer correlate results/mimn-a results/mimn-b --json | jq '.rows[] | select(.factor == "nodes")'`

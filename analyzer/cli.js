@@ -4,8 +4,10 @@ import { EXIT, NsError, badFlag, exitCodeOf, formatError } from '../executor/err
 import { summarize } from './summary.js'
 import { fitSources, compare } from './compare.js'
 import { writeReport, FORMATS } from './report.js'
-import { formatSummary, formatFit, formatCompare } from './cli-format.js'
-import { MAIN_HELP, SUMMARY_HELP, FIT_HELP, COMPARE_HELP, REPORT_HELP } from './cli-help.js'
+import { correlate } from './correlate.js'
+import { X_FIELDS } from './points.js'
+import { formatSummary, formatFit, formatCompare, formatCorrelate } from './cli-format.js'
+import { MAIN_HELP, SUMMARY_HELP, FIT_HELP, COMPARE_HELP, REPORT_HELP, CORRELATE_HELP } from './cli-help.js'
 
 const help = { type: 'boolean', short: 'h' }
 const json = { type: 'boolean' }
@@ -18,7 +20,8 @@ export const COMMANDS = Object.freeze({
   summary: { options: { label: { type: 'string' }, json, help }, help: SUMMARY_HELP, min: 1, max: 1, what: 'one JTL file or run folder' },
   fit: { options: FIT_FLAGS, help: FIT_HELP, min: 1, max: Infinity, what: 'a sweep folder or a points CSV' },
   compare: { options: FIT_FLAGS, help: COMPARE_HELP, min: 1, max: Infinity, what: 'one or more sweep folders or CSVs' },
-  report: { options: REPORT_FLAGS, help: REPORT_HELP, min: 1, max: Infinity, what: 'one or more sweep folders (or points CSVs)' }
+  report: { options: REPORT_FLAGS, help: REPORT_HELP, min: 1, max: Infinity, what: 'one or more sweep folders (or points CSVs)' },
+  correlate: { options: { json, help }, help: CORRELATE_HELP, min: 1, max: Infinity, what: 'one or more sweep folders' }
 })
 
 function oneOf (flag, value, allowed) {
@@ -49,7 +52,7 @@ export function parseArguments (argv) {
   const options = { json: Boolean(values.json) }
   if (command === 'summary') {
     if (values.label !== undefined) options.label = values.label
-  } else {
+  } else if (command !== 'correlate') {
     if (command === 'report') {
       options.format = oneOf('--format', values.format ?? 'html', FORMATS)
       if (values.out === '') throw badFlag('--out', 'needs a file path, e.g. -o report.html')
@@ -58,7 +61,7 @@ export function parseArguments (argv) {
     } else {
       options.model = oneOf('--model', values.model ?? 'usl', command === 'fit' ? ['usl', 'amdahl', 'both'] : ['usl', 'amdahl'])
     }
-    options.x = oneOf('--x', values.x ?? 'instances', ['instances', 'concurrency'])
+    options.x = oneOf('--x', values.x ?? 'instances', X_FIELDS)
     if (values['group-by'] !== undefined) options.groupBy = values['group-by']
     options.bootstrap = values.bootstrap === undefined ? 0 : wholeNumber('--bootstrap', values.bootstrap, 0, 100000)
     options.seed = values.seed === undefined ? 1 : wholeNumber('--seed', values.seed, 0, 4294967295)
@@ -91,6 +94,9 @@ export async function main (argv, { stdout = process.stdout, stderr = process.st
     } else if (req.command === 'compare') {
       result = await compare(req.inputs, opts)
       text = () => formatCompare(result)
+    } else if (req.command === 'correlate') {
+      result = await correlate(req.inputs)
+      text = () => formatCorrelate(result)
     } else {
       result = await writeReport(req.inputs, { ...opts, log: line => stderr.write(line + '\n') })
       text = () => (result.path ?? result.text.trimEnd())

@@ -55,10 +55,16 @@ export function verdictLines (report) {
 export function pointsTable (g) {
   const fitted = ['usl', 'amdahl'].filter(m => g.fits[m] && !g.fits[m].error)
   const at = (m, n) => g.fits[m].residuals.find(r => r.n === n)?.fitted
+  const cpu = g.points.some(p => ok(p.cpuTotal))
+  // over nodes a point is the best configuration of its node count: which one (Ibenchjs Table 4's instances at max)
+  const best = g.unit === 'nodes'
   return {
-    header: ['N', 'throughput (req/s)', 'sd', 'runs', 'p95 (ms)', 'errors', ...fitted.map(m => `${m === 'usl' ? 'USL' : 'Amdahl'} fit`)],
+    header: ['N', 'throughput (req/s)', 'sd', 'runs', 'p95 (ms)', 'errors', ...(cpu ? ['server CPU (cores)'] : []),
+      ...(best ? ['instances at max', 'load at max'] : []), ...fitted.map(m => `${m === 'usl' ? 'USL' : 'Amdahl'} fit`)],
     rows: g.points.map(p => [human(p.n), { text: human(p.throughput), value: p.throughput }, { text: ok(p.sd) ? human(p.sd) : '-', value: ok(p.sd) ? p.sd : null },
-      String(p.count ?? 1), ms(p.p95), ok(p.errorRate) ? `${(p.errorRate * 100).toFixed(2)}%` : '-', ...fitted.map(m => human(at(m, p.n)))])
+      String(p.count ?? 1), ms(p.p95), ok(p.errorRate) ? `${(p.errorRate * 100).toFixed(2)}%` : '-',
+      ...(cpu ? [ok(p.cpuTotal) ? p.cpuTotal.toFixed(2) : '-'] : []),
+      ...(best ? [String(p.config?.instances ?? '-'), p.config ? loadLevelOf(p.config) : '-'] : []), ...fitted.map(m => human(at(m, p.n)))])
   }
 }
 
@@ -74,6 +80,9 @@ export function fitNote (g) {
   return `no fitted curve for ${g.name}: ${g.points.length} point${g.points.length === 1 ? '' : 's'} (N = ${ns || 'none'}); ${reasons.join('; ')}`
 }
 
+/** Instances, and the worker nodes they ran on when --nodes was given: "4 on 2 nodes". */
+export const instancesText = c => String(c.instances ?? '-') + (c.nodes ? ` on ${c.nodes} node${c.nodes === 1 ? '' : 's'}` : '')
+
 /**
  * The multi-core study's per-core table: highest core, lowest core, their difference and overall, per strategy and load.
  * @param {import('./report.js').Report} report
@@ -83,7 +92,7 @@ export function cpuTableOf (report) {
   const maxCores = Math.max(0, ...report.cpu.map(r => r.cores.length))
   return {
     header: ['benchmark', 'strategy', 'N', 'load', 'runs', 'highest core', 'lowest core', 'difference', 'overall', ...Array.from({ length: maxCores }, (_, i) => `core ${i}`), 'host overall', 'source'],
-    rows: report.cpu.map(r => [String(r.benchmark ?? '-'), String(r.strategy ?? '-'), String(r.instances ?? '-') + (ok(r.cpusPerInstance) ? ` (${r.cpusPerInstance} CPU each)` : ''),
+    rows: report.cpu.map(r => [String(r.benchmark ?? '-'), String(r.strategy ?? '-'), instancesText(r) + (ok(r.cpusPerInstance) ? ` (${r.cpusPerInstance} CPU each)` : ''),
       r.load, String(r.runs), { text: pct(r.highest), value: r.highest }, { text: pct(r.lowest), value: r.lowest }, { text: pct(r.spread), value: r.spread },
       { text: pct(r.overall), value: r.overall }, ...Array.from({ length: maxCores }, (_, i) => pct(r.cores[i]?.usage)), pct(r.hostOverall), r.source ?? '-'])
   }
@@ -123,7 +132,8 @@ export function environmentTable (report) {
 export function runsTable (report) {
   return {
     header: ['run', 'status', 'strategy', 'N', 'benchmark', 'load', 'throughput (req/s)', 'p95 (ms)', 'errors', 'reason'],
-    rows: report.runs.map(r => [r.id, r.status, String(r.config.strategy ?? '-'), String(r.config.instances ?? '-'), String(r.config.benchmark ?? '-'),
+    rows: report.runs.map(r => [r.id, r.status, String(r.config.strategy ?? '-'),
+      instancesText(r.config), String(r.config.benchmark ?? '-'),
       loadLevelOf(r.config), human(r.throughput), ms(r.p95),
       ok(r.errorRate) ? `${(r.errorRate * 100).toFixed(2)}%` : '-', r.reason ?? ''])
   }
@@ -134,4 +144,42 @@ export function overviewLine (report) {
   const status = Object.entries(report.status).map(([s, n]) => `${n} ${s}`).join(', ')
   return `${report.runs.length} runs${status ? ` (${status})` : ''} · ${report.groups.length} group${report.groups.length === 1 ? '' : 's'} of points ` +
     `(by ${report.groupBy.join(', ') || 'nothing'}) · N = ${report.x}`
+}
+
+/** A factor and the values it took: "nodes (1–4)", "instances (1, 2, 4)". */
+function factorText (row) {
+  const v = row.values
+  const consecutive = v.length > 3 && v.every((x, i) => i === 0 || x === v[i - 1] + 1)
+  return `${row.factor} (${!v.length ? 'none' : consecutive ? `${v[0]}–${v.at(-1)}` : v.join(', ')})`
+}
+
+export const CORRELATIONS_HINT = 'Pearson r of each factor with the mean throughput of each cell (one configuration, its repeats aggregated), ' +
+  'its standard deviation and its relative standard deviation (sd / mean), per benchmark, as in Ibenchjs Figure 21. ' +
+  'Near 1: more of the factor goes with more; near 0: no linear relation. Only finished runs count.'
+
+const rText = c => (c.r === null ? 'n/a' : c.r.toFixed(2))
+
+/**
+ * Ibenchjs Figure 21: per benchmark and factor, Pearson r with each cell's mean throughput, sd and relative sd.
+ * @param {Awaited<ReturnType<typeof import('./correlate.js').correlate>>} corr
+ * @returns {Table}
+ */
+export function correlationsTable (corr) {
+  return {
+    header: ['benchmark', 'factor (values)', 'cells (runs)', 'r: throughput', 'r: sd', 'r: relative sd'],
+    rows: corr.rows.map(r => [String(r.benchmark ?? '-'), factorText(r), `${r.cells} (${r.runs})`,
+      ...corr.metrics.map(m => ({ text: rText(r[m]), value: r[m].r }))])
+  }
+}
+
+/** Why each "n/a" of the correlation table is one, a line per benchmark, factor and reason. */
+export function correlationNotes (corr) {
+  const words = { throughput: 'throughput', sd: 'sd', relSd: 'relative sd' }
+  const lines = []
+  for (const r of corr.rows) {
+    const byWhy = new Map()
+    for (const m of corr.metrics) if (r[m].why) byWhy.set(r[m].why, [...(byWhy.get(r[m].why) ?? []), words[m]])
+    for (const [why, metrics] of byWhy) lines.push(`n/a for ${r.benchmark ?? '-'} · ${r.factor} · ${metrics.join(', ')}: ${why}`)
+  }
+  return lines
 }
