@@ -2,6 +2,7 @@
 import * as vega from 'vega'
 import { compile } from 'vega-lite'
 import { human } from './fit-verdict.js'
+import { instancesText } from './report-tables.js'
 
 const WIDTH = 440
 const HEIGHT = 260
@@ -40,6 +41,7 @@ const CONFIG = {
 
 /** What N is on the x axis. */
 function xTitle (report) {
+  if (report.x === 'nodes') return 'worker nodes (the server\'s instances spread over them)'
   return report.x === 'concurrency' ? 'concurrency (connections)' : 'instances N (cores for up, workers for cm and pm2, replicas for hs)'
 }
 
@@ -54,6 +56,7 @@ function pointRows (group) {
       lo: sd === null ? null : p.throughput - sd,
       hi: sd === null ? null : p.throughput + sd,
       p95: ok(p.p95) ? p.p95 : null,
+      cpu: ok(p.cpuTotal) ? p.cpuTotal : null,
       label: `${group.name} N=${human(p.n)}: mean ${human(p.throughput)} req/s` +
         (sd === null ? ` (${p.count ?? 1} run${(p.count ?? 1) > 1 ? 's' : ''}, no sd)` : ` ± sd ${human(sd)} over ${p.count} runs`),
       sd
@@ -81,14 +84,17 @@ function throughputSpec (report, colour) {
   }
 }
 
-/** p95 latency vs N for every group that has latency (points from CSV have none). */
-function latencySpec (report, colour) {
-  const rows = report.groups.flatMap(pointRows).filter(r => r.p95 !== null)
-    .map(r => ({ ...r, label: `${r.group} N=${human(r.n)}: p95 ${human(r.p95)} ms` }))
+/**
+ * One figure of every point vs N, a line per group: p95 latency (points from CSV have none), or the server's CPU.
+ * @param {{ field: string, name: string, title: string, subtitle: string, axis: string, unit: string }} what field: p95 or cpu
+ */
+function metricSpec (report, colour, what) {
+  const rows = report.groups.flatMap(pointRows).filter(r => r[what.field] !== null)
+    .map(r => ({ ...r, label: `${r.group} N=${human(r.n)}: ${what.name} ${human(r[what.field])} ${what.unit}` }))
   if (!rows.length) return null
-  const enc = { x: xEnc(xTitle(report)), y: { field: 'p95', type: 'quantitative', title: 'p95 latency (ms)' }, color: { field: 'group', type: 'nominal', title: 'group', scale: colour } }
+  const enc = { x: xEnc(xTitle(report)), y: { field: what.field, type: 'quantitative', title: `${what.axis} (${what.unit})` }, color: { field: 'group', type: 'nominal', title: 'group', scale: colour } }
   return {
-    title: { text: 'p95 latency vs N', subtitle: 'mean of the repeats\' p95, at the configuration that gave each point' },
+    title: { text: what.title, subtitle: what.subtitle },
     width: WIDTH,
     height: HEIGHT,
     data: { values: rows },
@@ -98,6 +104,9 @@ function latencySpec (report, colour) {
     ]
   }
 }
+
+const LATENCY = { field: 'p95', name: 'p95', title: 'p95 latency vs N', subtitle: 'mean of the repeats\' p95, at the configuration that gave each point', axis: 'p95 latency', unit: 'ms' }
+const CLUSTER_CPU = { field: 'cpu', name: 'server CPU', title: 'Server CPU vs nodes', subtitle: 'the server\'s CPU summed over the nodes, at the configuration that gave each point', axis: 'server CPU', unit: 'cores' }
 
 /** One group: the measured points, the fitted USL and Amdahl curves, and N* where the USL curve peaks. */
 function fitSpec (report, group) {
@@ -137,7 +146,7 @@ function cpuSpec (report) {
   const several = key => new Set(report.cpu.map(r => r[key])).size > 1
   const [benchmarks, loads] = [several('benchmark'), several('load')]
   const rows = report.cpu.flatMap(r => {
-    const config = `${benchmarks ? `${r.benchmark} ` : ''}${r.strategy} ×${r.instances}${loads ? ` · ${r.load.replace(' connections', ' conn')}` : ''}`
+    const config = `${benchmarks ? `${r.benchmark} ` : ''}${r.strategy} ×${instancesText(r)}${loads ? ` · ${r.load.replace(' connections', ' conn')}` : ''}`
     return r.cores.filter(c => ok(c.usage)).map(c => ({ config, core: `core ${c.core}`, usage: c.usage, label: `${config}: core ${c.core} ${c.usage.toFixed(1)}%` }))
   })
   if (!rows.length) return null
@@ -169,11 +178,13 @@ export async function renderCharts (report, opts = {}) {
   // clip-path ids are unique per process in vega; the prefix keeps them unique in one page whatever vega does
   const draw = async spec => (spec ? (await toSvg(spec, opts)).replace(/(id="|url\(#)(clip\d+)/g, `$1c${++drawn}-$2`) : null)
   const throughput = await draw(throughputSpec(report, colour))
-  const latency = await draw(latencySpec(report, colour))
+  const latency = await draw(metricSpec(report, colour, LATENCY))
+  // the cluster's CPU (Ibenchjs Figures 18 and 22) where N is the node count
+  const clusterCpu = report.x === 'nodes' ? await draw(metricSpec(report, colour, CLUSTER_CPU)) : null
   /** @type {Map<string, string|null>} */
   const fits = new Map()
   for (const g of report.groups) fits.set(g.name, await draw(fitSpec(report, g)))
   const cpu = await draw(cpuSpec(report))
-  const count = [throughput, latency, cpu, ...fits.values()].filter(Boolean).length
-  return { throughput, latency, fits, cpu, count }
+  const count = [throughput, latency, clusterCpu, cpu, ...fits.values()].filter(Boolean).length
+  return { throughput, latency, clusterCpu, fits, cpu, count }
 }

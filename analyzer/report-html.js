@@ -1,5 +1,5 @@
 // The report as one self-contained HTML file: inline CSS, inline SVG charts, no script and nothing fetched at view time.
-import { fitsTable, verdictLines, pointsTable, fitNote, cpuTableOf, environmentTable, runsTable, overviewLine, cellText } from './report-tables.js'
+import { fitsTable, verdictLines, pointsTable, fitNote, cpuTableOf, environmentTable, runsTable, overviewLine, cellText, correlationsTable, correlationNotes, CORRELATIONS_HINT } from './report-tables.js'
 
 const ESCAPES = { '&': '&amp;', '<': '&lt;', '>': '&gt;', '"': '&quot;', "'": '&#39;' }
 /** Text for HTML content and attribute values. */
@@ -18,6 +18,7 @@ th, td { border: 1px solid var(--line); padding: 3px 8px; text-align: left; vert
 th { background: var(--soft); font-weight: 600; }
 td.num { text-align: right; white-space: nowrap; }
 tr.failed td, tr.interrupted td, tr.running td { color: var(--bad); }
+tr.degraded td { color: #8a5a00; }
 ul.verdicts { padding-left: 18px; margin: 6px 0; }
 ul.verdicts li.nofit { color: var(--muted); }
 .note { background: #fff8e1; border-left: 3px solid #f9a825; padding: 6px 10px; margin: 8px 0; }
@@ -78,7 +79,7 @@ function fitsSection (report, charts) {
 function pointsSection (report, charts) {
   const out = ['<section id="points"><h2>Throughput and latency vs N</h2>']
   if (!report.groups.length) return out.join('') + noteBox('no finished runs: nothing to plot') + '</section>'
-  out.push(`<div class="charts">${figure(charts.throughput, 'throughput')}${figure(charts.latency, 'latency')}</div>`)
+  out.push(`<div class="charts">${figure(charts.throughput, 'throughput')}${figure(charts.latency, 'latency')}${figure(charts.clusterCpu, 'cluster-cpu')}</div>`)
   if (!charts.latency) out.push('<p class="hint">no latency in these points (a CSV carries throughput only)</p>')
   for (const g of report.groups) {
     out.push(`<details><summary>${esc(g.name)}: ${g.points.length} points from ${g.runsUsed} runs (N = ${esc(g.unit)})</summary>`)
@@ -88,6 +89,14 @@ function pointsSection (report, charts) {
   }
   out.push('</section>')
   return out.join('')
+}
+
+function correlationsSection (report) {
+  const c = report.correlations
+  if (!c) return ''
+  return '<section id="correlations"><h2>Correlations: nodes and instances vs throughput</h2>' +
+    `<p class="hint">${esc(CORRELATIONS_HINT)}</p>` + htmlTable(correlationsTable(c), { cls: 'correlations' }) +
+    correlationNotes(c).map(n => `<p class="hint">${esc(n)}</p>`).join('') + '</section>'
 }
 
 function cpuSection (report, charts) {
@@ -107,7 +116,7 @@ function environmentSection (report) {
 function runsSection (report) {
   const t = runsTable(report)
   const failed = report.runs.filter(r => r.status !== 'done').length
-  return `<section id="runs"><h2>Runs</h2><p class="hint">${report.runs.length} runs${failed ? `, ${failed} not finished (reason in the last column)` : ''}; only finished runs are points.</p>` +
+  return `<section id="runs"><h2>Runs</h2><p class="hint">${report.runs.length} runs${failed ? `, ${failed} not finished${report.status.degraded ? ' or degraded (a node lost)' : ''} (reason in the last column)` : ''}; only finished runs are points.</p>` +
     htmlTable(t, { cls: 'runs', rowClass: i => report.runs[i].status }) + '</section>'
 }
 
@@ -134,6 +143,7 @@ ${report.notes.map(noteBox).join('\n')}
 </header>
 ${fitsSection(report, charts)}
 ${pointsSection(report, charts)}
+${correlationsSection(report)}
 ${cpuSection(report, charts)}
 ${environmentSection(report)}
 ${runsSection(report)}

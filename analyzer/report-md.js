@@ -1,5 +1,5 @@
 // The report as Markdown for a terminal or a CI summary: the same tables and verdicts as the HTML, no charts.
-import { fitsTable, verdictLines, pointsTable, fitNote, cpuTableOf, environmentTable, runsTable, overviewLine, cellText } from './report-tables.js'
+import { fitsTable, verdictLines, pointsTable, fitNote, cpuTableOf, environmentTable, runsTable, overviewLine, cellText, correlationsTable, correlationNotes, CORRELATIONS_HINT } from './report-tables.js'
 
 const mdCell = c => cellText(c).replace(/\|/g, '\\|').replace(/\n/g, ' ') || ' '
 
@@ -36,6 +36,11 @@ export function renderMarkdown (report) {
       if (g.notes.length) out.push('')
     }
   }
+  if (report.correlations) {
+    out.push('## Correlations', '', CORRELATIONS_HINT, '', mdTable(correlationsTable(report.correlations)), '')
+    const notes = correlationNotes(report.correlations)
+    if (notes.length) out.push(...notes.map(n => `- ${n}`), '')
+  }
   out.push('## Per-core CPU', '')
   out.push(report.cpu.length ? mdTable(cpuTableOf(report)) : '> no per-core CPU in these runs', '')
   out.push('## Environment', '')
@@ -43,7 +48,8 @@ export function renderMarkdown (report) {
   out.push('## Runs', '')
   const notDone = report.runs.filter(r => r.status !== 'done')
   if (notDone.length) {
-    out.push(`${notDone.length} of ${report.runs.length} runs did not finish:`, '')
+    const degraded = notDone.some(r => r.status === 'degraded')
+    out.push(`${notDone.length} of ${report.runs.length} runs did not finish${degraded ? ' or were degraded (a node lost: not points)' : ''}:`, '')
     out.push(...notDone.map(r => `- ${r.id}: ${r.status}${r.reason ? ` (${r.reason})` : ''}`), '')
   }
   out.push(report.runs.length ? mdTable(runsTable(report)) : '> no run.json found (points from CSV only)', '')

@@ -7,6 +7,7 @@ import { fitSources, compare } from './compare.js'
 import { throughputAt, peakOf } from './usl-model.js'
 import { preparePoints } from './usl-fit.js'
 import { readRunList, cpuTable, environmentsOf } from './report-runs.js'
+import { correlate, variesInFactors } from './correlate.js'
 import { renderCharts } from './report-charts.js'
 import { renderHtml } from './report-html.js'
 import { renderMarkdown } from './report-md.js'
@@ -93,8 +94,11 @@ async function fitGroups (sources, opts) {
 export async function buildReport (sources, { x, groupBy, bootstrap = 0, seed = 1, weights, title, now = new Date() } = {}) {
   if (!sources.length) throw new NsError('NS_ERR_BAD_FILE', 'give one or more sweep folders (with run.json files) or points CSVs')
   const grouping = resolveGrouping({ x, groupBy })
+  const dirs = []
   for (const src of sources) {
-    if (!await stat(src).catch(() => null)) throw new NsError('NS_ERR_BAD_FILE', `${src}: no such file or folder; give a sweep folder (run.json files inside) or a points CSV`)
+    const s = await stat(src).catch(() => null)
+    if (!s) throw new NsError('NS_ERR_BAD_FILE', `${src}: no such file or folder; give a sweep folder (run.json files inside) or a points CSV`)
+    if (s.isDirectory()) dirs.push(src)
   }
   const { runs, unreadable } = await readRunList(sources)
   const fitOpts = { x: grouping.x, groupBy: grouping.groupBy, bootstrap, seed, weights }
@@ -109,6 +113,10 @@ export async function buildReport (sources, { x, groupBy, bootstrap = 0, seed = 
     const domain = domainOf(g.points, g.fits)
     return { name: g.name, key: g.key, unit: g.unit, points: g.points, notes: g.notes, fits: g.fits, ...curvesOf(g.fits, domain), domain, runsUsed: g.points.reduce((a, p) => a + (p.count ?? 1), 0) }
   })
+  // Figure 21's table where there is something to correlate: finished runs over more than one node or instance count
+  const correlations = variesInFactors(runs.filter(r => r.status === 'done').map(r => r.config))
+    ? await correlate(dirs).catch(e => { if (isBadData(e)) return null; throw e })
+    : null
   const status = {}
   for (const r of runs) status[r.status] = (status[r.status] ?? 0) + 1
   const notes = []
@@ -124,6 +132,7 @@ export async function buildReport (sources, { x, groupBy, bootstrap = 0, seed = 
     status,
     groups,
     comparison,
+    correlations,
     cpu: cpuTable(runs),
     environments: environmentsOf(runs),
     notes
