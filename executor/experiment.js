@@ -4,6 +4,8 @@ import { basename, dirname, extname, resolve } from 'node:path'
 import { loadYamlWithLines } from './yaml-lines.js'
 import { NsError } from './errors.js'
 import { STRATEGIES } from './defaults.js'
+import { X_FIELDS } from '../analyzer/points.js'
+import { LEVEL_RE, isMap, checkKeys, stringList, byStrategy, wholeNumbers, concurrencyValues, rateValues } from './experiment-values.js'
 
 /** Top-level keys and what each one takes (the help text for a bad key). */
 export const EXPERIMENT_KEYS = Object.freeze({
@@ -16,6 +18,8 @@ export const EXPERIMENT_KEYS = Object.freeze({
   params: 'benchmark options: { key: value } for every benchmark, or { benchmark: { key: value } }',
   strategies: 'a list of up | cm | pm2 | hs',
   instances: 'a whole number, a list, a range "1..4", or a map from strategy to one of those',
+  'instances-per-node': 'instead of instances: instances per worker node, the total being this x nodes (a number, a list, a range, or a map from strategy)',
+  nodes: 'Swarm worker nodes, each value a run with --nodes K: a whole number, a list, a range "1..4", or a map from strategy (only hs spreads over nodes)',
   concurrency: 'connections: a number, a list, relaxed | relaxed*cores | exhausted | exhausted*cores (with calibration), or a map from strategy',
   rate: 'requests/s (open model): a number, a list, or a map from strategy',
   duration: 'steady-state seconds measured per run',
@@ -28,7 +32,7 @@ export const EXPERIMENT_KEYS = Object.freeze({
   order: 'shapes (one deployment per shape, its runs shuffled per repeat) | blocks (every repeat a full block in its own random order)',
   calibration: 'a calibration file (executor calibrate --out FILE), relative to this file; made first when missing',
   calibrate: 'how to make a missing calibration file: { strategy, instances, duration, warmup, confirm, max-concurrency, max-probes }',
-  analysis: '{ fit: usl | amdahl | both | none, x: instances | concurrency, cpu-table: true | false }',
+  analysis: '{ fit: usl | amdahl | both | none, x: instances | concurrency | nodes, cpu-table: true | false, correlations: true | false }',
   profiles: 'named overrides of these keys: { smoke: {...}, default: {...}, full: {...} }'
 })
 const NOT_IN_PROFILES = ['name', 'description', 'profiles']
@@ -36,8 +40,9 @@ export const PROFILE_NAMES = Object.freeze(['smoke', 'default', 'full'])
 export const ORDERS = Object.freeze(['shapes', 'blocks'])
 const FITS = ['usl', 'amdahl', 'both', 'none']
 const CALIBRATE_KEYS = ['strategy', 'instances', 'duration', 'warmup', 'confirm', 'max-concurrency', 'max-probes']
-const LEVEL_RE = /^(relaxed|exhausted)(?:\s*\*\s*(cores|\d+(?:\.\d+)?))?$/
-const RANGE_RE = /^(\d+)\s*\.\.\s*(\d+)$/
+const ANALYSIS_KEYS = ['fit', 'x', 'cpu-table', 'correlations']
+/** Keys that say the same thing two ways: a profile that sets one replaces the other of the file. */
+const ALTERNATIVES = [['benchmark', 'benchmarks'], ['concurrency', 'rate'], ['instances', 'instances-per-node']]
 
 /**
  * Reads and validates an experiment file with a profile applied. Static checks only: nothing is deployed.
@@ -80,7 +85,10 @@ export function parseExperiment (text, { file, path = resolve(file), profile }) 
     throw new NsError('NS_ERR_BAD_FLAG', `--profile: ${file} has no "${profile}" profile; it has: ${['default', ...Object.keys(profiles).filter(p => p !== 'default')].join(', ')}`)
   }
   // a key's value and the YAML path it came from (the profile's when the profile overrides it)
-  const merged = { ...data, ...(profiles[chosen] ?? {}) }
+  const over = profiles[chosen] ?? {}
+  const merged = { ...data }
+  for (const pair of ALTERNATIVES) if (pair.some(k => k in over)) for (const k of pair) delete merged[k]
+  Object.assign(merged, over)
   /** @param {string} key */
   const from = key => (profiles[chosen] && key in profiles[chosen] ? ['profiles', chosen, key] : [key])
   /** @param {string} key @param {(string|number)[]} [sub] @param {string} [msg] */
@@ -99,12 +107,18 @@ export function parseExperiment (text, { file, path = resolve(file), profile }) 
   const app = merged.app === undefined ? undefined : resolve(dirname(path), String(merged.app))
   if (merged.app !== undefined && String(merged.app).startsWith('cmd:')) throw bad('app', [], 'cmd: programs are not supported in experiment files; write a small app module instead')
 
-  const instances = byStrategy('instances', merged.instances ?? 1, strategies, bad, instanceValues)
+  if (merged.instances !== undefined && merged['instances-per-node'] !== undefined) throw bad('instances-per-node', [], 'give instances (the total) or instances-per-node (times nodes), not both')
+  const perNode = merged['instances-per-node'] !== undefined
+  if (perNode && merged.nodes === undefined) throw bad('instances-per-node', [], 'needs nodes (e.g. nodes: 1..4): the total is instances-per-node x nodes')
+  const instancesKey = perNode ? 'instances-per-node' : 'instances'
+  const instances = byStrategy(instancesKey, merged[instancesKey] ?? 1, strategies, bad, wholeNumbers(EXPERIMENT_KEYS[instancesKey]))
+  const nodes = merged.nodes === undefined ? null : byStrategy('nodes', merged.nodes, strategies, bad, wholeNumbers(EXPERIMENT_KEYS.nodes))
+  if (nodes) checkNodes(nodes, merged, { strategies, bad, backendLine: lineOf(from('backend')) })
   if (merged.concurrency !== undefined && merged.rate !== undefined) throw bad('rate', [], 'cannot be combined with concurrency: choose the closed model (concurrency) or the open model (rate)')
   const loadKey = merged.rate !== undefined ? 'rate' : 'concurrency'
   const loads = merged[loadKey] === undefined
     ? Object.fromEntries(strategies.map(s => [s, [{ value: undefined, path: [] }]]))
-    : byStrategy(loadKey, merged[loadKey], strategies, bad, loadKey === 'rate' ? rateValues : concurrencyValues)
+    : byStrategy(loadKey, merged[loadKey], strategies, bad, loadKey === 'rate' ? rateValues : concurrencyValues(EXPERIMENT_KEYS.concurrency))
   const usesLevels = Object.values(loads).flat().some(l => typeof l.value === 'string')
   if (usesLevels && merged.calibration === undefined) throw bad('concurrency', [], 'relaxed and exhausted levels need a calibration file: add "calibration: FILE" (executor calibrate --out FILE makes one)')
   if (merged.calibration !== undefined && typeof merged.calibration !== 'string') throw bad('calibration', [], `${EXPERIMENT_KEYS.calibration}`)
@@ -116,7 +130,7 @@ export function parseExperiment (text, { file, path = resolve(file), profile }) 
   if (!Number.isInteger(repeats) || repeats < 1 || repeats > 1000) throw bad('repeats', [], `${JSON.stringify(repeats)} is not allowed; allowed: a whole number >= 1 and <= 1000`)
   const order = merged.order ?? 'shapes'
   if (!ORDERS.includes(order)) throw bad('order', [], `"${order}" is not allowed; one of: ${ORDERS.join(', ')}`)
-  const analysis = parseAnalysis(merged.analysis, bad)
+  const analysis = parseAnalysis(merged.analysis, bad, Boolean(nodes))
   const params = parseParams(merged.params, benchmarks, bad)
   for (const key of ['backend', 'driver', 'lb']) {
     if (merged[key] !== undefined && typeof merged[key] !== 'string') throw bad(key, [], `${JSON.stringify(merged[key])} is not allowed; ${EXPERIMENT_KEYS[key]}`)
@@ -136,6 +150,9 @@ export function parseExperiment (text, { file, path = resolve(file), profile }) 
     app,
     params,
     instances,
+    instancesKey,
+    perNode,
+    nodes,
     loadKey,
     loads,
     repeats,
@@ -156,109 +173,35 @@ export function parseExperiment (text, { file, path = resolve(file), profile }) 
   }
 }
 
-const isMap = v => v !== null && typeof v === 'object' && !Array.isArray(v)
-
-function checkKeys (obj, at, allowed, fail, prefix = '') {
-  for (const key of Object.keys(obj)) {
-    if (!allowed.includes(key)) {
-      const norm = k => k.toLowerCase().replace(/[-_ ]/g, '')
-      const near = allowed.find(k => distance(norm(k), norm(key)) <= Math.min(2, Math.floor(k.length / 3)))
-      throw fail([...at, key], `${prefix}${key}: unknown key${near ? ` (did you mean ${near}?)` : ''}; allowed: ${allowed.join(', ')}`)
-    }
+/**
+ * Nodes need a swarm, and only hs spreads its instances over them: up, cm and pm2 run one replica, on one node.
+ * @param {Record<string, { value: number, path: (string|number)[] }[]>} nodes per strategy
+ */
+function checkNodes (nodes, merged, { strategies, bad, backendLine }) {
+  if (merged.backend === 'local') {
+    throw bad('nodes', [], `needs a swarm (its worker nodes), and this file says backend: local (line ${backendLine}); write backend: swarm (or auto), or drop nodes`)
+  }
+  for (const s of strategies.filter(x => x !== 'hs')) {
+    const many = nodes[s].find(n => n.value > 1)
+    if (many) throw bad('nodes', many.path, `${many.value} nodes for ${s}: ${s} runs in one replica, on one node, so only hs spreads over nodes; give ${s} one node (e.g. nodes: { hs: 1..4, ${s}: 1 })`)
   }
 }
 
-/** Edit distance (insertions, deletions, substitutions) for "did you mean". */
-function distance (a, b) {
-  let prev = Array.from({ length: b.length + 1 }, (_, j) => j)
-  for (let i = 1; i <= a.length; i++) {
-    const cur = [i]
-    for (let j = 1; j <= b.length; j++) cur[j] = Math.min(prev[j] + 1, cur[j - 1] + 1, prev[j - 1] + (a[i - 1] === b[j - 1] ? 0 : 1))
-    prev = cur
-  }
-  return prev[b.length]
-}
-
-function stringList (value, key, bad) {
-  const list = Array.isArray(value) ? value : [value]
-  if (!list.length) throw bad(key, [], 'is empty; give at least one')
-  list.forEach((v, i) => { if (typeof v !== 'string' || !v) throw bad(key, Array.isArray(value) ? [i] : [], `${JSON.stringify(v)} is not a name`) })
-  return list
-}
-
-/** A key that is one value, a list, or a map from strategy to either; expanded per strategy with each item's YAML path. */
-function byStrategy (key, value, strategies, bad, expand) {
-  if (isMap(value)) {
-    for (const s of Object.keys(value)) {
-      if (!strategies.includes(s)) throw bad(key, [s], `"${s}" is not one of this experiment's strategies (${strategies.join(', ')})`)
-    }
-    return Object.fromEntries(strategies.map(s => {
-      if (value[s] === undefined) throw bad(key, [], `no value for strategy ${s}; a map needs every strategy (${strategies.join(', ')})`)
-      return [s, expand(value[s], key, [s], bad)]
-    }))
-  }
-  const list = expand(value, key, [], bad)
-  return Object.fromEntries(strategies.map(s => [s, list]))
-}
-
-/** @returns {{ value: any, path: (string|number)[] }[]} */
-function items (value, at, key, bad, one) {
-  const list = Array.isArray(value) ? value : [value]
-  if (!list.length) throw bad(key, at, 'is empty; give at least one value')
-  const out = list.flatMap((v, i) => one(v, Array.isArray(value) ? [...at, i] : at))
-  const seen = new Set()
-  for (const o of out) {
-    if (seen.has(o.value)) throw bad(key, o.path, `${o.value} is listed twice`)
-    seen.add(o.value)
-  }
-  return out
-}
-
-function instanceValues (value, key, at, bad) {
-  return items(value, at, key, bad, (v, path) => {
-    const m = typeof v === 'string' ? RANGE_RE.exec(v.trim()) : null
-    if (m) {
-      const [a, b] = [Number(m[1]), Number(m[2])]
-      if (a < 1 || b < a || b - a > 256) throw bad(key, path, `"${v}" is not a range; write "first..last" with 1 <= first <= last`)
-      return Array.from({ length: b - a + 1 }, (_, i) => ({ value: a + i, path }))
-    }
-    if (!Number.isInteger(v)) throw bad(key, path, `${JSON.stringify(v)} is not allowed; ${EXPERIMENT_KEYS.instances}`)
-    return [{ value: v, path }]
-  })
-}
-
-function concurrencyValues (value, key, at, bad) {
-  return items(value, at, key, bad, (v, path) => {
-    if (typeof v === 'string') {
-      const m = LEVEL_RE.exec(v.trim())
-      if (!m) throw bad(key, path, `"${v}" is not allowed; ${EXPERIMENT_KEYS.concurrency}`)
-      return [{ value: v.replace(/\s+/g, ''), path }]
-    }
-    if (!Number.isInteger(v)) throw bad(key, path, `${JSON.stringify(v)} is not a whole number; ${EXPERIMENT_KEYS.concurrency}`)
-    return [{ value: v, path }]
-  })
-}
-
-function rateValues (value, key, at, bad) {
-  return items(value, at, key, bad, (v, path) => {
-    if (typeof v !== 'number') throw bad(key, path, `${JSON.stringify(v)} is not a number of requests per second`)
-    return [{ value: v, path }]
-  })
-}
-
-function parseAnalysis (value, bad) {
-  if (value === undefined) return { fit: 'usl', x: 'instances', cpuTable: false }
+function parseAnalysis (value, bad, hasNodes) {
+  if (value === undefined) return { fit: 'usl', x: 'instances', cpuTable: false, correlations: false }
   if (!isMap(value)) throw bad('analysis', [], EXPERIMENT_KEYS.analysis)
-  for (const k of Object.keys(value)) {
-    if (!['fit', 'x', 'cpu-table'].includes(k)) throw bad('analysis', [k], `${k}: unknown key; allowed: fit, x, cpu-table`)
-  }
+  checkKeys(value, [], ANALYSIS_KEYS, (at, message) => bad('analysis', at, message))
   const fit = value.fit ?? 'usl'
   if (!FITS.includes(fit)) throw bad('analysis', ['fit'], `fit "${fit}" is not allowed; one of: ${FITS.join(', ')}`)
   const x = value.x ?? 'instances'
-  if (!['instances', 'concurrency'].includes(x)) throw bad('analysis', ['x'], `x "${x}" is not allowed; one of: instances, concurrency`)
-  const cpuTable = value['cpu-table'] ?? false
-  if (typeof cpuTable !== 'boolean') throw bad('analysis', ['cpu-table'], 'cpu-table: true or false')
-  return { fit, x, cpuTable }
+  if (!X_FIELDS.includes(x)) throw bad('analysis', ['x'], `x "${x}" is not allowed; one of: ${X_FIELDS.join(', ')}`)
+  if (x === 'nodes' && !hasNodes) throw bad('analysis', ['x'], 'x nodes needs a nodes axis in the grid (e.g. nodes: 1..4)')
+  const flag = key => {
+    const v = value[key] ?? false
+    if (typeof v !== 'boolean') throw bad('analysis', [key], `${key}: true or false`)
+    return v
+  }
+  return { fit, x, cpuTable: flag('cpu-table'), correlations: flag('correlations') }
 }
 
 /** Params for every benchmark ({ key: value }) or per benchmark ({ name: { key: value } }); values become strings like --param. */

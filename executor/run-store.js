@@ -7,12 +7,13 @@ import { randomBytes } from 'node:crypto'
 export const RUN_SCHEMA = 'nodescale.run/v1'
 
 /**
- * A sortable, readable run id: time, strategy, instances, and a random suffix.
- * @param {{ strategy: string, instances: number }} config
+ * A sortable, readable run id: time, strategy, instances, the worker nodes when --nodes was given, and a random suffix
+ * ("20261123-091900-hs4-2n-0466": hs x4 on 2 nodes).
+ * @param {{ strategy: string, instances: number, nodes?: number }} config
  * @param {Date} [now]
  */
-export function newRunId ({ strategy, instances }, now = new Date()) {
-  return stampedId(`${strategy}${instances}`, now)
+export function newRunId ({ strategy, instances, nodes }, now = new Date()) {
+  return stampedId(`${strategy}${instances}${nodes ? `-${nodes}n` : ''}`, now)
 }
 
 /** `<yyyymmdd-hhmmss>-<name>-<4 hex>`: sorts by time, unique enough for folders made by one machine. */

@@ -2,7 +2,7 @@
 import { randomInt } from 'node:crypto'
 import { validateRunConfig } from './config.js'
 import { loadBenchmark } from '../benchmarks/index.js'
-import { NsError } from './errors.js'
+import { NsError, badFlag } from './errors.js'
 import { DEFAULTS } from './defaults.js'
 import { resolveLevel } from './experiment.js'
 import { shapeKeyOf } from './shape-runner.js'
@@ -37,45 +37,57 @@ function shuffle (list, random) {
  * @param {{ out: string, backend?: string, calibration?: any, cwd?: string }} opts backend overrides the file's
  */
 export function buildCells (exp, { out, backend, calibration, cwd = process.cwd() }) {
+  if (exp.nodes && backend === 'local') {
+    throw badFlag('--backend', `local cannot run ${exp.file}: its nodes (line ${exp.lineOf('nodes')}) are Swarm worker nodes; use --backend swarm or auto`)
+  }
   const cells = []
   for (const benchmark of exp.benchmarks) {
     for (const strategy of exp.strategies) {
-      for (const inst of exp.instances[strategy]) {
-        for (const load of exp.loads[strategy]) {
-          const level = typeof load.value === 'string' ? load.value : null
-          const resolved = level && calibration ? resolveLevel(level, calibration) : null
-          const loadValue = level ? (resolved ?? 1) : load.value
-          const values = {
-            strategy,
-            instances: String(inst.value),
-            benchmark,
-            [exp.loadKey]: loadValue === undefined ? undefined : String(loadValue),
-            duration: str(exp.duration),
-            warmup: str(exp.warmup),
-            driver: exp.driver,
-            backend: backend ?? exp.backend,
-            'cpus-per-instance': str(exp.cpusPerInstance),
-            app: exp.app,
-            param: Object.entries(exp.params[benchmark ?? ''] ?? {}).map(([k, v]) => `${k}=${v}`),
-            lb: strategy === 'hs' ? exp.lb : undefined, // the load balancer is hs's alone
-            'ready-timeout': str(exp.readyTimeout),
-            out,
-            quiet: true
+      for (const node of exp.nodes?.[strategy] ?? [null]) {
+        for (const inst of exp.instances[strategy]) {
+          for (const load of exp.loads[strategy]) {
+            cells.push(buildCell(exp, { benchmark, strategy, node, inst, load, index: cells.length }, { out, backend, calibration, cwd }))
           }
-          const paths = { '--instances': inst.path, [`--${exp.loadKey}`]: load.path }
-          const config = validateCell(exp, values, paths, strategy, cwd)
-          cells.push({
-            index: cells.length,
-            values,
-            level,
-            shape: shapeKeyOf(config),
-            config: level && !calibration ? { ...config, concurrency: null } : config
-          })
         }
       }
     }
   }
   return cells
+}
+
+/** One cell of the grid: its flag values, its calibration level, its shape and its validated config. */
+function buildCell (exp, { benchmark, strategy, node, inst, load, index }, { out, backend, calibration, cwd }) {
+  const level = typeof load.value === 'string' ? load.value : null
+  const resolved = level && calibration ? resolveLevel(level, calibration) : null
+  const loadValue = level ? (resolved ?? 1) : load.value
+  const values = {
+    strategy,
+    instances: String(exp.perNode ? inst.value * node.value : inst.value),
+    nodes: node ? String(node.value) : undefined,
+    benchmark,
+    [exp.loadKey]: loadValue === undefined ? undefined : String(loadValue),
+    duration: str(exp.duration),
+    warmup: str(exp.warmup),
+    driver: exp.driver,
+    backend: backend ?? exp.backend,
+    'cpus-per-instance': str(exp.cpusPerInstance),
+    app: exp.app,
+    param: Object.entries(exp.params[benchmark ?? ''] ?? {}).map(([k, v]) => `${k}=${v}`),
+    lb: strategy === 'hs' ? exp.lb : undefined, // the load balancer is hs's alone
+    'ready-timeout': str(exp.readyTimeout),
+    out,
+    quiet: true
+  }
+  const paths = { '--instances': inst.path, '--nodes': node?.path ?? [], [`--${exp.loadKey}`]: load.path }
+  const config = validateCell(exp, values, paths, strategy, cwd)
+  return {
+    index,
+    values,
+    paths,
+    level,
+    shape: shapeKeyOf(config),
+    config: level && !calibration ? { ...config, concurrency: null } : config
+  }
 }
 
 const str = v => (v === undefined ? undefined : String(v))
@@ -95,13 +107,16 @@ export function atLine (exp, err, paths = {}, strategy) {
   const flag = m?.[1]
   let key = flag ? (KEY_OF_FLAG[flag] ?? flag.slice(2)) : 'strategies'
   if (flag === '--benchmark') key = exp.benchmarks.length > 1 ? 'benchmarks' : 'benchmark'
-  const rest = m ? err.message.slice(flag.length).replace(/^:\s*/, '').trim() : err.message
+  // instances-per-node x nodes is the run's --instances: the message names the product
+  if (flag === '--instances' && exp.perNode) key = 'instances-per-node'
+  let rest = m ? err.message.slice(flag.length).replace(/^:\s*/, '').trim() : err.message
+  if (key === 'instances-per-node') rest += ' (the run\'s instances = instances-per-node x nodes)'
   let line = exp.lineOf(key, paths[flag] ?? [])
   const param = flag === '--param' ? /^([\w-]+):/.exec(rest)?.[1] : undefined
   // a refused param: its own line, whether params are shared ({ key }) or per benchmark ({ benchmark: { key } })
   if (param) line = Math.max(exp.lineOf(key, [param]), ...exp.benchmarks.filter(Boolean).map(b => exp.lineOf(key, [b, param])))
   const where = strategy ? ` (strategy ${strategy})` : ''
-  return new NsError('NS_ERR_BAD_FILE', `${exp.file}:${line}: ${key}${flag ? ` (${flag})` : ''}${where}: ${rest}`, { cause: err })
+  return new NsError('NS_ERR_BAD_FILE', `${exp.file}:${line}: ${key}${flag ? ` (${flag})` : ''}${where}: ${rest}`, { cause: err, hint: err.hint })
 }
 
 /**

@@ -50,9 +50,9 @@ analysis: { fit: both, x: instances, cpu-table: true }
 profiles:
   smoke: { repeats: 1, duration: 1 }
 `
-  // every documented key is used above, but those that exclude one used there (benchmark/benchmarks, rate/concurrency)
-  // and app, checked below
-  for (const key of Object.keys(EXPERIMENT_KEYS).filter(k => !['benchmark', 'rate', 'app'].includes(k))) assert.match(text, new RegExp(`^${key}:`, 'm'), key)
+  // every documented key is used above, but those that exclude one used there (benchmark/benchmarks, rate/concurrency,
+  // instances-per-node/instances), app, and nodes (a swarm's; this file is local), checked below and in their own tests
+  for (const key of Object.keys(EXPERIMENT_KEYS).filter(k => !['benchmark', 'rate', 'app', 'instances-per-node', 'nodes'].includes(k))) assert.match(text, new RegExp(`^${key}:`, 'm'), key)
   const open = parseExperiment('strategies: [cm]\nbenchmark: greeter\napp: ../apps/bench-object.js\nrate: [100, 200.5]\n', { file: 'o.yml', path: '/x/y/o.yml' })
   assert.equal(open.loadKey, 'rate')
   assert.deepEqual(open.loads.cm.map(l => l.value), [100, 200.5])
@@ -140,4 +140,68 @@ test('executor sweep with a bad file: exit 2, file and line on stderr, nothing w
   const flag = await runCli('executor', ['sweep', file, '--seed', 'x'])
   assert.equal(flag.code, 2)
   assert.match(flag.stderr, /--seed: "x" is not allowed/)
+})
+
+const swarm = 'backend: swarm\nstrategies: [hs]\nbenchmark: baseline\n'
+
+test('nodes and instances-per-node: a number, a list, a range or a map; total instances = per node x nodes', () => {
+  const cellsOf = text => buildCells(parseExperiment(text, { file: 's.yml', path: join(tmp(), 's.yml') }), { out: tmp() })
+  const shape = c => [c.config.nodes, c.config.instances]
+  assert.deepEqual(cellsOf(swarm + 'nodes: 1..3\ninstances-per-node: [1, 2]\n').map(shape), [[1, 1], [1, 2], [2, 2], [2, 4], [3, 3], [3, 6]])
+  assert.deepEqual(cellsOf(swarm + 'nodes: [2, 4]\ninstances: 4\n').map(shape), [[2, 4], [4, 4]])
+  assert.deepEqual(cellsOf(swarm + 'nodes: 2\ninstances-per-node: "1..2"\n').map(shape), [[2, 2], [2, 4]])
+  // a map: cm runs one replica, on one node; hs spreads over 1..2
+  const mixed = cellsOf('backend: auto\nbenchmark: baseline\nstrategies: [hs, cm]\nnodes: { hs: 1..2, cm: 1 }\ninstances-per-node: { hs: [2], cm: [1, 2] }\n')
+  assert.deepEqual(mixed.map(c => [c.config.strategy, ...shape(c)]), [['hs', 1, 2], ['hs', 2, 4], ['cm', 1, 1], ['cm', 1, 2]])
+  // without nodes, no run names any
+  assert.ok(cellsOf(swarm + 'instances: [1, 2]\n').every(c => c.config.nodes === undefined))
+  // analysis over nodes, with the correlations
+  const exp = parseExperiment(swarm + 'nodes: 1..2\nanalysis: { x: nodes, correlations: true }\n', { file: 's.yml' })
+  assert.deepEqual(exp.analysis, { fit: 'usl', x: 'nodes', cpuTable: false, correlations: true })
+  assert.deepEqual(parseExperiment(swarm, { file: 's.yml' }).analysis, { fit: 'usl', x: 'instances', cpuTable: false, correlations: false })
+})
+
+test('a profile overrides nodes; instances in a profile replaces the file\'s instances-per-node (and the other way round)', () => {
+  const text = swarm + 'nodes: 1..4\ninstances-per-node: [1, 2, 4]\nprofiles:\n  smoke:\n    nodes: 1..2\n    instances: [3]\n  full:\n    instances-per-node: 1..5\n'
+  const smoke = parseExperiment(text, { file: 's.yml', profile: 'smoke' })
+  assert.deepEqual(smoke.nodes.hs.map(n => n.value), [1, 2])
+  assert.equal(smoke.perNode, false)
+  assert.deepEqual(smoke.instances.hs.map(i => i.value), [3])
+  const full = parseExperiment(text, { file: 's.yml', profile: 'full' })
+  assert.equal(full.perNode, true)
+  assert.deepEqual(full.instances.hs.map(i => i.value), [1, 2, 3, 4, 5])
+  assert.deepEqual(full.nodes.hs.map(n => n.value), [1, 2, 3, 4])
+  const both = parseExperiment('backend: swarm\nstrategies: [hs]\ninstances: 2\nnodes: 1\nprofiles:\n  smoke: { instances-per-node: 2 }\n', { file: 's.yml', profile: 'smoke' })
+  assert.equal(both.instancesKey, 'instances-per-node')
+})
+
+test('nodes and instances-per-node: bad forms name their line and what is allowed', async () => {
+  assert.match((await errorOf(swarm + 'nodes: "3..1"\n')).message, /^study\.yml:4: nodes: "3\.\.1" is not a range; write "first\.\.last"/)
+  assert.match((await errorOf(swarm + 'nodes:\n  - 1\n  - two\n')).message, /^study\.yml:6: nodes: "two" is not allowed; Swarm worker nodes, each value a run with --nodes K: a whole number, a list, a range/)
+  assert.match((await errorOf(swarm + 'nodes: [1, 1]\n')).message, /^study\.yml:4: nodes: 1 is listed twice/)
+  assert.match((await errorOf(swarm + 'nodes: [1, 0]\n')).message, /^study\.yml:4: nodes \(--nodes\) \(strategy hs\): 0 is out of range; allowed: a whole number >= 1 and <= 64/)
+  assert.match((await errorOf(swarm + 'nodez: 2\n')).message, /^study\.yml:4: nodez: unknown key \(did you mean nodes\?\)/)
+  assert.match((await errorOf(swarm + 'instances-per-nod: 2\nnodes: 2\n')).message, /^study\.yml:4: instances-per-nod: unknown key \(did you mean instances-per-node\?\)/)
+  assert.match((await errorOf(swarm + 'instances-per-node: [1, 2]\n')).message, /^study\.yml:4: instances-per-node: needs nodes \(e\.g\. nodes: 1\.\.4\): the total is instances-per-node x nodes/)
+  assert.match((await errorOf(swarm + 'nodes: 2\ninstances: 2\ninstances-per-node: 1\n')).message, /^study\.yml:6: instances-per-node: give instances \(the total\) or instances-per-node \(times nodes\), not both/)
+  assert.match((await errorOf(swarm + 'nodes: [1, 2]\ninstances-per-node:\n  - 1\n  - 40\n')).message,
+    /^study\.yml:7: instances-per-node \(--instances\) \(strategy hs\): 80 is out of range; allowed: a whole number >= 1 and <= 64 \(the run's instances = instances-per-node x nodes\)/)
+  assert.match((await errorOf(swarm + 'instances-per-node: [1, x]\nnodes: 1\n')).message, /^study\.yml:4: instances-per-node: "x" is not allowed; instead of instances: instances per worker node/)
+})
+
+test('nodes need a swarm and hs: backend local, --backend local and cm over several nodes are refused', async () => {
+  const local = await errorOf('backend: local\nstrategies: [hs]\nnodes: 1..2\n')
+  assert.match(local.message, /^study\.yml:3: nodes: needs a swarm \(its worker nodes\), and this file says backend: local \(line 1\); write backend: swarm \(or auto\), or drop nodes/)
+  const cm = await errorOf('backend: auto\nstrategies: [hs, cm]\nnodes:\n  hs: 1..4\n  cm: [1, 2]\n')
+  assert.match(cm.message, /^study\.yml:5: nodes: 2 nodes for cm: cm runs in one replica, on one node, so only hs spreads over nodes; give cm one node/)
+  const exp = parseExperiment(swarm + 'nodes: 1..2\n', { file: 's.yml' })
+  assert.throws(() => buildCells(exp, { out: tmp(), backend: 'local' }), (/** @type {any} */ e) => e.code === 'NS_ERR_BAD_FLAG' &&
+    /^--backend: local cannot run s\.yml: its nodes \(line 4\) are Swarm worker nodes; use --backend swarm or auto$/.test(e.message))
+})
+
+test('analysis: x nodes needs a nodes axis; correlations is true or false; a misspelt analysis key', async () => {
+  assert.match((await errorOf(swarm + 'analysis: { x: nodes }\n')).message, /^study\.yml:4: analysis: x nodes needs a nodes axis in the grid \(e\.g\. nodes: 1\.\.4\)/)
+  assert.match((await errorOf(swarm + 'nodes: 2\nanalysis:\n  x: racks\n')).message, /^study\.yml:6: analysis: x "racks" is not allowed; one of: instances, concurrency, nodes/)
+  assert.match((await errorOf(swarm + 'nodes: 2\nanalysis:\n  correlations: yes please\n')).message, /^study\.yml:6: analysis: correlations: true or false/)
+  assert.match((await errorOf(swarm + 'analysis:\n  corelations: true\n')).message, /^study\.yml:5: analysis: corelations: unknown key \(did you mean correlations\?\); allowed: fit, x, cpu-table, correlations/)
 })
