@@ -4,7 +4,8 @@ import { resolve, join, dirname, basename } from 'node:path'
 import { parseFlags, validateRunConfig } from './config.js'
 import { loadExperiment, PROFILE_NAMES } from './experiment.js'
 import { buildCells, buildPlan, checkBenchmarks, estimatePlan, formatDuration, newSeed, atLine, COSTS } from './sweep-plan.js'
-import { createSweep, openSweep, executeSweep, countEntries, benchmarkName } from './sweep.js'
+import { createSweep, openSweep, executeSweep, countEntries, benchmarkName, shapeText, cellConfigs } from './sweep.js'
+import { checkSwarmNodes, largestNodes } from './sweep-nodes.js'
 import { analyseSweep, formatSweepEnd } from './sweep-summary.js'
 import { calibrateToFile, readCalibration, CALIBRATION_DEFAULTS } from './calibrate.js'
 import { formatProbe } from './cli-calibrate.js'
@@ -134,12 +135,30 @@ function calibrationBound (c) {
   return probes * ((c.duration ?? CALIBRATION_DEFAULTS.duration) + (c.warmup ?? CALIBRATION_DEFAULTS.warmup) + COSTS.run)
 }
 
+/**
+ * Before anything runs, a sweep with nodes needs that many ready workers: the shortfall is an error naming the nodes
+ * line (exit 2; no engine: exit 3), or for a dry run a warning printed with the plan.
+ * @returns {Promise<string|null>} the warning (dry run only)
+ */
+async function nodesWarning (exp, cells, { dryRun }) {
+  try {
+    await checkSwarmNodes(cells)
+    return null
+  } catch (err) {
+    const largest = largestNodes(cells)
+    const e = atLine(exp, err, largest?.paths, largest?.config.strategy)
+    if (!dryRun) throw e
+    return `${e.message} (without --dry-run the sweep stops here, exit ${exitCodeOf(e)})`
+  }
+}
+
 /** The dry-run's view: grid, counts, estimate, seed and the order. */
-function formatPlan (exp, cells, plan, { seed, estimate, backend, calibration }) {
+function formatPlan (exp, cells, plan, { seed, estimate, backend, calibration, warnings }) {
   const lines = [`experiment ${exp.name} (profile ${exp.profile}) from ${exp.file}`]
-  const inst = exp.strategies.map(s => `${s} ${exp.instances[s].map(i => i.value).join(',')}`).join(' · ')
+  const perStrategy = axis => exp.strategies.map(s => `${s} ${axis[s].map(i => i.value).join(',')}`).join(' · ')
   const loads = [...new Set(Object.values(exp.loads).flat().map(l => l.value ?? DEFAULTS.concurrency))].join(',')
-  lines.push(`grid: ${exp.benchmarks.map(b => b ?? DEFAULTS.benchmark).join(', ')} × instances (${inst}) × ${exp.loadKey} ${loads} = ${cells.length} cells × ${exp.repeats} repeat${exp.repeats === 1 ? '' : 's'}`)
+  const nodes = exp.nodes ? ` × nodes (${perStrategy(exp.nodes)})` : ''
+  lines.push(`grid: ${exp.benchmarks.map(b => b ?? DEFAULTS.benchmark).join(', ')} × ${exp.perNode ? 'instances per node' : 'instances'} (${perStrategy(exp.instances)})${nodes} × ${exp.loadKey} ${loads} = ${cells.length} cells × ${exp.repeats} repeat${exp.repeats === 1 ? '' : 's'}`)
   lines.push(`plan: ${estimate.runs} runs on ${estimate.deployments} deployments (order: ${exp.order}), each ${exp.warmup ?? DEFAULTS.warmup} s warm-up + ${exp.duration ?? DEFAULTS.duration} s`)
   const backendName = backend ?? exp.backend ?? DEFAULTS.backend
   lines.push(`estimated time: ${formatDuration(estimate.seconds)} on the ${backendName} backend${backendName === 'auto' ? ' (figures of the local backend; on Swarm each deployment adds about 12 s)' : ''}`)
@@ -148,6 +167,7 @@ function formatPlan (exp, cells, plan, { seed, estimate, backend, calibration })
       ? `calibration ${exp.calibration}: relaxed ${calibration.relaxed.concurrency}, exhausted ${calibration.exhausted?.concurrency ?? '-'}, ${calibration.cores} cores`
       : `calibration ${exp.calibration} is missing: it is made first, adding up to ${formatDuration(calibrationBound(exp.calibrate))}`)
   }
+  for (const w of warnings) lines.push(`warning: ${w}`)
   lines.push(`seed ${seed} (the same --seed gives the same order)`, 'order:')
   for (const e of plan.slice(0, 200)) lines.push(`  ${String(e.index + 1).padStart(4)}  ${entryText(cells[e.cell])}  repeat ${e.repeat}`)
   if (plan.length > 200) lines.push(`  ... ${plan.length - 200} more (--json lists them all)`)
@@ -157,7 +177,7 @@ function formatPlan (exp, cells, plan, { seed, estimate, backend, calibration })
 function entryText (cell) {
   const c = cell.config
   const load = c.rate !== undefined ? `rate ${c.rate}/s` : `c=${c.concurrency ?? '?'}`
-  return `${`${c.strategy} x${c.instances}`.padEnd(7)} ${benchmarkName(c).padEnd(9)} ${load}${cell.level ? ` (${cell.level})` : ''}`
+  return `${shapeText(c).padEnd(c.nodes ? 17 : 7)} ${benchmarkName(c).padEnd(9)} ${load}${cell.level ? ` (${cell.level})` : ''}`
 }
 
 /** The analyzer's HTML report in the sweep folder; a report that cannot be made is said, not fatal to the sweep. */
@@ -187,6 +207,9 @@ export async function sweepCommand (argv, { stdout, stderr, signal }) {
     if (args.resume) {
       if (args.file) say(`--resume: the plan comes from ${args.resume}/sweep.json; ${args.file} is not read`)
       sweep = await openSweep(args.resume)
+      const cells = cellConfigs(sweep)
+      await checkSwarmNodes([...new Set(sweep.plan.filter(e => e.status !== 'done').map(e => cells[e.cell]))])
+        .catch(err => { throw Object.assign(err, { message: `--resume ${args.resume}: ${err.message}` }) })
       const left = sweep.plan.filter(e => e.status !== 'done').length
       say(`resuming ${sweep.id}: ${sweep.plan.length - left} of ${sweep.plan.length} runs done, ${left} to run (seed ${sweep.seed})`)
     } else {
@@ -196,12 +219,15 @@ export async function sweepCommand (argv, { stdout, stderr, signal }) {
       let calibration = await calibrationFor(exp, { backend: args.backend, dryRun: true, say, signal })
       let cells = buildCells(exp, { out: args.out, backend: args.backend, calibration })
       let plan = buildPlan(cells, { repeats: exp.repeats, order: exp.order, seed })
-      const backendName = (args.backend ?? exp.backend) === 'swarm' ? 'swarm' : 'local'
+      // nodes are Swarm worker nodes: the estimate is the swarm's whatever backend the file says (auto)
+      const backendName = (args.backend ?? exp.backend) === 'swarm' || exp.nodes ? 'swarm' : 'local'
+      const warning = await nodesWarning(exp, cells, { dryRun: args.dryRun })
       if (args.dryRun) {
         const estimate = estimatePlan(plan, cells, { backendName })
+        const warnings = warning ? [warning] : []
         stdout.write((args.json
-          ? JSON.stringify({ experiment: exp.name, profile: exp.profile, seed, estimate, calibration: calibration && { relaxed: calibration.relaxed, exhausted: calibration.exhausted, cores: calibration.cores }, plan: plan.map(e => ({ ...e, label: entryText(cells[e.cell]).replace(/\s+/g, ' ') })) }, null, 2)
-          : formatPlan(exp, cells, plan, { seed, estimate, backend: args.backend, calibration })) + '\n')
+          ? JSON.stringify({ experiment: exp.name, profile: exp.profile, seed, estimate, warnings, calibration: calibration && { relaxed: calibration.relaxed, exhausted: calibration.exhausted, cores: calibration.cores }, plan: plan.map(e => ({ ...e, label: entryText(cells[e.cell]).replace(/\s+/g, ' ') })) }, null, 2)
+          : formatPlan(exp, cells, plan, { seed, estimate, backend: args.backend ?? (exp.nodes ? 'swarm' : undefined), calibration, warnings })) + '\n')
         return EXIT.OK
       }
       if (exp.usesLevels && !calibration) {
@@ -219,14 +245,14 @@ export async function sweepCommand (argv, { stdout, stderr, signal }) {
     const secondsLeft = () => {
       const c = countEntries(sweep.plan)
       const left = c.pending + c.running
-      const finished = c.done + c.failed - doneAtStart
+      const finished = c.done + c.failed + c.degraded - doneAtStart
       return finished > 0 ? left * (Date.now() - started) / 1000 / finished : (sweep.estimate?.seconds ?? 0) * left / Math.max(1, total)
     }
     let current = { label: '', eta: 0, at: Date.now() }
     const draw = (label) => {
       const c = countEntries(sweep.plan)
       const left = Math.max(0, current.eta - (Date.now() - current.at) / 1000)
-      bar.update({ done: c.done, total, failed: c.failed, remaining: formatDuration(left), current: label })
+      bar.update({ done: c.done, total, failed: c.failed + c.degraded, remaining: formatDuration(left), current: label })
     }
     await executeSweep(sweep, {
       log: args.verbose ? line => say(`  ${line}`) : () => {},
