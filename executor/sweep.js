@@ -7,15 +7,20 @@ import { createShapeRunner } from './shape-runner.js'
 import { writeJsonAtomic, stampedId } from './run-store.js'
 import { estimatePlan } from './sweep-plan.js'
 import { NsError } from './errors.js'
+import { degradedReason } from '../analyzer/report-runs.js'
+import { instancesText } from '../analyzer/report-tables.js'
 
 export const SWEEP_SCHEMA = 'nodescale.sweep/v1'
 
-/** What a plan entry ran, in a few words: "cm x2 · page · c=25 (relaxed)". */
+/** What a plan entry ran, in a few words: "cm x2 · page · c=25 (relaxed)", "hs x4 on 2 nodes · cpu · c=8". */
 export function entryLabel (cell) {
   const c = cell.config
   const load = c.rate !== undefined ? `r=${c.rate}/s` : `c=${c.concurrency ?? '?'}`
-  return `${c.strategy} x${c.instances} · ${benchmarkName(c)} · ${load}${cell.level ? ` (${cell.level})` : ''}`
+  return `${shapeText(c)} · ${benchmarkName(c)} · ${load}${cell.level ? ` (${cell.level})` : ''}`
 }
+
+/** Strategy, instances and, for a run on K worker nodes, K: "hs x4 on 2 nodes". */
+export const shapeText = (c) => `${c.strategy} x${instancesText(c)}`
 
 /** The benchmark's name, or a custom app's file name before the app names itself. */
 export const benchmarkName = (c) => c.benchmark ?? basename(c.app ?? 'app', extname(c.app ?? ''))
@@ -51,7 +56,7 @@ export async function createSweep ({ exp, cells, plan, seed, out, backend, calib
     seed,
     backend: backend ?? null,
     calibration: calibration ? { file: exp.calibration, relaxed: calibration.relaxed, exhausted: calibration.exhausted, cores: calibration.cores } : null,
-    estimate: estimatePlan(plan, cells, { backendName: backend === 'swarm' || exp.backend === 'swarm' ? 'swarm' : 'local' }),
+    estimate: estimatePlan(plan, cells, { backendName: backend === 'swarm' || exp.backend === 'swarm' || exp.nodes ? 'swarm' : 'local' }),
     counts: null,
     deployments: 0,
     cells: cells.map(c => ({ index: c.index, label: entryLabel(c), level: c.level, shape: c.shape, values: withoutOut(c.values) })),
@@ -70,14 +75,26 @@ export async function saveSweep (sweep) {
 }
 
 export function countEntries (plan) {
-  const counts = { runs: plan.length, done: 0, failed: 0, interrupted: 0, pending: 0, running: 0 }
+  const counts = { runs: plan.length, done: 0, failed: 0, degraded: 0, interrupted: 0, pending: 0, running: 0 }
   for (const e of plan) counts[e.status] = (counts[e.status] ?? 0) + 1
   return counts
 }
 
 /**
+ * A sweep's status from its entries: done only when every run is; a failed or degraded run makes it failed (exit 1,
+ * --resume redoes them); Ctrl-C, or runs left pending, interrupted.
+ * @param {ReturnType<typeof countEntries>} counts
+ * @param {{ aborted?: boolean }} [opts]
+ */
+export function sweepStatus (counts, { aborted = false } = {}) {
+  if (aborted || counts.interrupted) return 'interrupted'
+  if (counts.done === counts.runs) return 'done'
+  return counts.failed || counts.degraded ? 'failed' : 'interrupted'
+}
+
+/**
  * Opens a sweep folder to resume it: finished runs stay done (a run folder whose run.json says done counts even when
- * sweep.json did not record it, e.g. after kill -9); running, interrupted and failed entries become pending.
+ * sweep.json did not record it, e.g. after kill -9); running, interrupted, failed and degraded entries become pending.
  * @param {string} dir
  */
 export async function openSweep (dir) {
@@ -175,7 +192,8 @@ export async function executeSweep (sweep, { log = () => {}, signal, failFast = 
       let run = null
       try {
         run = await runner.runOn(config, { prepared: prepared.get(cell.shape), onProgress: p => onProgress?.(e, p) })
-        Object.assign(e, { status: run.status, run: run.id, reason: run.error?.message ?? null })
+        // a degraded run (a node lost mid-run) is no steady-state measurement: like a failed one, --resume redoes it
+        Object.assign(e, { status: run.status, run: run.id, reason: run.status === 'degraded' ? degradedReason(run) : run.error?.message ?? null })
         deployFailed = null
       } catch (err) {
         Object.assign(e, { status: signal?.aborted ? 'interrupted' : 'failed', reason: `${err.code ? `${err.code}: ` : ''}${err.message}` })
@@ -186,13 +204,12 @@ export async function executeSweep (sweep, { log = () => {}, signal, failFast = 
       await saveSweep(sweep)
       onEnd?.(e, run)
       if (e.status === 'interrupted' || signal?.aborted) break
-      if (e.status === 'failed' && failFast) break
+      if ((e.status === 'failed' || e.status === 'degraded') && failFast) break
     }
   } finally {
     await runner.close()
     sweep.deployments = (sweep.deployments ?? 0) + runner.deploys
-    const counts = countEntries(sweep.plan)
-    sweep.status = signal?.aborted || counts.interrupted ? 'interrupted' : counts.done === counts.runs ? 'done' : counts.failed ? 'failed' : 'interrupted'
+    sweep.status = sweepStatus(countEntries(sweep.plan), { aborted: signal?.aborted })
     sweep.finishedAt = new Date().toISOString()
     await saveSweep(sweep)
   }

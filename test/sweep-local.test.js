@@ -35,7 +35,7 @@ test('a 2 x 2 x 2 sweep: every run written, one deployment per shape reused acro
   assert.match(r.stderr, /seed 99/)
   const { dir, sweep, runs } = readSweep(out)
   assert.equal(sweep.status, 'done')
-  assert.deepEqual(sweep.counts, { runs: 8, done: 8, failed: 0, interrupted: 0, pending: 0, running: 0 })
+  assert.deepEqual(sweep.counts, { runs: 8, done: 8, failed: 0, degraded: 0, interrupted: 0, pending: 0, running: 0 })
   assert.ok(existsSync(join(dir, 'report.html')), 'the analyzer report is written at the end')
   assert.match(r.stdout, new RegExp(`report: ${join(dir, 'report.html')}`))
   assert.equal(sweep.deployments, 4)
