@@ -82,3 +82,47 @@ test('the shipped experiments plan in every profile; smoke gives every strategy 
   for (const e of smoke.plan) (counts[e.label.split(' ')[0]] ??= new Set()).add(e.label.split(' ')[1])
   assert.deepEqual(Object.fromEntries(Object.entries(counts).map(([s, n]) => [s, n.size])), { hs: 3, cm: 3, up: 3 })
 })
+
+test('a nodes axis: each node count is its own shape (deployment); labels and run folders name the nodes', async () => {
+  const { entryLabel } = await import('../executor/sweep.js')
+  const { newRunId } = await import('../executor/run-store.js')
+  const exp = parseExperiment('backend: swarm\nbenchmark: cpu\nstrategies: [hs]\nnodes: 1..3\ninstances-per-node: [1, 2]\nconcurrency: [4, 16]\nrepeats: 2\n', { file: 'm.yml' })
+  const cells = buildCells(exp, { out: tmp() })
+  assert.equal(cells.length, 3 * 2 * 2)
+  // hs x2 on 1 node and hs x2 on 2 nodes: same instances, different deployments
+  const twos = cells.filter(c => c.config.instances === 2)
+  assert.deepEqual(twos.map(c => c.config.nodes), [1, 1, 2, 2])
+  assert.equal(new Set(twos.map(c => c.shape)).size, 2)
+  const plan = buildPlan(cells, { repeats: 2, order: 'shapes', seed: 3 })
+  assert.deepEqual(estimatePlan(plan, cells, { backendName: 'swarm' }), { runs: 24, deployments: 6, seconds: Math.round(6 * 15 + 24 * (2 + 10 + 0.5)) })
+  assert.equal(entryLabel(twos[2]), 'hs x2 on 2 nodes · cpu · c=4')
+  assert.equal(entryLabel(cells[0]), 'hs x1 on 1 node · cpu · c=4')
+  assert.match(newRunId(twos[2].config, new Date('2026-11-23T09:19:00Z')), /^20261123-091900-hs2-2n-[0-9a-f]{4}$/)
+  assert.match(newRunId({ strategy: 'cm', instances: 4 }, new Date('2026-11-23T09:19:00Z')), /^20261123-091900-cm4-[0-9a-f]{4}$/)
+})
+
+test('ibench-mimn plans in every profile on a swarm, with or without its workers; smoke is small enough for 5 minutes', async () => {
+  const file = join(ROOT, 'experiments', 'ibench-mimn.yml')
+  const plans = {}
+  for (const profile of ['smoke', 'default', 'full']) {
+    const r = await dryRun(file, ['--profile', profile, '--seed', '2'])
+    assert.equal(r.code, 0, `${profile}: ${r.stderr}`)
+    plans[profile] = JSON.parse(r.stdout)
+    // the workers this machine has now decide whether there is a warning; the plan is there either way
+    assert.ok(Array.isArray(plans[profile].warnings))
+    for (const w of plans[profile].warnings) assert.match(w, /ibench-mimn\.yml:\d+: nodes \(--nodes\) \(strategy hs\): \d+ worker nodes asked/)
+  }
+  const shapes = p => new Set(p.plan.map(e => e.label.replace(/ c=\d+$/, '')))
+  assert.deepEqual([...shapes(plans.smoke)].sort(), ['hs x1 on 1 node cpu', 'hs x2 on 1 node cpu', 'hs x2 on 2 nodes cpu', 'hs x4 on 2 nodes cpu'])
+  assert.equal(plans.smoke.plan.length, 16)
+  assert.ok(plans.smoke.estimate.seconds < 3 * 60, `smoke: ${plans.smoke.estimate.seconds} s (Swarm deployments included)`)
+  assert.equal(plans.default.plan.length, 2 * 4 * 3 * 2 * 2)
+  assert.ok(plans.default.estimate.seconds < 15 * 60, `default: ${plans.default.estimate.seconds} s`)
+  // the paper's sizes: three apps, 1-4 nodes, 1-20 replicas, five workloads, 15 repeats
+  assert.equal(plans.full.plan.length, 3 * 4 * 5 * 5 * 15)
+  assert.ok(plans.full.plan.some(e => e.label.startsWith('hs x20 on 4 nodes baseline c=45')))
+  // the local backend cannot run it: exit 2, the nodes line named
+  const local = await dryRun(file, ['--profile', 'smoke', '--backend', 'local'])
+  assert.equal(local.code, 2)
+  assert.match(local.stderr, /--backend: local cannot run .*ibench-mimn\.yml: its nodes \(line \d+\) are Swarm worker nodes/)
+})
