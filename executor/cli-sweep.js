@@ -31,7 +31,7 @@ export const SWEEP_OPTIONS = Object.freeze({
 export const SWEEP_HELP = `Usage: executor sweep <experiment.yml> [options]
        executor sweep --resume <sweep-dir>
 
-Runs an experiment file's grid (strategies x instances x benchmarks x loads, repeated) and writes
+Runs an experiment file's grid (strategies x instances [x nodes] x benchmarks x loads, repeated) and writes
 <out>/<sweep-id>/sweep.json (plan, seed, status of every run) and one run folder per run, each
 written as soon as it ends. One deployment serves every load level and repeat of a shape.
 At the end it prints the fit or the per-core table and writes report.html (analyzer report).
@@ -39,8 +39,9 @@ At the end it prints the fit or the per-core table and writes report.html (analy
 Options:
   -o, --out DIR          results folder (default ./${DEFAULTS.out})
       --profile P        ${PROFILE_NAMES.join(' | ')}: the file's named overrides (default: default)
-      --dry-run          print the plan (runs, deployments, order, estimated time) and run nothing
-      --resume DIR       finish a sweep folder: skips finished runs, redoes interrupted and failed ones
+      --dry-run          print the plan (runs, deployments, order, estimated time) and run nothing; with
+                         nodes, too few swarm workers is a warning here (without it: exit 2 before any run)
+      --resume DIR       finish a sweep folder: skips finished runs, redoes interrupted, failed and degraded ones
       --fail-fast        stop at the first failed run (default: record it and go on)
       --seed N           the order's seed (printed at the start; the same seed gives the same order)
       --backend B        ${BACKENDS.join(' | ')}: overrides the file's backend
@@ -51,7 +52,7 @@ Options:
   -h, --help             this help
 
 Ctrl-C stops the current run, removes every process and leaves the folder resumable.
-Exit codes: 0 every run done · 1 a run failed or Ctrl-C · 2 bad input (file:line named) · 3 a needed part is missing`
+Exit codes: 0 every run done · 1 a run failed or was degraded (a node lost), or Ctrl-C · 2 bad input (file:line named) · 3 a needed part is missing`
 
 /**
  * Parses `executor sweep` arguments.
