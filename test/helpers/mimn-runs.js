@@ -7,7 +7,7 @@ let serial = 0
 /**
  * One run folder with the run.json fields the analyzer reads.
  * @param {string} out
- * @param {{ benchmark?: string, strategy?: string, nodes?: number, instances: number, concurrency?: number }} config
+ * @param {{ benchmark?: string, strategy?: string, nodes?: number, instances: number, concurrency?: number, [key: string]: any }} config
  * @param {{ throughput: number, p95?: number, nodeCpu?: number[], cpuTotal?: number, status?: string, degraded?: any, startedAt?: string }} measured
  *   nodeCpu: each node's server CPU in cores (cpu.nodes[].total); cpuTotal: cpu.total (default: their sum, or 0.5)
  */
