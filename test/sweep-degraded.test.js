@@ -94,3 +94,13 @@ test('the end of a sweep over nodes: the fit per node count and the correlations
   const { sweep: plain } = await mimnSweep(t, '{ x: nodes }')
   assert.equal((await analyseSweep(plain)).correlations, null)
 })
+
+test('the reason of a degraded run: each lost node by label, its clock time and how far into the run, the errors meanwhile', async () => {
+  const { degradedReason } = await import('../analyzer/report-runs.js')
+  const startedAt = '2026-11-23T10:00:00.000Z'
+  assert.equal(degradedReason({ startedAt, degraded: LOST }), 'node nodescale-w2 lost at 10:00:04 (+4.0 s); 12 errors during the loss')
+  // as the executor writes it: lostAfterMs into the steady window, and why
+  const executor = { nodes: [{ node: 'w2', label: 'nodescale-w2', why: 'engine stopped', lostAt: '2026-11-23T10:00:05.200Z', lostAfterMs: 2200 }, { node: 'w3', lostAt: null }], errorsDuringLoss: 0 }
+  assert.equal(degradedReason({ startedAt, degraded: executor }), 'node nodescale-w2 lost at 10:00:05 (2.2 s into the steady window; engine stopped), node w3 lost; 0 errors during the loss')
+  assert.equal(degradedReason({ status: 'degraded' }), 'a node was lost during the run')
+})
