@@ -157,7 +157,7 @@ async function removeWorker (docker, i, { nodeId = null, log }) {
     }
   }
   await removeWorkerNet(i)
-  removeEngineFiles(i, { log })
+  await removeEngineFiles(i, { log })
   log(`cluster: ${name} removed`)
 }
 

@@ -5,7 +5,7 @@ import { delimiter, join } from 'node:path'
 import { NsError } from '../errors.js'
 
 /** The host tools `executor cluster` shells out to; everything else goes through the Docker API. */
-export const HOST_TOOLS = Object.freeze(['ip', 'nsenter', 'unshare', 'dockerd', 'hostname', 'sh'])
+export const HOST_TOOLS = Object.freeze(['ip', 'nsenter', 'unshare', 'dockerd', 'hostname', 'sh', 'umount'])
 
 /** The full path of a program on PATH (plus the sbin folders, which a non-login root shell may lack), or null. */
 export function which (name, path = process.env.PATH ?? '') {
@@ -39,7 +39,7 @@ export function checkHost ({ uid = process.getuid?.() ?? -1, find = which } = {}
     else missing.push(tool)
   }
   if (missing.length) {
-    const pkg = { ip: 'iproute2', nsenter: 'util-linux', unshare: 'util-linux', dockerd: 'docker.io', hostname: 'hostname', sh: 'dash' }
+    const pkg = { ip: 'iproute2', nsenter: 'util-linux', unshare: 'util-linux', dockerd: 'docker.io', hostname: 'hostname', sh: 'dash', umount: 'mount' }
     throw new NsError('NS_ERR_MISSING_HOST', `executor cluster needs ${missing.join(', ')} on PATH`, {
       hint: `apt-get install -y ${[...new Set(missing.map(t => pkg[t]))].join(' ')}`
     })

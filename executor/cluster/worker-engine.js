@@ -1,12 +1,12 @@
 // A worker's Docker engine: dockerd in the worker's network namespace and a UTS namespace of its own (its hostname is its
 // node name), with its own data and exec roots and socket; started detached, stopped by its pid.
 import { spawn } from 'node:child_process'
-import { mkdirSync, openSync, closeSync, readFileSync, rmSync, existsSync } from 'node:fs'
+import { mkdirSync, openSync, closeSync, readFileSync, rmSync, existsSync, realpathSync } from 'node:fs'
 import { join } from 'node:path'
 import { setTimeout as sleep } from 'node:timers/promises'
 import Docker from 'dockerode'
 import { NsError } from '../errors.js'
-import { alive } from './host.js'
+import { alive, run } from './host.js'
 import { workerName, netnsPath } from './network.js'
 
 /** Where the local cluster keeps its engines' data (images, swarm state) and its state file. */
@@ -118,11 +118,31 @@ export async function stopEngine (i, { log = () => {}, timeoutMs = 20_000 } = {}
   return true
 }
 
-/** Mount points under a folder (an engine that died may leave its overlay mounts): never delete through them. */
+/**
+ * Mounts under a folder, from /proc/self/mountinfo (an engine that died may leave its overlay and network-namespace
+ * mounts): never delete through them. The folder is compared by its real path too (/var/run is a link to /run).
+ * @param {string} dir
+ * @returns {{ point: string, fstype: string }[]}
+ */
 export function mountsUnder (dir) {
   let text = ''
   try { text = readFileSync('/proc/self/mountinfo', 'utf8') } catch { return [] }
-  return text.split('\n').map(l => l.split(' ')[4]).filter(m => m && (m === dir || m.startsWith(`${dir}/`)))
+  let real = dir
+  try { real = realpathSync(dir) } catch {}
+  const inside = (m) => [dir, real].some(d => m === d || m.startsWith(`${d}/`))
+  return text.split('\n').filter(Boolean).map(l => {
+    const fields = l.split(' ')
+    return { point: fields[4], fstype: fields[fields.indexOf('-') + 1] }
+  }).filter(m => m.point && inside(m.point))
+}
+
+/**
+ * Unmounts the network-namespace files a stopped engine left under its exec root (nsfs bind mounts of its overlay
+ * networks' sandboxes): nothing uses them once the engine is gone, and they make the folder undeletable.
+ * @param {string} dir
+ */
+async function releaseNetnsMounts (dir) {
+  for (const m of mountsUnder(dir).filter(x => x.fstype === 'nsfs')) await run('umount', ['-l', m.point]).catch(() => {})
 }
 
 /**
@@ -130,13 +150,14 @@ export function mountsUnder (dir) {
  * @param {number} i
  * @param {{ log?: (line: string) => void }} [opts]
  */
-export function removeEngineFiles (i, { log = () => {} } = {}) {
+export async function removeEngineFiles (i, { log = () => {} } = {}) {
   const p = enginePaths(i)
+  if (!enginePid(i)) await releaseNetnsMounts(p.execRoot)
   for (const dir of [join(DATA_ROOT, p.name), p.execRoot]) {
     if (!existsSync(dir)) continue
     const mounted = mountsUnder(dir)
     if (mounted.length) {
-      log(`cluster: keeping ${dir}: ${mounted.length} mount(s) remain under it (e.g. ${mounted[0]})`)
+      log(`cluster: keeping ${dir}: ${mounted.length} mount(s) remain under it (e.g. ${mounted[0].point})`)
       continue
     }
     rmSync(dir, { recursive: true, force: true })
