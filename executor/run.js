@@ -8,6 +8,7 @@ import { summarize } from '../analyzer/summary.js'
 import { createLocalBackend } from './backends/local.js'
 import { describeEnvironment } from './environment.js'
 import { RUN_SCHEMA, newRunId, createRunDir, writeJsonAtomic } from './run-store.js'
+import { describeLoss } from './degraded.js'
 
 /**
  * Picks the backend for a config: `local`, `swarm`, or for `auto` the swarm when a Docker daemon answers, else local (said in the log).
@@ -88,6 +89,7 @@ export async function run (config, { log = () => {}, onProgress, signal, prepare
     summary: null,
     cpu: null,
     placement: [],
+    degraded: null,
     files: { samples: 'samples.jtl', timeline: 'timeline.json' },
     error: null
   }
@@ -96,7 +98,12 @@ export async function run (config, { log = () => {}, onProgress, signal, prepare
 
   let deployment = shared ?? null
   let sampler = null
+  let watch = null
   let timeline = null
+  /** @type {import('./docker/node-watch.js').LossEpisode[]} */
+  let losses = []
+  let placementAfter = null
+  let teardownError = null
   try {
     signal?.throwIfAborted()
     if (!deployment) {
@@ -107,6 +114,9 @@ export async function run (config, { log = () => {}, onProgress, signal, prepare
     signal?.throwIfAborted()
     sampler = deployment.createSampler()
     await sampler.start()
+    // a node lost while the load runs makes the run degraded, not failed: Swarm reschedules, the load goes on
+    watch = deployment.createWatch?.() ?? null
+    watch?.start()
     const url = `${deployment.url.replace(/\/$/, '')}/${benchmark}${request.path}`
     log(`load: ${config.driver} -> ${url}`)
     const load = await runLoad({
@@ -126,25 +136,39 @@ export async function run (config, { log = () => {}, onProgress, signal, prepare
       log
     })
     runJson.load = load
+    if (watch) {
+      losses = await watch.stop()
+      watch = null
+      if (losses.length) placementAfter = await deployment.currentPlacement?.().catch(err => { log(`placement after the loss: ${err.message}`); return null })
+    }
     timeline = await sampler.stop()
     sampler = null
-    runJson.status = load.interrupted ? 'interrupted' : 'done'
+    runJson.status = load.interrupted ? 'interrupted' : losses.length ? 'degraded' : 'done'
     runJson.cpu = summarizeCpu(timeline, { from: load.steadyStart, to: load.steadyEnd })
   } catch (err) {
     runJson.status = signal?.aborted ? 'interrupted' : 'failed'
     runJson.error = { code: err.code ?? null, message: err.message }
     throw err
   } finally {
+    if (watch) await watch.stop().catch(() => [])
     if (sampler) timeline = await sampler.stop().catch(() => null)
-    if (deployment && !shared && !keepDeployment) await deployment.teardown()
+    if (deployment && !shared && !keepDeployment) {
+      // a stack that will not go must not cost the results: run.json is written first, then the error is thrown below
+      teardownError = await deployment.teardown().then(() => null, err => err)
+      if (teardownError && !runJson.error) runJson.error = { code: teardownError.code ?? null, message: `teardown: ${teardownError.message}` }
+    }
     if (timeline) await writeJsonAtomic(join(dir, 'timeline.json'), timeline)
     if (runJson.load) {
-      const s = await summarize(join(dir, 'samples.jtl')).catch(err => { log(`summary: ${err.message}`); return null })
+      const jtl = join(dir, 'samples.jtl')
+      const s = await summarize(jtl).catch(err => { log(`summary: ${err.message}`); return null })
       runJson.summary = s ? s.total : null
       if (s?.malformed?.count) runJson.summary.malformedRows = s.malformed.count
+      if (losses.length) runJson.degraded = await describeLoss(losses, { jtl, load: runJson.load, before: runJson.placement, after: placementAfter })
     }
     runJson.finishedAt = new Date().toISOString()
     await save()
   }
+  // reached only when the run itself did not throw: its error wins over the teardown's
+  if (teardownError) throw teardownError
   return runJson
 }

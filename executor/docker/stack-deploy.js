@@ -28,6 +28,25 @@ function checkCapacity (nodes, services) {
 }
 
 /**
+ * The tasks of a stack as a deployment lists them: task, service name, node (id and hostname), container, state, slot.
+ * @param {any[]} tasks docker.listTasks()
+ * @param {{ id: string, name: string }[]} services the stack's services
+ * @param {any[]} nodes docker.listNodes()
+ * @returns {{ id: string, service: string, node: string, nodeName: string, containerId: string | null, state: string, slot: number | null }[]}
+ */
+export function taskRows (tasks, services, nodes) {
+  return tasks.map(t => ({
+    id: t.ID,
+    service: services.find(s => s.id === t.ServiceID)?.name ?? t.ServiceID,
+    node: t.NodeID,
+    nodeName: nodes.find(n => n.ID === t.NodeID)?.Description?.Hostname ?? '',
+    containerId: t.Status?.ContainerStatus?.ContainerID ?? null,
+    state: t.Status?.State,
+    slot: t.Slot ?? null
+  }))
+}
+
+/**
  * Deploys a stack rendered by renderStack and resolves when every task runs and every instance answers /healthz on the published port.
  * On failure (a task error, a timeout, an abort) the stack is removed before the error is thrown.
  * @param {import('dockerode')} docker
@@ -103,15 +122,7 @@ export async function deployStack (docker, doc, { log = () => {}, signal, readyT
       url: ready.url,
       port: Number(new URL(ready.url).port),
       services: services.map(({ id, name, replicas }) => ({ id, name, replicas })),
-      tasks: ready.tasks.map(t => ({
-        id: t.ID,
-        service: services.find(s => s.id === t.ServiceID)?.name ?? t.ServiceID,
-        node: t.NodeID,
-        nodeName: nodes.find(n => n.ID === t.NodeID)?.Description?.Hostname ?? '',
-        containerId: t.Status?.ContainerStatus?.ContainerID ?? null,
-        state: t.Status?.State,
-        slot: t.Slot ?? null
-      })),
+      tasks: taskRows(ready.tasks, services, nodes),
       image: doc.services.app.image,
       instances: ready.instances,
       readyMs: Date.now() - started

@@ -4,6 +4,7 @@ import { setTimeout as sleep } from 'node:timers/promises'
 import { NsError } from '../errors.js'
 import { dockerError, dockerMessage } from './engine.js'
 import { NAMESPACE_LABEL, RUN_LABEL, OWNER_LABEL } from './stack-render.js'
+import { nodeRef } from './placement.js'
 
 const gone = (err) => err?.statusCode === 404
 
@@ -23,12 +24,14 @@ export async function stackResources (docker, stack) {
  * Removes every service, config and network of a stack and waits until its tasks, containers and networks are gone.
  * With `force` (the default) the containers this engine runs are removed at once after their services: Swarm would
  * first wait 2 s for gossip to converge and stop them gracefully, which a finished benchmark does not need.
+ * Tasks on a node that is not ready (down, disconnected), or in `lostNodes`, are not waited for: that node never reports
+ * them shut down while it is gone, and its engine stops them when it comes back and finds their service removed.
  * @param {import('dockerode')} docker
  * @param {string} stack
- * @param {{ log?: (line: string) => void, timeoutMs?: number, force?: boolean }} [opts]
+ * @param {{ log?: (line: string) => void, timeoutMs?: number, force?: boolean, lostNodes?: Iterable<string> }} [opts]
  * @returns {Promise<{ services: number, networks: number, configs: number, ms: number }>}
  */
-export async function removeStack (docker, stack, { log = () => {}, timeoutMs = 60_000, force = true } = {}) {
+export async function removeStack (docker, stack, { log = () => {}, timeoutMs = 60_000, force = true, lostNodes = [] } = {}) {
   const started = Date.now()
   const deadline = started + timeoutMs
   let first
@@ -43,11 +46,17 @@ export async function removeStack (docker, stack, { log = () => {}, timeoutMs = 
   const serviceIds = new Set(first.services.map(s => s.ID))
   let left = first
   let tasks = []
+  const skipped = new Set()
   for (;;) {
     try {
       left = await stackResources(docker, stack)
       // A removed service's tasks stay listed until their node reports them shut down (after Swarm's 2 s gossip delay).
       tasks = serviceIds.size ? (await docker.listTasks()).filter(t => serviceIds.has(t.ServiceID)) : []
+      if (tasks.length) {
+        const gone = await nodesGone(docker, lostNodes)
+        for (const t of tasks) if (gone.has(t.NodeID)) skipped.add(`${t.ID.slice(0, 12)} on ${gone.get(t.NodeID)}`)
+        tasks = tasks.filter(t => !gone.has(t.NodeID))
+      }
     } catch (err) {
       throw dockerError(err, `listing stack ${stack}`)
     }
@@ -72,8 +81,26 @@ export async function removeStack (docker, stack, { log = () => {}, timeoutMs = 
     await sleep(100)
   }
   const ms = Date.now() - started
+  if (skipped.size) log(`swarm: not waiting for ${skipped.size} task${skipped.size === 1 ? '' : 's'} on nodes that are gone (${[...skipped].join(', ')}); their engines stop them when they are back`)
   log(`swarm: stack ${stack} removed in ${ms} ms`)
   return { ...counts, ms }
+}
+
+/**
+ * Nodes whose tasks cannot report: not ready in the manager's list, or named in `lost` (lost by the run's watch before
+ * the manager noticed). Id -> a name for the log.
+ * @param {import('dockerode')} docker
+ * @param {Iterable<string>} lost
+ * @returns {Promise<Map<string, string>>}
+ */
+async function nodesGone (docker, lost) {
+  const lostIds = new Set(lost)
+  const out = new Map()
+  for (const n of await docker.listNodes()) {
+    const name = nodeRef(n).label ?? nodeRef(n).hostname
+    if (lostIds.has(n.ID) || n.Status?.State !== 'ready') out.set(n.ID, `${name} (${lostIds.has(n.ID) ? 'lost during the run' : n.Status?.State})`)
+  }
+  return out
 }
 
 /** True when the owner label names a process of this host that still runs (pid reuse aside). */
