@@ -116,7 +116,8 @@ export async function main (argv, { stdout = process.stdout, stderr = process.st
     progress.done()
     if (config.json) stdout.write(JSON.stringify(result, null, 2) + '\n')
     else stdout.write(formatRunSummary(result) + '\n')
-    return result.status === 'done' ? EXIT.OK : EXIT.FAILED
+    // degraded (a node lost mid-run) is a finished run whose run.json says what was lost: exit 0, as the load ran its course
+    return result.status === 'done' || result.status === 'degraded' ? EXIT.OK : EXIT.FAILED
   } catch (err) {
     stderr.write(formatError(err) + '\n')
     return exitCodeOf(err)

@@ -1,4 +1,5 @@
 // The human view of a run.json: a few lines a person reads at the end of a run.
+import { formatLoss } from './degraded.js'
 
 const f1 = n => (n ?? 0).toFixed(1)
 const int = n => Math.round(n ?? 0).toLocaleString('en')
@@ -21,6 +22,7 @@ export function formatRunSummary (run) {
     lines.push(`  server CPU (${run.cpu.source})  ${cores}  · total ${run.cpu.total.toFixed(2)} cores · spread ${f1(run.cpu.spread)}`)
     if (run.cpu.host) lines.push(`  host CPU   ${run.cpu.host.cores.map(x => `core${x.core} ${f1(x.usage)}%`).join('  ')}`)
   }
+  if (run.degraded) lines.push(formatLoss(run.degraded))
   if (run.error) lines.push(`  error ${run.error.code ?? ''}: ${run.error.message}`)
   lines.push(`  results: ${run.dir}`)
   return lines.join('\n')

@@ -71,11 +71,13 @@ export function summarizeCpu (timeline, { from = -Infinity, to = Infinity } = {}
  * Per Swarm node of a merged RC timeline (rc-client mergeTimelines: node i's cores are [firstCore, firstCore + cpus)):
  * the same per-core table for the server's containers on that node, and for that node's host cores.
  * @param {any[]} samples
- * @param {{ node: string, hostname?: string | null, label?: string | null, firstCore: number, cpus: number, source?: string }[]} nodes
+ * @param {{ node: string, hostname?: string | null, label?: string | null, firstCore: number, cpus: number, source?: string, partial?: boolean }[]} nodes
  */
 function nodeTables (samples, nodes) {
   return nodes.map(n => {
-    const slice = (key) => samples.map(s => (s[key] ?? []).slice(n.firstCore, n.firstCore + n.cpus))
+    // a node lost mid-run has null cores where it has no samples: its table is over the samples it has
+    const own = samples.filter(s => s.server?.[n.firstCore] !== null)
+    const slice = (key) => own.map(s => (s[key] ?? []).slice(n.firstCore, n.firstCore + n.cpus))
     const server = table(slice('server'), n.cpus)
     const host = table(slice('host'), n.cpus)
     return {
@@ -85,6 +87,8 @@ function nodeTables (samples, nodes) {
       firstCore: n.firstCore,
       ...server.out,
       total: round2(server.sum / 100),
+      samples: own.length,
+      ...(n.partial ? { partial: true } : {}),
       host: { cores: host.out.cores, highest: host.out.highest, lowest: host.out.lowest, spread: host.out.spread, overall: host.out.overall }
     }
   })

@@ -38,6 +38,58 @@ const run = (out, args) => runCli('executor', ['run', '--backend', 'swarm', '--s
   '--duration', '2', '--warmup', '1', '--concurrency', '4', '--out', out, '--quiet', ...args], { timeoutMs: 180_000 })
 const appNodes = (r) => r.placement.filter(p => p.service.endsWith('_app')).map(p => p.nodeLabel).sort()
 
+const enginePidOf = (name) => Number(readFileSync(`/var/run/nodescale-cluster/${name}.pid`, 'utf8'))
+
+/**
+ * An hs x4 run on both workers (2 tasks each) in which `inject` takes nodescale-w2 away 3 s after the load starts.
+ * Checks what every lost-node run must show and returns run.json.
+ */
+async function faultRun (t, what, inject) {
+  const out = mkdtempSync(join(tmpdir(), 'ns-cluster-fault-'))
+  // long enough that a request in flight at the loss reaches the driver's 10 s timeout before the run ends, and is counted
+  const duration = 16
+  let loadAt = 0
+  let injected = null
+  const r = await runCli('executor', ['run', '--backend', 'swarm', '--strategy', 'hs', '--benchmark', 'baseline', '--cpus-per-instance', '0.25',
+    '--instances', '4', '--nodes', '2', '--duration', String(duration), '--warmup', '1', '--concurrency', '4', '--out', out], {
+    timeoutMs: 240_000,
+    onStderr (text) {
+      if (loadAt || !/^load: /m.test(text)) return
+      loadAt = Date.now()
+      setTimeout(() => { try { inject(); injected = Date.now() } catch (err) { injected = err } }, 3000)
+    }
+  })
+  const endedAt = Date.now()
+  assert.equal(r.code, 0, r.stderr)
+  assert.ok(typeof injected === 'number', `the fault was injected: ${injected}`)
+  const { run: json } = readRun(out)
+  t.diagnostic(`${what}: load ${((endedAt - loadAt) / 1000).toFixed(1)} s to exit; ${JSON.stringify({ nodes: json.degraded?.nodes.map(n => [n.label, n.lostAfterMs, n.why]), during: json.degraded?.duringLoss, before: json.degraded?.beforeLoss, rescheduled: json.degraded?.rescheduled?.length })}`)
+  assert.equal(json.status, 'degraded', JSON.stringify(json.error))
+  assert.match(r.stdout, /degraded: node nodescale-w2 lost/)
+  // bounded: warm-up + duration, the RC stop of the lost node (5 s), the summary and the teardown, which does not wait for it
+  assert.ok(endedAt - loadAt < (1 + duration + 30) * 1000, `ended ${endedAt - loadAt} ms after the load began`)
+  const [lost] = json.degraded.nodes
+  assert.equal(json.degraded.nodes.length, 1)
+  assert.equal(lost.label, 'nodescale-w2')
+  assert.equal(lost.tasksLost, 2)
+  const lostAt = Date.parse(lost.lostAt)
+  assert.ok(lostAt >= injected - 1500 && lostAt <= injected + 20_000, `lost at ${lostAt}, injected at ${injected}`)
+  // the requests in flight to the lost node's replicas fail, and only then: every error of the run is in the loss window
+  assert.ok(json.degraded.errorsDuringLoss >= 1, JSON.stringify(json.degraded.duringLoss))
+  assert.equal(json.degraded.beforeLoss.errors, 0)
+  assert.ok(json.degraded.duringLoss.requests > 0, 'the run went on serving from the other worker')
+  assert.ok(Array.isArray(json.degraded.rescheduled))
+  if (lost.swarmDownAt) {
+    // once the manager has marked the node down (fast for a stopped engine, ~15 s of missed heartbeats for a cut link)
+    assert.ok(json.degraded.placementAfter.filter(p => p.service.endsWith('_app')).every(p => p.nodeLabel === 'nodescale-w1'), 'Swarm moved the tasks to the worker left')
+    assert.ok(json.degraded.rescheduled.length >= 1)
+  }
+  const w2cpu = json.cpu.nodes.find(n => n.label === 'nodescale-w2')
+  if (w2cpu) assert.ok(w2cpu.partial && w2cpu.samples < json.cpu.samples, 'the lost node keeps the CPU samples taken before the loss')
+  await assertStackGone(json)
+  return json
+}
+
 async function assertStackGone (r) {
   const stack = r.placement[0].service.replace(/_(app|lb)$/, '')
   const left = await stackResources(docker, stack)
@@ -117,9 +169,33 @@ test('cluster up 3, runs placed on the workers, shrink, cluster down leaves noth
     assert.match(r.stderr, /--nodes: 3 worker nodes asked, and the swarm has 2 ready workers \(nodescale-w1, nodescale-w2\)/)
   })
 
+  await t.test('a worker stopped mid-run: the run ends in time, marked degraded with the node, the errors counted, nothing left', async () => {
+    try {
+      const json = await faultRun(t, 'engine stopped', () => process.kill(enginePidOf('nodescale-w2'), 'SIGTERM'))
+      assert.match(json.degraded.nodes[0].why, /RC does not answer|marks it down/)
+    } finally {
+      const up = await cluster(['up', '--nodes', '3', '--json'])
+      assert.equal(up.code, 0, up.stderr)
+    }
+  })
+
+  await t.test('a worker cut off mid-run (its veth down): the same; it is back once its link is up again', async () => {
+    let cut = false
+    try {
+      const json = await faultRun(t, 'veth down', () => { execFileSync('ip', ['-n', 'nodescale-lan', 'link', 'set', 'w2', 'down']); cut = true })
+      assert.match(json.degraded.nodes[0].why, /RC does not answer \(ETIMEDOUT\)|marks it down/, 'a cut link times out rather than refuses')
+    } finally {
+      if (cut) execFileSync('ip', ['-n', 'nodescale-lan', 'link', 'set', 'w2', 'up'])
+    }
+    const deadline = Date.now() + 90_000
+    while ((await docker.listNodes()).find(n => n.Description.Hostname === 'nodescale-w2')?.Status.State !== 'ready') {
+      assert.ok(Date.now() < deadline, 'nodescale-w2 is ready again once its link is up')
+      await sleep(1000)
+    }
+  })
+
   await t.test('a worker whose engine stopped is skipped at deploy with a warning; cluster up brings it back', async () => {
-    const pid = Number(readFileSync('/var/run/nodescale-cluster/nodescale-w2.pid', 'utf8'))
-    process.kill(pid, 'SIGTERM')
+    process.kill(enginePidOf('nodescale-w2'), 'SIGTERM')
     const deadline = Date.now() + 60_000
     while ((await docker.listNodes()).find(n => n.Description.Hostname === 'nodescale-w2')?.Status.State !== 'down') {
       assert.ok(Date.now() < deadline, 'the manager marks the stopped worker down')

@@ -5,7 +5,8 @@ import { cacheDir, readCacheJson, writeCacheJson } from '../paths.js'
 import { connectDocker, ensureSwarm, swarmInfo, dockerError } from '../docker/engine.js'
 import { buildImage } from '../docker/image-build.js'
 import { renderStack, writeStackFiles } from '../docker/stack-render.js'
-import { deployStack, removeStack, removeLeftovers, ingressWorks } from '../docker/stack-deploy.js'
+import { deployStack, removeStack, removeLeftovers, ingressWorks, taskRows } from '../docker/stack-deploy.js'
+import { createNodeWatch } from '../docker/node-watch.js'
 import { ensureControlPlane } from '../docker/control-plane.js'
 import { createRcSampler } from '../docker/rc-client.js'
 import { planPlacement, nodeRef } from '../docker/placement.js'
@@ -199,6 +200,8 @@ export function createSwarmBackend ({ connect = connectDocker } = {}) {
       // sorted by node, so that the merged timeline numbers the nodes' cores in label order
       const containers = deployment.tasks.filter(t => t.service === appService).map(t => ({ node: t.node, containerId: t.containerId }))
         .sort((a, b) => nodeName(a.node).localeCompare(nodeName(b.node), 'en', { numeric: true }))
+      /** @type {ReturnType<typeof createNodeWatch> | null} */
+      let watch = null
       let removed = false
       return {
         url: deployment.url,
@@ -207,10 +210,32 @@ export function createSwarmBackend ({ connect = connectDocker } = {}) {
         placement: placementOf(deployment, refs),
         placementRule: plan.rule,
         createSampler: () => namedNodes(createRcSampler({ rcs: plane.rcs, token: plane.token, containers, log }), refs),
+        /** A watch over the nodes that run the stack's tasks (run.js starts it with the load and stops it after). */
+        createWatch () {
+          const ids = [...new Set(deployment.tasks.map(t => t.node))]
+          watch = createNodeWatch({
+            docker: engine,
+            log,
+            nodes: ids.map(id => ({ id, hostname: refs.get(id)?.hostname ?? id, label: refs.get(id)?.label ?? null, rcUrl: plane.rcs.find(r => r.node === id)?.url ?? null }))
+          })
+          return watch
+        },
+        /** Where the stack's tasks run now (after Swarm rescheduled those of a lost node), with each task's state. */
+        async currentPlacement () {
+          let tasks, now
+          try {
+            tasks = await engine.listTasks({ filters: { service: deployment.services.map(s => s.name), 'desired-state': ['running'] } })
+            now = await engine.listNodes()
+          } catch (err) {
+            throw dockerError(err, `listing the tasks of ${deployment.stack}`)
+          }
+          const rows = taskRows(tasks, deployment.services, now)
+          return placementOf({ tasks: rows }, new Map(now.map(n => [n.ID, nodeRef(n)]))).map((p, i) => ({ ...p, state: rows[i].state ?? 'unknown' }))
+        },
         async teardown () {
           if (removed) return
           removed = true
-          await removeStack(engine, deployment.stack, { log })
+          await removeStack(engine, deployment.stack, { log, lostNodes: watch?.tracker.lostNow() ?? [] })
         }
       }
     }

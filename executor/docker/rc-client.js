@@ -55,29 +55,32 @@ async function rcJson (rc, method, path, body) {
 /**
  * Joins the timelines of several nodes' RCs into one: cores are numbered node after node (node 0's cores first), samples
  * are paired by their order (every RC samples each interval from its start), and `nodes` says which cores are whose.
- * One node's timeline is returned as it is, with `nodes` added.
- * @param {{ node: string, timeline: any }[]} parts
+ * A node whose timeline ends early (lost mid-run: its last checkpoint) has null cores in the samples it lacks, and its
+ * `nodes` entry says `partial`. One node's timeline is returned as it is, with `nodes` added.
+ * @param {{ node: string, timeline: any, partial?: boolean }[]} parts
  */
 export function mergeTimelines (parts) {
   const withData = parts.filter(p => p.timeline)
   if (!withData.length) return null
   let offset = 0
-  const nodes = withData.map(({ node, timeline }) => {
-    const entry = { node, firstCore: offset, cpus: timeline.cpus, source: timeline.source, lastError: timeline.lastError ?? null }
+  const nodes = withData.map(({ node, timeline, partial }) => {
+    const entry = { node, firstCore: offset, cpus: timeline.cpus, source: timeline.source, lastError: timeline.lastError ?? null, ...(partial ? { partial: true } : {}) }
     offset += timeline.cpus
     return entry
   })
   if (withData.length === 1) return { ...withData[0].timeline, nodes }
-  const count = Math.min(...withData.map(p => p.timeline.samples.length))
+  const count = Math.max(...withData.map(p => p.timeline.samples.length))
+  const none = (cpus) => new Array(cpus).fill(null)
   const samples = []
   for (let i = 0; i < count; i++) {
     const row = withData.map(p => p.timeline.samples[i])
+    const present = row.filter(Boolean)
     samples.push({
-      t: Math.max(...row.map(s => s.t)),
-      server: row.flatMap(s => s.server),
-      serverTotal: row.reduce((a, s) => a + (s.serverTotal ?? 0), 0),
-      host: row.flatMap(s => s.host),
-      containers: Object.assign({}, ...row.map(s => s.containers ?? {}))
+      t: Math.max(...present.map(s => s.t)),
+      server: row.flatMap((s, k) => s ? s.server : none(withData[k].timeline.cpus)),
+      serverTotal: present.reduce((a, s) => a + (s.serverTotal ?? 0), 0),
+      host: row.flatMap((s, k) => s ? s.host : none(withData[k].timeline.cpus)),
+      containers: Object.assign({}, ...present.map(s => s.containers ?? {}))
     })
   }
   return {
@@ -92,9 +95,9 @@ export function mergeTimelines (parts) {
 
 /**
  * A sampler with the interface of rc/sampler.js (start, stop → timeline) over the RCs of the nodes that run the containers.
- * @param {{ rcs: { node: string, url: string }[], token: string, containers: { node: string, containerId: string | null }[], log?: (line: string) => void }} opts
+ * @param {{ rcs: { node: string, url: string }[], token: string, containers: { node: string, containerId: string | null }[], log?: (line: string) => void, checkpointMs?: number }} opts
  */
-export function createRcSampler ({ rcs, token, containers, log = () => {} }) {
+export function createRcSampler ({ rcs, token, containers, log = () => {}, checkpointMs = 3000 }) {
   const byNode = new Map()
   for (const c of containers) {
     if (!c.containerId) continue
@@ -103,24 +106,35 @@ export function createRcSampler ({ rcs, token, containers, log = () => {} }) {
     if (!byNode.has(c.node)) byNode.set(c.node, { rc: { url: rc.url, token }, ids: [] })
     byNode.get(c.node).ids.push(c.containerId)
   }
-  /** @type {{ node: string, rc: { url: string, token: string }, session: string }[]} */
+  /** @type {{ node: string, rc: { url: string, token: string }, session: string, last: any }[]} */
   let sessions = []
+  let timer = null
+  // Each node's timeline so far, fetched now and then: a node lost mid-run takes its RC's samples with it, and this copy
+  // is what run.json keeps of that node.
+  const checkpoint = () => Promise.all(sessions.map(async s => {
+    try { s.last = await rcJson(s.rc, 'GET', `/timeline?session=${s.session}`) } catch {}
+  }))
   return {
     async start () {
       for (const [node, { rc, ids }] of byNode) {
         const { session } = await rcJson(rc, 'POST', '/start', { containers: ids })
-        sessions.push({ node, rc, session })
+        sessions.push({ node, rc, session, last: null })
+      }
+      if (checkpointMs > 0) {
+        timer = setInterval(() => { checkpoint() }, checkpointMs)
+        timer.unref()
       }
     },
     async stop () {
+      clearInterval(timer)
       const open = sessions
       sessions = []
-      const parts = await Promise.all(open.map(async ({ node, rc, session }) => {
+      const parts = await Promise.all(open.map(async ({ node, rc, session, last }) => {
         try {
           return { node, timeline: await rcJson(rc, 'POST', '/stop', { session }) }
         } catch (err) {
-          log(`rc: ${err.message}`)
-          return { node, timeline: null }
+          log(`rc: ${err.message}${last ? `; keeping its timeline up to ${last.samples?.length ?? 0} samples` : ''}`)
+          return { node, timeline: last, partial: Boolean(last) }
         }
       }))
       return mergeTimelines(parts)

@@ -1,0 +1,131 @@
+// Watches the swarm nodes a run's tasks are on while the load runs: a node whose RC stops answering, or that the manager
+// marks down, is lost; the run is then degraded. Each loss is an episode with when it was last seen, lost, marked down, back.
+import { setTimeout as sleep } from 'node:timers/promises'
+import { probe } from './http-probe.js'
+
+/**
+ * @typedef {{ id: string, hostname: string, label: string | null, rcUrl: string | null }} WatchedNode
+ * @typedef {{ nodeId: string, node: string, label: string | null, lastSeenAt: number | null, lostAt: number,
+ *   swarmDownAt: number | null, recoveredAt: number | null, why: string }} LossEpisode
+ */
+
+/** Resolves with fn()'s value, or rejects after ms: a dead node must not stall a watch tick. */
+function within (ms, promise) {
+  let timer
+  return Promise.race([promise, new Promise((resolve, reject) => { timer = setTimeout(() => reject(new Error(`no answer within ${ms} ms`)), ms) })])
+    .finally(() => clearTimeout(timer))
+}
+
+/**
+ * The watch state of nodes, fed one observation per node per tick; pure, so the rules are testable without a swarm.
+ * A node is lost after `confirm` failed observations in a row, or at once when the manager says it is not ready; it is
+ * back when the manager says ready and its RC answers again.
+ * @param {WatchedNode[]} nodes
+ * @param {{ confirm?: number, log?: (line: string) => void }} [opts]
+ */
+export function createLossTracker (nodes, { confirm = 2, log = () => {} } = {}) {
+  const state = new Map(nodes.map(n => [n.id, { node: n, lastOk: /** @type {number|null} */ (null), firstFail: /** @type {number|null} */ (null), fails: 0, open: /** @type {LossEpisode|null} */ (null) }]))
+  /** @type {LossEpisode[]} */
+  const episodes = []
+  const name = (n) => n.label ?? n.hostname ?? n.id
+  return {
+    /**
+     * @param {string} id
+     * @param {{ at: number, swarmState: string | null, rcOk: boolean, rcError?: string }} seen swarmState null: the manager did not answer
+     */
+    observe (id, { at, swarmState, rcOk, rcError }) {
+      const s = state.get(id)
+      if (!s) return
+      const down = swarmState !== null && swarmState !== 'ready'
+      if (!down && rcOk) {
+        if (s.open) {
+          s.open.recoveredAt = at
+          log(`swarm: node ${name(s.node)} is back (ready, its RC answers) after ${((at - s.open.lostAt) / 1000).toFixed(1)} s`)
+          s.open = null
+        }
+        s.lastOk = at
+        s.fails = 0
+        s.firstFail = null
+        return
+      }
+      s.fails++
+      s.firstFail ??= at
+      if (s.open) {
+        if (down && s.open.swarmDownAt === null) {
+          s.open.swarmDownAt = at
+          log(`swarm: the manager marks node ${name(s.node)} ${swarmState}; Swarm reschedules its tasks`)
+        }
+        return
+      }
+      if (!down && s.fails < confirm) return
+      const why = down ? `the manager marks it ${swarmState}` : `its RC does not answer (${rcError ?? 'no answer'})`
+      s.open = { nodeId: id, node: s.node.hostname, label: s.node.label, lastSeenAt: s.lastOk, lostAt: s.firstFail, swarmDownAt: down ? at : null, recoveredAt: null, why }
+      episodes.push(s.open)
+      log(`swarm: warning: node ${name(s.node)} lost (${why}); the run goes on and will be marked degraded`)
+    },
+    /** Ids of nodes lost now (not back). */
+    lostNow: () => [...state.values()].filter(s => s.open).map(s => s.node.id),
+    episodes: () => episodes.map(e => ({ ...e }))
+  }
+}
+
+/**
+ * Polls the manager's node list and each watched node's RC /healthz every intervalMs until stopped.
+ * @param {{ docker: import('dockerode'), nodes: WatchedNode[], intervalMs?: number, probeTimeoutMs?: number, confirm?: number,
+ *   log?: (line: string) => void, now?: () => number }} opts
+ */
+export function createNodeWatch ({ docker, nodes, intervalMs = 1000, probeTimeoutMs = 1000, confirm = 2, log = () => {}, now = Date.now }) {
+  const tracker = createLossTracker(nodes, { confirm, log })
+  /** @type {AbortController | null} */
+  let stopper = null
+  /** @type {Promise<void> | null} */
+  let loop = null
+
+  async function tick () {
+    const at = now()
+    /** @type {Map<string, string> | null} */
+    let states = null
+    try {
+      const list = await within(probeTimeoutMs * 2, docker.listNodes())
+      states = new Map(list.map(n => [n.ID, n.Status?.State ?? 'unknown']))
+    } catch {}
+    await Promise.all(nodes.map(async n => {
+      let rcOk = true
+      let rcError
+      if (n.rcUrl) {
+        try {
+          const r = await probe(`${n.rcUrl}/healthz`, { timeoutMs: probeTimeoutMs })
+          rcOk = r.status === 200
+          if (!rcOk) rcError = `HTTP ${r.status}`
+        } catch (err) {
+          rcOk = false
+          rcError = err.code ?? err.message
+        }
+      }
+      tracker.observe(n.id, { at, swarmState: states ? (states.get(n.id) ?? 'unknown') : null, rcOk, rcError })
+    }))
+  }
+
+  return {
+    tracker,
+    /** Starts watching (the first tick runs at once). */
+    start () {
+      if (stopper || !nodes.length) return
+      const { signal } = stopper = new AbortController()
+      loop = (async () => {
+        while (!signal.aborted) {
+          const started = now()
+          await tick()
+          const wait = intervalMs - (now() - started)
+          if (wait > 0) await sleep(wait, undefined, { signal }).catch(() => {})
+        }
+      })()
+    },
+    /** Stops after the current tick; resolves with every loss episode seen. */
+    async stop () {
+      stopper?.abort()
+      await loop
+      return tracker.episodes()
+    }
+  }
+}

@@ -1,0 +1,138 @@
+// A node lost while the load runs: the watch's rules, the watch over real HTTP RCs, the loss window and what run.json says
+// of it (errors counted from a real JTL), and a merged CPU timeline whose lost node ends early. No swarm needed here:
+// test/cluster-run.test.js stops and cuts off real worker engines.
+import { test } from 'node:test'
+import assert from 'node:assert/strict'
+import { createServer } from 'node:http'
+import { mkdtempSync, writeFileSync } from 'node:fs'
+import { tmpdir } from 'node:os'
+import { join } from 'node:path'
+import { setTimeout as sleep } from 'node:timers/promises'
+import { createLossTracker, createNodeWatch } from '../executor/docker/node-watch.js'
+import { lossWindow, describeLoss, formatLoss } from '../executor/degraded.js'
+import { mergeTimelines } from '../executor/docker/rc-client.js'
+import { summarizeCpu } from '../rc/cpu-summary.js'
+
+const w1 = { id: 'w1id', hostname: 'nodescale-w1', label: 'nodescale-w1', rcUrl: null }
+const w2 = { id: 'w2id', hostname: 'nodescale-w2', label: 'nodescale-w2', rcUrl: null }
+const ok = (at) => ({ at, swarmState: 'ready', rcOk: true })
+const noRc = (at) => ({ at, swarmState: 'ready', rcOk: false, rcError: 'ECONNREFUSED' })
+
+test('a node is lost after two failed RC probes in a row, from the first of them; one blip is not a loss', () => {
+  const lines = []
+  const t = createLossTracker([w1, w2], { log: l => lines.push(l) })
+  t.observe('w2id', ok(1000))
+  t.observe('w2id', noRc(2000))
+  t.observe('w2id', ok(3000))
+  assert.deepEqual(t.episodes(), [], 'one failed probe between good ones')
+  t.observe('w2id', noRc(4000))
+  t.observe('w2id', noRc(5000))
+  const [e] = t.episodes()
+  assert.deepEqual({ ...e }, { nodeId: 'w2id', node: 'nodescale-w2', label: 'nodescale-w2', lastSeenAt: 3000, lostAt: 4000, swarmDownAt: null, recoveredAt: null, why: 'its RC does not answer (ECONNREFUSED)' })
+  assert.deepEqual(t.lostNow(), ['w2id'])
+  t.observe('w2id', { at: 9000, swarmState: 'down', rcOk: false })
+  t.observe('w2id', { at: 10000, swarmState: 'down', rcOk: false })
+  assert.equal(t.episodes()[0].swarmDownAt, 9000, 'the first time the manager says down')
+  t.observe('w2id', ok(12000))
+  assert.equal(t.episodes()[0].recoveredAt, 12000)
+  assert.deepEqual(t.lostNow(), [])
+  assert.match(lines.join('\n'), /node nodescale-w2 lost \(its RC does not answer \(ECONNREFUSED\)\)[\s\S]*marks node nodescale-w2 down[\s\S]*is back .* after 8\.0 s/)
+})
+
+test('the manager saying down is a loss at once; a manager that does not answer is no verdict', () => {
+  const t = createLossTracker([w1, w2])
+  t.observe('w1id', { at: 1000, swarmState: null, rcOk: true })
+  t.observe('w1id', { at: 2000, swarmState: null, rcOk: true })
+  assert.deepEqual(t.episodes(), [])
+  t.observe('w2id', { at: 1000, swarmState: 'down', rcOk: true })
+  assert.equal(t.episodes().length, 1)
+  assert.equal(t.episodes()[0].why, 'the manager marks it down')
+  assert.equal(t.episodes()[0].swarmDownAt, 1000)
+  assert.equal(t.episodes()[0].lastSeenAt, null, 'never seen well during the watch')
+})
+
+test('the watch over real RC servers: a closed RC is lost within a few ticks, back when it answers again', async () => {
+  const rc = () => createServer((req, res) => { res.writeHead(req.url === '/healthz' ? 200 : 404).end('{}') })
+  const a = rc().listen(0, '127.0.0.1')
+  let b = rc().listen(0, '127.0.0.1')
+  await Promise.all([a, b].map(s => new Promise(resolve => s.on('listening', resolve))))
+  const portB = /** @type {any} */ (b.address()).port
+  const nodes = [{ ...w1, rcUrl: `http://127.0.0.1:${/** @type {any} */ (a.address()).port}` }, { ...w2, rcUrl: `http://127.0.0.1:${portB}` }]
+  let listCalls = 0
+  // the manager's node list is the one part not run for real here: it says both nodes are ready throughout
+  const docker = /** @type {any} */ ({ listNodes: async () => { listCalls++; return [{ ID: 'w1id', Status: { State: 'ready' } }, { ID: 'w2id', Status: { State: 'ready' } }] } })
+  const watch = createNodeWatch({ docker, nodes, intervalMs: 100, probeTimeoutMs: 300 })
+  watch.start()
+  await sleep(350)
+  const closedAt = Date.now()
+  b.closeAllConnections()
+  await new Promise(resolve => b.close(resolve))
+  const deadline = Date.now() + 3000
+  while (!watch.tracker.lostNow().length && Date.now() < deadline) await sleep(20)
+  assert.deepEqual(watch.tracker.lostNow(), ['w2id'], 'the closed RC is lost')
+  b = rc().listen(portB, '127.0.0.1')
+  while (watch.tracker.lostNow().length && Date.now() < deadline + 3000) await sleep(20)
+  const episodes = await watch.stop()
+  a.close()
+  b.close()
+  assert.equal(episodes.length, 1)
+  const [e] = episodes
+  assert.equal(e.nodeId, 'w2id')
+  assert.ok(e.lastSeenAt <= closedAt + 100 && e.lostAt >= closedAt - 100, `lost between ${e.lastSeenAt} and ${e.lostAt}, closed at ${closedAt}`)
+  assert.ok(e.recoveredAt > e.lostAt)
+  assert.ok(listCalls >= 3, 'the manager was asked every tick')
+})
+
+/** A JMeter CSV JTL: one row per [timeStamp, success, elapsed]. */
+function writeJtl (rows) {
+  const dir = mkdtempSync(join(tmpdir(), 'ns-loss-'))
+  const file = join(dir, 'samples.jtl')
+  const head = 'timeStamp,elapsed,label,responseCode,responseMessage,threadName,dataType,success,failureMessage,bytes,sentBytes,grpThreads,allThreads,URL,Latency,IdleTime,Connect'
+  writeFileSync(file, [head, ...rows.map(([ts, good, ms]) => `${ts},${ms},baseline,${good ? '200,OK' : '502,Bad Gateway'},t 1-1,text,${good},,152,74,4,4,http://127.0.0.1/,2,0,0`)].join('\n') + '\n')
+  return file
+}
+
+test('run.json degraded: the window from the last good sight to the end (or the return), errors and throughput in and before it, the rescheduled tasks', async () => {
+  const steadyStart = 1_000_000
+  const steadyEnd = steadyStart + 10_000
+  // 10 requests/s for 10 s, 2 ms each; the four just after the loss fail, and one started before the last good sight
+  // fails when its 10 s timeout ends: it counts in the loss window, by its end
+  const rows = Array.from({ length: 100 }, (_, i) => [steadyStart + i * 100, !(i >= 41 && i <= 44), 2])
+  rows[35] = [steadyStart + 3500, false, 5000]
+  const jtl = writeJtl(rows)
+  const episode = { nodeId: 'w2id', node: 'nodescale-w2', label: 'nodescale-w2', lastSeenAt: steadyStart + 4000, lostAt: steadyStart + 5000, swarmDownAt: null, recoveredAt: null, why: 'its RC does not answer (ETIMEDOUT)' }
+  assert.deepEqual(lossWindow([episode], { steadyStart, steadyEnd }), { from: steadyStart + 4000, to: steadyEnd })
+  assert.deepEqual(lossWindow([{ ...episode, lastSeenAt: steadyStart - 500, recoveredAt: steadyStart + 7000 }], { steadyStart, steadyEnd }), { from: steadyStart, to: steadyStart + 7000 }, 'clamped to the steady window')
+
+  const place = (task, nodeId, nodeLabel, service = 'ns-x_app') => ({ instance: `${service}.1`, service, task, node: nodeLabel, nodeId, nodeLabel, nodeAddr: null, container: null })
+  const before = [place('t1', 'w1id', 'nodescale-w1'), place('t2', 'w2id', 'nodescale-w2'), place('t3', 'w2id', 'nodescale-w2'), place('lb', 'm', 'm0', 'ns-x_lb')]
+  const after = [{ ...place('t1', 'w1id', 'nodescale-w1'), state: 'running' }, { ...place('t4', 'w1id', 'nodescale-w1'), state: 'running' }, { ...place('t5', 'w1id', 'nodescale-w1'), state: 'ready' }, { ...place('lb', 'm', 'm0', 'ns-x_lb'), state: 'running' }]
+  const d = await describeLoss([episode], { jtl, load: { steadyStart, steadyEnd }, before, after })
+  assert.equal(d.nodes[0].tasksLost, 2)
+  assert.equal(d.nodes[0].lostAfterMs, 5000)
+  assert.equal(d.nodes[0].lostAt, new Date(steadyStart + 5000).toISOString())
+  // ended in [+4000, +10000): rows 40-99 and row 35 (started before the window, failed in it)
+  assert.deepEqual(d.duringLoss, { requests: 61, errors: 5, throughput: 61 / 6000 * 1000 })
+  assert.equal(d.errorsDuringLoss, 5)
+  assert.deepEqual(d.beforeLoss, { requests: 39, errors: 0, throughput: 39 / 4000 * 1000 })
+  assert.deepEqual(d.rescheduled.map(r => r.task), ['t4', 't5'])
+  assert.equal(d.notRunning, 1)
+  assert.equal(d.window.ms, 6000)
+  const text = formatLoss(d)
+  assert.match(text, /node nodescale-w2 lost 5\.0 s into the steady window \(its RC does not answer \(ETIMEDOUT\)\), not back by the end; 2 tasks were on it/)
+  assert.match(text, /during the loss \(6\.0 s\): 5 errors of 61 requests/)
+  assert.match(text, /Swarm rescheduled 2 tasks to nodescale-w1; 1 not running at the end/)
+})
+
+test('a merged timeline keeps the samples of every node; a node that ended early has null cores and its own table', () => {
+  const sample = (t, server, host) => ({ t, server, serverTotal: server.reduce((a, b) => a + b, 0) / 100, host, containers: {} })
+  const full = { intervalMs: 1000, cpus: 2, source: 'cgroup-v1', samples: [1, 2, 3, 4].map(i => sample(i * 1000, [50, 10], [60, 20])) }
+  const short = { intervalMs: 1000, cpus: 2, source: 'cgroup-v1', samples: [1, 2].map(i => sample(i * 1000, [20, 20], [30, 30])) }
+  const merged = mergeTimelines([{ node: 'a', timeline: full }, { node: 'b', timeline: short, partial: true }])
+  assert.equal(merged.samples.length, 4, 'not cut to the shortest node')
+  assert.deepEqual(merged.samples[3].server, [50, 10, null, null])
+  assert.deepEqual(merged.nodes.map(n => [n.node, n.firstCore, n.partial ?? false]), [['a', 0, false], ['b', 2, true]])
+  const cpu = summarizeCpu(merged)
+  assert.deepEqual(cpu.nodes.map(n => [n.node, n.samples, n.partial ?? false, n.cores.map(c => c.usage)]), [['a', 4, false, [50, 10]], ['b', 2, true, [20, 20]]])
+  assert.equal(cpu.total, 0.6 + 0.2, 'the cluster total counts the lost node as idle where it has no samples: 0.6 + 0.4 x 2/4')
+})
