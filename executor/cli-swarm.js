@@ -7,6 +7,7 @@ import { connectDocker, ensureSwarm } from './docker/engine.js'
 import { buildImage, IMAGE_BASES, IMAGE_KINDS } from './docker/image-build.js'
 import { ensureControlPlane, stopControlPlane } from './docker/control-plane.js'
 import { removeLeftovers } from './docker/stack-deploy.js'
+import { removeRegistry } from './docker/image-registry.js'
 import { imagesOnNodes } from './backends/swarm.js'
 
 export const IMAGE_HELP = `Usage: executor image build [--base auto|registry|host] [--kind K] [--app PATH]... [--json]
@@ -16,10 +17,10 @@ through the Docker Engine API. \`executor run\` builds them itself; this is for 
 
 Options:
       --base B     auto | registry | host (default auto)
-                   registry: FROM node:<host major>-slim (and haproxy:<version>), for machines that can pull
-                   host:     an offline base from this machine's own node (and haproxy) binary and its libraries
+                   registry: FROM node:<host major>-slim (haproxy:<version>, registry:2), for machines that can pull
+                   host:     an offline base from this machine's own node (haproxy, docker-registry) binary and its libraries
                    auto:     registry when the base image is here or can be pulled, else host; says which
-      --kind K     register | haproxy | rc | all (default all)
+      --kind K     register | haproxy | rc | registry | all (default all)
       --app PATH   a custom app to put in the register image (repeatable)
       --json       print the built images as JSON on stdout
   -h, --help       this help
@@ -36,7 +37,8 @@ with the same image is reused.`
 
 export const DOWN_HELP = `Usage: executor down [--all] [--json]
 
-Removes the control plane and every stack an earlier run left behind (a run whose executor is gone).
+Removes the control plane (the RC, and the image registry when a run started it; the images pushed to it stay
+in its volume) and every stack an earlier run left behind (a run whose executor is gone).
   --all    also stacks whose executor still runs (stops them)`
 
 /** Writes a result as JSON or as lines. */
@@ -93,10 +95,11 @@ export async function upCommand (argv, { stdout, stderr }) {
   await ensureSwarm(docker, { log })
   const rc = await buildImage(docker, { kind: 'rc', log })
   // the RC runs on every node: this machine's local-cluster workers get its image from the manager first
-  await imagesOnNodes(docker, {}, [rc.tag], await docker.listNodes(), log)
-  const plane = await ensureControlPlane(docker, { image: rc.tag, log })
-  const data = { stack: plane.stack, service: plane.service, image: rc.tag, reused: plane.reused, rcs: plane.rcs }
-  print(stdout, values.json, data, [`control plane ${plane.stack} ${plane.reused ? 'already up' : 'up'}: RC ${rc.tag}`, ...plane.rcs.map(r => `  node ${r.node.slice(0, 12)}  ${r.url}`)])
+  const { refs } = await imagesOnNodes(docker, {}, [rc.tag], await docker.listNodes(), log)
+  const image = refs[rc.tag] ?? rc.tag
+  const plane = await ensureControlPlane(docker, { image, log })
+  const data = { stack: plane.stack, service: plane.service, image, reused: plane.reused, rcs: plane.rcs }
+  print(stdout, values.json, data, [`control plane ${plane.stack} ${plane.reused ? 'already up' : 'up'}: RC ${image}`, ...plane.rcs.map(r => `  node ${r.node.slice(0, 12)}  ${r.url}`)])
   return EXIT.OK
 }
 
@@ -109,6 +112,7 @@ export async function downCommand (argv, { stdout, stderr }) {
   const docker = await connectDocker()
   const stacks = await removeLeftovers(docker, { all: Boolean(values.all), log })
   await stopControlPlane(docker, { log })
-  print(stdout, values.json, { removed: stacks, controlPlane: 'removed' }, [`removed the control plane${stacks.length ? ` and ${stacks.length} leftover stack(s): ${stacks.join(', ')}` : ''}`])
+  await removeRegistry(docker, { log })
+  print(stdout, values.json, { removed: stacks, controlPlane: 'removed' }, [`removed the control plane (and its image registry; pushed images stay in its volume)${stacks.length ? ` and ${stacks.length} leftover stack(s): ${stacks.join(', ')}` : ''}`])
   return EXIT.OK
 }

@@ -38,8 +38,11 @@ Options:
                               keeps the RC and the load balancer when workers exist)
       --placement P           Swarm, hs: spread | pack (default ${DEFAULTS.placement}); pack fills a node up to its CPUs first
       --constraint EXPR       Swarm placement constraint, repeatable (e.g. node.labels.io.nodescale.node==nodescale-w1)
-      --registry HOST:PORT    Swarm: push the images there and deploy by that reference (else they are loaded into
-                              the local cluster's nodes)
+      --registry R            Swarm: how the images reach the worker nodes (default: loaded into the local cluster's
+                              workers through the API; the builtin registry for any other worker)
+                              HOST:PORT  push to your registry, deploy by that reference (every engine must trust it)
+                              builtin    the control plane's registry on the manager (MANAGER:5000, plain HTTP)
+                              none       the nodes have the images already
   -o, --out DIR               results folder (default ./${DEFAULTS.out})
       --json                  print run.json on stdout and nothing else there
   -q, --quiet                 no progress or log lines on stderr

@@ -93,11 +93,12 @@ function constraints (list = []) {
   return Object.freeze(list.map(c => c.trim()))
 }
 
-/** An image registry as HOST:PORT (a port is required: a local registry has no default). */
+/** How the images reach the nodes: a registry as HOST:PORT (a port is required: a local registry has no default), the
+ * control plane's own (builtin), or none (every node has them already). */
 function registry (raw) {
-  if (raw === undefined) return undefined
+  if (raw === undefined || raw === 'builtin' || raw === 'none') return raw
   if (!/^[a-z0-9]([a-z0-9.-]*[a-z0-9])?(:\d{1,5})$/i.test(raw) || Number(raw.split(':')[1]) > 65535) {
-    throw badFlag('--registry', `"${raw}" is not HOST:PORT (e.g. --registry 10.0.0.5:5000)`)
+    throw badFlag('--registry', `"${raw}" is not allowed; HOST:PORT (e.g. --registry 10.0.0.5:5000), builtin (the control plane's registry on the manager) or none`)
   }
   return raw
 }

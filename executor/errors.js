@@ -15,6 +15,7 @@ export const CODES = Object.freeze({
   NS_ERR_MISSING_JAVA: { exit: EXIT.MISSING_PART, what: 'java is needed for the JMeter driver' },
   NS_ERR_MISSING_JMETER: { exit: EXIT.MISSING_PART, what: 'JMeter is not installed and could not be installed' },
   NS_ERR_MISSING_HAPROXY: { exit: EXIT.MISSING_PART, what: 'haproxy is needed for the hs strategy' },
+  NS_ERR_MISSING_REGISTRY: { exit: EXIT.MISSING_PART, what: 'docker-registry is needed for the control plane\'s image registry (offline)' },
   NS_ERR_MISSING_DOCKER: { exit: EXIT.MISSING_PART, what: 'no Docker daemon answers' },
   NS_ERR_MISSING_HOST: { exit: EXIT.MISSING_PART, what: 'the local cluster needs root and host tools (ip, nsenter, unshare, dockerd)' },
   NS_ERR_DEPLOY: { exit: EXIT.FAILED, what: 'the server under test did not start or did not answer' },

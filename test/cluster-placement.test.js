@@ -73,6 +73,7 @@ test('run flags: --placement, --nodes, --constraint and --registry are checked b
   assert.equal(config.placement, 'pack')
   assert.deepEqual([...config.constraints], ['node.hostname!=vm', 'node.labels.a == b'])
   assert.equal(config.registry, 'reg.lan:5000')
+  for (const r of ['builtin', 'none']) assert.equal(/** @type {any} */ (parseArguments([...base, '--registry', r])).config.registry, r)
   for (const [args, flag] of /** @type {Array<[string[], string]>} */ ([[['--placement', 'wide'], '--placement'], [['--nodes', '0'], '--nodes'], [['--nodes', '1.5'], '--nodes'],
     [['--constraint', 'role=worker'], '--constraint'], [['--registry', 'reg.lan'], '--registry'], [['--nodes', '2', '--backend', 'local'], '--nodes']])) {
     assert.throws(() => parseArguments([...base, ...args]), (err) => err instanceof NsError && exitCodeOf(err) === 2 && err.message.startsWith(`${flag}:`), args.join(' '))

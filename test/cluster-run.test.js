@@ -10,6 +10,7 @@ import { setTimeout as sleep } from 'node:timers/promises'
 import Docker from 'dockerode'
 import { stackResources } from '../executor/docker/stack-deploy.js'
 import { checkHost } from '../executor/cluster/host.js'
+import { probe } from '../executor/docker/http-probe.js'
 import { swarmEngine } from './swarm-helper.js'
 import { runCli, readRun, assertCompleteRun } from './helpers/cli.js'
 
@@ -37,6 +38,16 @@ const linkExists = (name) => { try { execFileSync('ip', ['link', 'show', name], 
 const run = (out, args) => runCli('executor', ['run', '--backend', 'swarm', '--strategy', 'hs', '--benchmark', 'baseline', '--cpus-per-instance', '0.25',
   '--duration', '2', '--warmup', '1', '--concurrency', '4', '--out', out, '--quiet', ...args], { timeoutMs: 180_000 })
 const appNodes = (r) => r.placement.filter(p => p.service.endsWith('_app')).map(p => p.nodeLabel).sort()
+
+const workerEngine = (i) => new Docker({ socketPath: `/var/run/nodescale-cluster/nodescale-w${i}.sock` })
+
+/** Removes from worker i's engine every image with a tag matching re (under any registry prefix). */
+async function dropImages (i, re) {
+  const engine = workerEngine(i)
+  for (const img of await engine.listImages()) {
+    if ((img.RepoTags ?? []).some(t => re.test(t))) await engine.getImage(img.Id).remove({ force: true })
+  }
+}
 
 const enginePidOf = (name) => Number(readFileSync(`/var/run/nodescale-cluster/${name}.pid`, 'utf8'))
 
@@ -139,6 +150,7 @@ test('cluster up 3, runs placed on the workers, shrink, cluster down leaves noth
     const { run: json } = readRun(out)
     assert.equal(json.status, 'done', JSON.stringify(json.error))
     assert.equal(json.environment.swarmNodes, 3)
+    assert.equal(json.environment.imagesVia, 'load', 'a local cluster without --registry: images loaded through the API')
     assert.deepEqual(appNodes(json), ['nodescale-w1', 'nodescale-w1', 'nodescale-w2', 'nodescale-w2'])
     assert.deepEqual(json.placement.filter(p => p.service.endsWith('_lb')).map(p => p.nodeLabel), ['m0'])
     assert.deepEqual(json.cpu.nodes.map(n => n.label), ['nodescale-w1', 'nodescale-w2'])
@@ -161,6 +173,48 @@ test('cluster up 3, runs placed on the workers, shrink, cluster down leaves noth
     const r2 = await run(only, ['--instances', '2', '--constraint', 'node.labels.io.nodescale.node==nodescale-w2'])
     assert.equal(r2.code, 0, r2.stderr)
     assert.deepEqual(appNodes(assertCompleteRun(only, { strategy: 'hs', instances: 2 }).run), ['nodescale-w2', 'nodescale-w2'])
+  })
+
+  await t.test('--registry builtin: workers without the images pull them from the control plane\'s registry on the manager; executor down removes it', async () => {
+    for (const w of [1, 2]) await dropImages(w, /nodescale\/register:/)
+    const out = mkdtempSync(join(tmpdir(), 'ns-cluster-'))
+    const r = await run(out, ['--instances', '2', '--nodes', '2', '--registry', 'builtin'])
+    assert.equal(r.code, 0, r.stderr)
+    const { run: json } = readRun(out)
+    assert.equal(json.status, 'done', JSON.stringify(json.error))
+    assert.match(json.environment.imagesVia, /^builtin 10\.99\.0\.1:5000$/)
+    assert.deepEqual(json.environment.imagesCopied, [], 'nothing loaded through the API')
+    assert.match(json.environment.imageRef, /^10\.99\.0\.1:5000\/nodescale\/register:[0-9a-f]{12}$/, 'deployed by the registry reference')
+    assert.deepEqual(appNodes(json), ['nodescale-w1', 'nodescale-w2'])
+    for (const w of [1, 2]) {
+      const tags = (await workerEngine(w).listImages()).flatMap(i => i.RepoTags ?? [])
+      assert.ok(tags.includes(json.environment.imageRef), `nodescale-w${w} pulled ${json.environment.imageRef}: ${tags.join(', ')}`)
+    }
+    const catalog = JSON.parse((await probe('http://127.0.0.1:5000/v2/_catalog')).body)
+    assert.ok(catalog.repositories.includes('nodescale/register'), JSON.stringify(catalog))
+    const down = await runCli('executor', ['down'], { timeoutMs: 120_000 })
+    assert.equal(down.code, 0, down.stderr)
+    assert.deepEqual((await docker.listServices()).map(x => x.Spec.Name).filter(n => n.startsWith('nodescale')), [], 'control plane and registry removed')
+  })
+
+  await t.test('a worker that lacks the image (--registry none) fails the deploy at once, naming the node and the fix', async () => {
+    // nodescale-w2 has the image under its local name (as after a docker load), nodescale-w1 has none
+    for (const img of await workerEngine(2).listImages()) {
+      const pulled = (img.RepoTags ?? []).find(x => /^10\.99\.0\.1:5000\/nodescale\/register:/.test(x))
+      if (pulled) await workerEngine(2).getImage(pulled).tag({ repo: 'nodescale/register', tag: pulled.split(':').pop() })
+    }
+    await dropImages(1, /nodescale\/register:/)
+    const out = mkdtempSync(join(tmpdir(), 'ns-cluster-'))
+    const started = Date.now()
+    const r = await run(out, ['--instances', '2', '--nodes', '2', '--registry', 'none'])
+    assert.equal(r.code, 1, r.stderr)
+    assert.ok(Date.now() - started < 60_000, `failed after ${Date.now() - started} ms`)
+    assert.match(r.stderr, /on node nodescale-w1: rejected \(No such image: nodescale\/register:/)
+    assert.match(r.stderr, /fix: a node lacks the image: run with --registry builtin/)
+    const { run: json } = readRun(out)
+    assert.equal(json.status, 'failed')
+    const left = (await docker.listServices()).filter(x => x.Spec.Name.startsWith('ns-'))
+    assert.deepEqual(left.map(x => x.Spec.Name), [], 'the failed stack was removed')
   })
 
   await t.test('--nodes beyond the ready workers exits 2 naming the flag, before anything is deployed', async () => {

@@ -11,6 +11,7 @@ import { ensureControlPlane } from '../docker/control-plane.js'
 import { createRcSampler } from '../docker/rc-client.js'
 import { planPlacement, nodeRef } from '../docker/placement.js'
 import { copyImages, pushImages } from '../docker/image-copy.js'
+import { ensureRegistry, pushToRegistry } from '../docker/image-registry.js'
 import { localWorkerEngines } from '../cluster/state.js'
 
 /**
@@ -70,19 +71,41 @@ async function listNodes (docker) {
 }
 
 /**
- * The images on every node that may run the run's tasks: pushed to --registry (then deployed by that reference), or else
- * loaded from the manager into this machine's local-cluster workers. Nodes of a real cluster without --registry must
- * have the images already: said in the log.
- * @returns {Promise<{ refs: Record<string, string>, copied: any[] }>}
+ * The images on every node that may run the run's tasks, by `--registry`:
+ * - HOST:PORT: pushed there and deployed by that reference;
+ * - builtin: pushed to the control plane's registry on the manager and deployed by MANAGER:5000/...;
+ * - none: nothing is moved (every node has them already);
+ * - not given: loaded from the manager into this machine's local-cluster workers (save/load through the API), and
+ *   through the builtin registry when any worker is not one of them (a real cluster).
+ * @param {import('dockerode')} docker
+ * @param {{ registry?: string }} config
+ * @param {string[]} tags images the workers run
+ * @param {any[]} nodes docker.listNodes()
+ * @param {(line: string) => void} log
+ * @param {string[]} [managerOnly] images only the manager runs (pushed along, never loaded)
+ * @returns {Promise<{ refs: Record<string, string>, copied: any[], via: string }>}
  */
 export async function imagesOnNodes (docker, config, tags, nodes, log, managerOnly = []) {
-  if (config.registry) return { refs: await pushImages(docker, config.registry, [...tags, ...managerOnly], { log }), copied: [] }
+  const all = [...tags, ...managerOnly]
+  if (config.registry === 'none') {
+    log(`swarm: --registry none: every node that runs a task must have ${tags.join(', ')} already`)
+    return { refs: {}, copied: [], via: 'none' }
+  }
+  if (config.registry && config.registry !== 'builtin') return { refs: await pushImages(docker, config.registry, all, { log }), copied: [], via: config.registry }
   const workers = nodes.filter(n => n.Spec?.Role === 'worker' && n.Status?.State === 'ready')
-  if (!workers.length) return { refs: {}, copied: [] }
   const local = localWorkerEngines().filter(e => workers.some(n => n.ID === e.nodeId))
   const remote = workers.filter(n => !local.some(e => e.nodeId === n.ID))
-  if (remote.length) log(`swarm: no --registry: nodes ${remote.map(n => nodeRef(n).hostname).join(', ')} must have ${tags.join(', ')} already (docker load them, or give --registry HOST:PORT)`)
-  return { refs: {}, copied: await copyImages(docker, local, tags, { log }) }
+  if (config.registry === 'builtin' || remote.length) {
+    const registryImage = await buildImage(docker, { kind: 'registry', log })
+    const registry = await ensureRegistry(docker, { image: registryImage.tag, log })
+    if (remote.length && !config.registry) {
+      log(`swarm: nodes ${remote.map(n => nodeRef(n).hostname).join(', ')} are not this machine's local cluster: they pull from the control plane's registry at ${registry.pullHost} ` +
+        `(their engines must trust it: dockerd --insecure-registry ${registry.pullHost}; or give --registry HOST:PORT)`)
+    }
+    return { refs: await pushToRegistry(docker, registry, all, { log }), copied: [], via: `builtin ${registry.pullHost}` }
+  }
+  if (!workers.length) return { refs: {}, copied: [], via: 'manager' }
+  return { refs: {}, copied: await copyImages(docker, local, tags, { log }), via: 'load' }
 }
 
 /**
@@ -132,7 +155,7 @@ export function createSwarmBackend ({ connect = connectDocker } = {}) {
       // before the ingress probe, whose service runs the register image on any node; HAProxy runs on the manager only
       const lbWanted = config.strategy === 'hs' && config.lb !== 'ingress'
       const lbImage = lbWanted ? await buildImage(docker, { kind: 'haproxy', log }) : null
-      const { refs, copied } = await imagesOnNodes(docker, config, [register.tag, rc.tag], nodes, log, lbImage ? [lbImage.tag] : [])
+      const { refs, copied, via } = await imagesOnNodes(docker, config, [register.tag, rc.tag], nodes, log, lbImage ? [lbImage.tag] : [])
       const ref = (tag) => refs[tag] ?? tag
       const lbMode = await resolveLb(docker, config, log, ref(register.tag))
       const lb = lbMode === 'haproxy' ? lbImage : null
@@ -144,6 +167,7 @@ export function createSwarmBackend ({ connect = connectDocker } = {}) {
         docker: version.Version,
         image: register.id,
         imageTag: register.tag,
+        imageRef: ref(register.tag),
         imageBase: register.base,
         lbImage: lb?.tag ?? null,
         rcImage: rc.tag,
@@ -151,6 +175,7 @@ export function createSwarmBackend ({ connect = connectDocker } = {}) {
         swarmNodes: swarm.nodes.length,
         nodes: swarm.nodes.map(n => ({ id: n.id, hostname: n.hostname, label: n.labels['io.nodescale.node'] ?? null, role: n.role, state: n.state, availability: n.availability, addr: n.addr })),
         registry: config.registry ?? null,
+        imagesVia: via,
         imagesCopied: copied
       }
     },

@@ -6,6 +6,7 @@ import { NsError, badFlag } from '../errors.js'
 import { connectDocker, ensureSwarm, dockerError } from '../docker/engine.js'
 import { NAMESPACE_LABEL, OWNER_LABEL } from '../docker/stack-render.js'
 import { CONTROL_PLANE_STACK } from '../docker/control-plane.js'
+import { REGISTRY_STACK } from '../docker/image-registry.js'
 import { ownerAlive } from '../docker/stack-remove.js'
 import { NODE_LABEL } from '../docker/placement.js'
 import { checkHost } from './host.js'
@@ -51,7 +52,7 @@ async function busyStacks (docker) {
   for (const s of services) {
     const labels = s.Spec?.Labels ?? {}
     const stack = labels[NAMESPACE_LABEL]
-    if (stack === CONTROL_PLANE_STACK) continue
+    if (stack === CONTROL_PLANE_STACK || stack === REGISTRY_STACK) continue
     if (stack?.startsWith('ns-') && !ownerAlive(labels[OWNER_LABEL])) continue
     busy.add(stack ?? `service ${s.Spec?.Name}`)
   }

@@ -7,7 +7,8 @@ import { setTimeout as sleep } from 'node:timers/promises'
 import Docker from 'dockerode'
 import { NsError } from '../errors.js'
 import { alive, run } from './host.js'
-import { workerName, netnsPath } from './network.js'
+import { workerName, netnsPath, MANAGER_ADDR } from './network.js'
+import { REGISTRY_PORT } from '../docker/image-build.js'
 
 /** Where the local cluster keeps its engines' data (images, swarm state) and its state file. */
 export const DATA_ROOT = process.env.NODESCALE_CLUSTER_ROOT || '/var/lib/nodescale-cluster'
@@ -25,6 +26,15 @@ export function enginePaths (i) {
     socket: join(RUN_ROOT, `${name}.sock`),
     pidFile: join(RUN_ROOT, `${name}.pid`)
   }
+}
+
+/** The control plane's registry as the workers reach it: the manager's LAN address. */
+export const BUILTIN_REGISTRY = `${MANAGER_ADDR}:${REGISTRY_PORT}`
+
+/** Whether worker i's engine trusts the builtin registry over plain HTTP. */
+async function trustsRegistry (i) {
+  const info = await engineClient(i).info().catch(() => null)
+  return info?.RegistryConfig?.IndexConfigs?.[BUILTIN_REGISTRY]?.Secure === false
 }
 
 /** The pid in worker i's pid file when that process runs, else null. */
@@ -63,7 +73,12 @@ export async function engineAnswers (i, timeoutMs = 2000) {
 export async function startEngine (i, { log = () => {}, timeoutMs = 60_000 } = {}) {
   const started = Date.now()
   const p = enginePaths(i)
-  if (await engineAnswers(i)) return { started: false, pid: enginePid(i), ms: 0 }
+  if (await engineAnswers(i)) {
+    if (await trustsRegistry(i)) return { started: false, pid: enginePid(i), ms: 0 }
+    // an engine of an older cluster up: restarted with the flag (its swarm state is on disk and comes back)
+    log(`cluster: ${p.name}'s engine does not trust the control plane's registry ${BUILTIN_REGISTRY}; restarting it with --insecure-registry`)
+    await stopEngine(i, { log })
+  }
   if (enginePid(i)) {
     log(`cluster: ${p.name}'s engine runs (pid ${enginePid(i)}) but does not answer; stopping it`)
     await stopEngine(i, { log })
@@ -78,7 +93,9 @@ export async function startEngine (i, { log = () => {}, timeoutMs = 60_000 } = {
   // (not `ip netns exec`, which remounts /sys and leaves the engine without its cgroup mounts)
   const child = spawn('unshare', ['--uts', '--', 'sh', '-c', 'hostname "$0" && exec "$@"', p.name,
     'nsenter', `--net=${netnsPath(p.name)}`, '--',
-    'dockerd', '--data-root', p.dataRoot, '--exec-root', p.execRoot, '-H', `unix://${p.socket}`, '--pidfile', p.pidFile],
+    'dockerd', '--data-root', p.dataRoot, '--exec-root', p.execRoot, '-H', `unix://${p.socket}`, '--pidfile', p.pidFile,
+    // the control plane's registry on the manager speaks plain HTTP (images pushed there: --registry builtin)
+    '--insecure-registry', BUILTIN_REGISTRY],
   { detached: true, stdio: ['ignore', out, out] })
   closeSync(out)
   child.unref()

@@ -10,7 +10,7 @@ import { NsError } from '../errors.js'
 import { dockerError } from './engine.js'
 import { stackSpecs } from './stack-spec.js'
 import { removeStack } from './stack-remove.js'
-import { taskLogs, describeTasks } from './stack-wait.js'
+import { taskLogs, describeTasks, nodeNames, missingImageHint } from './stack-wait.js'
 import { probe } from './http-probe.js'
 import { NAMESPACE_LABEL } from './stack-render.js'
 import { RC_PORT } from './image-build.js'
@@ -47,7 +47,8 @@ export async function deployControlPlane (docker, { image, token = randomBytes(2
     }
     // The service reads the secret under its Compose name; the stored secret's name is unique per deployment (secrets are immutable).
     rc.secrets = [{ source: 'nodescale_rc_token', target: 'nodescale_rc_token', secretName }]
-    const { services } = stackSpecs(doc, { stack, secretIds: { nodescale_rc_token: secret.id } })
+    // the file's other services (the registry) are deployed on their own, when a run needs them
+    const { services } = stackSpecs({ ...doc, services: { rc } }, { stack, secretIds: { nodescale_rc_token: secret.id } })
     const { spec } = services[0]
     try { await docker.createService(spec) } catch (err) { throw dockerError(err, `creating service ${spec.Name}`) }
     log(`swarm: control plane ${stack}: RC on every node, port ${port}`)
@@ -58,7 +59,7 @@ export async function deployControlPlane (docker, { image, token = randomBytes(2
       const state = await controlPlaneState(docker, { service: spec.Name, port })
       if (state.failed.length) {
         const out = await taskLogs(docker, state.failed[0])
-        throw new NsError('NS_ERR_DEPLOY', `the RC failed to start: ${describeTasks(state.failed, () => spec.Name)}${out ? `\n${out}` : ''}`)
+        throw new NsError('NS_ERR_DEPLOY', `the RC failed to start: ${describeTasks(state.failed, () => spec.Name, await nodeNames(docker))}${out ? `\n${out}` : ''}`, { hint: missingImageHint(state.failed) })
       }
       if (state.ready) {
         log(`swarm: ${state.rcs.length} RC${state.rcs.length === 1 ? '' : 's'} answer after ${Date.now() - started} ms`)

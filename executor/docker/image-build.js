@@ -14,7 +14,9 @@ import { registerTree, hostRootfs } from './image-context.js'
 export const IMAGE_BASES = Object.freeze(['auto', 'registry', 'host'])
 export const APP_PORT = 8080
 export const RC_PORT = 9100
-export const IMAGE_KINDS = Object.freeze(['register', 'haproxy', 'rc'])
+/** Where the control plane's image registry listens (on the manager, published in host mode). */
+export const REGISTRY_PORT = 5000
+export const IMAGE_KINDS = Object.freeze(['register', 'haproxy', 'rc', 'registry'])
 const PATH_ENV = 'PATH=/usr/local/bin:/usr/local/sbin:/usr/bin:/usr/sbin:/bin:/sbin'
 const EPOCH = new Date(0)
 
@@ -144,6 +146,7 @@ function hostHaproxyVersion () {
 /** The registry image a kind builds on. */
 export function registryBaseFor (kind) {
   if (kind === 'haproxy') return `haproxy:${hostHaproxyVersion() ?? 'lts'}`
+  if (kind === 'registry') return 'registry:2'
   return `node:${process.versions.node.split('.')[0]}-slim`
 }
 
@@ -169,7 +172,7 @@ async function tryPull (docker, name, timeoutMs) {
 /**
  * Picks the base: `registry` when the registry image is here or can be pulled, else `host`; says which.
  * @param {import('dockerode')} docker
- * @param {{ kind: 'register' | 'haproxy' | 'rc', base: string, log: (line: string) => void, pullTimeoutMs?: number }} opts
+ * @param {{ kind: 'register' | 'haproxy' | 'rc' | 'registry', base: string, log: (line: string) => void, pullTimeoutMs?: number }} opts
  * @returns {Promise<{ base: 'registry' | 'host', from: string | null }>}
  */
 export async function resolveBase (docker, { kind, base, log, pullTimeoutMs = 20000 }) {
@@ -203,13 +206,46 @@ async function nodeHostBase (docker, log) {
   return buildContext(docker, { repo: 'nodescale/node-base', dockerfile, entries, log })
 }
 
+/** A plain-HTTP registry without auth, its blobs under /var/lib/registry (a volume), as `registry:2` configures it. */
+const REGISTRY_CONFIG = `version: 0.1
+log: { fields: { service: registry } }
+storage:
+  filesystem: { rootdirectory: /var/lib/registry }
+  delete: { enabled: true }
+http: { addr: ":${REGISTRY_PORT}" }
+`
+
+/**
+ * The host's program on PATH (or sbin) for a host-base image, or a missing-part error that says how to install it.
+ * @param {string} name
+ * @param {'NS_ERR_MISSING_HAPROXY' | 'NS_ERR_MISSING_REGISTRY'} code
+ * @param {string} pkg the Debian package
+ */
+function hostProgram (name, code, pkg) {
+  const found = spawnSync('sh', ['-c', `PATH="$PATH:/usr/sbin:/sbin" command -v ${name}`], { encoding: 'utf8' }).stdout.trim()
+  if (!found) throw new NsError(code, `the host image base needs ${name} on this machine`, { hint: `apt-get install -y ${pkg}` })
+  return found
+}
+
+/**
+ * A FROM scratch image of one host program, its libraries and extra rootfs entries.
+ * @param {import('dockerode')} docker
+ * @param {{ kind: string, binary: string, path: string, cmd: string[], extra?: ContextEntry[], log: (line: string) => void }} opts
+ */
+function hostProgramImage (docker, { kind, binary, path, cmd, extra = [], log }) {
+  const entries = [...hostRootfs({ binaries: [{ source: binary, path }] }), ...extra].map(e => ({ ...e, name: `rootfs/${e.name}` }))
+  const dockerfile = ['FROM scratch', 'COPY rootfs/ /', `ENV ${PATH_ENV}`, `CMD ${JSON.stringify(cmd)}`, label(kind, 'host'), ''].join('\n')
+  return buildContext(docker, { repo: `nodescale/${kind}`, dockerfile, entries, log })
+}
+
 /**
  * Builds (or reuses) the image a stack needs.
  * register: register/ + benchmarks/ + what they import + production node_modules + custom apps, on node (registry) or the host's node (host).
  * haproxy: the registry haproxy image, or the host's /usr/sbin/haproxy and its libraries FROM scratch.
  * rc: rc/ and what it imports (the resource collector service of docker-compose.yml), on the same node base.
+ * registry: the control plane's image registry: `registry:2`, or Debian's docker-registry binary FROM scratch.
  * @param {import('dockerode')} docker
- * @param {{ kind: 'register' | 'haproxy' | 'rc', base?: 'auto' | 'registry' | 'host', apps?: string[], log?: (line: string) => void, root?: string, pullTimeoutMs?: number }} opts
+ * @param {{ kind: 'register' | 'haproxy' | 'rc' | 'registry', base?: 'auto' | 'registry' | 'host', apps?: string[], log?: (line: string) => void, root?: string, pullTimeoutMs?: number }} opts
  * @returns {Promise<{ tag: string, id: string, base: 'registry' | 'host', reused: boolean, apps: { source: string, path: string }[] }>}
  */
 export async function buildImage (docker, { kind, base = 'auto', apps = [], log = () => {}, root = ROOT, pullTimeoutMs }) {
@@ -217,17 +253,20 @@ export async function buildImage (docker, { kind, base = 'auto', apps = [], log 
   const chosen = await resolveBase(docker, { kind, base, log, pullTimeoutMs })
   let built
   let appPaths = []
-  if (kind === 'haproxy') {
+  if (kind === 'haproxy' || kind === 'registry') {
     if (chosen.base === 'registry') {
-      built = await buildContext(docker, { repo: 'nodescale/haproxy', dockerfile: [`FROM ${chosen.from}`, 'USER root', label('haproxy', 'registry'), ''].join('\n'), entries: [], log })
+      built = await buildContext(docker, { repo: `nodescale/${kind}`, dockerfile: [`FROM ${chosen.from}`, ...(kind === 'haproxy' ? ['USER root'] : []), label(kind, 'registry'), ''].join('\n'), entries: [], log })
+    } else if (kind === 'haproxy') {
+      const binary = hostProgram('haproxy', 'NS_ERR_MISSING_HAPROXY', 'haproxy')
+      const extra = [{ name: 'var/lib/haproxy', type: /** @type {'directory'} */ ('directory'), mode: 0o755 }, { name: 'run', type: /** @type {'directory'} */ ('directory'), mode: 0o755 }]
+      built = await hostProgramImage(docker, { kind, binary, path: '/usr/sbin/haproxy', cmd: ['haproxy', '-v'], extra, log })
     } else {
-      const haproxy = spawnSync('sh', ['-c', 'command -v haproxy'], { encoding: 'utf8' }).stdout.trim()
-      if (!haproxy) throw new NsError('NS_ERR_MISSING_HAPROXY', 'the host image base needs haproxy on this machine', { hint: 'apt-get install -y haproxy' })
-      const entries = hostRootfs({ binaries: [{ source: haproxy, path: '/usr/sbin/haproxy' }] }).map(e => ({ ...e, name: `rootfs/${e.name}` }))
-      entries.push({ name: 'rootfs/var/lib/haproxy', type: 'directory', mode: 0o755 })
-      entries.push({ name: 'rootfs/run', type: 'directory', mode: 0o755 })
-      const dockerfile = ['FROM scratch', 'COPY rootfs/ /', `ENV ${PATH_ENV}`, 'CMD ["haproxy", "-v"]', label('haproxy', 'host'), ''].join('\n')
-      built = await buildContext(docker, { repo: 'nodescale/haproxy', dockerfile, entries, log })
+      const binary = hostProgram('docker-registry', 'NS_ERR_MISSING_REGISTRY', 'docker-registry')
+      const extra = [
+        { name: 'etc/docker/registry/config.yml', content: Buffer.from(REGISTRY_CONFIG), mode: 0o644 },
+        { name: 'var/lib/registry', type: /** @type {'directory'} */ ('directory'), mode: 0o755 }
+      ]
+      built = await hostProgramImage(docker, { kind, binary, path: '/bin/registry', cmd: ['registry', 'serve', '/etc/docker/registry/config.yml'], extra, log })
     }
   } else {
     const from = chosen.base === 'registry' ? chosen.from : (await nodeHostBase(docker, log)).tag

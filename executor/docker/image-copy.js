@@ -76,6 +76,15 @@ export async function copyImages (source, targets, tags, { log = () => {} } = {}
 }
 
 /**
+ * A local tag's repository and version (`nodescale/register:abc` -> nodescale/register, abc; no version: latest).
+ * @param {string} tag
+ */
+export function splitTag (tag) {
+  const [repo, version] = tag.split(/:(?=[^:/]+$)/)
+  return { repo, version: version ?? 'latest' }
+}
+
+/**
  * Tags each image for a registry and pushes it there; returns the references to deploy by (`HOST:PORT/repo:tag`).
  * @param {import('dockerode')} docker
  * @param {string} registry HOST:PORT
@@ -87,12 +96,13 @@ export async function pushImages (docker, registry, tags, { log = () => {} } = {
   /** @type {Record<string, string>} */
   const refs = {}
   for (const tag of tags) {
-    const [repo, version] = tag.split(/:(?=[^:/]+$)/)
-    const ref = `${registry}/${repo}:${version ?? 'latest'}`
+    const { repo, version } = splitTag(tag)
+    const ref = `${registry}/${repo}:${version}`
     const started = Date.now()
     try {
-      await docker.getImage(tag).tag({ repo: `${registry}/${repo}`, tag: version ?? 'latest' })
-      await drain(await docker.getImage(ref).push({}))
+      await docker.getImage(tag).tag({ repo: `${registry}/${repo}`, tag: version })
+      // the API wants an X-Registry-Auth header even for a registry without auth
+      await drain(await docker.getImage(ref).push({ authconfig: { serveraddress: registry } }))
     } catch (err) {
       throw new NsError('NS_ERR_DEPLOY', `--registry ${registry}: pushing ${ref} failed: ${dockerMessage(err)}`, { cause: err, hint: `check that a registry answers at ${registry} and that every engine trusts it (dockerd --insecure-registry ${registry} for plain HTTP)` })
     }

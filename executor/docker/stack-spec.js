@@ -87,8 +87,10 @@ export function stackSpecs (doc, { configIds = {}, secretIds = {}, stack: name }
           ...(s.stop_grace_period ? { StopGracePeriod: parseDuration(s.stop_grace_period) } : {}),
           ...(s.init !== undefined ? { Init: Boolean(s.init) } : {}),
           Mounts: (s.volumes ?? []).map(v => {
-            if (typeof v !== 'object' || v.type !== 'bind') throw new NsError('NS_ERR_BAD_FILE', `stack ${stack}: service ${name}: only long-form bind mounts are supported (got ${JSON.stringify(v)})`)
-            return { Type: 'bind', Source: v.source, Target: v.target, ReadOnly: Boolean(v.read_only) }
+            if (typeof v !== 'object' || !['bind', 'volume'].includes(v.type)) throw new NsError('NS_ERR_BAD_FILE', `stack ${stack}: service ${name}: only long-form bind and volume mounts are supported (got ${JSON.stringify(v)})`)
+            // a named volume is the stack's, as docker stack deploy names it
+            const source = v.type === 'volume' ? `${stack}_${v.source}` : v.source
+            return { Type: v.type, Source: source, Target: v.target, ReadOnly: Boolean(v.read_only), ...(v.type === 'volume' ? { VolumeOptions: { Labels: ns({}) } } : {}) }
           }),
           Secrets: (s.secrets ?? []).map(x => {
             const ref = typeof x === 'string' ? { source: x } : x

@@ -44,8 +44,17 @@ export function describeTasks (tasks, nameOf, nodeName) {
   }).join('; ')
 }
 
+/**
+ * The fix for tasks that failed because their node lacks the image (a node without --registry), else undefined.
+ * @param {any[]} failed
+ */
+export function missingImageHint (failed) {
+  if (!failed.some(t => /No such image|manifest unknown|pull access denied|HTTP response to HTTPS client/i.test(t.Status?.Err ?? ''))) return undefined
+  return 'a node lacks the image: run with --registry builtin (the control plane\'s registry; the nodes must trust MANAGER:5000) or --registry HOST:PORT, or docker load it on that node'
+}
+
 /** Node id → hostname, for messages (empty when the nodes cannot be read). */
-async function nodeNames (docker) {
+export async function nodeNames (docker) {
   try {
     const map = new Map((await docker.listNodes()).map(n => [n.ID, n.Description?.Hostname]))
     return (id) => map.get(id)
@@ -81,7 +90,7 @@ export async function waitReady (docker, { services, url, expect, timeoutMs, pen
     const failed = tasks.filter(t => FAILED.has(t.Status?.State))
     if (failed.length) {
       const logs = (await Promise.all(failed.slice(0, 3).map(t => taskLogs(docker, t)))).filter(Boolean)
-      throw new NsError('NS_ERR_DEPLOY', `a task failed while the stack started: ${describeTasks(failed, nameOf, await nodeNames(docker))}${logs.length ? `\n--- container output ---\n${logs.join('\n---\n')}` : ''}`, { details: { tasks: failed.map(t => ({ id: t.ID, state: t.Status?.State, err: t.Status?.Err })) } })
+      throw new NsError('NS_ERR_DEPLOY', `a task failed while the stack started: ${describeTasks(failed, nameOf, await nodeNames(docker))}${logs.length ? `\n--- container output ---\n${logs.join('\n---\n')}` : ''}`, { hint: missingImageHint(failed), details: { tasks: failed.map(t => ({ id: t.ID, state: t.Status?.State, err: t.Status?.Err })) } })
     }
     const now = Date.now()
     for (const t of tasks) {
