@@ -88,9 +88,11 @@ export function formatLoss (degraded) {
     const before = degraded.beforeLoss ? ` (before: ${Math.round(degraded.beforeLoss.throughput)} req/s)` : ''
     lines.push(`  during the loss (${(degraded.window.ms / 1000).toFixed(1)} s): ${d.errors} errors of ${d.requests} requests, ${Math.round(d.throughput)} req/s${before}`)
   }
-  if (degraded.rescheduled) {
+  if (degraded.rescheduled?.length) {
     const where = [...new Set(degraded.rescheduled.map(r => r.nodeLabel ?? r.node))].join(', ')
-    lines.push(`  Swarm rescheduled ${degraded.rescheduled.length} task${degraded.rescheduled.length === 1 ? '' : 's'}${where ? ` to ${where}` : ''}${degraded.notRunning ? `; ${degraded.notRunning} not running at the end` : ''}`)
+    lines.push(`  Swarm rescheduled ${degraded.rescheduled.length} task${degraded.rescheduled.length === 1 ? '' : 's'} to ${where}${degraded.notRunning ? `; ${degraded.notRunning} not running at the end` : ''}`)
+  } else if (degraded.rescheduled) {
+    lines.push(`  Swarm had rescheduled no task by the end of the load${degraded.nodes.some(n => !n.swarmDownAt) ? ' (the manager had not yet marked the node down)' : ''}`)
   }
   return lines.join('\n')
 }

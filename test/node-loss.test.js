@@ -122,6 +122,7 @@ test('run.json degraded: the window from the last good sight to the end (or the 
   assert.match(text, /node nodescale-w2 lost 5\.0 s into the steady window \(its RC does not answer \(ETIMEDOUT\)\), not back by the end; 2 tasks were on it/)
   assert.match(text, /during the loss \(6\.0 s\): 5 errors of 61 requests/)
   assert.match(text, /Swarm rescheduled 2 tasks to nodescale-w1; 1 not running at the end/)
+  assert.match(formatLoss({ ...d, rescheduled: [] }), /Swarm had rescheduled no task by the end of the load \(the manager had not yet marked the node down\)/)
 })
 
 test('a merged timeline keeps the samples of every node; a node that ended early has null cores and its own table', () => {
@@ -135,4 +136,25 @@ test('a merged timeline keeps the samples of every node; a node that ended early
   const cpu = summarizeCpu(merged)
   assert.deepEqual(cpu.nodes.map(n => [n.node, n.samples, n.partial ?? false, n.cores.map(c => c.usage)]), [['a', 4, false, [50, 10]], ['b', 2, true, [20, 20]]])
   assert.equal(cpu.total, 0.6 + 0.2, 'the cluster total counts the lost node as idle where it has no samples: 0.6 + 0.4 x 2/4')
+})
+
+test('the printed summary of a multi-node run: a line per node, the lost one marked, and the degraded lines', async () => {
+  const { formatRunSummary } = await import('../executor/summary-text.js')
+  const node = (label, usage, extra = {}) => ({ label, cores: usage.map((u, core) => ({ core, usage: u })), total: usage.reduce((a, b) => a + b, 0) / 100, host: { overall: 50 }, ...extra })
+  const run = {
+    id: 'r1',
+    status: 'degraded',
+    dir: '/tmp/r1',
+    config: { strategy: 'hs', instances: 4, benchmark: 'baseline', concurrency: 4, duration: 16, warmup: 1, driver: 'autocannon' },
+    environment: { backend: 'swarm' },
+    summary: { requests: 100, errors: 4, errorRate: 0.04, throughput: 10, latency: { mean: 1, p50: 1, p90: 1, p95: 1, p99: 1, max: 1 } },
+    cpu: { samples: 16, source: 'cgroup-v1', cores: [], total: 0.5, spread: 0, host: null, nodes: [node('nodescale-w1', [20, 10]), node('nodescale-w2', [15, 5], { partial: true, samples: 3 })] },
+    degraded: { nodes: [{ label: 'nodescale-w2', node: 'nodescale-w2', lostAfterMs: 2800, why: 'its RC does not answer (ECONNREFUSED)', recoveredAt: null, tasksLost: 2 }], window: { ms: 14000 }, duringLoss: { requests: 60, errors: 4, throughput: 4.3 }, beforeLoss: { requests: 40, errors: 0, throughput: 14.3 }, rescheduled: [{ nodeLabel: 'nodescale-w1' }], notRunning: 0 }
+  }
+  const text = formatRunSummary(run)
+  assert.match(text, /^run r1: degraded$/m)
+  assert.match(text, /node nodescale-w1 {2}server core0 20\.0% {2}core1 10\.0% {2}· 0\.30 cores · host 50\.0%$/m)
+  assert.match(text, /node nodescale-w2 .* \(3 samples: lost during the run\)$/m)
+  assert.match(text, /degraded: node nodescale-w2 lost 2\.8 s into the steady window/)
+  assert.match(text, /Swarm rescheduled 1 task to nodescale-w1$/m)
 })
