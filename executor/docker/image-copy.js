@@ -33,8 +33,9 @@ async function hasImage (docker, tag) {
 }
 
 /**
- * Makes sure every target engine has the images: the ones that lack one get it by `docker save | docker load` through the API.
- * A node that cannot get it fails here, named, before anything is deployed.
+ * Makes sure every target engine has the images: the ones that lack some get them by `docker save | docker load` through
+ * the API, all they lack in one archive (images that share layers, such as the register and the RC on one node base,
+ * send those layers once). A node that cannot get them fails here, named, before anything is deployed.
  * @param {import('dockerode')} source the engine that has the images (the manager, where they were built)
  * @param {{ name: string, docker: import('dockerode') }[]} targets
  * @param {string[]} tags
@@ -42,35 +43,42 @@ async function hasImage (docker, tag) {
  * @returns {Promise<{ tag: string, nodes: string[], ms: number }[]>} what was copied where
  */
 export async function copyImages (source, targets, tags, { log = () => {} } = {}) {
-  const copied = []
-  for (const tag of tags) {
-    const missing = []
-    for (const t of targets) {
+  // targets grouped by the tags they lack: one save stream per group, fanned out to its targets
+  const groups = new Map()
+  for (const t of targets) {
+    const lack = []
+    for (const tag of tags) {
       try {
-        if (!await hasImage(t.docker, tag)) missing.push(t)
+        if (!await hasImage(t.docker, tag)) lack.push(tag)
       } catch (err) {
         throw new NsError('NS_ERR_DEPLOY', `node ${t.name}: cannot check for image ${tag}: ${dockerMessage(err)}`, { cause: err })
       }
     }
-    if (!missing.length) continue
+    if (!lack.length) continue
+    const key = lack.join(' ')
+    if (!groups.has(key)) groups.set(key, { lack, targets: [] })
+    groups.get(key).targets.push(t)
+  }
+  const copied = []
+  for (const { lack, targets: group } of groups.values()) {
     const started = Date.now()
     let saved
-    try { saved = await source.getImage(tag).get() } catch (err) { throw dockerError(err, `saving image ${tag} from the manager`) }
-    const copies = missing.map(() => new PassThrough())
+    try { saved = await /** @type {any} */ (source).getImages({ names: lack }) } catch (err) { throw dockerError(err, `saving ${lack.join(', ')} from the manager`) }
+    const copies = group.map(() => new PassThrough())
     for (const c of copies) saved.pipe(c)
     saved.on('error', (err) => { for (const c of copies) c.destroy(err) })
-    await Promise.all(missing.map(async (t, k) => {
+    await Promise.all(group.map(async (t, k) => {
       try {
         await drain(await t.docker.loadImage(copies[k]))
-        if (!await hasImage(t.docker, tag)) throw new Error('the engine took the archive but does not list the image')
+        for (const tag of lack) if (!await hasImage(t.docker, tag)) throw new Error(`the engine took the archive but does not list ${tag}`)
       } catch (err) {
         copies[k].resume()
-        throw new NsError('NS_ERR_DEPLOY', `node ${t.name}: loading image ${tag} failed: ${dockerMessage(err)}`, { cause: err })
+        throw new NsError('NS_ERR_DEPLOY', `node ${t.name}: loading ${lack.join(', ')} failed: ${dockerMessage(err)}`, { cause: err })
       }
     }))
     const ms = Date.now() - started
-    log(`swarm: image ${tag} loaded into ${missing.map(t => t.name).join(', ')} in ${ms} ms (no registry: save and load through the API)`)
-    copied.push({ tag, nodes: missing.map(t => t.name), ms })
+    log(`swarm: ${lack.join(', ')} loaded into ${group.map(t => t.name).join(', ')} in ${ms} ms (no registry: save and load through the API)`)
+    for (const tag of lack) copied.push({ tag, nodes: group.map(t => t.name), ms })
   }
   return copied
 }
