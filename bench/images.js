@@ -5,7 +5,7 @@ import { spawnSync } from 'node:child_process'
 import { parseArgs } from 'node:util'
 import { pathToFileURL } from 'node:url'
 import { connectDocker } from '../executor/docker/engine.js'
-import { buildImage } from '../executor/docker/image-build.js'
+import { buildImage, pullImage } from '../executor/docker/image-build.js'
 import { copyImages } from '../executor/docker/image-copy.js'
 import { ensureRegistry, pushToRegistry } from '../executor/docker/image-registry.js'
 import { localWorkerEngines } from '../executor/cluster/state.js'
@@ -19,15 +19,6 @@ async function drop (engine, repos) {
   for (const img of await engine.listImages()) {
     if ((img.RepoTags ?? []).some(t => repos.some(r => t.includes(`${r}:`)))) await engine.getImage(img.Id).remove({ force: true })
   }
-}
-
-/** Pulls a reference on an engine through the API and waits for the end of its progress stream. */
-async function pull (engine, ref) {
-  const stream = await engine.pull(ref)
-  await new Promise((resolve, reject) => engine.modem.followProgress(stream, (err, out) => {
-    const failed = err ?? out?.find(o => o.error)?.error
-    failed ? reject(new Error(String(failed))) : resolve(out)
-  }))
 }
 
 /** The shell loop a script would run: for every worker, docker save (all the images at once) | docker -H worker load. */
@@ -60,7 +51,7 @@ export async function main (argv = process.argv.slice(2)) {
   for (let r = 0; r < rounds; r++) {
     // a different order each round, so that no method always follows another
     const order = [['api', () => copyImages(docker, workers, tags)], ['cli', () => cliLoad(workers, tags)],
-      ['registry', async () => { const refs = await pushToRegistry(docker, registry, tags); await Promise.all(workers.flatMap(w => tags.map(t => pull(w.docker, refs[t])))) }]]
+      ['registry', async () => { const refs = await pushToRegistry(docker, registry, tags); await Promise.all(workers.flatMap(w => tags.map(t => pullImage(w.docker, refs[t])))) }]]
     for (let k = 0; k < order.length; k++) await time(...order[(k + r) % order.length])
   }
   const result = {

@@ -6,6 +6,7 @@ import { join } from 'node:path'
 import { setTimeout as sleep } from 'node:timers/promises'
 import Docker from 'dockerode'
 import { NsError } from '../errors.js'
+import { withTimeout } from '../with-timeout.js'
 import { alive, run } from './host.js'
 import { workerName, netnsPath, MANAGER_ADDR } from './network.js'
 import { REGISTRY_PORT } from '../docker/image-build.js'
@@ -52,16 +53,7 @@ export const engineClient = (i) => new Docker({ socketPath: enginePaths(i).socke
 
 /** Whether worker i's engine answers a ping within timeoutMs. */
 export async function engineAnswers (i, timeoutMs = 2000) {
-  const docker = engineClient(i)
-  let timer
-  try {
-    await Promise.race([docker.ping(), new Promise((resolve, reject) => { timer = setTimeout(() => reject(new Error('timeout')), timeoutMs) })])
-    return true
-  } catch {
-    return false
-  } finally {
-    clearTimeout(timer)
-  }
+  return withTimeout(engineClient(i).ping(), timeoutMs).then(() => true, () => false)
 }
 
 /**

@@ -1,6 +1,7 @@
 // The connection to the Docker engine: a pinged dockerode client, the swarm it belongs to, and Docker errors turned into coded ones.
 import Docker from 'dockerode'
 import { NsError } from '../errors.js'
+import { withTimeout } from '../with-timeout.js'
 
 export const DOCKER_UP_HINT = 'bash scripts/docker-up.sh'
 
@@ -43,19 +44,11 @@ export function dockerError (err, what, { code = 'NS_ERR_DEPLOY' } = {}) {
 export async function connectDocker ({ socketPath, timeoutMs = 5000 } = {}) {
   const docker = socketPath ? new Docker({ socketPath }) : new Docker()
   const where = socketPath ?? process.env.DOCKER_HOST ?? '/var/run/docker.sock'
-  let timer
   try {
-    await Promise.race([
-      docker.ping(),
-      new Promise((resolve, reject) => {
-        timer = setTimeout(() => reject(Object.assign(new Error(`no answer within ${timeoutMs} ms`), { code: 'ETIMEDOUT' })), timeoutMs)
-      })
-    ])
+    await withTimeout(docker.ping(), timeoutMs)
   } catch (err) {
     const e = /** @type {any} */ (err)
     throw new NsError('NS_ERR_MISSING_DOCKER', `no Docker daemon answers at ${where}: ${e?.code ?? dockerMessage(e)}`, { hint: DOCKER_UP_HINT, cause: err })
-  } finally {
-    clearTimeout(timer)
   }
   return docker
 }

@@ -6,6 +6,7 @@ import { pipeline } from 'node:stream/promises'
 import tar from 'tar-stream'
 import { ROOT } from '../paths.js'
 import { NsError } from '../errors.js'
+import { withTimeout } from '../with-timeout.js'
 import { dockerError, dockerMessage } from './engine.js'
 import { registerTree, hostRootfs } from './image-context.js'
 
@@ -150,22 +151,25 @@ export function registryBaseFor (kind) {
   return `node:${process.versions.node.split('.')[0]}-slim`
 }
 
+/**
+ * Pulls an image through the API and resolves when its progress stream ends; rejects on an error in the stream.
+ * @param {import('dockerode')} docker
+ * @param {string} name
+ */
+export async function pullImage (docker, name) {
+  const stream = await docker.pull(name)
+  return new Promise((resolve, reject) => docker.modem.followProgress(stream, (err, out) => {
+    const failed = err ?? out?.find(o => o.error)?.error
+    failed ? reject(new Error(String(failed))) : resolve(out)
+  }))
+}
+
 async function tryPull (docker, name, timeoutMs) {
-  let timer
   try {
-    const stream = await docker.pull(name)
-    await Promise.race([
-      new Promise((resolve, reject) => docker.modem.followProgress(stream, (err, out) => {
-        const failed = err ?? out?.find(o => o.error)?.error
-        failed ? reject(new Error(String(failed))) : resolve(out)
-      })),
-      new Promise((resolve, reject) => { timer = setTimeout(() => reject(new Error(`no answer within ${timeoutMs} ms`)), timeoutMs) })
-    ])
+    await withTimeout(pullImage(docker, name), timeoutMs)
     return { ok: true }
   } catch (err) {
     return { ok: false, why: dockerMessage(err) }
-  } finally {
-    clearTimeout(timer)
   }
 }
 

@@ -2,19 +2,13 @@
 // marks down, is lost; the run is then degraded. Each loss is an episode with when it was last seen, lost, marked down, back.
 import { setTimeout as sleep } from 'node:timers/promises'
 import { probe } from './http-probe.js'
+import { withTimeout } from '../with-timeout.js'
 
 /**
  * @typedef {{ id: string, hostname: string, label: string | null, rcUrl: string | null }} WatchedNode
  * @typedef {{ nodeId: string, node: string, label: string | null, lastSeenAt: number | null, lostAt: number,
  *   swarmDownAt: number | null, recoveredAt: number | null, why: string }} LossEpisode
  */
-
-/** Resolves with fn()'s value, or rejects after ms: a dead node must not stall a watch tick. */
-function within (ms, promise) {
-  let timer
-  return Promise.race([promise, new Promise((resolve, reject) => { timer = setTimeout(() => reject(new Error(`no answer within ${ms} ms`)), ms) })])
-    .finally(() => clearTimeout(timer))
-}
 
 /**
  * The watch state of nodes, fed one observation per node per tick; pure, so the rules are testable without a swarm.
@@ -86,7 +80,8 @@ export function createNodeWatch ({ docker, nodes, intervalMs = 1000, probeTimeou
     /** @type {Map<string, string> | null} */
     let states = null
     try {
-      const list = await within(probeTimeoutMs * 2, docker.listNodes())
+      // bounded: a manager that does not answer must not stall a tick (no verdict on the nodes then)
+      const list = await withTimeout(docker.listNodes(), probeTimeoutMs * 2)
       states = new Map(list.map(n => [n.ID, n.Status?.State ?? 'unknown']))
     } catch {}
     await Promise.all(nodes.map(async n => {
