@@ -8,6 +8,6 @@ test('withTimeout passes a value or an error through, and rejects with ETIMEDOUT
   assert.equal(await withTimeout(sleep(5, 'v'), 1000), 'v')
   await assert.rejects(withTimeout(Promise.reject(new Error('boom')), 1000), /boom/)
   const started = Date.now()
-  await assert.rejects(withTimeout(sleep(2000), 50), (err) => err.code === 'ETIMEDOUT' && /no answer within 50 ms/.test(err.message))
+  await assert.rejects(withTimeout(sleep(2000), 50), (/** @type {any} */ err) => err.code === 'ETIMEDOUT' && /no answer within 50 ms/.test(err.message))
   assert.ok(Date.now() - started < 1000, 'rejected at the bound, not when the promise settled')
 })
