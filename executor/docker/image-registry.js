@@ -22,22 +22,24 @@ const SERVICE = `${REGISTRY_STACK}_registry`
 const probeHost = (docker, managerAddr) => (/** @type {any} */ (docker).modem?.socketPath ? '127.0.0.1' : managerAddr)
 
 /**
- * The running registry service's image and whether /v2/ answers, or null when there is none.
+ * The registry service as it is: the image its running task runs, whether /v2/ answers, and its failed tasks (none
+ * when there is no such service).
  * @param {import('dockerode')} docker
  * @param {string} url
  */
 async function registryState (docker, url) {
   let tasks
   try {
-    tasks = await docker.listTasks({ filters: { service: [SERVICE], 'desired-state': ['running'] } })
+    tasks = await docker.listTasks({ filters: { service: [SERVICE] } })
   } catch (err) {
-    if (/** @type {any} */ (err)?.statusCode === 404) return null
+    if (/** @type {any} */ (err)?.statusCode === 404) return { image: null, answers: false, failed: [] }
     throw dockerError(err, 'reading the image registry service')
   }
-  const running = tasks.find(t => t.Status?.State === 'running')
-  if (!running) return { image: null, answers: false, tasks }
+  const failed = tasks.filter(t => ['failed', 'rejected'].includes(t.Status?.State))
+  const running = tasks.find(t => t.DesiredState === 'running' && t.Status?.State === 'running')
+  if (!running) return { image: null, answers: false, failed }
   const answers = await probe(`${url}/v2/`, { timeoutMs: 1000 }).then(r => r.status === 200, () => false)
-  return { image: running.Spec?.ContainerSpec?.Image?.replace(/@sha256:.*$/, '') ?? null, answers, tasks }
+  return { image: running.Spec?.ContainerSpec?.Image?.replace(/@sha256:.*$/, '') ?? null, answers, failed }
 }
 
 /**
@@ -53,7 +55,7 @@ export async function ensureRegistry (docker, { image, log = () => {}, timeoutMs
   const url = `http://${probeHost(docker, addr)}:${REGISTRY_PORT}`
   const out = { stack: REGISTRY_STACK, service: SERVICE, pushHost: `127.0.0.1:${REGISTRY_PORT}`, pullHost: `${addr}:${REGISTRY_PORT}` }
   const now = await registryState(docker, url)
-  if (now?.answers && now.image === image) {
+  if (now.answers && now.image === image) {
     log(`swarm: image registry up at ${out.pullHost}, reused`)
     return { ...out, reused: true }
   }
@@ -64,12 +66,11 @@ export async function ensureRegistry (docker, { image, log = () => {}, timeoutMs
   try { await docker.createService(services[0].spec) } catch (err) { throw dockerError(err, `creating service ${SERVICE}`) }
   log(`swarm: image registry ${SERVICE} on the manager, port ${REGISTRY_PORT} (workers pull from ${out.pullHost})`)
   for (;;) {
-    const state = await registryState(docker, url)
-    if (state?.answers) {
+    const { answers, failed } = await registryState(docker, url)
+    if (answers) {
       log(`swarm: image registry answers after ${Date.now() - started} ms`)
       return { ...out, reused: false }
     }
-    const failed = (await docker.listTasks({ filters: { service: [SERVICE] } }).catch(() => [])).filter(t => ['failed', 'rejected'].includes(t.Status?.State))
     if (failed.length || Date.now() - started > timeoutMs) {
       const logs = failed.length ? await taskLogs(docker, failed[0]) : ''
       await removeStack(docker, REGISTRY_STACK, { log }).catch(() => {})
