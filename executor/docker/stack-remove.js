@@ -47,15 +47,22 @@ export async function removeStack (docker, stack, { log = () => {}, timeoutMs = 
   let left = first
   let tasks = []
   const skipped = new Set()
+  // which nodes are gone, read again at most once a second: the loop polls every 100 ms, node states change slower
+  let goneNodes = null
+  let goneAt = 0
   for (;;) {
     try {
       left = await stackResources(docker, stack)
       // A removed service's tasks stay listed until their node reports them shut down (after Swarm's 2 s gossip delay).
       tasks = serviceIds.size ? (await docker.listTasks()).filter(t => serviceIds.has(t.ServiceID)) : []
       if (tasks.length) {
-        const gone = await nodesGone(docker, lostNodes)
-        for (const t of tasks) if (gone.has(t.NodeID)) skipped.add(`${t.ID.slice(0, 12)} on ${gone.get(t.NodeID)}`)
-        tasks = tasks.filter(t => !gone.has(t.NodeID))
+        if (!goneNodes || Date.now() - goneAt >= 1000) {
+          goneNodes = await nodesGone(docker, lostNodes)
+          goneAt = Date.now()
+        }
+        const away = goneNodes
+        for (const t of tasks) if (away.has(t.NodeID)) skipped.add(`${t.ID.slice(0, 12)} on ${away.get(t.NodeID)}`)
+        tasks = tasks.filter(t => !away.has(t.NodeID))
       }
     } catch (err) {
       throw dockerError(err, `listing stack ${stack}`)
