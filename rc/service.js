@@ -129,13 +129,18 @@ function createSession ({ containers, cgroupRoot, procRoot, intervalMs, pids, ma
   }
   const timer = setInterval(() => { try { tick() } catch (err) { lastError = err } }, intervalMs)
   timer.unref()
-  const timeline = () => ({ intervalMs, cpus, source, containers: [...state.keys()], samples: samples.slice(), lastError: lastError ? String(lastError.message ?? lastError) : null })
+  // since (ms epoch): only the samples taken after it, so a client that keeps a copy fetches what is new (samples are in time order)
+  const timeline = (since = -Infinity) => {
+    let from = samples.length
+    while (from > 0 && samples[from - 1].t > since) from--
+    return { intervalMs, cpus, source, containers: [...state.keys()], samples: samples.slice(from), lastError: lastError ? String(lastError.message ?? lastError) : null }
+  }
   return { timeline, stop () { clearInterval(timer); return timeline() } }
 }
 
 /**
  * The RC's express app. Every route but /healthz needs the token in the X-Nodescale-Token header.
- * POST /start {containers: [id...]} -> {session}; GET /timeline?session=; POST /stop {session} -> timeline; GET /snapshot?containers=id,id
+ * POST /start {containers: [id...]} -> {session}; GET /timeline?session=[&since=t]; POST /stop {session} -> timeline; GET /snapshot?containers=id,id
  * @param {{ token: string, cgroupRoot?: string, procRoot?: string, intervalMs?: number, pidOf?: (id: string) => Promise<number | null>, maxSessions?: number, maxSamples?: number }} opts
  * @returns {{ app: import('express').Express, close: () => void }}
  */
@@ -194,7 +199,11 @@ export function createRcApp ({ token, cgroupRoot = '/sys/fs/cgroup', procRoot = 
     if (!s) throw new HttpError(404, `no session ${id}`)
     return s
   }
-  app.get('/timeline', (req, res) => { res.json(sessionOf(req.query.session).timeline()) })
+  app.get('/timeline', (req, res) => {
+    const since = req.query.since === undefined ? undefined : Number(req.query.since)
+    if (since !== undefined && !Number.isFinite(since)) throw new HttpError(400, 'since: a time in ms since the epoch (the t of the last sample you have)')
+    res.json(sessionOf(req.query.session).timeline(since))
+  })
   app.post('/stop', (req, res) => {
     const s = sessionOf(req.body?.session)
     sessions.delete(req.body.session)

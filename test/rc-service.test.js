@@ -107,6 +107,12 @@ test('cgroup v1 on real containers: a busy container shows CPU on a core, an idl
   await sleep(1600)
   const mid = await call('GET', `/timeline?session=${started.body.session}`)
   assert.ok(mid.body.samples.length >= 2)
+  // since: only what came after the copy a client has (the executor's checkpoints of a node that may be lost)
+  const since = mid.body.samples.at(-1).t
+  await sleep(1100)
+  const fresh = (await call('GET', `/timeline?session=${started.body.session}&since=${since}`)).body
+  assert.ok(fresh.samples.length >= 1 && fresh.samples.every(x => x.t > since), JSON.stringify(fresh.samples.map(x => x.t)))
+  assert.equal((await call('GET', `/timeline?session=${started.body.session}&since=soon`)).status, 400)
   const tl = (await call('POST', '/stop', { body: { session: started.body.session } })).body
   const mean = (id) => tl.samples.reduce((s, x) => s + x.containers[id].total, 0) / tl.samples.length
   assert.ok(mean(busy) > mean(idle), `busy ${mean(busy)} vs idle ${mean(idle)}`)

@@ -109,10 +109,14 @@ export function createRcSampler ({ rcs, token, containers, log = () => {}, check
   /** @type {{ node: string, rc: { url: string, token: string }, session: string, last: any }[]} */
   let sessions = []
   let timer = null
-  // Each node's timeline so far, fetched now and then: a node lost mid-run takes its RC's samples with it, and this copy
-  // is what run.json keeps of that node.
+  // Each node's timeline so far, kept up to date now and then (only the samples since the last copy are fetched): a node
+  // lost mid-run takes its RC's samples with it, and this copy is what run.json keeps of that node.
   const checkpoint = () => Promise.all(sessions.map(async s => {
-    try { s.last = await rcJson(s.rc, 'GET', `/timeline?session=${s.session}`) } catch {}
+    const since = s.last?.samples.at(-1)?.t
+    try {
+      const fresh = await rcJson(s.rc, 'GET', `/timeline?session=${s.session}${since === undefined ? '' : `&since=${since}`}`)
+      s.last = { ...fresh, samples: [...(s.last?.samples ?? []), ...fresh.samples] }
+    } catch {}
   }))
   return {
     async start () {
