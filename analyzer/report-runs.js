@@ -33,30 +33,14 @@ function reasonOf (run) {
   return `${run.status}, no reason recorded`
 }
 
-/** A moment of run.json (ISO text or epoch ms) as UTC clock time, or the text as it is when it is neither. */
-function clockOf (at) {
-  const t = typeof at === 'number' ? at : Date.parse(String(at))
-  return Number.isFinite(t) && t > 1e11 ? new Date(t).toISOString().slice(11, 19) : String(at)
-}
-
-/** When a node was lost: its clock time, and how far into the steady window (lostAfterMs) or the run it was. */
-function lostWhen (n, startedAt) {
-  if (n.lostAt === undefined || n.lostAt === null) return Number.isFinite(n.lostAfterMs) ? ` ${(n.lostAfterMs / 1000).toFixed(1)} s into the steady window` : ''
-  const since = (Date.parse(String(n.lostAt)) - Date.parse(String(startedAt))) / 1000
-  const into = Number.isFinite(n.lostAfterMs)
-    ? `${(n.lostAfterMs / 1000).toFixed(1)} s into the steady window`
-    : Number.isFinite(since) && since >= 0 ? `+${since.toFixed(1)} s` : null
-  return ` at ${clockOf(n.lostAt)}${into || n.why ? ` (${[into, n.why].filter(Boolean).join('; ')})` : ''}`
-}
-
 /**
- * Why a run is degraded, from run.json's `degraded`: each lost node (its label, else hostname or id) and when it was
- * lost, and the errors counted while it was gone.
+ * Why a run is degraded, from run.json's `degraded` as the executor writes it (executor/degraded.js): each lost node
+ * (label, else hostname), its clock time (UTC), how far into the steady window and why, and the errors meanwhile.
  * @param {any} run
  */
 export function degradedReason (run) {
   const d = run.degraded ?? {}
-  const lost = (Array.isArray(d.nodes) ? d.nodes : []).map(n => `node ${n.label ?? n.hostname ?? n.node ?? '?'} lost${lostWhen(n, run.startedAt)}`)
+  const lost = (d.nodes ?? []).map(n => `node ${n.label ?? n.node} lost at ${String(n.lostAt).slice(11, 19)} (${(n.lostAfterMs / 1000).toFixed(1)} s into the steady window; ${n.why})`)
   const errors = Number.isFinite(d.errorsDuringLoss) ? `; ${d.errorsDuringLoss} errors during the loss` : ''
   return `${lost.join(', ') || 'a node was lost during the run'}${errors}`
 }

@@ -30,7 +30,7 @@ function writeGrid (out) {
   for (const [nodes, instances, d] of cells) {
     for (const sign of [-1, 1]) writeMimnRun(out, { benchmark: 'cpu', nodes, instances }, { throughput: 100 * instances + sign * d })
   }
-  writeMimnRun(out, { benchmark: 'cpu', nodes: 2, instances: 4 }, { throughput: 99999, status: 'degraded', degraded: { nodes: [{ node: 'id2', label: 'nodescale-w2', lostAt: '2026-11-23T10:00:03.500Z' }], errorsDuringLoss: 37 } })
+  writeMimnRun(out, { benchmark: 'cpu', nodes: 2, instances: 4 }, { throughput: 99999, status: 'degraded', degraded: { nodes: [{ node: 'nodescale-w2', nodeId: 'id2', label: 'nodescale-w2', why: 'its RC does not answer (ECONNREFUSED)', lostAt: '2026-11-23T10:00:03.500Z', lostAfterMs: 2500 }], errorsDuringLoss: 37 } })
   writeMimnRun(out, { benchmark: 'cpu', nodes: 1, instances: 1 }, { throughput: 99999, status: 'failed' })
   for (const instances of [1, 2]) for (const t of [50, 52]) writeMimnRun(out, { benchmark: 'baseline', nodes: 1, instances }, { throughput: t * instances })
   for (const [nodes, t] of [[1, 30], [2, 55], [3, 70]]) writeMimnRun(out, { benchmark: 'net-out', nodes, instances: nodes }, { throughput: t })

@@ -20,7 +20,7 @@ function tmp (t) {
 
 /** Throughput of a cell: 100 req/s per replica, 80% of it at 5 clients, 5% lost per extra node (the overlay's cost). */
 const truth = (nodes, instances, concurrency) => 100 * instances * (concurrency === 25 ? 1 : 0.8) * (1 - 0.05 * (nodes - 1))
-const LOST = { nodes: [{ node: 'id2', label: 'nodescale-w2', lostAt: '2026-11-23T10:00:03.500Z', errors: 37 }], errorsDuringLoss: 37 }
+const LOST = { nodes: [{ node: 'nodescale-w2', nodeId: 'id2', label: 'nodescale-w2', why: 'its RC does not answer (ECONNREFUSED)', lostAt: '2026-11-23T10:00:03.500Z', lostAfterMs: 2500 }], errorsDuringLoss: 37 }
 
 /**
  * hs on the cpu app over 1..4 nodes, 1 or 2 replicas per node, 5 and 25 clients, 2 repeats at ±2 req/s; each node's
@@ -120,13 +120,13 @@ test('report over nodes: throughput, p95 and the cluster\'s CPU vs nodes, the co
   const degraded = runs.rows.filter(x => x[1] === 'degraded')
   assert.equal(degraded.length, 1)
   assert.equal(degraded[0][3], '6 on 3 nodes')
-  assert.equal(degraded[0][9], 'node nodescale-w2 lost at 10:00:03 (+3.5 s); 37 errors during the loss')
+  assert.equal(degraded[0][9], 'node nodescale-w2 lost at 10:00:03 (2.5 s into the steady window; its RC does not answer (ECONNREFUSED)); 37 errors during the loss')
   assert.match(html, /<tr class="degraded"><td>run-\d+-hs6-3n<\/td>/)
   const md = await runCli('analyzer', ['report', out, '--x', 'nodes', '--format', 'md'])
   assert.equal(md.code, 0, md.stderr)
   assert.match(md.stdout, /^## Correlations$/m)
   assert.match(md.stdout, /^\| cpu \| nodes \(1–4\) \| 16 \(32\) \| -?[01]\.\d\d \|/m)
-  assert.match(md.stdout, /^- run-\d+-hs6-3n: degraded \(node nodescale-w2 lost at 10:00:03 \(\+3\.5 s\); 37 errors during the loss\)$/m)
+  assert.match(md.stdout, /^- run-\d+-hs6-3n: degraded \(node nodescale-w2 lost at 10:00:03 \(2\.5 s into the steady window; its RC does not answer \(ECONNREFUSED\)\); 37 errors during the loss\)$/m)
 })
 
 test('no correlation table where nothing varies in nodes or instances; x nodes over runs without nodes says so', async (t) => {

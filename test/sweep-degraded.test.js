@@ -17,7 +17,7 @@ function tmp (t) {
   return dir
 }
 
-const LOST = { nodes: [{ node: 'id2', label: 'nodescale-w2', lostAt: '2026-11-23T10:00:04.000Z' }], errorsDuringLoss: 12 }
+const LOST = { nodes: [{ node: 'nodescale-w2', nodeId: 'id2', label: 'nodescale-w2', why: 'its RC does not answer (ECONNREFUSED)', lostAt: '2026-11-23T10:00:04.000Z', lostAfterMs: 3000 }], errorsDuringLoss: 12 }
 
 async function mimnSweep (t, analysis = '{ x: nodes, correlations: true }') {
   const out = tmp(t)
@@ -41,7 +41,7 @@ test('the sweep\'s status: a degraded run fails it like a failed one; done only 
 test('the end lines count the degraded runs, name the lost node and point at --resume', async (t) => {
   const { sweep } = await mimnSweep(t)
   Object.assign(sweep.plan[0], { status: 'done' })
-  Object.assign(sweep.plan[1], { status: 'degraded', reason: 'node nodescale-w2 lost at 10:00:04 (+4.0 s); 12 errors during the loss' })
+  Object.assign(sweep.plan[1], { status: 'degraded', reason: 'node nodescale-w2 lost at 10:00:04 (3.0 s into the steady window; its RC does not answer (ECONNREFUSED)); 12 errors during the loss' })
   for (const e of sweep.plan.slice(2)) e.status = 'done'
   sweep.counts = countEntries(sweep.plan)
   sweep.status = sweepStatus(sweep.counts)
@@ -49,7 +49,7 @@ test('the end lines count the degraded runs, name the lost node and point at --r
   const text = formatSweepEnd(sweep, null, { seconds: 100 })
   const lines = text.split('\n')
   assert.match(lines[0], /^sweep \S+: failed · 7\/8 runs done · 1 degraded · 4 deployments · 1 min 40 s$/)
-  assert.equal(lines[1], `  degraded: #2 ${sweep.plan[1].label} (repeat ${sweep.plan[1].repeat}): node nodescale-w2 lost at 10:00:04 (+4.0 s); 12 errors during the loss`)
+  assert.equal(lines[1], `  degraded: #2 ${sweep.plan[1].label} (repeat ${sweep.plan[1].repeat}): node nodescale-w2 lost at 10:00:04 (3.0 s into the steady window; its RC does not answer (ECONNREFUSED)); 12 errors during the loss`)
   assert.match(sweep.plan[1].label, /^hs x\d on \d nodes? · cpu · c=8$/)
   assert.equal(lines[2], `  resume: executor sweep --resume ${sweep.dir} (redoes the degraded runs too: a node lost mid-run is no steady-state measurement)`)
 })
@@ -95,12 +95,11 @@ test('the end of a sweep over nodes: the fit per node count and the correlations
   assert.equal((await analyseSweep(plain)).correlations, null)
 })
 
-test('the reason of a degraded run: each lost node by label, its clock time and how far into the run, the errors meanwhile', async () => {
+test('the reason of a degraded run: each lost node by label, its clock time, how far into the steady window and why, the errors meanwhile', async () => {
   const { degradedReason } = await import('../analyzer/report-runs.js')
-  const startedAt = '2026-11-23T10:00:00.000Z'
-  assert.equal(degradedReason({ startedAt, degraded: LOST }), 'node nodescale-w2 lost at 10:00:04 (+4.0 s); 12 errors during the loss')
-  // as the executor writes it: lostAfterMs into the steady window, and why
-  const executor = { nodes: [{ node: 'w2', label: 'nodescale-w2', why: 'engine stopped', lostAt: '2026-11-23T10:00:05.200Z', lostAfterMs: 2200 }, { node: 'w3', lostAt: null }], errorsDuringLoss: 0 }
-  assert.equal(degradedReason({ startedAt, degraded: executor }), 'node nodescale-w2 lost at 10:00:05 (2.2 s into the steady window; engine stopped), node w3 lost; 0 errors during the loss')
+  assert.equal(degradedReason({ degraded: LOST }), 'node nodescale-w2 lost at 10:00:04 (3.0 s into the steady window; its RC does not answer (ECONNREFUSED)); 12 errors during the loss')
+  // two nodes, the second without a label (a real cluster's node: its hostname)
+  const two = { nodes: [LOST.nodes[0], { node: 'w3', nodeId: 'id3', label: null, why: 'the manager marks it down', lostAt: '2026-11-23T10:00:05.200Z', lostAfterMs: 4200 }], errorsDuringLoss: 0 }
+  assert.equal(degradedReason({ degraded: two }), 'node nodescale-w2 lost at 10:00:04 (3.0 s into the steady window; its RC does not answer (ECONNREFUSED)), node w3 lost at 10:00:05 (4.2 s into the steady window; the manager marks it down); 0 errors during the loss')
   assert.equal(degradedReason({ status: 'degraded' }), 'a node was lost during the run')
 })
