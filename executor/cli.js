@@ -54,7 +54,7 @@ Examples:
   executor run --strategy hs --instances 2 --cpus-per-instance 0.25 --driver jmeter
   executor run --strategy cm --instances 2 --app ./my-app.js --benchmark my-app
 
-Exit codes: 0 done · 1 the run failed or was interrupted · 2 bad input · 3 a needed part is missing`
+Exit codes: 0 done (also degraded: a Swarm node was lost, run.json says what) · 1 the run failed or was interrupted · 2 bad input · 3 a needed part is missing`
 
 export const MAIN_HELP = `Usage: executor <command> [options]
 
