@@ -33,7 +33,8 @@ export const UP_HELP = `Usage: executor up [--json]
 Starts nodescale's control plane on the swarm (docker-compose.yml): the RC (resource collector) as a global
 service, one per node, reading the containers' cgroups; its token is a Swarm secret. Initialises a single-node
 swarm first when the engine is in none. \`executor run\` does this itself on first use; a running control plane
-with the same image is reused.`
+with the same image is reused. The RC image reaches the workers as a run's images do: loaded into this machine's
+local-cluster workers, or through the control plane's image registry for any other worker (executor run --help: --registry).`
 
 export const DOWN_HELP = `Usage: executor down [--all] [--json]
 
