@@ -245,11 +245,15 @@ export function createSwarmBackend ({ connect = connectDocker } = {}) {
           })
           return watch
         },
-        /** Where the stack's tasks run now (after Swarm rescheduled those of a lost node), with each task's state. */
+        /**
+         * Where the stack's tasks run now (after Swarm rescheduled those of a lost node), with each task's state. A replacement
+         * waits out the restart delay with desired state "ready" before it is started: it counts, as not running yet.
+         */
         async currentPlacement () {
           let tasks, now
           try {
-            tasks = await engine.listTasks({ filters: { service: deployment.services.map(s => s.name), 'desired-state': ['running'] } })
+            tasks = (await engine.listTasks({ filters: { service: deployment.services.map(s => s.name) } }))
+              .filter(t => t.DesiredState === 'running' || t.DesiredState === 'ready')
             now = await engine.listNodes()
           } catch (err) {
             throw dockerError(err, `listing the tasks of ${deployment.stack}`)
