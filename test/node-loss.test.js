@@ -3,15 +3,16 @@
 // test/cluster-run.test.js stops and cuts off real worker engines.
 import { test } from 'node:test'
 import assert from 'node:assert/strict'
-import { createServer } from 'node:http'
-import { mkdtempSync, writeFileSync } from 'node:fs'
+import { createServer, request } from 'node:http'
+import { mkdtempSync, mkdirSync, writeFileSync, rmSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { setTimeout as sleep } from 'node:timers/promises'
 import { createLossTracker, createNodeWatch } from '../executor/docker/node-watch.js'
 import { lossWindow, describeLoss, formatLoss } from '../executor/degraded.js'
-import { mergeTimelines } from '../executor/docker/rc-client.js'
+import { mergeTimelines, createRcSampler } from '../executor/docker/rc-client.js'
 import { summarizeCpu } from '../rc/cpu-summary.js'
+import { createRcApp } from '../rc/service.js'
 
 const w1 = { id: 'w1id', hostname: 'nodescale-w1', label: 'nodescale-w1', rcUrl: null }
 const w2 = { id: 'w2id', hostname: 'nodescale-w2', label: 'nodescale-w2', rcUrl: null }
@@ -157,4 +158,40 @@ test('the printed summary of a multi-node run: a line per node, the lost one mar
   assert.match(text, /node nodescale-w2 .* \(3 samples: lost during the run\)$/m)
   assert.match(text, /degraded: node nodescale-w2 lost 2\.8 s into the steady window/)
   assert.match(text, /Swarm rescheduled 1 task to nodescale-w1$/m)
+})
+
+test('a lost node keeps the samples its RC gave before the loss, each once, though its RC answers slower than the checkpoints', async (t) => {
+  // a real RC over a recorded cgroup v2 layout, reached through a proxy that holds every answer 300 ms
+  const root = mkdtempSync(join(tmpdir(), 'nodescale-cg2-'))
+  t.after(() => rmSync(root, { recursive: true, force: true }))
+  const id = 'c'.repeat(64)
+  const dir = join(root, 'system.slice', `docker-${id}.scope`)
+  mkdirSync(dir, { recursive: true })
+  writeFileSync(join(root, 'cgroup.controllers'), 'cpuset cpu io memory pids\n')
+  writeFileSync(join(dir, 'cpu.stat'), 'usage_usec 1000\nuser_usec 1000\nsystem_usec 0\n')
+  const token = 'test-token-0123456789abcdef'
+  const rc = createRcApp({ token, intervalMs: 50, cgroupRoot: root, pidOf: async () => null })
+  const rcServer = await new Promise(resolve => { const s = rc.app.listen(0, '127.0.0.1', () => resolve(s)) })
+  const proxy = createServer((req, res) => {
+    const up = request({ host: '127.0.0.1', port: rcServer.address().port, path: req.url, method: req.method, headers: req.headers }, (r) => {
+      const chunks = []
+      r.on('data', c => chunks.push(c))
+      r.on('end', () => setTimeout(() => { res.writeHead(r.statusCode, r.headers); res.end(Buffer.concat(chunks)) }, 300))
+    })
+    up.on('error', () => { res.destroy() })
+    req.pipe(up)
+  })
+  await new Promise(resolve => proxy.listen(0, '127.0.0.1', () => resolve(null)))
+  const lose = () => { rc.close(); rcServer.closeAllConnections(); rcServer.close(); proxy.closeAllConnections(); proxy.close() }
+  t.after(lose)
+
+  const sampler = createRcSampler({ rcs: [{ node: 'n1', url: `http://127.0.0.1:${/** @type {import('node:net').AddressInfo} */ (proxy.address()).port}` }], token, containers: [{ node: 'n1', containerId: id }], checkpointMs: 60 })
+  await sampler.start()
+  await sleep(1500)
+  lose()
+  const timeline = await sampler.stop()
+  assert.equal(timeline.nodes[0].partial, true, 'the RC is gone: the timeline is the last checkpoint')
+  const ts = timeline.samples.map(x => x.t)
+  assert.ok(ts.length >= 5, `${ts.length} samples kept`)
+  assert.ok(ts.every((x, i) => i === 0 || x > ts[i - 1]), `each sample once, in order: ${ts.join(',')}`)
 })

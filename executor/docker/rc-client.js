@@ -106,17 +106,26 @@ export function createRcSampler ({ rcs, token, containers, log = () => {}, check
     if (!byNode.has(c.node)) byNode.set(c.node, { rc: { url: rc.url, token }, ids: [] })
     byNode.get(c.node).ids.push(c.containerId)
   }
-  /** @type {{ node: string, rc: { url: string, token: string }, session: string, last: any }[]} */
+  /** @type {{ node: string, rc: { url: string, token: string }, session: string, last: any, fetching?: boolean }[]} */
   let sessions = []
   let timer = null
-  // Each node's timeline so far, kept up to date now and then (only the samples since the last copy are fetched): a node
-  // lost mid-run takes its RC's samples with it, and this copy is what run.json keeps of that node.
+  // Each node's timeline so far, kept up to date now and then (only the samples since the last copy are fetched, and
+  // appended): a node lost mid-run takes its RC's samples with it, and this copy is what run.json keeps of that node.
+  // One fetch per node at a time: an RC slower than the interval (its call times out after 5 s) is not asked twice for
+  // the same samples.
   const checkpoint = () => Promise.all(sessions.map(async s => {
+    if (s.fetching) return
+    s.fetching = true
     const since = s.last?.samples.at(-1)?.t
     try {
       const fresh = await rcJson(s.rc, 'GET', `/timeline?session=${s.session}${since === undefined ? '' : `&since=${since}`}`)
-      s.last = { ...fresh, samples: [...(s.last?.samples ?? []), ...fresh.samples] }
-    } catch {}
+      const samples = s.last?.samples ?? []
+      for (const x of fresh.samples) samples.push(x)
+      s.last = { ...fresh, samples }
+    } catch {
+    } finally {
+      s.fetching = false
+    }
   }))
   return {
     async start () {
