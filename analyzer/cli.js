@@ -1,42 +1,50 @@
-// The `analyzer` command line: parses arguments and calls the library; nothing else lives here.
-import { parseFlags } from '../executor/config.js'
-import { EXIT, NsError, badFlag, exitCodeOf, formatError } from '../executor/errors.js'
+// The `analyzer` command line: parses arguments by each command's option table and calls the library; nothing else lives here.
+import { EXIT, NsError, exitCodeOf, formatError } from '../lib/errors.js'
+import { keyOf, option, parseCommandLine } from '../lib/options.js'
 import { summarize } from './summary.js'
 import { fitSources, compare } from './compare.js'
 import { writeReport, FORMATS } from './report.js'
 import { correlate } from './correlate.js'
 import { X_FIELDS } from './points.js'
-import { formatSummary, formatFit, formatCompare, formatCorrelate } from './cli-format.js'
+import { formatSummary, formatFit, formatCompare, formatCorrelate } from './text-format.js'
 import { MAIN_HELP, SUMMARY_HELP, FIT_HELP, COMPARE_HELP, REPORT_HELP, CORRELATE_HELP } from './cli-help.js'
 
-const help = { type: 'boolean', short: 'h' }
-const json = { type: 'boolean' }
-const POINT_FLAGS = { x: { type: 'string' }, 'group-by': { type: 'string' }, bootstrap: { type: 'string' }, seed: { type: 'string' }, weights: { type: 'string' } }
-const FIT_FLAGS = { model: { type: 'string' }, ...POINT_FLAGS, json, help }
-const REPORT_FLAGS = { out: { type: 'string', short: 'o' }, format: { type: 'string' }, title: { type: 'string' }, ...POINT_FLAGS, help }
+const help = option({ flag: 'help', short: 'h', type: 'boolean' })
+const json = option({ flag: 'json', type: 'boolean' })
+const model = (choices) => option({ flag: 'model', type: 'choice', choices, default: 'usl' })
+/** How points are made from runs and fitted: what N is, the curves, the bootstrap and the weights. */
+const POINT_FLAGS = [
+  option({ flag: 'x', type: 'choice', choices: X_FIELDS, default: 'instances' }),
+  option({ flag: 'group-by', type: 'text' }),
+  option({ flag: 'bootstrap', type: 'whole', min: 0, max: 100000, default: 0 }),
+  option({ flag: 'seed', type: 'whole', min: 0, max: 4294967295, default: 1 }),
+  option({ flag: 'weights', type: 'choice', choices: ['none', 'sd'], default: 'none' })
+]
+const OUT = option({
+  flag: 'out',
+  short: 'o',
+  type: 'text',
+  check: (v) => { if (v === '') throw new NsError('NS_ERR_BAD_FLAG', '--out: needs a file path, e.g. -o report.html'); return v }
+})
 
 /** Flags and help of each command. */
 export const COMMANDS = Object.freeze({
-  summary: { options: { label: { type: 'string' }, json, help }, help: SUMMARY_HELP, min: 1, max: 1, what: 'one JTL file or run folder' },
-  fit: { options: FIT_FLAGS, help: FIT_HELP, min: 1, max: Infinity, what: 'a sweep folder or a points CSV' },
-  compare: { options: FIT_FLAGS, help: COMPARE_HELP, min: 1, max: Infinity, what: 'one or more sweep folders or CSVs' },
-  report: { options: REPORT_FLAGS, help: REPORT_HELP, min: 1, max: Infinity, what: 'one or more sweep folders (or points CSVs)' },
-  correlate: { options: { json, help }, help: CORRELATE_HELP, min: 1, max: Infinity, what: 'one or more sweep folders' }
+  summary: { options: [option({ flag: 'label', type: 'text' }), json, help], help: SUMMARY_HELP, min: 1, max: 1, what: 'one JTL file or run folder' },
+  fit: { options: [model(['usl', 'amdahl', 'both']), ...POINT_FLAGS, json, help], help: FIT_HELP, min: 1, max: Infinity, what: 'a sweep folder or a points CSV' },
+  compare: { options: [model(['usl', 'amdahl']), ...POINT_FLAGS, json, help], help: COMPARE_HELP, min: 1, max: Infinity, what: 'one or more sweep folders or CSVs' },
+  report: {
+    options: [OUT, option({ flag: 'format', type: 'choice', choices: FORMATS, default: 'html' }), option({ flag: 'title', type: 'text' }), ...POINT_FLAGS, help],
+    help: REPORT_HELP,
+    min: 1,
+    max: Infinity,
+    what: 'one or more sweep folders (or points CSVs)'
+  },
+  correlate: { options: [json, help], help: CORRELATE_HELP, min: 1, max: Infinity, what: 'one or more sweep folders' }
 })
 
-function oneOf (flag, value, allowed) {
-  if (!allowed.includes(value)) throw badFlag(flag, `"${value}" is not allowed; allowed: ${allowed.join(', ')}`)
-  return value
-}
-
-function wholeNumber (flag, raw, min, max) {
-  const v = Number(raw)
-  if (!/^\d+$/.test(String(raw).trim()) || v < min || v > max) throw badFlag(flag, `"${raw}" is not allowed; allowed: a whole number from ${min} to ${max}`)
-  return v
-}
-
 /**
- * Parses `analyzer <command> ...` into a validated request (throws NsError on bad input).
+ * Parses `analyzer <command> ...` into a validated request (throws NsError on bad input); every option of the command
+ * has its value, its default where it has one.
  * @param {string[]} argv process.argv.slice(2)
  * @returns {{ command: string|null, help: boolean, inputs: string[], options: Record<string, any> }}
  */
@@ -45,27 +53,14 @@ export function parseArguments (argv) {
   if (!command || command === '--help' || command === '-h' || command === 'help') return { command: null, help: true, inputs: [], options: {} }
   const spec = COMMANDS[command]
   if (!spec) throw new NsError('NS_ERR_BAD_FLAG', `unknown command "${command}"; commands: ${Object.keys(COMMANDS).join(', ')} (analyzer --help)`)
-  const { values, positionals } = parseFlags(rest, spec.options)
+  const { values, positionals } = parseCommandLine(rest, spec.options)
   if (values.help) return { command, help: true, inputs: [], options: {} }
   if (positionals.length < spec.min) throw new NsError('NS_ERR_BAD_FILE', `analyzer ${command} needs ${spec.what} (see analyzer ${command} --help)`)
   if (positionals.length > spec.max) throw new NsError('NS_ERR_BAD_FLAG', `analyzer ${command} takes ${spec.what}; unexpected "${positionals[spec.max]}"`)
   const options = { json: Boolean(values.json) }
-  if (command === 'summary') {
-    if (values.label !== undefined) options.label = values.label
-  } else if (command !== 'correlate') {
-    if (command === 'report') {
-      options.format = oneOf('--format', values.format ?? 'html', FORMATS)
-      if (values.out === '') throw badFlag('--out', 'needs a file path, e.g. -o report.html')
-      if (values.out !== undefined) options.out = values.out
-      if (values.title !== undefined) options.title = values.title
-    } else {
-      options.model = oneOf('--model', values.model ?? 'usl', command === 'fit' ? ['usl', 'amdahl', 'both'] : ['usl', 'amdahl'])
-    }
-    options.x = oneOf('--x', values.x ?? 'instances', X_FIELDS)
-    if (values['group-by'] !== undefined) options.groupBy = values['group-by']
-    options.bootstrap = values.bootstrap === undefined ? 0 : wholeNumber('--bootstrap', values.bootstrap, 0, 100000)
-    options.seed = values.seed === undefined ? 1 : wholeNumber('--seed', values.seed, 0, 4294967295)
-    options.weights = oneOf('--weights', values.weights ?? 'none', ['none', 'sd'])
+  for (const o of spec.options.filter(x => x !== json && x !== help)) {
+    const value = values[keyOf(o)] ?? o.default
+    if (value !== undefined) options[keyOf(o)] = value
   }
   return { command, help: false, inputs: positionals, options }
 }

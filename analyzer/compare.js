@@ -1,5 +1,5 @@
 // `analyzer fit` and `analyzer compare` as library calls: points per group, fits per model, and how groups differ.
-import { NsError } from '../executor/errors.js'
+import { NsError } from '../lib/errors.js'
 import { loadPoints } from './points.js'
 import { fitUsl } from './usl-fit.js'
 import { tCdf } from './stats-math.js'

@@ -1,7 +1,7 @@
 // `analyzer correlate` as a library call: Ibenchjs Figure 21, how nodes and instances go with throughput, its sd and relative sd.
 import { stat } from 'node:fs/promises'
 import { sampleCorrelation } from 'simple-statistics'
-import { NsError } from '../executor/errors.js'
+import { NsError } from '../lib/errors.js'
 import { readRuns, repeatsOf, CONFIG_KEYS } from './points.js'
 
 /** The factors correlated, and what each one is correlated with (per cell: mean throughput, its sd, sd / mean). */

@@ -1,6 +1,7 @@
 // What a fit means statistically: residuals, R², Jacobian standard errors, t intervals, delta-method and bootstrap intervals.
 import { MODELS, throughputAt, gradientAt, peakOf, ceilingOf } from './usl-model.js'
-import { tQuantile, invert, seededRandom, quantileSorted } from './stats-math.js'
+import { tQuantile, invert, quantileSorted } from './stats-math.js'
+import { seededRandom } from '../lib/random.js'
 import { verdictOf, limitOf } from './fit-verdict.js'
 
 /**

@@ -1,6 +1,6 @@
 // Reads a CSV JTL's first line: which column holds what, which delimiter, or why the file is not a JTL at all.
 import { parse } from 'csv-parse/sync'
-import { NsError } from '../executor/errors.js'
+import { NsError } from '../lib/errors.js'
 
 /** JMeter 5.6's default CSV JTL columns, in order (what a header-less file is assumed to hold). */
 export const DEFAULT_COLUMNS = Object.freeze(['timeStamp', 'elapsed', 'label', 'responseCode', 'responseMessage', 'threadName', 'dataType', 'success', 'failureMessage', 'bytes', 'sentBytes', 'grpThreads', 'allThreads', 'URL', 'Latency', 'IdleTime', 'Connect'])

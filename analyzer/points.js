@@ -3,7 +3,7 @@ import { readdir, readFile, stat } from 'node:fs/promises'
 import { join, basename } from 'node:path'
 import { parse } from 'csv-parse/sync'
 import { mean, sampleStandardDeviation } from 'simple-statistics'
-import { NsError, badFlag } from '../executor/errors.js'
+import { NsError, badFlag } from '../lib/errors.js'
 
 /** run.json config fields a sweep can be grouped by (CLI spelling -> config key). */
 export const GROUP_FIELDS = Object.freeze({

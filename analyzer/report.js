@@ -1,7 +1,7 @@
 // `analyzer report` as a library call: everything a sweep's report shows, gathered once; the renderers only format it.
 import { writeFile, rename, stat } from 'node:fs/promises'
 import { dirname, join, resolve } from 'node:path'
-import { NsError } from '../executor/errors.js'
+import { NsError } from '../lib/errors.js'
 import { loadPoints, resolveGrouping } from './points.js'
 import { fitSources, compare } from './compare.js'
 import { throughputAt, peakOf } from './usl-model.js'

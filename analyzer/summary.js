@@ -1,7 +1,7 @@
 // `analyzer summary`: requests, errors, throughput and latency percentiles of a JTL, per label and in total, as JMeter defines them.
 import { stat } from 'node:fs/promises'
 import { join } from 'node:path'
-import { NsError } from '../executor/errors.js'
+import { NsError } from '../lib/errors.js'
 import { LatencyHistogram } from './latency-histogram.js'
 import { scanJtl } from './jtl-reader.js'
 

@@ -1,7 +1,7 @@
 // Fits USL or Amdahl to throughput points: linearised start, bounded Levenberg-Marquardt, intervals, plain-language verdict.
 import { levenbergMarquardt } from 'ml-levenberg-marquardt'
 import { PolynomialRegression } from 'ml-regression'
-import { NsError } from '../executor/errors.js'
+import { NsError } from '../lib/errors.js'
 import { MODELS, throughputAt, gradientAt } from './usl-model.js'
 import { describeFit, bootstrapFit } from './fit-stats.js'
 

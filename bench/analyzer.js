@@ -5,7 +5,7 @@ import { createWriteStream, existsSync, mkdirSync, readFileSync, renameSync, rmS
 import { join } from 'node:path'
 import { once } from 'node:events'
 import { ensureJmeter } from '../executor/jmeter-install.js'
-import { ROOT } from '../executor/paths.js'
+import { ROOT } from '../lib/paths.js'
 import { startVariedServer, writePlan, runJmeterPlan, jmeterDashboard, measure, compareWithStatistics } from '../analyzer/jmeter-crosscheck.js'
 
 const { values } = parseArgs({

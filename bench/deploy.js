@@ -11,8 +11,7 @@ import { connectDocker, ensureSwarm } from '../executor/docker/engine.js'
 import { buildImage } from '../executor/docker/image-build.js'
 import { renderStack, writeStackFiles, NAMESPACE_LABEL } from '../executor/docker/stack-render.js'
 import { deployStack, removeStack, removeLeftovers } from '../executor/docker/stack-deploy.js'
-import { probe } from '../executor/docker/http-probe.js'
-import { freePort } from '../executor/net-util.js'
+import { probe, freePort } from '../lib/net.js'
 
 /** @param {string[]} argv */
 export function parseBenchArgs (argv) {

@@ -8,9 +8,9 @@ import { connectDocker } from '../executor/docker/engine.js'
 import { buildImage, pullImage } from '../executor/docker/image-build.js'
 import { copyImages } from '../executor/docker/image-copy.js'
 import { ensureRegistry, pushToRegistry } from '../executor/docker/image-registry.js'
-import { localWorkerEngines } from '../executor/cluster/state.js'
-import { enginePaths } from '../executor/cluster/worker-engine.js'
-import { workerIndex } from '../executor/cluster/network.js'
+import { localWorkerEngines } from '../executor/local-swarm/state.js'
+import { enginePaths } from '../executor/local-swarm/worker-engine.js'
+import { workerIndex } from '../executor/local-swarm/network.js'
 
 const median = (xs) => { const s = [...xs].sort((a, b) => a - b); const m = s.length >> 1; return s.length % 2 ? s[m] : (s[m - 1] + s[m]) / 2 }
 

@@ -1,7 +1,7 @@
 // The console-program wrapper (--app "cmd:<command line>"): each request runs the program, body -> stdin, stdout -> response.
 import { spawn } from 'node:child_process'
 import express from 'express'
-import { NsError } from '../executor/errors.js'
+import { badApp } from '../lib/errors.js'
 import { splitCommandLine, findProgram } from './command-line.js'
 import { optionsParser, int, bool } from './params.js'
 
@@ -69,18 +69,18 @@ function runOnce (program, args, opts, req, res) {
  * @returns {any} a Benchmark object
  */
 export function createConsoleBenchmark ({ commandLine, name, cwd = process.cwd() }) {
-  const where = `--app "cmd:${commandLine}"`
+  const where = `"cmd:${commandLine}"`
   let words
   try {
     words = splitCommandLine(commandLine)
   } catch (e) {
-    throw new NsError('NS_ERR_BAD_APP', `${where}: cannot split the command line: ${e.message}`)
+    throw badApp(where, `cannot split the command line: ${e.message}`)
   }
-  if (!words.length) throw new NsError('NS_ERR_BAD_APP', `${where}: no program after "cmd:" (e.g. --app "cmd:sha256sum")`)
+  if (!words.length) throw badApp(where, 'no program after "cmd:" (e.g. --app "cmd:sha256sum")')
   const [programWord, ...baseArgs] = words
   const program = findProgram(programWord, { cwd })
   if (!program) {
-    throw new NsError('NS_ERR_BAD_APP', `${where}: program "${programWord}" is not ${programWord.includes('/') ? `an executable file (relative to ${cwd})` : 'an executable on PATH'}`)
+    throw badApp(where, `program "${programWord}" is not ${programWord.includes('/') ? `an executable file (relative to ${cwd})` : 'an executable on PATH'}`)
   }
   const benchName = name ?? (programWord.split('/').pop().replace(/[^a-z0-9_-]+/gi, '-').replace(/^[^a-z0-9]+/i, '').slice(0, 64) || 'cmd')
   return {

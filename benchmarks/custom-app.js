@@ -2,13 +2,12 @@
 import { existsSync, statSync } from 'node:fs'
 import { basename, extname, resolve } from 'node:path'
 import { pathToFileURL } from 'node:url'
-import { NsError } from '../executor/errors.js'
+import { NsError, badApp, badFlag } from '../lib/errors.js'
 import { optionsParser } from './params.js'
 
 export const NAME_RE = /^[a-z0-9][a-z0-9_-]{0,63}$/i
 const FORMS = 'export default an express handler (req, res) => ..., an express Router, or a Benchmark object with create() (see benchmarks/CONTRACT.md)'
 
-const badApp = (file, what) => new NsError('NS_ERR_BAD_APP', `--app ${file}: ${what}`)
 const describe = (v) => v === null ? 'null' : Array.isArray(v) ? 'an array' : typeof v === 'object' ? 'an object' : `a ${typeof v}`
 const isRouter = (v) => typeof v === 'function' && typeof v.use === 'function' && Array.isArray(v.stack)
 
@@ -38,7 +37,7 @@ export function completeBenchmark (obj, name, file) {
           return obj.options({ ...defaults, ...params })
         } catch (err) {
           if (err instanceof NsError) throw err
-          throw new NsError('NS_ERR_BAD_FLAG', `--param: ${err.message} (benchmark ${name})`, { cause: err })
+          throw badFlag('--param', `${err.message} (benchmark ${name})`, { key: 'params', cause: err })
         }
       }
     : generic
@@ -74,7 +73,7 @@ export async function loadCustomApp ({ app, benchmark, cwd = process.cwd() }) {
   try {
     mod = await import(pathToFileURL(file).href)
   } catch (err) {
-    throw new NsError('NS_ERR_BAD_APP', `--app ${file}: cannot be loaded: ${err.name}: ${err.message}`, { cause: err })
+    throw badApp(file, `cannot be loaded: ${err.name}: ${err.message}`, { cause: err })
   }
   const exp = mod.default
   if (exp === undefined) throw badApp(file, `has no default export; ${FORMS}`)

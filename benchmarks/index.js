@@ -1,5 +1,5 @@
 // The benchmark registry: built-in benchmark apps by name, and custom apps (--app PATH or --app "cmd:...").
-import { NsError, badFlag } from '../executor/errors.js'
+import { badApp, badFlag } from '../lib/errors.js'
 import { loadCustomApp } from './custom-app.js'
 import { createConsoleBenchmark } from './console-wrapper.js'
 
@@ -15,7 +15,7 @@ export const BUILTIN_BENCHMARKS = Object.freeze(['baseline', 'page', 'cpu', 'net
 export async function loadBenchmark ({ benchmark, app, cwd } = {}) {
   if (app === undefined || app === null || app === '') {
     if (!BUILTIN_BENCHMARKS.includes(benchmark)) {
-      throw badFlag('--benchmark', `${benchmark === undefined ? 'missing' : `unknown "${benchmark}"`}; one of ${BUILTIN_BENCHMARKS.join(', ')} (or a custom app with --app)`)
+      throw badFlag('--benchmark', `${benchmark === undefined ? 'missing' : `unknown "${benchmark}"`}; one of ${BUILTIN_BENCHMARKS.join(', ')} (or a custom app with --app)`, { key: 'benchmark' })
     }
     return (await import(`./${benchmark}.js`)).default
   }
@@ -23,7 +23,7 @@ export async function loadBenchmark ({ benchmark, app, cwd } = {}) {
     ? createConsoleBenchmark({ commandLine: app.slice(4), name: benchmark, cwd })
     : await loadCustomApp({ app, benchmark, cwd })
   if (BUILTIN_BENCHMARKS.includes(bench.name)) {
-    throw new NsError('NS_ERR_BAD_APP', `--app ${app}: its name "${bench.name}" is a built-in benchmark; give the custom app its own name with --benchmark <name> (or the module's name field)`)
+    throw badApp(app, `its name "${bench.name}" is a built-in benchmark; give the custom app its own name with --benchmark <name> (or the module's name field)`)
   }
   return bench
 }

@@ -1,9 +1,9 @@
 // Parses a benchmark's --param values (strings) against a small spec, with errors that name the flag.
-import { NsError } from '../executor/errors.js'
+import { badFlag } from '../lib/errors.js'
 
 /** An error for one bad --param value. */
 export function badParam (key, message) {
-  return new NsError('NS_ERR_BAD_FLAG', `--param ${key}: ${message}`)
+  return badFlag(`--param ${key}`, message, { key: 'params', param: key })
 }
 
 /**

@@ -2,9 +2,9 @@
 import { mkdir, readFile } from 'node:fs/promises'
 import { dirname } from 'node:path'
 import { prepareRun } from './run.js'
-import { writeJsonAtomic } from './run-store.js'
+import { writeJsonAtomic } from '../lib/run-files.js'
 import { createShapeRunner } from './shape-runner.js'
-import { NsError } from './errors.js'
+import { NsError } from '../lib/errors.js'
 
 export const CALIBRATION_SCHEMA = 'nodescale.calibration/v1'
 /** The thesis's relaxed window: the busiest core between 75% and 85%. */

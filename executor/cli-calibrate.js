@@ -1,21 +1,40 @@
 // `executor calibrate`: the relaxed and exhausted run-levels of a server, written to a file experiments reference.
 import { resolve, join, dirname, basename, extname } from 'node:path'
-import { parseFlags, RUN_OPTIONS, validateRunConfig } from './config.js'
+import { EXIT, NsError } from '../lib/errors.js'
+import { keyOf, option, optionsHelp, parseCommandLine } from '../lib/options.js'
+import { RUN_OPTION, validateRunConfig } from '../lib/run-options.js'
 import { calibrateToFile, CALIBRATION_DEFAULTS, RELAXED_WINDOW } from './calibrate.js'
-import { EXIT, NsError, badFlag, exitCodeOf, formatError } from './errors.js'
-import { formatDuration } from './sweep-plan.js'
-import { LIMITS } from './defaults.js'
+import { formatCalibration, formatProbe } from './calibrate-text.js'
 
-const { concurrency, rate, out, json, ...RUN_FLAGS } = RUN_OPTIONS
-export const CALIBRATE_OPTIONS = Object.freeze({
-  ...RUN_FLAGS,
-  out: { type: 'string', short: 'o' },
-  runs: { type: 'string' },
-  confirm: { type: 'string' },
-  'max-concurrency': { type: 'string' },
-  'max-probes': { type: 'string' },
-  json: { type: 'boolean' }
-})
+/** @typedef {import('../lib/options.js').Option} Option */
+
+const D = CALIBRATION_DEFAULTS
+/** The run's options a probe takes as they are (help: "as for executor run"). */
+const OUTPUT_FLAGS = ['json', 'quiet', 'help']
+const AS_FOR_RUN = ['backend', 'driver', 'cpusPerInstance', 'lb', 'port', 'readyTimeout', 'memoryPerInstance', 'nodes', 'placement', 'constraints', 'registry']
+
+/**
+ * The flags of `executor calibrate`: the run's, with the probes' defaults, and the search's own.
+ * @type {readonly Option[]}
+ */
+export const CALIBRATE_OPTIONS = Object.freeze([
+  option({ ...RUN_OPTION.benchmark, help: 'the benchmark (default {default}); -p KEY=VALUE and --app as for executor run' }),
+  option({ ...RUN_OPTION.params, help: undefined }),
+  option({ ...RUN_OPTION.app, help: undefined }),
+  option({ ...RUN_OPTION.strategy, default: 'up', help: `${RUN_OPTION.strategy.choices.join(' | ')} (default {default}: raw Node, as the thesis calibrated)` }),
+  option({ ...RUN_OPTION.instances, default: 1, help: 'default {default}' }),
+  option({ ...RUN_OPTION.duration, default: D.duration, help: 'seconds measured per probe (default {default})' }),
+  option({ ...RUN_OPTION.warmup, default: D.warmup, help: 'warm-up seconds per probe (default {default})' }),
+  option({ flag: 'confirm', type: 'whole', min: 1, max: 20, default: D.confirm, arg: 'N', help: 'repeats that confirm each level (default {default}; the thesis used 5)' }),
+  option({ flag: 'max-concurrency', type: 'whole', min: 2, max: RUN_OPTION.concurrency.max, default: D.maxConcurrency, arg: 'C', help: 'highest concurrency probed (default {default})' }),
+  option({ flag: 'max-probes', type: 'whole', min: 3, max: 500, default: D.maxProbes, arg: 'N', help: 'at most this many probe runs (default {default})' }),
+  option({ flag: 'out', short: 'o', type: 'text', arg: 'FILE', help: 'the calibration file (default results/calibration-<benchmark>-<strategy><N>.json)' }),
+  option({ flag: 'runs', type: 'text', arg: 'DIR', help: 'where the probe runs go (default <FILE without .json>-probes/)' }),
+  ...AS_FOR_RUN.map(key => option({ ...RUN_OPTION[key], help: undefined })),
+  option({ flag: 'json', type: 'boolean', help: 'print the calibration file on stdout and nothing else there' }),
+  RUN_OPTION.quiet,
+  RUN_OPTION.help
+])
 
 export const CALIBRATE_HELP = `Usage: executor calibrate --benchmark NAME [--strategy up] [--instances 1] [options]
 
@@ -28,28 +47,12 @@ Each level is confirmed by repeating it (--confirm). An experiment uses the file
 "calibration: FILE" and "concurrency: [relaxed, relaxed*cores, exhausted]".
 
 Options:
-  -b, --benchmark NAME        the benchmark (default page); -p KEY=VALUE and --app as for executor run
-  -s, --strategy S            up | cm | pm2 | hs (default up: raw Node, as the thesis calibrated)
-  -n, --instances N           default 1
-  -d, --duration S            seconds measured per probe (default ${CALIBRATION_DEFAULTS.duration})
-  -w, --warmup S              warm-up seconds per probe (default ${CALIBRATION_DEFAULTS.warmup})
-      --confirm N             repeats that confirm each level (default ${CALIBRATION_DEFAULTS.confirm}; the thesis used 5)
-      --max-concurrency C     highest concurrency probed (default ${CALIBRATION_DEFAULTS.maxConcurrency})
-      --max-probes N          at most this many probe runs (default ${CALIBRATION_DEFAULTS.maxProbes})
-  -o, --out FILE              the calibration file (default results/calibration-<benchmark>-<strategy><N>.json)
-      --runs DIR              where the probe runs go (default <FILE without .json>-probes/)
-      --backend, --driver, --cpus-per-instance, --lb, --port, --ready-timeout   as for executor run
-      --json                  print the calibration file on stdout and nothing else there
-  -q, --quiet                 no probe lines on stderr
-  -h, --help                  this help
+${optionsHelp(CALIBRATE_OPTIONS.filter(o => !OUTPUT_FLAGS.includes(o.flag)))}
+      ${AS_FOR_RUN.map(key => `--${RUN_OPTION[key].flag}`).join(', ')}
+                              as for executor run
+${optionsHelp(CALIBRATE_OPTIONS.filter(o => OUTPUT_FLAGS.includes(o.flag)))}
 
 Exit codes: 0 done · 1 a probe failed or Ctrl-C · 2 bad input · 3 a needed part is missing`
-
-function wholeNumber (flag, raw, min, max) {
-  const v = Number(raw)
-  if (!Number.isInteger(v) || v < min || v > max) throw badFlag(flag, `"${raw}" is not allowed; allowed: a whole number >= ${min} and <= ${max}`)
-  return v
-}
 
 /**
  * Parses `executor calibrate` arguments into a run config for the probes, the file and the search limits.
@@ -57,56 +60,19 @@ function wholeNumber (flag, raw, min, max) {
  * @param {{ cwd?: string }} [ctx]
  */
 export function parseCalibrateArguments (argv, { cwd = process.cwd() } = {}) {
-  const { values, positionals } = parseFlags(argv, CALIBRATE_OPTIONS)
+  const { values, positionals } = parseCommandLine(argv, CALIBRATE_OPTIONS)
   if (values.help) return { help: true }
   if (positionals.length) throw new NsError('NS_ERR_BAD_FLAG', `unexpected argument "${positionals[0]}" (see executor calibrate --help)`)
-  const strategy = values.strategy ?? 'up'
-  const instances = values.instances ?? '1'
-  const bench = values.benchmark ?? (values.app ? basename(values.app, extname(values.app)) : 'page')
-  const file = resolve(cwd, values.out ?? join('results', `calibration-${bench}-${strategy}${instances}.json`))
-  if (!file.endsWith('.json')) throw badFlag('--out', `${values.out}: the calibration file is JSON; give a name ending in .json`)
-  const runs = resolve(cwd, values.runs ?? join(dirname(file), `${basename(file, '.json')}-probes`))
-  const config = validateRunConfig({
-    ...values,
-    strategy,
-    instances,
-    duration: values.duration ?? String(CALIBRATION_DEFAULTS.duration),
-    warmup: values.warmup ?? String(CALIBRATION_DEFAULTS.warmup),
-    concurrency: '1',
-    out: runs
-  }, { cwd })
-  return {
-    help: false,
-    config,
-    file,
-    json: Boolean(values.json),
-    limits: {
-      confirm: values.confirm === undefined ? undefined : wholeNumber('--confirm', values.confirm, 1, 20),
-      maxConcurrency: values['max-concurrency'] === undefined ? undefined : wholeNumber('--max-concurrency', values['max-concurrency'], 2, LIMITS.concurrency),
-      maxProbes: values['max-probes'] === undefined ? undefined : wholeNumber('--max-probes', values['max-probes'], 3, 500)
-    }
-  }
-}
-
-/** One stderr line per probe. */
-export function formatProbe (p, n) {
-  const phase = p.phase.padEnd(17)
-  return `probe ${String(n).padStart(2)}  ${phase} c=${String(p.concurrency).padEnd(6)} busiest core ${p.highest.toFixed(1).padStart(5)}%  ${p.errors.toLocaleString('en')} errors  ${Math.round(p.throughput).toLocaleString('en')} req/s`
-}
-
-/** The human view of a calibration file. */
-export function formatCalibration (cal) {
-  const c = cal.config
-  const lines = [`calibration: ${c.benchmark} on ${c.strategy} x${c.instances} (${c.backend}) · probes of ${cal.probe.duration} s · ${cal.probes.length} probes in ${formatDuration(cal.seconds)} · ${cal.cores} cores`]
-  const r = cal.relaxed
-  lines.push(`  relaxed    c=${r.concurrency}  busiest core ${r.highest}% (repeats ${r.repeats.join(', ')}: ${r.confirmed ? `confirmed in ${cal.window.join('-')}%` : `NOT all in ${cal.window.join('-')}%`})`)
-  const e = cal.exhausted
-  if (!e) lines.push('  exhausted  not found (the probe budget ran out first)')
-  else if (e.concurrency === null) lines.push('  exhausted  none: requests failed even at the lowest concurrency')
-  else lines.push(`  exhausted  c=${e.concurrency}  ${e.confirmed ? `no failed request in ${e.repeats.length} repeats` : 'not confirmed'}${e.bounded ? ' (the probe limit, --max-concurrency)' : ''}`)
-  for (const n of cal.notes) lines.push(`  note: ${n}`)
-  lines.push(`  written: ${cal.file} (probe runs in ${cal.probeRuns})`)
-  return lines.join('\n')
+  // the probes' own defaults (strategy up, 1 instance, short probes) and the search's; the run's fill in as for a run
+  for (const o of CALIBRATE_OPTIONS) if (o.default !== RUN_OPTION[keyOf(o)]?.default) values[keyOf(o)] ??= o.default
+  const { confirm, maxConcurrency, maxProbes, out, runs, json, ...probe } = values
+  const bench = probe.benchmark ?? (probe.app ? basename(probe.app, extname(probe.app)) : RUN_OPTION.benchmark.default)
+  const file = resolve(cwd, out ?? join('results', `calibration-${bench}-${probe.strategy}${probe.instances}.json`))
+  if (!file.endsWith('.json')) throw new NsError('NS_ERR_BAD_FLAG', `--out: ${out}: the calibration file is JSON; give a name ending in .json`)
+  const probeRuns = resolve(cwd, runs ?? join(dirname(file), `${basename(file, '.json')}-probes`))
+  // a probe's concurrency is the search's to choose: it starts from 1
+  const config = validateRunConfig({ ...probe, concurrency: 1, out: probeRuns }, { cwd })
+  return { help: false, config, file, json: Boolean(json), limits: { confirm, maxConcurrency, maxProbes } }
 }
 
 /**
@@ -115,17 +81,12 @@ export function formatCalibration (cal) {
  * @param {{ stdout: any, stderr: any, signal?: AbortSignal }} io
  */
 export async function calibrateCommand (argv, { stdout, stderr, signal }) {
-  try {
-    const parsed = parseCalibrateArguments(argv)
-    if (parsed.help) { stdout.write(CALIBRATE_HELP + '\n'); return EXIT.OK }
-    const { config, file, limits } = parsed
-    const say = config.quiet ? () => {} : line => stderr.write(line + '\n')
-    let n = 0
-    const cal = await calibrateToFile(config, file, { ...limits, signal, onProbe: p => say(formatProbe(p, ++n)) })
-    stdout.write((parsed.json ? JSON.stringify(cal, null, 2) : formatCalibration(cal)) + '\n')
-    return EXIT.OK
-  } catch (err) {
-    stderr.write(formatError(err) + '\n')
-    return signal?.aborted ? EXIT.FAILED : exitCodeOf(err)
-  }
+  const parsed = parseCalibrateArguments(argv)
+  if (parsed.help) { stdout.write(CALIBRATE_HELP + '\n'); return EXIT.OK }
+  const { config, file, limits } = parsed
+  const say = config.quiet ? () => {} : line => stderr.write(line + '\n')
+  let n = 0
+  const cal = await calibrateToFile(config, file, { ...limits, signal, onProbe: p => say(formatProbe(p, ++n)) })
+  stdout.write((parsed.json ? JSON.stringify(cal, null, 2) : formatCalibration(cal)) + '\n')
+  return EXIT.OK
 }

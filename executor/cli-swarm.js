@@ -1,14 +1,16 @@
 // `executor image build`, `executor up` and `executor down`: the Swarm parts a run needs, prepared or removed by hand.
 import { resolve } from 'node:path'
 import { existsSync } from 'node:fs'
-import { parseFlags } from './config.js'
-import { EXIT, NsError, badFlag } from './errors.js'
+import { EXIT, NsError, badApp } from '../lib/errors.js'
+import { option, parseCommandLine } from '../lib/options.js'
 import { connectDocker, ensureSwarm } from './docker/engine.js'
 import { buildImage, IMAGE_BASES, IMAGE_KINDS } from './docker/image-build.js'
 import { ensureControlPlane, stopControlPlane } from './docker/control-plane.js'
 import { removeLeftovers } from './docker/stack-deploy.js'
 import { removeRegistry } from './docker/image-registry.js'
 import { imagesOnNodes } from './backends/swarm.js'
+
+/** @typedef {import('../lib/options.js').Option} Option */
 
 export const IMAGE_HELP = `Usage: executor image build [--base auto|registry|host] [--kind K] [--app PATH]... [--json]
 
@@ -47,13 +49,15 @@ function print (stdout, json, data, lines) {
   stdout.write(json ? JSON.stringify(data, null, 2) + '\n' : lines.join('\n') + '\n')
 }
 
+const COMMON = [option({ flag: 'json', type: 'boolean' }), option({ flag: 'help', short: 'h', type: 'boolean' })]
+
 /**
  * @param {string[]} argv
- * @param {Record<string, any>} options
+ * @param {Option[]} options the command's own flags (--json and --help come with every one)
  * @param {string} help
  */
 function parse (argv, options, help) {
-  const { values, positionals } = parseFlags(argv, { ...options, json: { type: 'boolean' }, help: { type: 'boolean', short: 'h' } })
+  const { values, positionals } = parseCommandLine(argv, [...options, ...COMMON])
   return { values, positionals, help: values.help ? help : null }
 }
 
@@ -64,17 +68,17 @@ export async function imageCommand (argv, { stdout, stderr }) {
   const [sub, ...rest] = argv
   if (sub === '--help' || sub === '-h' || sub === undefined) { stdout.write(IMAGE_HELP + '\n'); return sub ? EXIT.OK : EXIT.BAD_INPUT }
   if (sub !== 'build') throw new NsError('NS_ERR_BAD_FLAG', `unknown command "image ${sub}"; commands: image build`)
-  const { values, positionals, help } = parse(rest, {
-    base: { type: 'string' }, kind: { type: 'string' }, app: { type: 'string', multiple: true }
-  }, IMAGE_HELP)
+  const { values, positionals, help } = parse(rest, [
+    option({ flag: 'base', type: 'choice', choices: IMAGE_BASES }),
+    option({ flag: 'kind', type: 'choice', choices: [...IMAGE_KINDS, 'all'] }),
+    option({ flag: 'app', type: 'list' })
+  ], IMAGE_HELP)
   if (help) { stdout.write(help + '\n'); return EXIT.OK }
   if (positionals.length) throw new NsError('NS_ERR_BAD_FLAG', `unexpected argument "${positionals[0]}" (see executor image build --help)`)
   const base = values.base ?? 'auto'
-  if (!IMAGE_BASES.includes(base)) throw badFlag('--base', `"${base}" is not allowed; one of: ${IMAGE_BASES.join(', ')}`)
   const kind = values.kind ?? 'all'
-  if (kind !== 'all' && !IMAGE_KINDS.includes(kind)) throw badFlag('--kind', `"${kind}" is not allowed; one of: ${IMAGE_KINDS.join(', ')}, all`)
   const apps = (values.app ?? []).map(a => resolve(a))
-  for (const a of apps) if (!existsSync(a)) throw new NsError('NS_ERR_BAD_APP', `--app: no file at ${a}`)
+  for (const a of apps) if (!existsSync(a)) throw badApp('', `no file at ${a}`)
   const log = logTo(stderr)
   const docker = await connectDocker()
   const built = []
@@ -88,7 +92,7 @@ export async function imageCommand (argv, { stdout, stderr }) {
 
 /** @type {(argv: string[], io: { stdout: any, stderr: any }) => Promise<number>} */
 export async function upCommand (argv, { stdout, stderr }) {
-  const { values, positionals, help } = parse(argv, {}, UP_HELP)
+  const { values, positionals, help } = parse(argv, [], UP_HELP)
   if (help) { stdout.write(help + '\n'); return EXIT.OK }
   if (positionals.length) throw new NsError('NS_ERR_BAD_FLAG', `unexpected argument "${positionals[0]}" (see executor up --help)`)
   const log = logTo(stderr)
@@ -106,7 +110,7 @@ export async function upCommand (argv, { stdout, stderr }) {
 
 /** @type {(argv: string[], io: { stdout: any, stderr: any }) => Promise<number>} */
 export async function downCommand (argv, { stdout, stderr }) {
-  const { values, positionals, help } = parse(argv, { all: { type: 'boolean' } }, DOWN_HELP)
+  const { values, positionals, help } = parse(argv, [option({ flag: 'all', type: 'boolean' })], DOWN_HELP)
   if (help) { stdout.write(help + '\n'); return EXIT.OK }
   if (positionals.length) throw new NsError('NS_ERR_BAD_FLAG', `unexpected argument "${positionals[0]}" (see executor down --help)`)
   const log = logTo(stderr)

@@ -2,7 +2,7 @@
 import { existsSync, mkdirSync, writeFileSync, readFileSync, rmdirSync } from 'node:fs'
 import { join } from 'node:path'
 import { setTimeout as sleep } from 'node:timers/promises'
-import { badFlag } from './errors.js'
+import { badFlag } from '../lib/errors.js'
 
 const PERIOD_US = 100000
 

@@ -1,13 +1,5 @@
 // Facts about the machine a run ran on, for run.json's `environment`.
 import os from 'node:os'
-import { spawnSync } from 'node:child_process'
-
-function versionOf (cmd, args, pattern) {
-  const r = spawnSync(cmd, args, { encoding: 'utf8', timeout: 5000 })
-  if (r.error || r.status !== 0) return null
-  const m = pattern.exec(`${r.stdout}\n${r.stderr}`)
-  return m ? m[1] : null
-}
 
 /**
  * @param {{ backend: string, extra?: object }} opts
@@ -29,9 +21,4 @@ export function describeEnvironment ({ backend, extra = {} }) {
     backend,
     ...extra
   }
-}
-
-/** The HAProxy version on PATH, or null. */
-export function haproxyVersion () {
-  return versionOf('haproxy', ['-v'], /version (\S+)/i)
 }

@@ -2,16 +2,18 @@
 import { readFile } from 'node:fs/promises'
 import { basename, dirname, extname, resolve } from 'node:path'
 import { loadYamlWithLines } from './yaml-lines.js'
-import { NsError } from './errors.js'
-import { STRATEGIES } from './defaults.js'
+import { NsError } from '../lib/errors.js'
+import { keyOf, typeProblem } from '../lib/options.js'
+import { EXPERIMENT_OPTIONS } from '../lib/run-options.js'
+import { STRATEGIES } from '../lib/strategies.js'
 import { X_FIELDS } from '../analyzer/points.js'
 import { LEVEL_RE, isMap, checkKeys, stringList, byStrategy, wholeNumbers, concurrencyValues, rateValues } from './experiment-values.js'
 
-/** Top-level keys and what each one takes (the help text for a bad key). */
-export const EXPERIMENT_KEYS = Object.freeze({
-  name: 'a name for the sweep folder (letters, digits, - and _)',
-  description: 'free text',
-  backend: 'auto | local | swarm',
+/** A run option's own help line, as an experiment key's description. */
+const described = (key) => [].concat(EXPERIMENT_OPTIONS[key].help)[0].replaceAll('{default}', String(EXPERIMENT_OPTIONS[key].default))
+
+/** The grid's axes and forms: keys whose values are lists, ranges or per-strategy maps of run values (read below). */
+const GRID_KEYS = Object.freeze({
   benchmark: 'one benchmark name',
   benchmarks: 'a list of benchmark names',
   app: 'a custom app module, relative to this file',
@@ -21,14 +23,23 @@ export const EXPERIMENT_KEYS = Object.freeze({
   'instances-per-node': 'instead of instances: instances per worker node, the total being this x nodes (a number, a list, a range, or a map from strategy)',
   nodes: 'Swarm worker nodes, each value a run with --nodes K: a whole number, a list, a range "1..4", or a map from strategy (only hs spreads over nodes)',
   concurrency: 'connections: a number, a list, relaxed | relaxed*cores | exhausted | exhausted*cores (with calibration), or a map from strategy',
-  rate: 'requests/s (open model): a number, a list, or a map from strategy',
-  duration: 'steady-state seconds measured per run',
-  warmup: 'warm-up seconds per run',
+  rate: 'requests/s (open model): a number, a list, or a map from strategy'
+})
+
+/**
+ * The run options an experiment sets once for every run (the option table's experiment column, but the grid's axes):
+ * one value each, its form checked when the file is read and its range with each run's config.
+ */
+export const SETTING_KEYS = Object.freeze(Object.keys(EXPERIMENT_OPTIONS).filter(k => !(k in GRID_KEYS)))
+
+/** Top-level keys and what each one takes (the help text for a bad key), in the order a file usually has them. */
+export const EXPERIMENT_KEYS = Object.freeze({
+  name: 'a name for the sweep folder (letters, digits, - and _)',
+  description: 'free text',
+  backend: described('backend'),
+  ...GRID_KEYS,
+  ...Object.fromEntries(SETTING_KEYS.filter(k => k !== 'backend').map(k => [k, described(k)])),
   repeats: 'how many times the grid runs (a whole number >= 1)',
-  'cpus-per-instance': 'CPU quota per instance (e.g. 0.5)',
-  driver: 'autocannon | jmeter',
-  lb: 'hs only: auto | haproxy | ingress',
-  'ready-timeout': 'seconds the server may take to answer',
   order: 'shapes (one deployment per shape, its runs shuffled per repeat) | blocks (every repeat a full block in its own random order)',
   calibration: 'a calibration file (executor calibrate --out FILE), relative to this file; made first when missing',
   calibrate: 'how to make a missing calibration file: { strategy, instances, duration, warmup, confirm, max-concurrency, max-probes }',
@@ -45,9 +56,16 @@ const ANALYSIS_KEYS = ['fit', 'x', 'cpu-table', 'correlations']
 const ALTERNATIVES = [['benchmark', 'benchmarks'], ['concurrency', 'rate'], ['instances', 'instances-per-node']]
 
 /**
+ * A checked experiment: its grid's axes per strategy (each value with its YAML path), its settings (run values by config
+ * key, also as fields of their own: duration, warmup, cpusPerInstance, driver, backend, lb, readyTimeout), and lineOf.
+ * @typedef {Record<string, any> & { file: string, settings: Record<string, any>, lineOf: (key: string, sub?: (string|number)[]) => number }} Experiment
+ */
+
+/**
  * Reads and validates an experiment file with a profile applied. Static checks only: nothing is deployed.
  * @param {string} file
  * @param {{ profile?: string, cwd?: string }} [opts]
+ * @returns {Promise<Experiment>}
  */
 export async function loadExperiment (file, { profile, cwd = process.cwd() } = {}) {
   const path = resolve(cwd, file)
@@ -64,6 +82,7 @@ export async function loadExperiment (file, { profile, cwd = process.cwd() } = {
  * Validates experiment YAML text. Errors are NS_ERR_BAD_FILE (exit 2): "<file>:<line>: <key>: <what is wrong>; allowed: ...".
  * @param {string} text
  * @param {{ file: string, path?: string, profile?: string }} opts
+ * @returns {Experiment}
  */
 export function parseExperiment (text, { file, path = resolve(file), profile }) {
   const loaded = loadYamlWithLines(text, file)
@@ -132,11 +151,13 @@ export function parseExperiment (text, { file, path = resolve(file), profile }) 
   if (!ORDERS.includes(order)) throw bad('order', [], `"${order}" is not allowed; one of: ${ORDERS.join(', ')}`)
   const analysis = parseAnalysis(merged.analysis, bad, Boolean(nodes))
   const params = parseParams(merged.params, benchmarks, bad)
-  for (const key of ['backend', 'driver', 'lb']) {
-    if (merged[key] !== undefined && typeof merged[key] !== 'string') throw bad(key, [], `${JSON.stringify(merged[key])} is not allowed; ${EXPERIMENT_KEYS[key]}`)
-  }
-  for (const key of ['duration', 'warmup', 'cpus-per-instance', 'ready-timeout']) {
-    if (merged[key] !== undefined && typeof merged[key] !== 'number') throw bad(key, [], `"${merged[key]}" is not a number; ${EXPERIMENT_KEYS[key]}`)
+  // each run's value of a setting: its form here, its range when each run's config is checked (naming the strategy)
+  /** @type {Record<string, any>} */
+  const settings = {}
+  for (const key of SETTING_KEYS.filter(k => merged[k] !== undefined)) {
+    const problem = typeProblem(EXPERIMENT_OPTIONS[key], merged[key])
+    if (problem) throw bad(key, [], problem)
+    settings[keyOf(EXPERIMENT_OPTIONS[key])] = merged[key]
   }
   return {
     file,
@@ -157,13 +178,9 @@ export function parseExperiment (text, { file, path = resolve(file), profile }) 
     loads,
     repeats,
     order,
-    duration: merged.duration,
-    warmup: merged.warmup,
-    cpusPerInstance: merged['cpus-per-instance'],
-    driver: merged.driver,
-    backend: merged.backend,
-    lb: merged.lb,
-    readyTimeout: merged['ready-timeout'],
+    /** The settings' run values by config key (duration, warmup, cpusPerInstance, driver, backend, lb, readyTimeout). */
+    settings,
+    ...settings,
     calibration: merged.calibration === undefined ? undefined : resolve(dirname(path), merged.calibration),
     calibrate: { ...calibrate },
     analysis,

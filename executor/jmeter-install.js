@@ -3,8 +3,8 @@
 import { existsSync, mkdirSync, readdirSync, renameSync, rmSync, writeFileSync, copyFileSync } from 'node:fs'
 import { join } from 'node:path'
 import { spawnSync } from 'node:child_process'
-import { cacheDir } from './paths.js'
-import { NsError, formatError, exitCodeOf } from './errors.js'
+import { cacheDir } from '../lib/paths.js'
+import { NsError, formatError, exitCodeOf } from '../lib/errors.js'
 
 export const JMETER_VERSION = '5.6.3'
 const MODULES = ['ApacheJMeter', 'ApacheJMeter_core', 'ApacheJMeter_http', 'ApacheJMeter_components', 'ApacheJMeter_config', 'ApacheJMeter_functions']

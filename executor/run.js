@@ -1,47 +1,30 @@
 // One run end to end: deploy, sample CPU, drive load, tear down (always), summarise, write run.json.
 import { join } from 'node:path'
+import { RUN_SCHEMA, newRunId, makeDirs, makeWritableDir, writeJsonAtomic } from '../lib/run-files.js'
 import { loadBenchmark } from '../benchmarks/index.js'
-import { runLoad } from './drivers/index.js'
-import { ensureJmeter } from './jmeter-install.js'
 import { summarizeCpu } from '../rc/cpu-summary.js'
 import { summarize } from '../analyzer/summary.js'
-import { createLocalBackend } from './backends/local.js'
+import { runLoad } from './drivers/index.js'
+import { ensureJmeter } from './jmeter-install.js'
+import { resolveBackend } from './backends/index.js'
 import { describeEnvironment } from './environment.js'
-import { RUN_SCHEMA, newRunId, createRunDir, writeJsonAtomic } from './run-store.js'
 import { describeLoss } from './degraded.js'
 
 /**
- * Picks the backend for a config: `local`, `swarm`, or for `auto` the swarm when a Docker daemon answers, else local (said in the log).
- * @param {any} config
- * @param {{ log?: (line: string) => void }} [opts]
+ * Everything checked before anything starts: the output folder (made and written to, within a bound on time), the
+ * benchmark and its params, the backend's own rules and parts, the driver's parts.
+ * @param {import('./backends/index.js').RunConfig} config
+ * @param {{ log?: (line: string) => void, signal?: AbortSignal }} [opts]
+ * @returns {Promise<{ backend: import('./backends/index.js').Backend, benchmark: string, request: any, backendInfo: object, driverInfo: object }>}
  */
-export async function resolveBackend (config, { log = () => {} } = {}) {
-  if (config.backend === 'local') return createLocalBackend()
-  const { createSwarmBackend } = await import('./backends/swarm.js')
-  if (config.backend === 'swarm') return createSwarmBackend()
-  const { connectDocker } = await import('./docker/engine.js')
-  try {
-    const docker = await connectDocker({ timeoutMs: 2000 })
-    log('backend auto -> swarm (a Docker daemon answers)')
-    return createSwarmBackend({ connect: async () => docker })
-  } catch (err) {
-    log(`backend auto -> local (${err.message})`)
-    return createLocalBackend()
-  }
-}
-
-/**
- * Everything checked before anything starts: the benchmark and its params, the backend's parts, the driver's parts.
- * @param {any} config
- * @param {{ log?: (line: string) => void }} [opts]
- * @returns {Promise<{ backend: any, benchmark: string, request: any, backendInfo: object, driverInfo: object }>}
- */
-export async function prepareRun (config, { log = () => {} } = {}) {
+export async function prepareRun (config, { log = () => {}, signal } = {}) {
+  await makeWritableDir(config.out, { flag: '--out' })
   const bench = await loadBenchmark({ benchmark: config.benchmark, app: config.app })
   const options = bench.options(config.params)
   const request = bench.request(options)
   const backend = await resolveBackend(config, { log })
-  const backendInfo = await backend.prepare(config, { log })
+  signal?.throwIfAborted()
+  const backendInfo = await backend.prepare(config, { log, signal })
   const driverInfo = config.driver === 'jmeter' ? { jmeterHome: (await ensureJmeter({ log })).home } : {}
   return { backend, benchmark: bench.name, request, backendInfo, driverInfo }
 }
@@ -49,10 +32,10 @@ export async function prepareRun (config, { log = () => {} } = {}) {
 /**
  * Deploys the shape of a config (strategy, instances, benchmark, quota) and resolves when every instance answers.
  * A sweep keeps the returned deployment across runs of the same shape and tears it down itself.
- * @param {any} config a validated run config
+ * @param {import('./backends/index.js').RunConfig} config
  * @param {{ prepared: any, id: string, dir: string, log?: (line: string) => void, signal?: AbortSignal }} opts
  *   id names the deployment's groups (cgroups, stack); dir receives its files (haproxy.cfg, stack files)
- * @returns {Promise<{ url: string, placement: any[], createSampler: () => any, teardown: () => Promise<void> }>}
+ * @returns {Promise<import('./backends/index.js').Deployment>}
  */
 export async function deployFor (config, { prepared, id, dir, log = () => {}, signal }) {
   const { backend, benchmark } = prepared
@@ -64,17 +47,18 @@ export async function deployFor (config, { prepared, id, dir, log = () => {}, si
  * Runs one configuration. Never leaves processes behind; run.json is readable whatever happens.
  * With `deployment` (from deployFor or an earlier run, same shape as config) the run uses it and neither deploys nor
  * tears down. With `keepDeployment` the deployment it makes is handed to `onDeployed` and left running for the caller.
- * @param {any} config a validated run config (executor/config.js)
+ * @param {import('./backends/index.js').RunConfig} config a validated run config (lib/run-options.js)
  * @param {{ log?: (line: string) => void, onProgress?: (p: any) => void, signal?: AbortSignal, prepared?: any, deployment?: any,
  *   keepDeployment?: boolean, onDeployed?: (deployment: any) => void }} [opts]
  * @returns {Promise<any>} the run.json object
  */
 export async function run (config, { log = () => {}, onProgress, signal, prepared, deployment: shared, keepDeployment = false, onDeployed } = {}) {
-  prepared ??= await prepareRun(config, { log })
+  prepared ??= await prepareRun(config, { log, signal })
   const { backend, benchmark, request, backendInfo, driverInfo } = prepared
   config = { ...config, benchmark }
   const id = newRunId(config)
-  const dir = await createRunDir(config.out, id)
+  const dir = join(config.out, id)
+  await makeDirs(dir)
   const runJson = {
     schema: RUN_SCHEMA,
     id,
@@ -114,7 +98,8 @@ export async function run (config, { log = () => {}, onProgress, signal, prepare
     signal?.throwIfAborted()
     sampler = deployment.createSampler()
     await sampler.start()
-    // a node lost while the load runs makes the run degraded, not failed: Swarm reschedules, the load goes on
+    // a node lost while the load runs makes the run degraded, not failed: Swarm reschedules, the load goes on (only a
+    // backend with nodes to lose has a watch: see the contract in backends/index.js)
     watch = deployment.createWatch?.() ?? null
     watch?.start()
     const url = `${deployment.url.replace(/\/$/, '')}/${benchmark}${request.path}`

@@ -1,15 +1,17 @@
-// A sweep's plan: the grid's cells as validated run configs, their order per repeat (seeded), and how long it takes.
+// A sweep's plan: the grid's cells as validated run configs, their order per repeat (seeded), and how long it takes;
+// planSweep puts them together with the calibration and the swarm check, once, before anything runs.
+import { existsSync } from 'node:fs'
+import { basename, dirname, join } from 'node:path'
 import { randomInt } from 'node:crypto'
-import { validateRunConfig } from './config.js'
+import { NsError, badFlag, exitCodeOf } from '../lib/errors.js'
+import { checkOption, flagOf, keyOf } from '../lib/options.js'
+import { RUN_OPTION, validateRunConfig } from '../lib/run-options.js'
+import { seededRandom } from '../lib/random.js'
 import { loadBenchmark } from '../benchmarks/index.js'
-import { NsError, badFlag } from './errors.js'
-import { DEFAULTS } from './defaults.js'
-import { resolveLevel } from './experiment.js'
+import { loadExperiment, resolveLevel } from './experiment.js'
 import { shapeKeyOf } from './shape-runner.js'
-import { seededRandom } from '../analyzer/stats-math.js'
-
-/** Which experiment key a run flag comes from, for messages. */
-const KEY_OF_FLAG = { '--strategy': 'strategies', '--instances': 'instances', '--concurrency': 'concurrency', '--rate': 'rate', '--param': 'params', '--app': 'app' }
+import { calibrateToFile, readCalibration, CALIBRATION_DEFAULTS } from './calibrate.js'
+import { checkSwarmNodes, largestNodes } from './sweep-nodes.js'
 
 /** Seconds a run costs beyond warm-up + duration (sampler, summary, files), and a deployment per strategy (measured here). */
 export const COSTS = Object.freeze({
@@ -30,9 +32,9 @@ function shuffle (list, random) {
 }
 
 /**
- * Every cell of the grid as flag values and a validated run config (validateRunConfig, so a bad value reads like the
- * flag error, with the experiment's line in front). Calibration levels resolve through `calibration`; without it
- * they validate with a placeholder and `config.concurrency` is null until the calibration exists.
+ * Every cell of the grid as run values (typed, as the file gives them) and a validated run config, so a bad value
+ * reads like the flag's error, with the experiment's line in front. Calibration levels resolve through `calibration`;
+ * without it they validate with a placeholder and `config.concurrency` is null until resolveLevels fills it in.
  * @param {any} exp from loadExperiment
  * @param {{ out: string, backend?: string, calibration?: any, cwd?: string }} opts backend overrides the file's
  */
@@ -46,53 +48,40 @@ export function buildCells (exp, { out, backend, calibration, cwd = process.cwd(
       for (const node of exp.nodes?.[strategy] ?? [null]) {
         for (const inst of exp.instances[strategy]) {
           for (const load of exp.loads[strategy]) {
-            cells.push(buildCell(exp, { benchmark, strategy, node, inst, load, index: cells.length }, { out, backend, calibration, cwd }))
+            cells.push(buildCell(exp, { benchmark, strategy, node, inst, load, index: cells.length }, { out, backend, cwd }))
           }
         }
       }
     }
   }
-  return cells
+  return calibration ? resolveLevels(exp, cells, calibration) : cells
 }
 
-/** One cell of the grid: its flag values, its calibration level, its shape and its validated config. */
-function buildCell (exp, { benchmark, strategy, node, inst, load, index }, { out, backend, calibration, cwd }) {
+/** One cell of the grid: its run values, the YAML path of each axis value, its calibration level and its config. */
+function buildCell (exp, { benchmark, strategy, node, inst, load, index }, { out, backend, cwd }) {
   const level = typeof load.value === 'string' ? load.value : null
-  const resolved = level && calibration ? resolveLevel(level, calibration) : null
-  const loadValue = level ? (resolved ?? 1) : load.value
+  // a setting that only some strategies take (lb: hs's alone) goes to those
+  const settings = Object.fromEntries(Object.entries(exp.settings).filter(([key]) => !RUN_OPTION[key].strategies || RUN_OPTION[key].strategies.includes(strategy)))
   const values = {
+    ...settings,
     strategy,
-    instances: String(exp.perNode ? inst.value * node.value : inst.value),
-    nodes: node ? String(node.value) : undefined,
+    instances: exp.perNode ? inst.value * node.value : inst.value,
+    nodes: node?.value,
     benchmark,
-    [exp.loadKey]: loadValue === undefined ? undefined : String(loadValue),
-    duration: str(exp.duration),
-    warmup: str(exp.warmup),
-    driver: exp.driver,
-    backend: backend ?? exp.backend,
-    'cpus-per-instance': str(exp.cpusPerInstance),
+    // a level validates with 1 connection until the calibration says how many
+    [exp.loadKey]: level ? 1 : load.value,
     app: exp.app,
-    param: Object.entries(exp.params[benchmark ?? ''] ?? {}).map(([k, v]) => `${k}=${v}`),
-    lb: strategy === 'hs' ? exp.lb : undefined, // the load balancer is hs's alone
-    'ready-timeout': str(exp.readyTimeout),
+    params: exp.params[benchmark ?? ''] ?? {},
+    backend: backend ?? exp.settings.backend,
     out,
     quiet: true
   }
   const paths = { '--instances': inst.path, '--nodes': node?.path ?? [], [`--${exp.loadKey}`]: load.path }
-  const config = validateCell(exp, values, paths, strategy, cwd)
-  return {
-    index,
-    values,
-    paths,
-    level,
-    shape: shapeKeyOf(config),
-    config: level && !calibration ? { ...config, concurrency: null } : config
-  }
+  const config = checkCell(exp, values, paths, strategy, cwd)
+  return { index, values, paths, level, shape: shapeKeyOf(config), config: level ? { ...config, concurrency: null } : config }
 }
 
-const str = v => (v === undefined ? undefined : String(v))
-
-function validateCell (exp, values, paths, strategy, cwd) {
+function checkCell (exp, values, paths, strategy, cwd) {
   try {
     return validateRunConfig(values, { cwd })
   } catch (err) {
@@ -100,19 +89,46 @@ function validateCell (exp, values, paths, strategy, cwd) {
   }
 }
 
-/** Rewrites a flag error ("--instances: ...") as "<file>:<line>: instances (--instances): ...". */
+/**
+ * The cells with their calibration levels as connections ("relaxed*cores" -> 6), checked as --concurrency is.
+ * @param {any} exp
+ * @param {any[]} cells from buildCells
+ * @param {any} calibration a calibration file's content
+ */
+export function resolveLevels (exp, cells, calibration) {
+  return cells.map(cell => {
+    if (!cell.level) return cell
+    const concurrency = resolveLevel(cell.level, calibration)
+    try {
+      checkOption(RUN_OPTION.concurrency, concurrency)
+    } catch (err) {
+      throw atLine(exp, err, cell.paths, cell.values.strategy)
+    }
+    return { ...cell, values: { ...cell.values, concurrency }, config: Object.freeze({ ...cell.config, concurrency }) }
+  })
+}
+
+/**
+ * A run value's error as "<file>:<line>: <key> (<flag>) (strategy s): <reason>", its line found from the error's data
+ * (`details.key`, `details.param`) and the YAML path of the cell's value. Other errors pass through.
+ * @param {any} exp
+ * @param {any} err
+ * @param {Record<string, (string|number)[]>} [paths] YAML paths by flag
+ * @param {string} [strategy]
+ */
 export function atLine (exp, err, paths = {}, strategy) {
   if (!(err instanceof NsError) || !/^NS_ERR_BAD_(FLAG|APP)$/.test(err.code)) return err
-  const m = /^(--[a-z-]+)[:\s]/.exec(err.message)
-  const flag = m?.[1]
-  let key = flag ? (KEY_OF_FLAG[flag] ?? flag.slice(2)) : 'strategies'
+  const row = RUN_OPTION[err.details?.key]
+  const flag = row ? flagOf(row) : null
+  let key = row?.experiment ?? 'strategies'
   if (flag === '--benchmark') key = exp.benchmarks.length > 1 ? 'benchmarks' : 'benchmark'
   // instances-per-node x nodes is the run's --instances: the message names the product
   if (flag === '--instances' && exp.perNode) key = 'instances-per-node'
-  let rest = m ? err.message.slice(flag.length).replace(/^:\s*/, '').trim() : err.message
+  const param = err.details?.param
+  let rest = row ? err.details.reason : err.message
+  if (param) rest = `${param}: ${rest}`
   if (key === 'instances-per-node') rest += ' (the run\'s instances = instances-per-node x nodes)'
   let line = exp.lineOf(key, paths[flag] ?? [])
-  const param = flag === '--param' ? /^([\w-]+):/.exec(rest)?.[1] : undefined
   // a refused param: its own line, whether params are shared ({ key }) or per benchmark ({ benchmark: { key } })
   if (param) line = Math.max(exp.lineOf(key, [param]), ...exp.benchmarks.filter(Boolean).map(b => exp.lineOf(key, [b, param])))
   const where = strategy ? ` (strategy ${strategy})` : ''
@@ -126,10 +142,10 @@ export function atLine (exp, err, paths = {}, strategy) {
 export async function checkBenchmarks (exp) {
   for (const benchmark of exp.benchmarks) {
     try {
-      const bench = await loadBenchmark({ benchmark: benchmark ?? (exp.app ? undefined : DEFAULTS.benchmark), app: exp.app })
+      const bench = await loadBenchmark({ benchmark: benchmark ?? (exp.app ? undefined : RUN_OPTION.benchmark.default), app: exp.app })
       bench.options?.(exp.params[benchmark ?? ''] ?? {})
     } catch (err) {
-      const e = err instanceof NsError ? err : new NsError('NS_ERR_BAD_FLAG', `--param: ${err.message}`)
+      const e = err instanceof NsError ? err : badFlag(flagOf(RUN_OPTION.params), err.message, { key: keyOf(RUN_OPTION.params) })
       throw atLine(exp, e)
     }
   }
@@ -189,10 +205,78 @@ export function estimatePlan (entries, cells, { backendName = 'local' } = {}) {
   return { runs: entries.length, deployments, seconds: Math.round(seconds) }
 }
 
-/** "1 h 02 min", "4 min 10 s", "12 s". */
-export function formatDuration (seconds) {
-  const s = Math.max(0, Math.round(seconds))
-  if (s >= 3600) return `${Math.floor(s / 3600)} h ${String(Math.floor((s % 3600) / 60)).padStart(2, '0')} min`
-  if (s >= 60) return `${Math.floor(s / 60)} min ${String(s % 60).padStart(2, '0')} s`
-  return `${s} s`
+/** The most a missing calibration adds: every probe of the budget, each warm-up + duration + a run's overhead. */
+export function calibrationBound (c) {
+  const probes = c['max-probes'] ?? CALIBRATION_DEFAULTS.maxProbes
+  return probes * ((c.duration ?? CALIBRATION_DEFAULTS.duration) + (c.warmup ?? CALIBRATION_DEFAULTS.warmup) + COSTS.run)
+}
+
+/** The backend whose costs the estimate uses: nodes are Swarm worker nodes whatever the file says (auto). */
+export const estimateBackend = (exp, backend) => ((backend ?? exp.settings.backend) === 'swarm' || exp.nodes ? 'swarm' : 'local')
+
+/**
+ * Makes the experiment's missing calibration file (its `calibrate` settings, on the first benchmark), or reads it.
+ * @returns {Promise<any|null>} null when the experiment uses no calibration level
+ */
+async function calibrationOf (exp, { backend, say, onProbe, signal }) {
+  if (!exp.usesLevels) return null
+  if (existsSync(exp.calibration)) return readCalibration(exp.calibration)
+  const c = exp.calibrate
+  const first = exp.benchmarks[0]
+  let config
+  try {
+    config = validateRunConfig({
+      strategy: c.strategy ?? 'up',
+      instances: c.instances ?? 1,
+      benchmark: first,
+      app: exp.app,
+      params: exp.params[first ?? ''] ?? {},
+      duration: c.duration ?? CALIBRATION_DEFAULTS.duration,
+      warmup: c.warmup ?? CALIBRATION_DEFAULTS.warmup,
+      driver: exp.settings.driver,
+      backend: backend ?? exp.settings.backend,
+      concurrency: 1,
+      out: join(dirname(exp.calibration), `${basename(exp.calibration, '.json')}-probes`),
+      quiet: true
+    })
+  } catch (err) {
+    throw atLine(exp, err)
+  }
+  say(`calibration ${exp.calibration} is missing: calibrating ${config.benchmark} on ${config.strategy} x${config.instances} first`)
+  return calibrateToFile(config, exp.calibration, {
+    confirm: c.confirm,
+    maxConcurrency: c['max-concurrency'],
+    maxProbes: c['max-probes'],
+    signal,
+    onProbe
+  })
+}
+
+/**
+ * Everything a new sweep settles before its first run: the experiment read and checked (every cell validated, every
+ * benchmark loaded, the swarm's workers counted when it has nodes), its seeded order and estimate, and its calibration
+ * (made first when the file is missing, unless dryRun). A swarm too small for the nodes axis is an error naming the
+ * line; for a dry run, a warning.
+ * @param {string} file the experiment file
+ * @param {{ profile?: string, out: string, backend?: string, seed?: number, dryRun?: boolean, say?: (line: string) => void,
+ *   onProbe?: (probe: any) => void, signal?: AbortSignal }} opts say: what it does, in lines; onProbe: each calibration probe
+ */
+export async function planSweep (file, { profile, out, backend, seed = newSeed(), dryRun = false, say = () => {}, onProbe, signal }) {
+  const exp = await loadExperiment(file, { profile })
+  await checkBenchmarks(exp)
+  let cells = buildCells(exp, { out, backend })
+  const warnings = []
+  try {
+    await checkSwarmNodes(cells)
+  } catch (err) {
+    const largest = largestNodes(cells)
+    const e = atLine(exp, err, largest?.paths, largest?.config.strategy)
+    if (!dryRun) throw e
+    warnings.push(`${e.message} (without --dry-run the sweep stops here, exit ${exitCodeOf(e)})`)
+  }
+  const calibration = exp.usesLevels && (dryRun ? (existsSync(exp.calibration) ? await readCalibration(exp.calibration) : null) : await calibrationOf(exp, { backend, say, onProbe, signal }))
+  if (calibration) cells = resolveLevels(exp, cells, calibration)
+  const plan = buildPlan(cells, { repeats: exp.repeats, order: exp.order, seed })
+  const estimate = estimatePlan(plan, cells, { backendName: estimateBackend(exp, backend) })
+  return { exp, cells, plan, seed, calibration: calibration || null, estimate, warnings, backend }
 }

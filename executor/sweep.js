@@ -1,16 +1,15 @@
 // A sweep on disk: <out>/<sweep-id>/sweep.json (plan, seed, status per run) and one run folder per run, resumable.
-import { mkdir, readdir, readFile, writeFile } from 'node:fs/promises'
+import { readFile, writeFile } from 'node:fs/promises'
 import { basename, extname, join, resolve } from 'node:path'
-import { validateRunConfig } from './config.js'
-import { prepareRun } from './run.js'
-import { createShapeRunner } from './shape-runner.js'
-import { writeJsonAtomic, stampedId } from './run-store.js'
-import { estimatePlan } from './sweep-plan.js'
-import { NsError } from './errors.js'
+import { NsError } from '../lib/errors.js'
+import { parseCommandLine } from '../lib/options.js'
+import { RUN_OPTIONS, validateRunConfig } from '../lib/run-options.js'
+import { SWEEP_SCHEMA, makeDirs, readRunFiles, stampedId, writeJsonAtomic } from '../lib/run-files.js'
 import { degradedReason } from '../analyzer/report-runs.js'
 import { instancesText } from '../analyzer/report-tables.js'
-
-export const SWEEP_SCHEMA = 'nodescale.sweep/v1'
+import { prepareRun } from './run.js'
+import { createShapeRunner } from './shape-runner.js'
+import { estimateBackend, estimatePlan } from './sweep-plan.js'
 
 /** What a plan entry ran, in a few words: "cm x2 · page · c=25 (relaxed)", "hs x4 on 2 nodes · cpu · c=8". */
 export function entryLabel (cell) {
@@ -27,12 +26,14 @@ export const benchmarkName = (c) => c.benchmark ?? basename(c.app ?? 'app', extn
 
 /**
  * Creates the sweep folder and its sweep.json with every run pending.
- * @param {{ exp: any, cells: any[], plan: any[], seed: number, out: string, backend?: string, calibration?: any }} spec
+ * @param {{ exp: any, cells: any[], plan: any[], seed: number, out: string, backend?: string, calibration?: any,
+ *   estimate?: { runs: number, deployments: number, seconds: number } }} spec planSweep's plan (the estimate is
+ *   worked out when it is not given)
  */
-export async function createSweep ({ exp, cells, plan, seed, out, backend, calibration }) {
+export async function createSweep ({ exp, cells, plan, seed, out, backend, calibration, estimate }) {
   const id = stampedId(exp.name)
   const dir = join(resolve(out), id)
-  await mkdir(dir, { recursive: true })
+  await makeDirs(dir)
   await writeFile(join(dir, 'experiment.yml'), exp.text)
   if (calibration) await writeJsonAtomic(join(dir, 'calibration.json'), calibration)
   const sweep = {
@@ -56,7 +57,7 @@ export async function createSweep ({ exp, cells, plan, seed, out, backend, calib
     seed,
     backend: backend ?? null,
     calibration: calibration ? { file: exp.calibration, relaxed: calibration.relaxed, exhausted: calibration.exhausted, cores: calibration.cores } : null,
-    estimate: estimatePlan(plan, cells, { backendName: backend === 'swarm' || exp.backend === 'swarm' || exp.nodes ? 'swarm' : 'local' }),
+    estimate: estimate ?? estimatePlan(plan, cells, { backendName: estimateBackend(exp, backend) }),
     counts: null,
     deployments: 0,
     cells: cells.map(c => ({ index: c.index, label: entryLabel(c), level: c.level, shape: c.shape, values: withoutOut(c.values) })),
@@ -66,6 +67,7 @@ export async function createSweep ({ exp, cells, plan, seed, out, backend, calib
   return sweep
 }
 
+/** A cell's run values as sweep.json keeps them: typed, as the experiment gave them; the folder is the sweep's own. */
 const withoutOut = ({ out, ...rest }) => rest
 
 export async function saveSweep (sweep) {
@@ -124,16 +126,8 @@ export async function openSweep (dir) {
  */
 async function finishedRuns (dir, sweepId) {
   const out = new Map()
-  for (const d of await readdir(dir, { withFileTypes: true })) {
-    if (!d.isDirectory()) continue
-    const file = join(dir, d.name, 'run.json')
-    let run
-    try {
-      run = JSON.parse(await readFile(file, 'utf8'))
-    } catch {
-      continue
-    }
-    if (run.config?.sweep?.id !== sweepId) continue
+  for (const { file, run } of (await readRunFiles([dir])).runs) {
+    if (run.config.sweep?.id !== sweepId) continue
     if (run.status === 'done') out.set(run.config.sweep.index, run.id)
     if (run.status === 'running') {
       await writeJsonAtomic(file, { ...run, status: 'interrupted', error: { code: 'NS_ERR_INTERRUPTED', message: 'the sweep process stopped during this run (found on --resume)' } })
@@ -143,11 +137,21 @@ async function finishedRuns (dir, sweepId) {
 }
 
 /**
- * The validated run config of each cell, for this sweep folder (validation again: a resumed sweep may run elsewhere).
+ * The validated run config of each cell, for this sweep folder (validated again: a resumed sweep may run elsewhere).
+ * A sweep.json written before values were kept typed holds them as flag texts: those are read as the command line is.
  * @param {any} sweep
  */
 export function cellConfigs (sweep) {
-  return sweep.cells.map(c => ({ ...c, config: validateRunConfig({ ...c.values, out: sweep.dir }) }))
+  return sweep.cells.map(c => {
+    const values = typeof c.values.instances === 'string' ? flagTexts(c.values) : c.values
+    return { ...c, config: validateRunConfig({ ...values, out: sweep.dir }) }
+  })
+}
+
+/** Flag texts by flag name ({ instances: '2', 'cpus-per-instance': '0.5', param: ['n=1'] }) as run values. */
+function flagTexts (texts) {
+  const argv = Object.entries(texts).flatMap(([flag, v]) => (v === undefined || v === false ? [] : v === true ? [`--${flag}`] : [].concat(v).map(x => `--${flag}=${x}`)))
+  return parseCommandLine(argv, RUN_OPTIONS).values
 }
 
 /**

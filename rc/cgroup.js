@@ -2,7 +2,7 @@
 import { existsSync } from 'node:fs'
 import { join } from 'node:path'
 import { readText } from './read-text.js'
-import { NsError } from '../executor/errors.js'
+import { NsError } from '../lib/errors.js'
 
 // Distros mount the v1 cpuacct controller alone or co-mounted with cpu; the RC container sees whichever the host has.
 const V1_MOUNTS = ['cpuacct', 'cpu,cpuacct', 'cpuacct,cpu']

@@ -5,7 +5,7 @@ import { join } from 'node:path'
 import { setTimeout as sleep } from 'node:timers/promises'
 import { cpuacctRoot, detectCgroup, readCgroupProcs } from './cgroup.js'
 import { readText } from './read-text.js'
-import { NsError } from '../executor/errors.js'
+import { NsError } from '../lib/errors.js'
 
 const NAME = /^[A-Za-z0-9][A-Za-z0-9._-]{0,127}$/
 const REMOVE_TRIES = 50

@@ -9,11 +9,13 @@ import { cpuacctRoot, detectCgroup, readUsagePercpu, readCpuStat } from './cgrou
 import { readProcStat, coreUsage } from './proc-stat.js'
 import { splitTotal } from './sampler.js'
 import { readText } from './read-text.js'
+import { RC_PORT, TOKEN_HEADER } from '../lib/wire.js'
+import { portFromEnv } from '../lib/net.js'
+import { formatError, exitCodeOf } from '../lib/errors.js'
 
 /** What a container id looks like; anything else never reaches a path. */
 export const CONTAINER_ID = /^[0-9a-f]{64}$/
 const SESSION_ID = /^[0-9a-f-]{36}$/
-export const TOKEN_HEADER = 'x-nodescale-token'
 
 const round1 = (x) => Math.round(x * 10) / 10
 const round3 = (x) => Math.round(x * 1000) / 1000
@@ -229,8 +231,15 @@ async function main () {
     console.error('nodescale rc: no token (set NODESCALE_RC_TOKEN or mount the nodescale_rc_token secret); refusing to serve without one')
     process.exit(3)
   }
+  let port
+  try {
+    port = portFromEnv(process.env.PORT, RC_PORT)
+  } catch (err) {
+    console.error(`nodescale rc: ${formatError(err)}`)
+    process.exit(exitCodeOf(err))
+  }
   const { app, close } = createRcApp({ token, cgroupRoot: process.env.NODESCALE_CGROUP_ROOT, procRoot: process.env.NODESCALE_PROC_ROOT })
-  const server = app.listen(Number(process.env.PORT || 9100), process.env.HOST || '0.0.0.0', () => {
+  const server = app.listen(port, process.env.HOST || '0.0.0.0', () => {
     console.log(`nodescale rc: listening on ${JSON.stringify(server.address())}, cgroup ${detectCgroup(process.env.NODESCALE_CGROUP_ROOT)}`)
   })
   const stop = () => { close(); server.close(() => process.exit(0)); server.closeAllConnections() }

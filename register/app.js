@@ -1,7 +1,6 @@
 // The server under test: an express app that mounts one benchmark at /<name>, plus /healthz, an instance header, 404 and 500 pages.
 import express from 'express'
-
-export const INSTANCE_HEADER = 'X-Nodescale-Instance'
+import { INSTANCE_HEADER } from '../lib/wire.js'
 
 // The same small pages as the multi-core study's test code.
 const PAGE_404 = '<!DOCTYPE html><html><head><title>404</title></head><body><h1>404 Not Found</h1></body></html>'

@@ -4,7 +4,7 @@ import { createRequire } from 'node:module'
 import { dirname, join, resolve } from 'node:path'
 import { fileURLToPath } from 'node:url'
 import { findProgram } from '../benchmarks/command-line.js'
-import { NsError, badFlag } from '../executor/errors.js'
+import { NsError, internalError } from '../lib/errors.js'
 
 const HERE = dirname(fileURLToPath(import.meta.url))
 export const SHAPES = Object.freeze(['single', 'cluster', 'pm2'])
@@ -19,7 +19,7 @@ export function pm2RuntimePath () {
 }
 
 /**
- * Checks a CPU list for taskset against this machine's cores.
+ * Checks a CPU list for taskset against this machine's cores (the caller worked it out from the run's config).
  * @param {unknown} affinity
  * @param {number} [cores]
  * @returns {number[]|undefined}
@@ -28,19 +28,8 @@ export function validateAffinity (affinity, cores = availableParallelism()) {
   if (affinity === undefined || affinity === null) return undefined
   const ok = Array.isArray(affinity) && affinity.length > 0 &&
     affinity.every(c => Number.isInteger(c) && c >= 0 && c < cores) && new Set(affinity).size === affinity.length
-  if (!ok) throw badFlag('--instances', `CPU affinity ${JSON.stringify(affinity)} is not a list of distinct cores from 0 to ${cores - 1} (this machine has ${cores})`)
+  if (!ok) throw internalError(`CPU affinity ${JSON.stringify(affinity)} is not a list of distinct cores from 0 to ${cores - 1} (this machine has ${cores})`)
   return affinity
-}
-
-/** Maps a strategy to the local shape that runs it; hs is N single launches behind HAProxy (the executor's job). */
-export function localShapeFor (strategy) {
-  const shape = { up: 'single', cm: 'cluster', pm2: 'pm2' }[strategy]
-  if (!shape) {
-    throw badFlag('--strategy', strategy === 'hs'
-      ? 'hs has no single local shape: it is N single launches behind HAProxy'
-      : `unknown "${strategy}"; one of up, cm, pm2 (hs runs N single launches)`)
-  }
-  return shape
 }
 
 /**
@@ -80,7 +69,7 @@ export function buildCommand (o) {
     env.PM2_HOME = join(o.tmpDir, 'pm2')
     args = [pm2RuntimePath(), 'start', join(HERE, 'serve.js'), '-i', String(o.instances), '--name', `nodescale-${o.port}`]
   } else {
-    throw badFlag('shape', `unknown "${o.shape}"; one of ${SHAPES.join(', ')}`)
+    throw internalError(`shape "${o.shape}" is not one of ${SHAPES.join(', ')}`)
   }
   if (o.affinity) {
     const taskset = findProgram('taskset')

@@ -1,38 +1,18 @@
 // Starts the server under test as one process, a cluster or PM2, waits until every instance answers, and stops it without leftovers.
 import { spawn } from 'node:child_process'
-import { request as httpRequest } from 'node:http'
 import { mkdtemp, rm } from 'node:fs/promises'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { setTimeout as sleep } from 'node:timers/promises'
 import { loadBenchmark } from '../benchmarks/index.js'
-import { NsError, badFlag } from '../executor/errors.js'
-import { freePort } from '../executor/net-util.js'
+import { NsError, internalError } from '../lib/errors.js'
+import { freePort, waitForInstances } from '../lib/net.js'
 import { processTree, isAlive } from './proc-tree.js'
-import { buildCommand, validateAffinity, localShapeFor, SHAPES } from './launch-command.js'
-
-export { localShapeFor }
+import { buildCommand, validateAffinity, SHAPES } from './launch-command.js'
 
 const KILL_AFTER_MS = 5000
 const GONE_WAIT_MS = 5000
 const OUTPUT_TAIL_LINES = 40
-
-/**
- * One /healthz probe on a fresh connection (a kept-alive one would always reach the same cluster worker).
- * @returns {Promise<{ status: number, instance: string|null }>}
- */
-export function probe (url, timeoutMs = 2000) {
-  return new Promise((resolve, reject) => {
-    const req = httpRequest(url, { agent: false, headers: { connection: 'close' }, timeout: timeoutMs }, (res) => {
-      res.resume()
-      res.on('end', () => resolve({ status: res.statusCode, instance: /** @type {string} */ (res.headers['x-nodescale-instance']) ?? null }))
-      res.on('error', reject)
-    })
-    req.on('timeout', () => req.destroy(new Error(`no answer in ${timeoutMs} ms`)))
-    req.on('error', reject)
-    req.end()
-  })
-}
 
 // serve.js prints this when an instance cannot start; PM2 would restart it for a long while, so it fails the launch at once.
 const START_FAILURE = 'nodescale: cannot start:'
@@ -64,16 +44,18 @@ function outputTail (log) {
  * @param {{ shape: 'single'|'cluster'|'pm2', instances: number, port?: number, host?: string,
  *   benchmark: string, app?: string, params?: Record<string,string>, affinity?: number[],
  *   wrap?: (cmd: string, args: string[]) => { cmd: string, args: string[] },
- *   env?: object, log?: (line: string) => void, readyTimeoutMs?: number, instanceIdPrefix?: string, cwd?: string }} opts
+ *   env?: object, log?: (line: string) => void, readyTimeoutMs?: number, instanceIdPrefix?: string, cwd?: string,
+ *   signal?: AbortSignal }} opts an abort while it waits for the server stops what was started and rejects
  * @returns {Promise<{ url: string, port: number, rootPid: number, shape: string, instances: number, instanceIds: string[],
  *   tmpDir: string, pids(): number[], output(): string, stop(): Promise<void>, exited: Promise<{ code: number|null, signal: string|null }> }>}
  */
 export async function launch (opts) {
   const { shape, host = '127.0.0.1', readyTimeoutMs = 20000, log } = opts
-  if (!SHAPES.includes(shape)) throw badFlag('shape', `unknown "${shape}"; one of ${SHAPES.join(', ')}`)
+  // the caller (the local backend) worked these out from a validated config: anything else is a bug there
+  if (!SHAPES.includes(shape)) throw internalError(`shape "${shape}" is not one of ${SHAPES.join(', ')}`)
   const instances = opts.instances ?? 1
-  if (!Number.isInteger(instances) || instances < 1) throw badFlag('--instances', `${instances} is not an integer >= 1`)
-  if (shape === 'single' && instances !== 1) throw badFlag('--instances', `the single shape runs 1 instance (got ${instances}); use cluster or pm2, or several launches`)
+  if (!Number.isInteger(instances) || instances < 1) throw internalError(`instances ${instances} is not a whole number >= 1`)
+  if (shape === 'single' && instances !== 1) throw internalError(`the single shape runs 1 instance (got ${instances}); several are a cluster, PM2, or several launches`)
   const affinity = validateAffinity(opts.affinity)
   // Everything that can be checked is checked before a process starts.
   const bench = await loadBenchmark({ benchmark: opts.benchmark, app: opts.app, cwd: opts.cwd })
@@ -147,28 +129,28 @@ export async function launch (opts) {
   }
 
   const url = `http://${host === '0.0.0.0' ? '127.0.0.1' : host}:${port}`
-  const seen = new Set()
   const fail = async (why) => {
     await stop()
     return new NsError('NS_ERR_DEPLOY', `${shape} x${instances} (${bench.name}) ${why}\n--- output ---\n${tail.text() || '(none)'}`)
   }
-  const deadline = Date.now() + readyTimeoutMs
-  let last = 'no answer yet'
-  while (seen.size < instances) {
-    if (tail.state.startFailure) throw await fail(`could not start: ${tail.state.startFailure}`)
-    if (exitInfo) throw await fail(`exited before it was ready (${exitInfo.signal ? `signal ${exitInfo.signal}` : `code ${exitInfo.code}`})`)
-    if (Date.now() > deadline) throw await fail(`was not ready after ${readyTimeoutMs} ms: ${seen.size} of ${instances} instances answered ${url}/healthz (last: ${last})`)
-    try {
-      const r = await Promise.race([probe(`${url}/healthz`), exited.then(() => null)])
-      if (!r) continue
-      if (r.status === 200 && r.instance) seen.add(r.instance)
-      else last = `HTTP ${r.status}`
-      if (seen.size < instances && r.status === 200) continue
-    } catch (err) {
-      last = err.code ?? err.message
-    }
-    if (seen.size < instances) await sleep(50)
+  /** Thrown by the readiness check when the process says why it cannot serve: no point in waiting any longer. */
+  class Gone extends Error {}
+  let seen
+  try {
+    seen = await waitForInstances(`${url}/healthz`, {
+      distinct: instances,
+      timeoutMs: readyTimeoutMs,
+      signal: opts.signal,
+      check: () => {
+        if (tail.state.startFailure) throw new Gone(`could not start: ${tail.state.startFailure}`)
+        if (exitInfo) throw new Gone(`exited before it was ready (${exitInfo.signal ? `signal ${exitInfo.signal}` : `code ${exitInfo.code}`})`)
+      }
+    })
+  } catch (err) {
+    if (opts.signal?.aborted) { await stop(); throw err }
+    if (err instanceof Gone) throw await fail(err.message)
+    throw await fail(`was not ready after ${readyTimeoutMs} ms: ${err.seen?.length ?? 0} of ${instances} instances answered ${url}/healthz (last: ${err.last})`)
   }
-  log?.(`ready: ${shape} x${instances} at ${url} (${[...seen].join(', ')})`)
-  return { url, port, rootPid, shape, instances, instanceIds: [...seen], tmpDir, pids, output: tail.text, stop, exited }
+  log?.(`ready: ${shape} x${instances} at ${url} (${seen.join(', ')})`)
+  return { url, port, rootPid, shape, instances, instanceIds: seen, tmpDir, pids, output: tail.text, stop, exited }
 }

@@ -2,7 +2,7 @@
 // Entry script of the server under test: one instance configured by env (PORT, HOST, NODESCALE_*); also runs in containers.
 import cluster from 'node:cluster'
 import { rmSync } from 'node:fs'
-import { formatError, exitCodeOf } from '../executor/errors.js'
+import { formatError, exitCodeOf } from '../lib/errors.js'
 import { startServer, isPm2 } from './server.js'
 
 /** Runs the server until SIGTERM/SIGINT (or until the parent that started it goes away), then tears down and exits 0. */

@@ -5,7 +5,8 @@ import { mkdtemp, mkdir, rm } from 'node:fs/promises'
 import { hostname, tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { loadBenchmark } from '../benchmarks/index.js'
-import { NsError } from '../executor/errors.js'
+import { badEnv } from '../lib/errors.js'
+import { portFromEnv } from '../lib/net.js'
 import { createApp } from './app.js'
 
 /** True inside a PM2-managed process (PM2 sets pm_id; in cluster mode it is also a Node cluster worker). */
@@ -34,18 +35,12 @@ export function parseParamsEnv (text) {
   try {
     value = JSON.parse(text)
   } catch (err) {
-    throw new NsError('NS_ERR_BAD_FLAG', `NODESCALE_PARAMS: not JSON (${err.message}); expected an object of strings like {"n":"104729"}`)
+    throw badEnv('NODESCALE_PARAMS', `not JSON (${err.message}); expected an object of strings like {"n":"104729"}`)
   }
   if (!value || typeof value !== 'object' || Array.isArray(value) || Object.values(value).some(v => typeof v !== 'string')) {
-    throw new NsError('NS_ERR_BAD_FLAG', 'NODESCALE_PARAMS: expected a JSON object of strings like {"n":"104729"}')
+    throw badEnv('NODESCALE_PARAMS', 'expected a JSON object of strings like {"n":"104729"}')
   }
   return value
-}
-
-function portFromEnv (text) {
-  const port = text === undefined || text === '' ? 3000 : Number(text)
-  if (!Number.isInteger(port) || port < 0 || port > 65535) throw new NsError('NS_ERR_BAD_FLAG', `PORT: "${text}" is not a port (0..65535)`)
-  return port
 }
 
 /**
@@ -54,7 +49,7 @@ function portFromEnv (text) {
  * @returns {Promise<{ port: number, host: string, instance: string, benchmark: string, close: () => Promise<void> }>}
  */
 export async function startServer ({ env = process.env, log = (line) => console.log(line) } = {}) {
-  const port = portFromEnv(env.PORT)
+  const port = portFromEnv(env.PORT, 3000)
   const host = env.HOST || '0.0.0.0'
   const instance = instanceIdFromEnv(env)
   const params = parseParamsEnv(env.NODESCALE_PARAMS)

@@ -78,11 +78,11 @@ test('fit with too few points, a non-positive throughput or a bad flag: exit 2 w
   writeFileSync(join(dir, 'zero.csv'), 'n,throughput\n1,10\n2,0\n4,33\n8,40\n')
   assert.match((await runCli('analyzer', ['fit', join(dir, 'zero.csv')])).stderr, /throughput must be > 0/)
   for (const [args, re] of /** @type {[string[], RegExp][]} */ ([
-    [['--model', 'gauss'], /--model: "gauss" is not allowed; allowed: usl, amdahl, both/],
-    [['--x', 'cpus'], /--x: "cpus" is not allowed; allowed: instances, concurrency/],
+    [['--model', 'gauss'], /--model: "gauss" is not allowed; one of: usl, amdahl, both/],
+    [['--x', 'cpus'], /--x: "cpus" is not allowed; one of: instances, concurrency/],
     [['--bootstrap', '-3'], /--bootstrap/],
-    [['--bootstrap', 'many'], /--bootstrap: "many" is not allowed; allowed: a whole number from 0 to 100000/],
-    [['--weights', 'heavy'], /--weights: "heavy" is not allowed; allowed: none, sd/],
+    [['--bootstrap', 'many'], /--bootstrap: "many" is not a whole number; allowed: a whole number >= 0 and <= 100000/],
+    [['--weights', 'heavy'], /--weights: "heavy" is not allowed; one of: none, sd/],
     [['--colour', 'red'], /--colour: unknown flag/]
   ])) {
     const r = await runCli('analyzer', ['fit', join(dir, 'three.csv'), ...args])
@@ -122,6 +122,6 @@ test('parseArguments: defaults and validated options without a process', () => {
   assert.deepEqual(parseArguments(['fit', 'dir']), { command: 'fit', help: false, inputs: ['dir'], options: { json: false, model: 'usl', x: 'instances', bootstrap: 0, seed: 1, weights: 'none' } })
   assert.deepEqual(parseArguments(['summary', 'a.jtl', '--label', 'x', '--json']).options, { json: true, label: 'x' })
   assert.deepEqual(parseArguments(['compare', 'a', 'b', '--group-by', 'strategy']).inputs, ['a', 'b'])
-  assert.throws(() => parseArguments(['compare', 'a', '--model', 'both']), /--model: "both" is not allowed; allowed: usl, amdahl/)
+  assert.throws(() => parseArguments(['compare', 'a', '--model', 'both']), /--model: "both" is not allowed; one of: usl, amdahl/)
   assert.throws(() => parseArguments(['fit']), /needs a sweep folder or a points CSV/)
 })

@@ -9,7 +9,7 @@ import { join } from 'node:path'
 import { runCli } from './helpers/cli.js'
 import { writeMimnRun } from './helpers/mimn-runs.js'
 import { loadPoints } from '../analyzer/points.js'
-import { formatFit } from '../analyzer/cli-format.js'
+import { formatFit } from '../analyzer/text-format.js'
 import { fitSources } from '../analyzer/compare.js'
 
 function tmp (t) {
@@ -140,5 +140,5 @@ test('no correlation table where nothing varies in nodes or instances; x nodes o
   assert.match(fit.stderr, /NS_ERR_BAD_DATA/)
   const bad = await runCli('analyzer', ['fit', out, '--x', 'racks'])
   assert.equal(bad.code, 2)
-  assert.match(bad.stderr, /--x: "racks" is not allowed; allowed: instances, concurrency, nodes/)
+  assert.match(bad.stderr, /--x: "racks" is not allowed; one of: instances, concurrency, nodes/)
 })

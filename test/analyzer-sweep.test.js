@@ -7,7 +7,7 @@ import { join } from 'node:path'
 import { loadPoints } from '../analyzer/points.js'
 import { fitSources, compare } from '../analyzer/compare.js'
 import { throughputAt } from '../analyzer/usl-model.js'
-import { seededRandom } from '../analyzer/stats-math.js'
+import { seededRandom } from '../lib/random.js'
 import { TRUTH, writeRun, writeSweep } from './fixtures/usl/sweep.js'
 
 const FIX = new URL('./fixtures/usl/', import.meta.url).pathname

@@ -4,7 +4,8 @@ import assert from 'node:assert/strict'
 import { readFileSync } from 'node:fs'
 import { fitUsl } from '../analyzer/usl-fit.js'
 import { throughputAt } from '../analyzer/usl-model.js'
-import { tQuantile, seededRandom } from '../analyzer/stats-math.js'
+import { tQuantile } from '../analyzer/stats-math.js'
+import { seededRandom } from '../lib/random.js'
 
 const fixture = name => JSON.parse(readFileSync(new URL(`./fixtures/usl/${name}`, import.meta.url), 'utf8'))
 const near = (actual, expected, rel, what) => assert.ok(Math.abs(actual - expected) <= rel * Math.abs(expected), `${what}: ${actual} not within ${rel * 100}% of ${expected}`)

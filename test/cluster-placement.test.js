@@ -2,9 +2,9 @@
 import { test } from 'node:test'
 import assert from 'node:assert/strict'
 import { planPlacement } from '../executor/docker/placement.js'
-import { parseArguments } from '../executor/cli.js'
-import { checkHost } from '../executor/cluster/host.js'
-import { NsError, exitCodeOf } from '../executor/errors.js'
+import { parseArguments } from '../executor/cli-run.js'
+import { checkHost } from '../executor/local-swarm/host.js'
+import { NsError, exitCodeOf } from '../lib/errors.js'
 import { runCli } from './helpers/cli.js'
 
 /** A node as docker.listNodes() gives it. */
@@ -86,7 +86,7 @@ test('executor run --placement wide and executor cluster up with a bad --nodes e
   assert.match(run.stderr, /--placement: "wide" is not allowed; one of: spread, pack/)
   const up = await runCli('executor', ['cluster', 'up', '--nodes', '0'])
   assert.equal(up.code, 2)
-  assert.match(up.stderr, /--nodes: "0" is not allowed; a whole number from 1 to 8/)
+  assert.match(up.stderr, /--nodes: 0 is out of range; allowed: a whole number >= 1 and <= 8/)
 })
 
 test('the local cluster refuses with exit 3 when not root or when a host tool is missing', () => {

@@ -2,7 +2,7 @@
 import { test } from 'node:test'
 import assert from 'node:assert/strict'
 import { readFileSync } from 'node:fs'
-import { CODES, NsError, exitCodeOf, formatError } from '../executor/errors.js'
+import { CODES, NsError, exitCodeOf, formatError } from '../lib/errors.js'
 
 const readme = readFileSync(new URL('../README.md', import.meta.url), 'utf8')
 

@@ -4,8 +4,8 @@ import assert from 'node:assert/strict'
 import { writeFileSync, mkdtempSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
-import { parseArguments } from '../executor/cli.js'
-import { NsError } from '../executor/errors.js'
+import { parseArguments } from '../executor/cli-run.js'
+import { NsError } from '../lib/errors.js'
 
 const base = ['--strategy', 'cm', '--instances', '2']
 

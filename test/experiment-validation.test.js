@@ -6,7 +6,7 @@ import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { parseExperiment, EXPERIMENT_KEYS } from '../executor/experiment.js'
 import { buildCells, checkBenchmarks } from '../executor/sweep-plan.js'
-import { NsError } from '../executor/errors.js'
+import { NsError } from '../lib/errors.js'
 import { runCli } from './helpers/cli.js'
 
 const tmp = () => mkdtempSync(join(tmpdir(), 'ns-exp-'))
@@ -139,7 +139,7 @@ test('executor sweep with a bad file: exit 2, file and line on stderr, nothing w
   assert.ok(!existsSync(out) || readdirSync(out).length === 0)
   const flag = await runCli('executor', ['sweep', file, '--seed', 'x'])
   assert.equal(flag.code, 2)
-  assert.match(flag.stderr, /--seed: "x" is not allowed/)
+  assert.match(flag.stderr, /--seed: "x" is not a whole number; allowed: a whole number >= 1/)
 })
 
 const swarm = 'backend: swarm\nstrategies: [hs]\nbenchmark: baseline\n'

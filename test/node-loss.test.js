@@ -140,7 +140,7 @@ test('a merged timeline keeps the samples of every node; a node that ended early
 })
 
 test('the printed summary of a multi-node run: a line per node, the lost one marked, and the degraded lines', async () => {
-  const { formatRunSummary } = await import('../executor/summary-text.js')
+  const { formatRunSummary } = await import('../executor/run-text.js')
   const node = (label, usage, extra = {}) => ({ label, cores: usage.map((u, core) => ({ core, usage: u })), total: usage.reduce((a, b) => a + b, 0) / 100, host: { overall: 50 }, ...extra })
   const run = {
     id: 'r1',

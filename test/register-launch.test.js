@@ -4,7 +4,9 @@ import assert from 'node:assert/strict'
 import { createServer } from 'node:net'
 import { readFileSync, readdirSync, existsSync } from 'node:fs'
 import { setTimeout as sleep } from 'node:timers/promises'
-import { launch, localShapeFor, probe } from '../register/launch.js'
+import { launch } from '../register/launch.js'
+import { probe } from '../lib/net.js'
+import { deploymentShape } from '../lib/strategies.js'
 import { isAlive } from '../register/proc-tree.js'
 
 const quiet = { readyTimeoutMs: 20000 }
@@ -26,12 +28,13 @@ async function instancesSeen (url, count = 12) {
 const cpusAllowed = (pid) => /Cpus_allowed_list:\s*(\S+)/.exec(readFileSync(`/proc/${pid}/status`, 'utf8'))[1]
 const environOf = (pid) => { try { return readFileSync(`/proc/${pid}/environ`, 'utf8').split('\0') } catch { return [] } }
 
-test('localShapeFor maps up, cm and pm2; hs and unknown strategies are bad flags', () => {
-  assert.equal(localShapeFor('up'), 'single')
-  assert.equal(localShapeFor('cm'), 'cluster')
-  assert.equal(localShapeFor('pm2'), 'pm2')
-  assert.throws(() => localShapeFor('hs'), (/** @type {any} */ err) => err.code === 'NS_ERR_BAD_FLAG' && /HAProxy/.test(err.message))
-  assert.throws(() => localShapeFor('xx'), (/** @type {any} */ err) => err.code === 'NS_ERR_BAD_FLAG')
+test('the strategy table maps up, cm and pm2 to one replica of their process shape, hs to N single replicas; an unknown strategy is a bug', () => {
+  const shape = (strategy) => { const s = deploymentShape({ strategy, instances: 3 }); return [s.replicas, s.process, s.workers, s.balanced] }
+  assert.deepEqual(shape('up'), [1, 'single', 1, false])
+  assert.deepEqual(shape('cm'), [1, 'cluster', 3, false])
+  assert.deepEqual(shape('pm2'), [1, 'pm2', 3, false])
+  assert.deepEqual(shape('hs'), [3, 'single', 1, true])
+  assert.throws(() => deploymentShape({ strategy: 'xx', instances: 1 }), (/** @type {any} */ err) => err.code === 'NS_ERR_INTERNAL' && err.exitCode === 1)
 })
 
 test('single: one process serves the benchmark; stop() leaves no pid alive', async (t) => {
@@ -90,11 +93,11 @@ test('pm2 x2: two PM2 instances serve; stop() leaves neither PM2 nor a worker, a
   assert.equal(existsSync(`${h.tmpDir}/pm2`), false)
 })
 
-test('affinity: the server runs on the listed cores only (taskset), and a core outside the machine is a bad flag', async (t) => {
+test('affinity: the server runs on the listed cores only (taskset), and a core outside the machine is a bug of the caller', async (t) => {
   const h = await start(t, { shape: 'single', instances: 1, benchmark: 'baseline', port: 0, affinity: [0] })
   assert.equal(cpusAllowed(h.rootPid), '0')
-  await assert.rejects(launch({ shape: 'single', instances: 1, benchmark: 'baseline', affinity: [0, 999] }), (/** @type {any} */ err) => err.code === 'NS_ERR_BAD_FLAG' && /999/.test(err.message))
-  await assert.rejects(launch({ shape: 'single', instances: 1, benchmark: 'baseline', affinity: [0, 0] }), (/** @type {any} */ err) => err.code === 'NS_ERR_BAD_FLAG')
+  await assert.rejects(launch({ shape: 'single', instances: 1, benchmark: 'baseline', affinity: [0, 999] }), (/** @type {any} */ err) => err.code === 'NS_ERR_INTERNAL' && /999/.test(err.message))
+  await assert.rejects(launch({ shape: 'single', instances: 1, benchmark: 'baseline', affinity: [0, 0] }), (/** @type {any} */ err) => err.code === 'NS_ERR_INTERNAL')
 })
 
 test('the wrap hook starts the process through the given command (as the RC does to join a cgroup)', async (t) => {
@@ -144,11 +147,11 @@ test('a server that never answers times out as NS_ERR_DEPLOY and is killed', asy
   assert.deepEqual(processesWith(marker), [])
 })
 
-test('a bad app or bad params fail before any process starts', async () => {
+test('a bad app or bad params fail before any process starts; a shape the caller should not ask for is a bug', async () => {
   await assert.rejects(launch({ shape: 'single', instances: 1, benchmark: 'x', app: 'test/fixtures/apps/syntax-error.js' }), (/** @type {any} */ err) => err.code === 'NS_ERR_BAD_APP')
   await assert.rejects(launch({ shape: 'single', instances: 1, benchmark: 'cpu', params: { n: 'x' } }), (/** @type {any} */ err) => err.code === 'NS_ERR_BAD_FLAG' && /--param n/.test(err.message))
-  await assert.rejects(launch({ shape: 'single', instances: 2, benchmark: 'cpu' }), (/** @type {any} */ err) => err.code === 'NS_ERR_BAD_FLAG')
-  await assert.rejects(launch({ shape: /** @type {any} */ ('swarm'), instances: 1, benchmark: 'cpu' }), (/** @type {any} */ err) => err.code === 'NS_ERR_BAD_FLAG')
+  await assert.rejects(launch({ shape: 'single', instances: 2, benchmark: 'cpu' }), (/** @type {any} */ err) => err.code === 'NS_ERR_INTERNAL')
+  await assert.rejects(launch({ shape: /** @type {any} */ ('swarm'), instances: 1, benchmark: 'cpu' }), (/** @type {any} */ err) => err.code === 'NS_ERR_INTERNAL')
 })
 
 test('custom apps run in launched servers: a Benchmark object in a cluster, the cmd: wrapper in a single process', async (t) => {

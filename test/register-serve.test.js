@@ -6,7 +6,7 @@ import { mkdtempSync, readdirSync, rmSync, existsSync } from 'node:fs'
 import { hostname, tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { setTimeout as sleep } from 'node:timers/promises'
-import { freePort } from '../executor/net-util.js'
+import { freePort } from '../lib/net.js'
 import { instanceIdFromEnv, parseParamsEnv } from '../register/server.js'
 import { isAlive } from '../register/proc-tree.js'
 
@@ -39,7 +39,7 @@ test('instance ids: NODESCALE_INSTANCE, else host-pid; cluster workers w<id>; PM
   assert.equal(instanceIdFromEnv({ pm_id: '5', NODE_APP_INSTANCE: '1' }, { workerId: 7 }), 'pm2-1')
   assert.deepEqual(parseParamsEnv('{"n":"7"}'), { n: '7' })
   assert.deepEqual(parseParamsEnv(undefined), {})
-  for (const bad of ['[1]', '{"n":7}', 'nope']) assert.throws(() => parseParamsEnv(bad), (/** @type {any} */ err) => err.code === 'NS_ERR_BAD_FLAG' && /NODESCALE_PARAMS/.test(err.message))
+  for (const bad of ['[1]', '{"n":7}', 'nope']) assert.throws(() => parseParamsEnv(bad), (/** @type {any} */ err) => err.code === 'NS_ERR_BAD_ENV' && err.exitCode === 2 && /NODESCALE_PARAMS/.test(err.message))
 })
 
 test('serve.js listens, logs one line, sends nodescale:ready, and on SIGTERM runs teardown and removes its own temp folder', async (t) => {

@@ -8,8 +8,8 @@ import { setTimeout as sleep } from 'node:timers/promises'
 import { connectDocker, swarmInfo, dockerError } from '../executor/docker/engine.js'
 import { buildImage } from '../executor/docker/image-build.js'
 import { registerTree } from '../executor/docker/image-context.js'
-import { probe } from '../executor/docker/http-probe.js'
-import { ROOT } from '../executor/paths.js'
+import { probe } from '../lib/net.js'
+import { ROOT } from '../lib/paths.js'
 import { swarmEngine, testImages } from './swarm-helper.js'
 
 const { docker, skip } = await swarmEngine()

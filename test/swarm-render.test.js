@@ -5,7 +5,8 @@ import { mkdtempSync, readFileSync, rmSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { load } from 'js-yaml'
-import { renderStack, stackNameFor, writeStackFiles, renderHaproxyConfig } from '../executor/docker/stack-render.js'
+import { renderStack, stackNameFor, writeStackFiles } from '../executor/docker/stack-render.js'
+import { renderHaproxyConfig } from '../executor/haproxy.js'
 import { stackSpecs, parseBytes, parseDuration } from '../executor/docker/stack-spec.js'
 
 const base = { instances: 4, cpusPerInstance: 0.25, image: 'nodescale/register:abc', lbImage: 'nodescale/haproxy:def', benchmark: 'cpu', params: { n: '104729' }, port: 0, lb: /** @type {const} */ ('haproxy'), constraints: ['node.role == manager'], runId: 'Run-42' }

@@ -5,10 +5,10 @@ import { spawnSync } from 'node:child_process'
 import { hostname } from 'node:os'
 import { renderStack, stackNameFor } from '../executor/docker/stack-render.js'
 import { deployStack, removeStack, removeLeftovers, stackResources, ingressWorks } from '../executor/docker/stack-deploy.js'
-import { probe } from '../executor/docker/http-probe.js'
+import { probe } from '../lib/net.js'
 import { buildImage } from '../executor/docker/image-build.js'
 import { deployControlPlane, removeControlPlane } from '../executor/docker/control-plane.js'
-import { freePort } from '../executor/net-util.js'
+import { freePort } from '../lib/net.js'
 import { swarmEngine, testImages, testRunId } from './swarm-helper.js'
 
 const { docker, skip } = await swarmEngine()

@@ -8,7 +8,8 @@ import { join } from 'node:path'
 import { parseExperiment } from '../executor/experiment.js'
 import { buildCells, buildPlan } from '../executor/sweep-plan.js'
 import { createSweep, openSweep, saveSweep, sweepStatus, countEntries } from '../executor/sweep.js'
-import { analyseSweep, formatSweepEnd } from '../executor/sweep-summary.js'
+import { analyseSweep } from '../executor/sweep-analysis.js'
+import { formatSweepEnd } from '../executor/sweep-text.js'
 import { writeMimnRun } from './helpers/mimn-runs.js'
 
 function tmp (t) {

@@ -85,7 +85,7 @@ test('the shipped experiments plan in every profile; smoke gives every strategy 
 
 test('a nodes axis: each node count is its own shape (deployment); labels and run folders name the nodes', async () => {
   const { entryLabel } = await import('../executor/sweep.js')
-  const { newRunId } = await import('../executor/run-store.js')
+  const { newRunId } = await import('../lib/run-files.js')
   const exp = parseExperiment('backend: swarm\nbenchmark: cpu\nstrategies: [hs]\nnodes: 1..3\ninstances-per-node: [1, 2]\nconcurrency: [4, 16]\nrepeats: 2\n', { file: 'm.yml' })
   const cells = buildCells(exp, { out: tmp() })
   assert.equal(cells.length, 3 * 2 * 2)

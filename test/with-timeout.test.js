@@ -2,7 +2,7 @@
 import { test } from 'node:test'
 import assert from 'node:assert/strict'
 import { setTimeout as sleep } from 'node:timers/promises'
-import { withTimeout } from '../executor/with-timeout.js'
+import { withTimeout } from '../lib/with-timeout.js'
 
 test('withTimeout passes a value or an error through, and rejects with ETIMEDOUT when the promise is late', async () => {
   assert.equal(await withTimeout(sleep(5, 'v'), 1000), 'v')

@@ -1,12 +1,14 @@
-// The local backend: runs the server under test on this machine in the strategy's local shape (DESIGN.md, Strategies).
+// The local backend: the server under test on this machine, each replica a local launch of its process shape (one
+// process, a cluster, PM2), several replicas behind HAProxy; its CPU from a cgroup of the run's own.
 import { availableParallelism, hostname } from 'node:os'
-import { launch, localShapeFor } from '../../register/launch.js'
+import { NsError, badFlag } from '../../lib/errors.js'
+import { freePort, waitForInstances } from '../../lib/net.js'
+import { deploymentShape } from '../../lib/strategies.js'
+import { launch } from '../../register/launch.js'
 import { createCpuGroup } from '../../rc/cpu-group.js'
 import { createSampler } from '../../rc/sampler.js'
 import { createQuotaGroup } from '../cpu-quota.js'
-import { requireHaproxy, startHaproxy } from '../local-haproxy.js'
-import { freePort, waitForInstances } from '../net-util.js'
-import { NsError, badFlag } from '../errors.js'
+import { requireHaproxy, startHaproxy } from '../haproxy.js'
 
 /** Runs a list of wrappers innermost-last: the process joins every group before it execs. */
 function composeWraps (wraps) {
@@ -16,101 +18,101 @@ function composeWraps (wraps) {
 
 /**
  * @param {{ cpus?: number }} [opts]
+ * @returns {import('./index.js').Backend}
  */
 export function createLocalBackend ({ cpus = availableParallelism() } = {}) {
   return {
     name: 'local',
 
-    /**
-     * Checks what the run needs on this machine, before anything starts.
-     * @param {any} config
-     * @param {{ log?: (line: string) => void }} [ctx]
-     */
-    async prepare (config, ctx = {}) {
-      const info = {}
+    checkConfig (config) {
+      const shape = deploymentShape(config)
       // with a quota, N vCPUs of c CPUs each fit while N x c fits in the machine; without one, N cores must exist
-      if (config.strategy === 'up' && config.instances > cpus && !(config.cpusPerInstance !== undefined && config.instances * config.cpusPerInstance <= cpus)) {
-        throw badFlag('--instances', `${config.instances} vCPUs for --strategy up on the local backend, but this machine has ${cpus} cores; allowed: 1..${cpus}, or more with --cpus-per-instance X where N x X <= ${cpus}`)
+      if (shape.pinnedCores > cpus && !(config.cpusPerInstance !== undefined && config.instances * config.cpusPerInstance <= cpus)) {
+        throw badFlag('--instances', `${config.instances} vCPUs for --strategy ${config.strategy} on the local backend, but this machine has ${cpus} cores; allowed: 1..${cpus}, or more with --cpus-per-instance X where N x X <= ${cpus}`, { key: 'instances' })
       }
-      if (config.memoryPerInstance !== undefined) throw badFlag('--memory-per-instance', 'is a Swarm memory limit; use --backend swarm (or leave it out locally)')
-      if (config.strategy === 'hs') info.haproxy = requireHaproxy()
-      if (config.lb === 'ingress') throw badFlag('--lb', 'ingress is the Swarm routing mesh; the local backend balances hs with haproxy (use --lb haproxy or auto)')
-      return info
+      if (config.memoryPerInstance !== undefined) {
+        throw badFlag('--memory-per-instance', 'is a Swarm memory limit; use --backend swarm (or leave it out locally)', { key: 'memoryPerInstance' })
+      }
+      if (config.lb === 'ingress') {
+        throw badFlag('--lb', 'ingress is the Swarm routing mesh; the local backend balances hs with haproxy (use --lb haproxy or auto)', { key: 'lb' })
+      }
     },
 
-    /**
-     * Starts the shape and resolves when every instance answers.
-     * @param {any} config validated run config
-     * @param {{ runId: string, runDir: string, log: (line: string) => void }} ctx
-     */
-    async deploy (config, { runId, runDir, log }) {
+    async prepare (config) {
+      return deploymentShape(config).balanced ? { haproxy: requireHaproxy() } : {}
+    },
+
+    async deploy (config, { runId, runDir, log, signal }) {
+      const shape = deploymentShape(config)
       const cleanups = []
+      let tornDown = false
       const teardown = async () => {
+        if (tornDown) return
+        tornDown = true
         const errors = []
         for (const fn of cleanups.reverse()) {
           try { await fn() } catch (err) { errors.push(err) }
         }
-        cleanups.length = 0
-        if (errors.length) log(`teardown: ${errors.map(e => e.message).join('; ')}`)
+        if (errors.length) {
+          throw new NsError('NS_ERR_RUN', `teardown: ${errors.map(e => e.message).join('; ')}`, { cause: errors[0] })
+        }
       }
       try {
         const group = await createCpuGroup({ name: runId })
         cleanups.push(() => group.remove())
-        const quota = (name, n) => {
-          if (config.cpusPerInstance === undefined) return undefined
-          const q = createQuotaGroup({ name, cpus: n * config.cpusPerInstance })
+        const quota = (name, cpusOfGroup) => {
+          if (cpusOfGroup === undefined) return undefined
+          const q = createQuotaGroup({ name, cpus: cpusOfGroup })
           cleanups.push(() => q.remove())
           return q.wrap
         }
-        const common = { benchmark: config.benchmark, app: config.app, params: config.params, log, readyTimeoutMs: config.readyTimeout * 1000 }
-        const handles = []
-        let url
-        let lb = null
-        if (config.strategy === 'hs') {
-          for (let i = 0; i < config.instances; i++) {
-            const h = await launch({
-              ...common,
-              shape: 'single',
-              instances: 1,
-              port: 0,
-              env: { NODESCALE_INSTANCE: `r${i + 1}` },
-              wrap: composeWraps([quota(`${runId}-r${i + 1}`, 1), group.wrap])
-            })
-            handles.push(h)
-            cleanups.push(() => h.stop())
-          }
+        const replicas = []
+        for (let i = 1; i <= shape.replicas; i++) {
+          signal?.throwIfAborted()
+          const name = shape.balanced ? `${runId}-r${i}` : runId
+          const h = await launch({
+            benchmark: config.benchmark,
+            app: config.app,
+            params: config.params,
+            log,
+            readyTimeoutMs: config.readyTimeout * 1000,
+            shape: shape.process,
+            instances: shape.workers,
+            // one replica answers on the run's port; replicas behind the load balancer each on a free one
+            port: shape.balanced ? 0 : config.port,
+            env: shape.balanced ? { NODESCALE_INSTANCE: `r${i}` } : undefined,
+            affinity: shape.pinnedCores ? Array.from({ length: Math.min(shape.pinnedCores, cpus) }, (_, c) => c) : undefined,
+            wrap: composeWraps([quota(name, shape.cpusPerReplica), group.wrap]),
+            signal
+          })
+          replicas.push(h)
+          cleanups.push(() => h.stop())
+        }
+        let url = replicas[0].url
+        if (shape.balanced) {
           const port = config.port || await freePort()
-          lb = await startHaproxy({ port, backends: handles.map(h => h.port), runDir })
+          const lb = await startHaproxy({ port, backends: replicas.map(h => h.port), runDir })
           cleanups.push(() => lb.stop())
           url = `http://127.0.0.1:${port}`
           try {
-            await waitForInstances(`${url}/healthz`, { distinct: config.instances, timeoutMs: config.readyTimeout * 1000, isAlive: lb.isAlive })
+            await waitForInstances(`${url}/healthz`, {
+              distinct: shape.answering,
+              timeoutMs: config.readyTimeout * 1000,
+              signal,
+              check: () => { if (!lb.isAlive()) throw new Error('HAProxy exited before it answered') }
+            })
           } catch (err) {
-            throw new NsError('NS_ERR_DEPLOY', `HAProxy in front of ${config.instances} instances did not answer: ${err.message}\n${lb.output()}`, { cause: err })
+            if (signal?.aborted) throw err
+            throw new NsError('NS_ERR_DEPLOY', `HAProxy in front of ${shape.replicas} instances did not answer: ${err.message}\n${lb.output()}`, { cause: err })
           }
-        } else {
-          const shape = localShapeFor(config.strategy)
-          const h = await launch({
-            ...common,
-            shape,
-            instances: shape === 'single' ? 1 : config.instances,
-            port: config.port,
-            affinity: config.strategy === 'up' ? Array.from({ length: Math.min(config.instances, cpus) }, (_, i) => i) : undefined,
-            wrap: composeWraps([quota(runId, config.instances), group.wrap])
-          })
-          handles.push(h)
-          cleanups.push(() => h.stop())
-          url = h.url
         }
-        const pids = () => [...handles.flatMap(h => h.pids())]
+        const pids = () => replicas.flatMap(h => h.pids())
         return {
           url,
-          pids,
           /** CPU of the server's own processes: their cgroup, or their threads. */
           createSampler: () => createSampler({ group, pids, intervalMs: 1000 }),
-          lbPid: lb?.pid ?? null,
-          placement: handles.map((h, i) => ({
-            instance: config.strategy === 'hs' ? `r${i + 1}` : h.shape,
+          placement: replicas.map((h, i) => ({
+            instance: shape.balanced ? `r${i + 1}` : h.shape,
             node: hostname(),
             pid: h.rootPid,
             port: h.port
@@ -118,7 +120,8 @@ export function createLocalBackend ({ cpus = availableParallelism() } = {}) {
           teardown
         }
       } catch (err) {
-        await teardown()
+        // the deployment's own error (or the abort) wins; a teardown that also fails is said in the log
+        await teardown().catch(e => log(e.message))
         throw err
       }
     }

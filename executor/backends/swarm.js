@@ -1,7 +1,8 @@
 // The swarm backend: the server under test as a Docker Swarm stack (up, cm, pm2, hs), its CPU per core from the RC of each node.
 import { join } from 'node:path'
-import { NsError } from '../errors.js'
-import { cacheDir, readCacheJson, writeCacheJson } from '../paths.js'
+import { NsError, badApp } from '../../lib/errors.js'
+import { deploymentShape } from '../../lib/strategies.js'
+import { cacheDir, readCacheJson, writeCacheJson } from '../../lib/paths.js'
 import { connectDocker, ensureSwarm, swarmInfo, dockerError } from '../docker/engine.js'
 import { buildImage } from '../docker/image-build.js'
 import { renderStack, writeStackFiles } from '../docker/stack-render.js'
@@ -12,7 +13,7 @@ import { createRcSampler } from '../docker/rc-client.js'
 import { planPlacement, nodeRef } from '../docker/placement.js'
 import { copyImages, pushImages } from '../docker/image-copy.js'
 import { ensureRegistry, pushToRegistry } from '../docker/image-registry.js'
-import { localWorkerEngines } from '../cluster/state.js'
+import { localWorkerEngines } from '../local-swarm/state.js'
 
 /**
  * How the published port is reached: `--lb ingress|haproxy` as given; `auto` is the routing mesh where it answers,
@@ -26,7 +27,7 @@ import { localWorkerEngines } from '../cluster/state.js'
 async function resolveLb (docker, config, log, probeImage) {
   if (config.lb !== 'auto') return config.lb
   if (await meshAnswers(docker, probeImage, log)) return 'ingress'
-  if (config.strategy === 'hs') log('swarm: --lb auto -> haproxy (the ingress routing mesh does not answer here); HAProxy balances the replicas')
+  if (deploymentShape(config).balanced) log('swarm: --lb auto -> haproxy (the ingress routing mesh does not answer here); HAProxy balances the replicas')
   return 'haproxy'
 }
 
@@ -126,6 +127,7 @@ function namedNodes (sampler, refs) {
 
 /**
  * @param {{ connect?: typeof connectDocker }} [opts]
+ * @returns {import('./index.js').Backend}
  */
 export function createSwarmBackend ({ connect = connectDocker } = {}) {
   /** @type {import('dockerode') | null} */
@@ -136,15 +138,14 @@ export function createSwarmBackend ({ connect = connectDocker } = {}) {
   return {
     name: 'swarm',
 
-    /**
-     * Connects, makes sure of a swarm, builds (or reuses) the images the run needs; nothing is deployed yet.
-     * @param {any} config
-     * @param {{ log?: (line: string) => void }} [ctx]
-     */
-    async prepare (config, { log = () => {} } = {}) {
+    checkConfig (config) {
       if (config.app?.startsWith('cmd:')) {
-        throw new NsError('NS_ERR_BAD_APP', '--app cmd:...: a command-line program is served on the local backend only (the program is not in the image); use --backend local')
+        throw badApp('cmd:...', 'a command-line program is served on the local backend only (the program is not in the image); use --backend local')
       }
+    },
+
+    /** Connects, makes sure of a swarm, builds (or reuses) the images the run needs; nothing is deployed yet. */
+    async prepare (config, { log = () => {} } = {}) {
       docker = await connect()
       await ensureSwarm(docker, { log })
       const register = await buildImage(docker, { kind: 'register', apps: config.app ? [config.app] : [], log })
@@ -153,7 +154,7 @@ export function createSwarmBackend ({ connect = connectDocker } = {}) {
       const plan = planPlacement(nodes, config)
       log(`swarm: placement: ${plan.rule}`)
       // before the ingress probe, whose service runs the register image on any node; HAProxy runs on the manager only
-      const lbWanted = config.strategy === 'hs' && config.lb !== 'ingress'
+      const lbWanted = deploymentShape(config).balanced && config.lb !== 'ingress'
       const lbImage = lbWanted ? await buildImage(docker, { kind: 'haproxy', log }) : null
       const { refs, copied, via } = await imagesOnNodes(docker, config, [register.tag, rc.tag], nodes, log, lbImage ? [lbImage.tag] : [])
       const ref = (tag) => refs[tag] ?? tag
@@ -180,11 +181,7 @@ export function createSwarmBackend ({ connect = connectDocker } = {}) {
       }
     },
 
-    /**
-     * Deploys the stack and resolves when every instance answers; the control plane is started when it is not up.
-     * @param {any} config validated run config
-     * @param {{ runId: string, runDir: string, log: (line: string) => void, signal?: AbortSignal }} ctx
-     */
+    /** Deploys the stack and resolves when every instance answers; the control plane is started when it is not up. */
     async deploy (config, { runId, runDir, log, signal }) {
       if (!docker || !parts) throw new Error('swarm backend: prepare() first')
       const engine = docker
@@ -204,7 +201,7 @@ export function createSwarmBackend ({ connect = connectDocker } = {}) {
         strategy: config.strategy,
         instances: config.instances,
         cpusPerInstance: config.cpusPerInstance,
-        memory: config.memoryPerInstance === undefined ? undefined : config.memoryPerInstance * (config.strategy === 'hs' ? 1 : config.instances),
+        memory: deploymentShape(config).memoryPerReplica,
         image: parts.register.tag,
         lbImage: parts.lb?.tag,
         benchmark: config.benchmark,

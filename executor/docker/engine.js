@@ -1,7 +1,7 @@
 // The connection to the Docker engine: a pinged dockerode client, the swarm it belongs to, and Docker errors turned into coded ones.
 import Docker from 'dockerode'
-import { NsError } from '../errors.js'
-import { withTimeout } from '../with-timeout.js'
+import { NsError } from '../../lib/errors.js'
+import { withTimeout } from '../../lib/with-timeout.js'
 
 export const DOCKER_UP_HINT = 'bash scripts/docker-up.sh'
 
@@ -24,7 +24,7 @@ export function dockerMessage (err) {
  * an unreachable daemon is NS_ERR_MISSING_DOCKER (exit 3), anything else `code` (default NS_ERR_DEPLOY).
  * @param {unknown} err
  * @param {string} what what we were doing, e.g. 'creating service x'
- * @param {{ code?: import('../errors.js').NsError['code'] }} [opts]
+ * @param {{ code?: import('../../lib/errors.js').NsError['code'] }} [opts]
  * @returns {NsError}
  */
 export function dockerError (err, what, { code = 'NS_ERR_DEPLOY' } = {}) {

@@ -4,19 +4,17 @@ import { createReadStream, statSync } from 'node:fs'
 import { spawnSync } from 'node:child_process'
 import { pipeline } from 'node:stream/promises'
 import tar from 'tar-stream'
-import { ROOT } from '../paths.js'
-import { NsError } from '../errors.js'
-import { withTimeout } from '../with-timeout.js'
+import { ROOT } from '../../lib/paths.js'
+import { NsError } from '../../lib/errors.js'
+import { withTimeout } from '../../lib/with-timeout.js'
 import { dockerError, dockerMessage } from './engine.js'
 import { registerTree, hostRootfs } from './image-context.js'
+import { haproxyVersion } from '../haproxy.js'
+import { APP_PORT, RC_PORT, REGISTRY_PORT } from '../../lib/wire.js'
 
 /** @typedef {import('./image-context.js').ContextEntry} ContextEntry */
 
 export const IMAGE_BASES = Object.freeze(['auto', 'registry', 'host'])
-export const APP_PORT = 8080
-export const RC_PORT = 9100
-/** Where the control plane's image registry listens (on the manager, published in host mode). */
-export const REGISTRY_PORT = 5000
 export const IMAGE_KINDS = Object.freeze(['register', 'haproxy', 'rc', 'registry'])
 const PATH_ENV = 'PATH=/usr/local/bin:/usr/local/sbin:/usr/bin:/usr/sbin:/bin:/sbin'
 const EPOCH = new Date(0)
@@ -138,15 +136,9 @@ export async function buildContext (docker, { repo, dockerfile, entries, log = (
   return { tag, id: id ?? await imageId(docker, tag), reused: false }
 }
 
-/** `major.minor` of the host's haproxy, for a matching registry image. */
-function hostHaproxyVersion () {
-  const r = spawnSync('haproxy', ['-v'], { encoding: 'utf8', timeout: 5000 })
-  return /version (\d+\.\d+)/i.exec(r.stdout ?? '')?.[1] ?? null
-}
-
 /** The registry image a kind builds on. */
 export function registryBaseFor (kind) {
-  if (kind === 'haproxy') return `haproxy:${hostHaproxyVersion() ?? 'lts'}`
+  if (kind === 'haproxy') return `haproxy:${/^\d+\.\d+/.exec(haproxyVersion() ?? '')?.[0] ?? 'lts'}`
   if (kind === 'registry') return 'registry:2'
   return `node:${process.versions.node.split('.')[0]}-slim`
 }

@@ -3,7 +3,7 @@ import { readFileSync, readdirSync, statSync, lstatSync, existsSync, realpathSyn
 import { join, relative, dirname, resolve, basename, sep } from 'node:path'
 import { builtinModules } from 'node:module'
 import { spawnSync } from 'node:child_process'
-import { NsError } from '../errors.js'
+import { NsError, badApp } from '../../lib/errors.js'
 
 /** @typedef {{ name: string, source?: string, content?: Buffer, mode?: number, type?: 'file' | 'directory' }} ContextEntry */
 
@@ -62,7 +62,7 @@ export function importClosure (startFiles, { within } = {}) {
         if (existsSync(target) && statSync(target).isDirectory() && existsSync(join(target, 'index.js'))) target = join(target, 'index.js')
         if (!existsSync(target)) continue
         if (within && relative(within, target).startsWith('..')) {
-          throw new NsError('NS_ERR_BAD_APP', `--app: ${file} imports ${spec}, outside the app's folder ${within}; put the app and what it imports in one folder and pass the folder`)
+          throw badApp('', `${file} imports ${spec}, outside the app's folder ${within}; put the app and what it imports in one folder and pass the folder`)
         }
         todo.push(target)
       } else {
@@ -150,7 +150,7 @@ export function registerTree (root, { apps = [], dirs = ['register', 'benchmarks
   for (const app of apps) {
     if (app.startsWith('cmd:')) continue
     const abs = resolve(app)
-    if (!existsSync(abs)) throw new NsError('NS_ERR_BAD_APP', `--app: no file or folder at ${abs}`)
+    if (!existsSync(abs)) throw badApp('', `no file or folder at ${abs}`)
     let name = basename(abs)
     for (let i = 2; used.has(name); i++) name = `${basename(abs)}-${i}`
     used.add(name)

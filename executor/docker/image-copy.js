@@ -1,7 +1,7 @@
 // Images onto the nodes that run a stack: without a registry, saved from the manager's engine and loaded into each node's
 // engine through the API (one save stream fanned out); with one, tagged and pushed so every node pulls the same reference.
 import { PassThrough } from 'node:stream'
-import { NsError } from '../errors.js'
+import { NsError } from '../../lib/errors.js'
 import { dockerError, dockerMessage } from './engine.js'
 
 /** Reads a JSON-lines progress stream (load, push) to its end; rejects on an `error` line. */

@@ -1,11 +1,11 @@
 // Finds out whether Swarm's ingress routing mesh answers on this swarm (it needs IPVS in the kernel), by publishing a probe service in ingress mode and calling it.
 import { setTimeout as sleep } from 'node:timers/promises'
-import { NsError } from '../errors.js'
+import { NsError } from '../../lib/errors.js'
 import { dockerError } from './engine.js'
-import { probe } from './http-probe.js'
+import { probe } from '../../lib/net.js'
 import { removeStack } from './stack-remove.js'
 import { NAMESPACE_LABEL, RUN_LABEL, OWNER_LABEL, ownerId } from './stack-render.js'
-import { APP_PORT } from './image-build.js'
+import { APP_PORT } from '../../lib/wire.js'
 
 const cache = new WeakMap()
 

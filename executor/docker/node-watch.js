@@ -1,8 +1,8 @@
 // Watches the swarm nodes a run's tasks are on while the load runs: a node whose RC stops answering, or that the manager
 // marks down, is lost; the run is then degraded. Each loss is an episode with when it was last seen, lost, marked down, back.
 import { setTimeout as sleep } from 'node:timers/promises'
-import { probe } from './http-probe.js'
-import { withTimeout } from '../with-timeout.js'
+import { probe } from '../../lib/net.js'
+import { withTimeout } from '../../lib/with-timeout.js'
 
 /**
  * @typedef {{ id: string, hostname: string, label: string | null, rcUrl: string | null }} WatchedNode

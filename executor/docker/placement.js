@@ -1,6 +1,7 @@
 // Where a run's server tasks may go on a swarm: --nodes K workers, --placement spread|pack, --constraint, and the manager
 // kept for the RC and the load balancer when workers exist (as in the Ibenchjs MIMN runs). Pure: nodes in, constraints out.
-import { badFlag } from '../errors.js'
+import { badFlag } from '../../lib/errors.js'
+import { strategyOf } from '../../lib/strategies.js'
 
 export const NODE_LABEL = 'io.nodescale.node'
 
@@ -21,9 +22,9 @@ const usable = (n) => n.Status?.State === 'ready' && n.Spec?.Availability === 'a
  * - no workers (a single-node swarm): the manager runs everything; --nodes is an error (there are no workers to choose).
  * - workers: the first K ready workers by label (or hostname), K = --nodes or all; the others excluded by id; the manager
  *   excluded by `node.role == worker`. Workers that are down or drained are skipped and said so.
- * - pack (hs): as few of the K nodes as the CPU quota allows, at most floor(node CPUs / cpus-per-instance) replicas each.
+ * - pack (replicated strategies: hs): as few of the K nodes as the CPU quota allows, at most floor(node CPUs / cpus-per-instance) replicas each.
  * @param {any[]} nodes docker.listNodes()
- * @param {{ nodes?: number, placement?: 'spread'|'pack', constraints?: readonly string[], strategy: string, instances: number, cpusPerInstance?: number }} config
+ * @param {{ nodes?: number, placement?: string, constraints?: readonly string[], strategy: string, instances: number, cpusPerInstance?: number }} config
  * @returns {PlacementPlan}
  */
 export function planPlacement (nodes, config) {
@@ -36,7 +37,7 @@ export function planPlacement (nodes, config) {
   const names = (list) => list.map(n => nodeRef(n).label ?? nodeRef(n).hostname).join(', ')
   if (config.nodes !== undefined && config.nodes > ready.length) {
     const down = skipped.length ? `; not usable: ${skipped.map(s => `${s.node.label ?? s.node.hostname} (${s.why})`).join(', ')}` : ''
-    throw badFlag('--nodes', `${config.nodes} worker nodes asked, and the swarm has ${ready.length} ready worker${ready.length === 1 ? '' : 's'}${ready.length ? ` (${names(ready)})` : ''}${down}; lower --nodes, or add nodes (executor cluster up --nodes ${config.nodes + 1} on one machine)`)
+    throw badFlag('--nodes', `${config.nodes} worker nodes asked, and the swarm has ${ready.length} ready worker${ready.length === 1 ? '' : 's'}${ready.length ? ` (${names(ready)})` : ''}${down}; lower --nodes, or add nodes (executor cluster up --nodes ${config.nodes + 1} on one machine)`, { key: 'nodes' })
   }
   if (!workers.length) {
     return { constraints: user, maxReplicasPerNode: 0, chosen: nodes.filter(usable).map(nodeRef), skipped, rule: 'single node: the manager runs the server' }
@@ -47,7 +48,7 @@ export function planPlacement (nodes, config) {
   let chosen = ready.slice(0, config.nodes ?? ready.length)
   let maxReplicasPerNode = 0
   let rule = `${placement} over ${chosen.length} worker${chosen.length === 1 ? '' : 's'} (${names(chosen)}); the manager runs the RC and the load balancer`
-  if (placement === 'pack' && config.strategy === 'hs' && chosen.length > 1) {
+  if (placement === 'pack' && strategyOf(config.strategy).replicated && chosen.length > 1) {
     const cpus = Math.min(...chosen.map(n => (n.Description?.Resources?.NanoCPUs ?? 0) / 1e9))
     const cap = config.cpusPerInstance ? Math.max(1, Math.floor(cpus / config.cpusPerInstance + 1e-9)) : config.instances
     const used = Math.min(chosen.length, Math.ceil(config.instances / cap))

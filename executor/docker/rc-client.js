@@ -1,7 +1,7 @@
 // The executor's side of the RC service: calls each node's RC with the deployment token and turns their timelines into one.
 import { request } from 'node:http'
-import { NsError } from '../errors.js'
-import { TOKEN_HEADER } from '../../rc/service.js'
+import { NsError } from '../../lib/errors.js'
+import { TOKEN_HEADER } from '../../lib/wire.js'
 
 /**
  * One JSON call to an RC (node:http with a hard timeout: no pooled socket can hang the run).

@@ -1,5 +1,5 @@
 // Deploys a rendered stack through the Docker API (networks, configs, services, as `docker stack deploy` makes them) and waits until every instance answers; removes it again on any failure.
-import { NsError } from '../errors.js'
+import { NsError } from '../../lib/errors.js'
 import { dockerError } from './engine.js'
 import { stackSpecs } from './stack-spec.js'
 import { waitReady } from './stack-wait.js'

@@ -1,7 +1,7 @@
 // Removes a stack (services, then configs and networks) and waits until its tasks, containers and networks are gone; finds leftovers of earlier runs by label.
 import { hostname } from 'node:os'
 import { setTimeout as sleep } from 'node:timers/promises'
-import { NsError } from '../errors.js'
+import { NsError } from '../../lib/errors.js'
 import { dockerError, dockerMessage } from './engine.js'
 import { NAMESPACE_LABEL, RUN_LABEL, OWNER_LABEL } from './stack-render.js'
 import { nodeRef } from './placement.js'

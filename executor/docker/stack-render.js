@@ -1,26 +1,26 @@
-// Renders a strategy's Compose template (stacks/<strategy>.yml) from a run's config: js-yaml in, a plain Compose object out, no text substitution in YAML.
-import { readFileSync, writeFileSync, mkdirSync } from 'node:fs'
+// Renders a strategy's Compose template (stacks/<strategy>.yml) from a run's config and its deployment shape: js-yaml
+// in, a plain Compose object out; the only text filled in is a template's own {{workers}} inside a parsed value.
+import { readFileSync, writeFileSync } from 'node:fs'
 import { join } from 'node:path'
 import { hostname } from 'node:os'
 import { load as yamlLoad, dump as yamlDump } from 'js-yaml'
-import { ROOT } from '../paths.js'
-import { badFlag } from '../errors.js'
-import { APP_PORT } from './image-build.js'
+import { ROOT } from '../../lib/paths.js'
+import { internalError } from '../../lib/errors.js'
+import { APP_PORT } from '../../lib/wire.js'
+import { deploymentShape } from '../../lib/strategies.js'
+import { renderHaproxyConfig } from '../haproxy.js'
 
-export const STACK_STRATEGIES = Object.freeze(['up', 'cm', 'pm2', 'hs'])
 export const STACK_LBS = Object.freeze(['ingress', 'haproxy'])
 export const NAMESPACE_LABEL = 'com.docker.stack.namespace'
 export const RUN_LABEL = 'io.nodescale.run'
 export const OWNER_LABEL = 'io.nodescale.owner'
-/** HAProxy exits at start when maxconn does not fit a container's FD limit (about 20000 here). */
-export const LB_MAXCONN = 4000
 
 const STACKS_DIR = join(ROOT, 'stacks')
 
 /** A Swarm stack name for a run id: lowercase letters, digits, - and _, short enough for `<stack>_<service>`. */
 export function stackNameFor (runId) {
   const name = `ns-${String(runId).toLowerCase().replace(/[^a-z0-9_-]+/g, '-').replace(/^-+|-+$/g, '')}`.slice(0, 48).replace(/-+$/, '')
-  if (name === 'ns') throw badFlag('runId', `"${runId}" has no letters or digits`)
+  if (name === 'ns') throw internalError(`run id "${runId}" has no letters or digits`)
   return name
 }
 
@@ -32,7 +32,7 @@ export const ownerId = () => `${hostname()}:${process.pid}`
 
 /**
  * @typedef {object} RenderOptions
- * @property {'up'|'cm'|'pm2'|'hs'} strategy
+ * @property {string} strategy a strategy of the strategy table
  * @property {number} instances
  * @property {number} [cpusPerInstance] no CPU limit when undefined
  * @property {string|number} [memory] memory limit per replica ("512M" or bytes)
@@ -56,47 +56,42 @@ export const ownerId = () => `${hostname()}:${process.pid}`
  */
 export function renderStack (opts) {
   const { strategy, instances, cpusPerInstance, memory, image, lbImage, benchmark, app, params = {}, port = 0, lb, constraints = [], runId, reserve = true, owner = ownerId() } = opts
-  if (!STACK_STRATEGIES.includes(strategy)) throw badFlag('--strategy', `"${strategy}" is not allowed; one of: ${STACK_STRATEGIES.join(', ')}`)
-  if (!Number.isInteger(instances) || instances < 1) throw badFlag('--instances', `${instances} is not a whole number >= 1`)
-  if (cpusPerInstance !== undefined && !(cpusPerInstance > 0)) throw badFlag('--cpus-per-instance', `${cpusPerInstance} is not a number > 0`)
-  if (!STACK_LBS.includes(lb)) throw badFlag('--lb', `"${lb}" is not allowed here; one of: ${STACK_LBS.join(', ')} (resolve auto before rendering)`)
-  if (!Number.isInteger(port) || port < 0 || port > 65535) throw badFlag('--port', `${port} is not a port (0..65535)`)
-  if (!image) throw badFlag('image', 'the register image tag is missing')
-  if (strategy === 'hs' && lb === 'haproxy' && !lbImage) throw badFlag('lbImage', 'hs with lb haproxy needs the HAProxy image tag')
-  if (!benchmark && !app) throw badFlag('--benchmark', 'missing; name a benchmark or a custom app')
+  // every value here comes from a validated run config: one that is not allowed is a bug in the caller
+  const shape = deploymentShape({ strategy, instances, cpusPerInstance })
+  if (cpusPerInstance !== undefined && !(cpusPerInstance > 0)) throw internalError(`--cpus-per-instance: ${cpusPerInstance} is not a number > 0`)
+  if (!STACK_LBS.includes(lb)) throw internalError(`--lb: "${lb}" is not allowed here; one of: ${STACK_LBS.join(', ')} (resolve auto before rendering)`)
+  if (!Number.isInteger(port) || port < 0 || port > 65535) throw internalError(`--port: ${port} is not a port (0..65535)`)
+  if (!image) throw internalError('the register image tag is missing')
+  if (shape.balanced && lb === 'haproxy' && !lbImage) throw internalError('lbImage: replicas behind HAProxy need the HAProxy image tag')
+  if (!benchmark && !app) throw internalError('--benchmark: missing; name a benchmark or a custom app')
   if (!Array.isArray(constraints) || constraints.some(c => typeof c !== 'string' || !/^\s*[\w.-]+\s*(==|!=)\s*\S/.test(c))) {
-    throw badFlag('constraints', `${JSON.stringify(constraints)}: each must look like "node.role == manager" or "node.labels.x != y"`)
+    throw internalError(`constraints: ${JSON.stringify(constraints)}: each must look like "node.role == manager" or "node.labels.x != y"`)
   }
   const stack = stackNameFor(runId)
-  const doc = /** @type {Record<string, any>} */ (yamlLoad(readFileSync(join(STACKS_DIR, `${strategy}.yml`), 'utf8')))
+  const doc = fillIn(yamlLoad(readFileSync(join(STACKS_DIR, shape.template), 'utf8')), { workers: String(shape.workers) })
   const labels = { [NAMESPACE_LABEL]: stack, [RUN_LABEL]: String(runId), [OWNER_LABEL]: owner }
   const app_ = doc.services.app
-  const hs = strategy === 'hs'
-  const replicas = hs ? instances : 1
-  const cpus = cpusPerInstance === undefined ? undefined : (hs ? cpusPerInstance : instances * cpusPerInstance)
 
   app_.image = image
   Object.assign(app_.environment, { PORT: String(APP_PORT) })
   if (benchmark) app_.environment.NODESCALE_BENCHMARK = benchmark
   if (app) app_.environment.NODESCALE_APP = app
   if (Object.keys(params).length) app_.environment.NODESCALE_PARAMS = JSON.stringify(params)
-  if (strategy === 'cm') app_.environment.NODESCALE_WORKERS = String(instances)
-  if (strategy === 'pm2') app_.command[app_.command.indexOf('-i') + 1] = String(instances)
-  app_.deploy.replicas = replicas
+  app_.deploy.replicas = shape.replicas
   const limits = {}
-  if (cpus !== undefined) limits.cpus = cpusText(cpus)
+  if (shape.cpusPerReplica !== undefined) limits.cpus = cpusText(shape.cpusPerReplica)
   if (memory !== undefined) limits.memory = String(memory)
   app_.deploy.resources = Object.keys(limits).length ? { limits, ...(reserve ? { reservations: { ...limits } } : {}) } : {}
   app_.deploy.placement.constraints = [...constraints]
 
-  const entry = hs && lb === 'haproxy' ? 'lb' : 'app'
-  if (hs && lb === 'ingress') {
+  const balancer = shape.balanced && lb === 'haproxy'
+  if (shape.balanced && lb === 'ingress') {
     delete doc.services.lb
     delete doc.configs
     // The routing mesh balances over VIP endpoints; dnsrr cannot publish in ingress mode.
     app_.deploy.endpoint_mode = 'vip'
     app_.ports = [{ target: APP_PORT, published: port, protocol: 'tcp', mode: 'ingress' }]
-  } else if (hs) {
+  } else if (balancer) {
     const svc = doc.services.lb
     svc.image = lbImage
     svc.ports[0].published = port
@@ -111,7 +106,7 @@ export function renderStack (opts) {
   }
   const files = {}
   if (doc.configs?.haproxy_cfg) {
-    files['haproxy.cfg'] = renderHaproxyConfig({ service: 'app', port: APP_PORT, listen: APP_PORT, slots: Math.max(16, instances) })
+    files['haproxy.cfg'] = renderHaproxyConfig({ service: 'app', port: APP_PORT, listen: APP_PORT, slots: Math.max(16, shape.replicas) })
   }
   for (const svc of Object.values(doc.services)) {
     svc.labels = { ...labels }
@@ -119,20 +114,21 @@ export function renderStack (opts) {
   }
   for (const net of Object.values(doc.networks ?? {})) net.labels = { ...labels }
   for (const cfg of Object.values(doc.configs ?? {})) cfg.labels = { ...labels }
-  doc['x-nodescale'] = { stack, runId: String(runId), strategy, instances, lb, entry, expect: strategy === 'up' ? 1 : instances, targetPort: APP_PORT, files }
+  const entry = balancer ? 'lb' : 'app'
+  doc['x-nodescale'] = { stack, runId: String(runId), strategy, instances, lb, entry, expect: shape.answering, targetPort: APP_PORT, files }
   return doc
 }
 
 /**
- * HAProxy's config for the hs stack (stacks/haproxy.cfg with its placeholders filled).
- * @param {{ service: string, port: number, listen: number, slots?: number, maxconn?: number }} opts
+ * Fills a template's own placeholders ({{workers}}) inside the parsed values; Swarm's templates ({{.Task.Slot}}) stay.
+ * @param {any} node
+ * @param {Record<string, string>} values
  */
-export function renderHaproxyConfig ({ service, port, listen, slots = 16, maxconn = LB_MAXCONN }) {
-  const values = { service, port, listen, slots, maxconn: Math.min(maxconn, LB_MAXCONN) }
-  return readFileSync(join(STACKS_DIR, 'haproxy.cfg'), 'utf8').replace(/\{\{(\w+)\}\}/g, (m, key) => {
-    if (!(key in values)) throw new Error(`stacks/haproxy.cfg: unknown placeholder ${m}`)
-    return String(values[key])
-  })
+function fillIn (node, values) {
+  if (typeof node === 'string') return node.replace(/\{\{(\w+)\}\}/g, (m, key) => values[key] ?? m)
+  if (Array.isArray(node)) return node.map(x => fillIn(x, values))
+  if (node && typeof node === 'object') return Object.fromEntries(Object.entries(node).map(([k, v]) => [k, fillIn(v, values)]))
+  return node
 }
 
 /**
@@ -142,7 +138,6 @@ export function renderHaproxyConfig ({ service, port, listen, slots = 16, maxcon
  * @returns {string} the Compose file's path
  */
 export function writeStackFiles (stack, dir) {
-  mkdirSync(dir, { recursive: true })
   const meta = stack['x-nodescale']
   for (const [name, text] of Object.entries(meta.files ?? {})) writeFileSync(join(dir, name), text)
   const file = join(dir, 'docker-compose.yml')

@@ -1,5 +1,5 @@
 // Converts a Compose stack object into Docker Engine API specs, in the shape `docker stack deploy` creates (names `<stack>_<name>`, namespace labels, aliases).
-import { NsError } from '../errors.js'
+import { NsError } from '../../lib/errors.js'
 import { NAMESPACE_LABEL } from './stack-render.js'
 
 const UNITS = { '': 1, b: 1, k: 1024, m: 1024 ** 2, g: 1024 ** 3, t: 1024 ** 4 }

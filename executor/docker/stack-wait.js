@@ -1,8 +1,8 @@
 // Waits until a deployed stack's tasks all run and its published port answers /healthz for every instance; fails fast with the tasks' own errors.
 import { setTimeout as sleep } from 'node:timers/promises'
-import { NsError } from '../errors.js'
+import { NsError } from '../../lib/errors.js'
 import { dockerError } from './engine.js'
-import { probe } from './http-probe.js'
+import { probe } from '../../lib/net.js'
 
 const FAILED = new Set(['failed', 'rejected', 'orphaned'])
 

@@ -2,7 +2,7 @@
 import { spawn } from 'node:child_process'
 import { fileURLToPath } from 'node:url'
 import { recoverJtl } from '../jtl-writer.js'
-import { NsError } from '../errors.js'
+import { NsError } from '../../lib/errors.js'
 
 const CHILD = fileURLToPath(new URL('./load-child.js', import.meta.url))
 /** How long a child may take to finish its JTL after an abort before it is killed. */

@@ -1,7 +1,7 @@
 // The load drivers behind one interface: validate the options, run autocannon (in a child or in process) or JMeter, write the JTL.
 import { mkdirSync } from 'node:fs'
 import { dirname } from 'node:path'
-import { NsError, badFlag } from '../errors.js'
+import { NsError, badFlag } from '../../lib/errors.js'
 import { runLocalLoad } from './local-load.js'
 import { runInChild } from './child-runner.js'
 import { runJmeter } from './jmeter.js'
@@ -60,7 +60,7 @@ export function normalizeLoadOptions (opts) {
  * load runs in a child Node process (off the executor's event loop, pinned with taskset when `cpus` is given);
  * `inProcess: true` runs it in this process. jmeter driver: JMeter 5.6.3 non-GUI with a generated plan.
  *
- * @param {{ driver: 'autocannon'|'jmeter', url: string, method?: 'GET'|'POST', headers?: Record<string,string>, body?: Buffer,
+ * @param {{ driver: string, url: string, method?: 'GET'|'POST', headers?: Record<string,string>, body?: Buffer,
  *   concurrency?: number, rate?: number, duration: number, warmup?: number, jtlPath: string, label?: string,
  *   timeoutSec?: number, signal?: AbortSignal,
  *   onProgress?: (p: { phase: 'warmup'|'steady', elapsed: number, total: number, requests: number, errors: number }) => void,

@@ -6,7 +6,7 @@ import { dirname, join } from 'node:path'
 import { parse } from 'csv-parse'
 import { ensureJmeter, JMETER_VERSION } from '../jmeter-install.js'
 import { createJtlWriter, JTL_FIELDS } from '../jtl-writer.js'
-import { NsError } from '../errors.js'
+import { NsError } from '../../lib/errors.js'
 import { buildJmx } from './jmeter-plan.js'
 
 /**

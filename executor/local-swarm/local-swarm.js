@@ -2,7 +2,7 @@
 // joined over a local LAN, labelled io.nodescale.node=<name>; down removes exactly that and restores a loopback swarm.
 import { setTimeout as sleep } from 'node:timers/promises'
 import { existsSync, readdirSync, rmdirSync } from 'node:fs'
-import { NsError, badFlag } from '../errors.js'
+import { NsError, badFlag } from '../../lib/errors.js'
 import { connectDocker, ensureSwarm, dockerError } from '../docker/engine.js'
 import { NAMESPACE_LABEL, OWNER_LABEL } from '../docker/stack-render.js'
 import { CONTROL_PLANE_STACK } from '../docker/control-plane.js'

@@ -1,7 +1,15 @@
-// `executor cluster up|down|status`: a local multi-node swarm (worker engines in network namespaces) for tests, demos and MIMN runs.
-import { parseFlags } from './config.js'
-import { EXIT, NsError, badFlag } from './errors.js'
-import { clusterUp, clusterDown, clusterStatus, MAX_LOCAL_NODES } from './cluster/cluster.js'
+// `executor cluster up|down|status`: a local multi-node swarm (worker engines in network namespaces) for tests, demos and
+// MIMN runs. The command keeps its first name, `cluster`; in the code it is the local swarm (Node's cluster module is cm).
+import { EXIT, NsError, badFlag } from '../lib/errors.js'
+import { option, optionsHelp, parseCommandLine } from '../lib/options.js'
+import { clusterUp, clusterDown, clusterStatus, MAX_LOCAL_NODES } from './local-swarm/local-swarm.js'
+
+const OPTIONS = Object.freeze([
+  option({ flag: 'nodes', type: 'whole', min: 1, max: MAX_LOCAL_NODES, arg: 'K', help: `1..${MAX_LOCAL_NODES} (up only)` }),
+  option({ flag: 'force', type: 'boolean', help: 're-initialise the swarm even while other stacks run (they are removed)' }),
+  option({ flag: 'json', type: 'boolean', help: 'print the result as JSON on stdout' }),
+  option({ flag: 'help', short: 'h', type: 'boolean', help: 'this help' })
+])
 
 export const CLUSTER_HELP = `Usage: executor cluster <up|down|status> [options]
 
@@ -18,10 +26,7 @@ node label io.nodescale.node=<name>. Needs root, ip, nsenter, unshare and docker
   status                   the swarm's nodes, their labels, addresses and engines.
 
 Options:
-      --nodes K   1..${MAX_LOCAL_NODES} (up only)
-      --force     re-initialise the swarm even while other stacks run (they are removed)
-      --json      print the result as JSON on stdout
-  -h, --help      this help
+${optionsHelp(OPTIONS, { width: 12 })}
 
 Every local node shares this machine's cores: a local cluster shows how a run distributes, not more capacity.
 
@@ -29,8 +34,6 @@ Examples:
   executor cluster up --nodes 3
   executor run --strategy hs --instances 4 --nodes 2 --cpus-per-instance 0.25
   executor cluster down`
-
-const OPTIONS = { nodes: { type: 'string' }, force: { type: 'boolean' }, json: { type: 'boolean' }, help: { type: 'boolean', short: 'h' } }
 
 /** One line per node, for people. */
 function statusLines (status) {
@@ -43,7 +46,7 @@ export async function clusterCommand (argv, { stdout, stderr }) {
   const [sub, ...rest] = argv
   if (sub === undefined || sub === '--help' || sub === '-h') { stdout.write(CLUSTER_HELP + '\n'); return sub ? EXIT.OK : EXIT.BAD_INPUT }
   if (!['up', 'down', 'status'].includes(sub)) throw new NsError('NS_ERR_BAD_FLAG', `unknown command "cluster ${sub}"; commands: cluster up, cluster down, cluster status`)
-  const { values, positionals } = parseFlags(rest, OPTIONS)
+  const { values, positionals } = parseCommandLine(rest, OPTIONS)
   if (values.help) { stdout.write(CLUSTER_HELP + '\n'); return EXIT.OK }
   if (positionals.length) throw new NsError('NS_ERR_BAD_FLAG', `unexpected argument "${positionals[0]}" (see executor cluster --help)`)
   if (sub !== 'up' && values.nodes !== undefined) throw badFlag('--nodes', `only applies to cluster up (got cluster ${sub})`)
@@ -52,9 +55,7 @@ export async function clusterCommand (argv, { stdout, stderr }) {
   const print = (data, lines) => stdout.write(values.json ? JSON.stringify(data, null, 2) + '\n' : lines.join('\n') + '\n')
   if (sub === 'up') {
     if (values.nodes === undefined) throw badFlag('--nodes', `is required: how many nodes in all, the manager included (1..${MAX_LOCAL_NODES})`)
-    const nodes = Number(values.nodes)
-    if (!/^\s*\d+\s*$/.test(values.nodes) || nodes < 1 || nodes > MAX_LOCAL_NODES) throw badFlag('--nodes', `"${values.nodes}" is not allowed; a whole number from 1 to ${MAX_LOCAL_NODES} (the manager counts as one)`)
-    const status = await clusterUp({ nodes, force: Boolean(values.force), log })
+    const status = await clusterUp({ nodes: values.nodes, force: Boolean(values.force), log })
     print(status, [...statusLines(status), `up in ${status.ms} ms`])
   } else if (sub === 'down') {
     const result = await clusterDown({ force: Boolean(values.force), log })

@@ -1,6 +1,6 @@
 // The local cluster's LAN: a bridge in a namespace of its own (so the host's FORWARD policy does not drop node-to-node traffic),
 // the manager on it through a veth with 10.99.0.1, and each worker in a network namespace with 10.99.0.(1+i), reaching the LAN only.
-import { NsError } from '../errors.js'
+import { NsError } from '../../lib/errors.js'
 import { ip, ipJson } from './host.js'
 
 export const LAN_NS = 'nodescale-lan'

@@ -5,11 +5,11 @@ import { mkdirSync, openSync, closeSync, readFileSync, rmSync, existsSync, realp
 import { join } from 'node:path'
 import { setTimeout as sleep } from 'node:timers/promises'
 import Docker from 'dockerode'
-import { NsError } from '../errors.js'
-import { withTimeout } from '../with-timeout.js'
+import { NsError } from '../../lib/errors.js'
+import { withTimeout } from '../../lib/with-timeout.js'
 import { alive, run } from './host.js'
 import { workerName, netnsPath, MANAGER_ADDR } from './network.js'
-import { REGISTRY_PORT } from '../docker/image-build.js'
+import { REGISTRY_PORT } from '../../lib/wire.js'
 
 /** Where the local cluster keeps its engines' data (images, swarm state) and its state file. */
 export const DATA_ROOT = process.env.NODESCALE_CLUSTER_ROOT || '/var/lib/nodescale-cluster'

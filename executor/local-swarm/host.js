@@ -2,7 +2,7 @@
 import { execFile } from 'node:child_process'
 import { accessSync, constants, readFileSync } from 'node:fs'
 import { delimiter, join } from 'node:path'
-import { NsError } from '../errors.js'
+import { NsError } from '../../lib/errors.js'
 
 /** The host tools `executor cluster` shells out to; everything else goes through the Docker API. */
 export const HOST_TOOLS = Object.freeze(['ip', 'nsenter', 'unshare', 'dockerd', 'hostname', 'sh', 'umount'])

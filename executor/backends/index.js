@@ -1,0 +1,73 @@
+// The backend contract (what run.js, sweeps and calibration may ask of a backend) and the choice of backend for a run.
+import { checkBackendOptions } from '../../lib/run-options.js'
+import { createLocalBackend } from './local.js'
+
+/**
+ * A backend deploys the server under test somewhere (this machine, a Docker Swarm) in a strategy's shape. Both backends
+ * keep these rules:
+ * - `checkConfig` refuses what this backend cannot run (exit 2, naming the flag), with no side effect; run.js calls it
+ *   also when `--backend auto` chose the backend, so a flag only the other backend takes is never silently dropped.
+ * - `prepare` checks and builds the parts (HAProxy, images); nothing is deployed yet.
+ * - `deploy` honours `signal`: an abort stops the deployment, removes what it started, and rejects.
+ * - `teardown` removes everything the deployment started, tries every part even when one fails, and then rejects with
+ *   the first failure (an NsError) so the caller can record it; a second call does nothing.
+ * @typedef {object} Backend
+ * @property {'local'|'swarm'} name
+ * @property {(config: RunConfig, ctx?: { why?: string }) => void} checkConfig
+ * @property {(config: RunConfig, ctx?: { log?: Log, signal?: AbortSignal }) => Promise<Record<string, any>>} prepare
+ *   resolves with facts for run.json's `environment` (versions, images)
+ * @property {(config: RunConfig, ctx: { runId: string, runDir: string, log: Log, signal?: AbortSignal }) => Promise<Deployment>} deploy
+ */
+
+/**
+ * A deployed shape: every instance answers at `url`.
+ * @typedef {object} Deployment
+ * @property {string} url where the load goes (the load balancer, or the one replica)
+ * @property {PlacementRow[]} placement where each instance runs (run.json's `placement`)
+ * @property {() => Sampler} createSampler the server's CPU per core while the load runs
+ * @property {() => Promise<void>} teardown see Backend
+ * @property {() => NodeWatch} [createWatch] Swarm: watches the nodes that run tasks, so a lost node makes the run degraded
+ * @property {() => Promise<PlacementRow[]>} [currentPlacement] Swarm: where the tasks run now (after a node was lost)
+ */
+
+/**
+ * @typedef {Readonly<import('../../lib/run-options.js').RunConfig>} RunConfig a validated run config (validateRunConfig)
+ * @typedef {(line: string) => void} Log
+ * @typedef {Record<string, any>} PlacementRow
+ * @typedef {{ start: () => void | Promise<void>, stop: () => Promise<any> }} Sampler stop resolves with the timeline
+ * @typedef {{ start: () => void, stop: () => Promise<import('../docker/node-watch.js').LossEpisode[]> }} NodeWatch
+ */
+
+/**
+ * The backend for a config: `local`, `swarm`, or for `auto` the swarm when a Docker daemon answers, else local (said in
+ * the log). The chosen backend checks the config's flags before anything else happens.
+ * @param {RunConfig} config
+ * @param {{ log?: Log }} [opts]
+ * @returns {Promise<Backend>}
+ */
+export async function resolveBackend (config, { log = () => {} } = {}) {
+  let backend
+  let why
+  if (config.backend === 'local') {
+    backend = createLocalBackend()
+  } else {
+    const { createSwarmBackend } = await import('./swarm.js')
+    if (config.backend === 'swarm') {
+      backend = createSwarmBackend()
+    } else {
+      const { connectDocker } = await import('../docker/engine.js')
+      try {
+        const docker = await connectDocker({ timeoutMs: 2000 })
+        why = 'a Docker daemon answers'
+        backend = createSwarmBackend({ connect: async () => docker })
+      } catch (err) {
+        why = err.message
+        backend = createLocalBackend()
+      }
+      log(`backend auto -> ${backend.name} (${why})`)
+    }
+  }
+  checkBackendOptions(config, backend.name, { why })
+  backend.checkConfig(config, { why })
+  return backend
+}

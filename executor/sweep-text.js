@@ -1,0 +1,101 @@
+// What a sweep prints: its plan (--dry-run), a line per run, and the end (counts, per-core table, fits, report).
+import { table } from '../analyzer/text-table.js'
+import { formatCompare, formatCorrelate } from '../analyzer/text-format.js'
+import { RUN_OPTION } from '../lib/run-options.js'
+import { benchmarkName, shapeText } from './sweep.js'
+import { calibrationBound } from './sweep-plan.js'
+
+/** "1 h 02 min", "4 min 10 s", "12 s". */
+export function formatDuration (seconds) {
+  const s = Math.max(0, Math.round(seconds))
+  if (s >= 3600) return `${Math.floor(s / 3600)} h ${String(Math.floor((s % 3600) / 60)).padStart(2, '0')} min`
+  if (s >= 60) return `${Math.floor(s / 60)} min ${String(s % 60).padStart(2, '0')} s`
+  return `${s} s`
+}
+
+/** A plan entry's cell in a few aligned words: "cm x2     page      c=25 (relaxed)". */
+export function entryText (cell) {
+  const c = cell.config
+  const load = c.rate !== undefined ? `rate ${c.rate}/s` : `c=${c.concurrency ?? '?'}`
+  return `${shapeText(c).padEnd(c.nodes ? 17 : 7)} ${benchmarkName(c).padEnd(9)} ${load}${cell.level ? ` (${cell.level})` : ''}`
+}
+
+/**
+ * The dry run's view: grid, counts, estimate, seed and the order.
+ * @param {Awaited<ReturnType<typeof import('./sweep-plan.js').planSweep>>} planned
+ */
+export function formatPlan ({ exp, cells, plan, seed, estimate, backend, calibration, warnings }) {
+  const lines = [`experiment ${exp.name} (profile ${exp.profile}) from ${exp.file}`]
+  const perStrategy = axis => exp.strategies.map(s => `${s} ${axis[s].map(i => i.value).join(',')}`).join(' · ')
+  const loads = [...new Set(Object.values(exp.loads).flat().map(l => l.value ?? RUN_OPTION.concurrency.default))].join(',')
+  const nodes = exp.nodes ? ` × nodes (${perStrategy(exp.nodes)})` : ''
+  lines.push(`grid: ${exp.benchmarks.map(b => b ?? RUN_OPTION.benchmark.default).join(', ')} × ${exp.perNode ? 'instances per node' : 'instances'} (${perStrategy(exp.instances)})${nodes} × ${exp.loadKey} ${loads} = ${cells.length} cells × ${exp.repeats} repeat${exp.repeats === 1 ? '' : 's'}`)
+  lines.push(`plan: ${estimate.runs} runs on ${estimate.deployments} deployments (order: ${exp.order}), each ${exp.settings.warmup ?? RUN_OPTION.warmup.default} s warm-up + ${exp.settings.duration ?? RUN_OPTION.duration.default} s`)
+  // nodes are Swarm worker nodes: the estimate is the swarm's whatever the file says
+  const backendName = backend ?? (exp.nodes ? 'swarm' : undefined) ?? exp.settings.backend ?? RUN_OPTION.backend.default
+  lines.push(`estimated time: ${formatDuration(estimate.seconds)} on the ${backendName} backend${backendName === 'auto' ? ' (figures of the local backend; on Swarm each deployment adds about 12 s)' : ''}`)
+  if (exp.usesLevels) {
+    lines.push(calibration
+      ? `calibration ${exp.calibration}: relaxed ${calibration.relaxed.concurrency}, exhausted ${calibration.exhausted?.concurrency ?? '-'}, ${calibration.cores} cores`
+      : `calibration ${exp.calibration} is missing: it is made first, adding up to ${formatDuration(calibrationBound(exp.calibrate))}`)
+  }
+  for (const w of warnings) lines.push(`warning: ${w}`)
+  lines.push(`seed ${seed} (the same --seed gives the same order)`, 'order:')
+  for (const e of plan.slice(0, 200)) lines.push(`  ${String(e.index + 1).padStart(4)}  ${entryText(cells[e.cell])}  repeat ${e.repeat}`)
+  if (plan.length > 200) lines.push(`  ... ${plan.length - 200} more (--json lists them all)`)
+  return lines.join('\n')
+}
+
+/**
+ * The dry run's view for machines: the plan with each entry's label.
+ * @param {Awaited<ReturnType<typeof import('./sweep-plan.js').planSweep>>} planned
+ */
+export function planJson ({ exp, cells, plan, seed, estimate, calibration, warnings }) {
+  return {
+    experiment: exp.name,
+    profile: exp.profile,
+    seed,
+    estimate,
+    warnings,
+    calibration: calibration && { relaxed: calibration.relaxed, exhausted: calibration.exhausted, cores: calibration.cores },
+    plan: plan.map(e => ({ ...e, label: entryText(cells[e.cell]).replace(/\s+/g, ' ') }))
+  }
+}
+
+/** The line a run of the sweep leaves on stderr when it ends. */
+export function formatRunLine (e, run, total) {
+  const n = `[${String(e.index + 1).padStart(String(total).length)}/${total}]`
+  const s = run?.summary
+  const what = e.status === 'done' && s
+    ? `${Math.round(s.throughput).toLocaleString('en')} req/s · p95 ${s.latency.p95.toFixed(1)} ms · ${s.errors} errors · busiest core ${run.cpu?.highest ?? '-'}%`
+    : `${e.status.toUpperCase()}: ${String(e.reason).split('\n')[0]}`
+  return `${n} ${e.label} · repeat ${e.repeat}  ${what}  (${e.seconds ?? 0} s)`
+}
+
+const pct = v => (v === null || v === undefined ? '-' : v.toFixed(1))
+
+export function formatPerCoreTable (rows) {
+  return table(['benchmark', 'approach', 'load (connections)', 'runs', 'highest core %', 'lowest core %', 'difference', 'overall %'],
+    [...rows].sort((a, b) => String(a.benchmark).localeCompare(String(b.benchmark)) || a.loadValue - b.loadValue || a.strategy.localeCompare(b.strategy))
+      .map(r => [r.benchmark, `${r.strategy} x${r.instances}`, r.load, r.runs, pct(r.highest), pct(r.lowest), pct(r.spread), pct(r.overall)]))
+}
+
+/** The lines printed at the end of a sweep. */
+export function formatSweepEnd (sweep, analysis, { seconds }) {
+  const c = sweep.counts
+  const d = sweep.deployments
+  const lines = [`sweep ${sweep.id}: ${sweep.status} · ${c.done}/${c.runs} runs done${c.failed ? ` · ${c.failed} failed` : ''}${c.degraded ? ` · ${c.degraded} degraded` : ''}${c.interrupted ? ` · ${c.interrupted} interrupted` : ''}${c.pending ? ` · ${c.pending} not run` : ''} · ${d} deployment${d === 1 ? '' : 's'} · ${formatDuration(seconds)}`]
+  for (const e of sweep.plan.filter(x => x.status === 'failed' || x.status === 'degraded')) lines.push(`  ${e.status}: #${e.index + 1} ${e.label} (repeat ${e.repeat}): ${String(e.reason).split('\n')[0]}`)
+  if (sweep.status !== 'done') lines.push(`  resume: executor sweep --resume ${sweep.dir}${c.degraded ? ' (redoes the degraded runs too: a node lost mid-run is no steady-state measurement)' : ''}`)
+  if (analysis?.cpuTable?.length) lines.push('', 'per-core CPU of the server (multi-core study, Table 4.3.1):', formatPerCoreTable(analysis.cpuTable))
+  const per = { concurrency: 'concurrency', nodes: 'node count, over its instances and loads' }[analysis?.fit?.x] ?? 'instance count'
+  if (analysis?.fit && analysis.fit.rows.some(r => r.model)) lines.push('', `scalability fit (max throughput per ${per}):`, formatCompare(analysis.fit))
+  else if (analysis?.fit) lines.push('', 'scalability fit: not enough points for any group', ...analysis.fit.rows.map(r => `  ${r.line}`))
+  else if (analysis?.fitError) lines.push('', `scalability fit: not enough data (${analysis.fitError})`)
+  if (analysis?.correlations) lines.push('', formatCorrelate(analysis.correlations))
+  else if (analysis?.correlationsError) lines.push('', `correlations: not enough data (${analysis.correlationsError})`)
+  if (analysis?.report?.path) lines.push('', `report: ${analysis.report.path}`)
+  else if (analysis?.report?.error) lines.push('', `report: not written (${analysis.report.error})`)
+  lines.push('', `results: ${sweep.dir}`)
+  return lines.join('\n')
+}

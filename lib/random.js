@@ -1,0 +1,17 @@
+// Reproducible randomness: the same seed gives the same sweep order and the same bootstrap on every machine.
+
+/**
+ * A seeded 32-bit PRNG (mulberry32): the same seed gives the same bootstrap on every machine.
+ * @param {number} seed
+ * @returns {() => number} uniform in [0, 1)
+ */
+export function seededRandom (seed) {
+  let a = (seed >>> 0) || 0x9e3779b9
+  return () => {
+    a = (a + 0x6d2b79f5) >>> 0
+    let t = a
+    t = Math.imul(t ^ (t >>> 15), t | 1)
+    t ^= t + Math.imul(t ^ (t >>> 7), t | 61)
+    return ((t ^ (t >>> 14)) >>> 0) / 4294967296
+  }
+}

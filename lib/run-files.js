@@ -1,0 +1,123 @@
+// The files runs, sweeps and calibrations leave on disk: their schemas and ids, atomic writes, folders made with a
+// bound on time, and the one reader of run.json files that every command uses.
+import { mkdir, readdir, readFile, rename, rm, stat, writeFile } from 'node:fs/promises'
+import { dirname, join, resolve } from 'node:path'
+import { randomBytes } from 'node:crypto'
+import { NsError, badFlag } from './errors.js'
+import { withTimeout } from './with-timeout.js'
+
+export const RUN_SCHEMA = 'nodescale.run/v1'
+export const SWEEP_SCHEMA = 'nodescale.sweep/v1'
+export const CALIBRATION_SCHEMA = 'nodescale.calibration/v1'
+
+/** How deep below a given folder run.json files are looked for (a sweep folder holds run folders, maybe in groups). */
+const MAX_DEPTH = 8
+
+/**
+ * A sortable, readable run id: time, strategy, instances, the worker nodes when --nodes was given, and a random suffix
+ * ("20261123-091900-hs4-2n-0466": hs x4 on 2 nodes).
+ * @param {{ strategy: string, instances: number, nodes?: number }} config
+ * @param {Date} [now]
+ */
+export function newRunId ({ strategy, instances, nodes }, now = new Date()) {
+  return stampedId(`${strategy}${instances}${nodes ? `-${nodes}n` : ''}`, now)
+}
+
+/** `<yyyymmdd-hhmmss>-<name>-<4 hex>`: sorts by time, unique enough for folders made by one machine. */
+export function stampedId (name, now = new Date()) {
+  const stamp = now.toISOString().replace(/[-:]/g, '').replace('T', '-').slice(0, 15)
+  return `${stamp}-${name}-${randomBytes(2).toString('hex')}`
+}
+
+/**
+ * Makes a folder and its missing parents one at a time. Never mkdir's recursive mode: Node 20's loops for ever on a
+ * path under /proc, where a plain mkdir answers ENOENT at once.
+ * @param {string} dir
+ */
+export async function makeDirs (dir) {
+  const missing = []
+  for (let cur = resolve(dir); ; cur = dirname(cur)) {
+    const found = await stat(cur).catch(err => { if (err.code === 'ENOENT') return null; throw err })
+    if (found) {
+      if (!found.isDirectory()) throw Object.assign(new Error(`${cur} is not a folder`), { code: 'ENOTDIR' })
+      break
+    }
+    missing.unshift(cur)
+    if (dirname(cur) === cur) break
+  }
+  for (const d of missing) await mkdir(d).catch(err => { if (err.code !== 'EEXIST') throw err })
+}
+
+/**
+ * Makes an output folder (and its parents) and writes a file in it, within a bound on time, before anything is started
+ * that would write there later: a folder that cannot be made or written is bad input naming the flag.
+ * @param {string} dir
+ * @param {{ flag?: string, timeoutMs?: number }} [opts]
+ */
+export async function makeWritableDir (dir, { flag = '--out', timeoutMs = 5000 } = {}) {
+  const probeFile = join(dir, `.nodescale-write-check-${process.pid}`)
+  try {
+    await withTimeout((async () => {
+      await makeDirs(dir)
+      await writeFile(probeFile, '')
+      await rm(probeFile, { force: true })
+    })(), timeoutMs)
+  } catch (err) {
+    const why = err.code === 'ETIMEDOUT' ? `no answer from the file system within ${timeoutMs} ms` : err.code ?? err.message
+    throw badFlag(flag, `${dir} cannot be made or written to (${why}); give a folder you can write to`, { key: 'out', cause: err })
+  }
+}
+
+/** Writes JSON atomically (temp file + rename): a reader never sees a torn file. */
+export async function writeJsonAtomic (path, data) {
+  const tmp = `${path}.${process.pid}.tmp`
+  await writeFile(tmp, JSON.stringify(data, null, 2) + '\n')
+  await rename(tmp, path)
+}
+
+/** A run.json object as nodescale writes it (its schema and a config); anything else is not one. */
+export const isRunJson = (run) => run?.schema === RUN_SCHEMA && typeof run.config === 'object' && run.config !== null
+
+/**
+ * Paths of every run.json under dir, in path order: at most 8 folders deep, hidden folders and node_modules skipped.
+ * @param {string} dir
+ * @returns {Promise<string[]>}
+ * @throws {NsError} NS_ERR_BAD_FILE when dir itself cannot be read
+ */
+export async function findRunFiles (dir) {
+  const out = []
+  const walk = async (at, depth) => {
+    let entries
+    try {
+      entries = await readdir(at, { withFileTypes: true })
+    } catch (err) {
+      if (depth === 0) throw new NsError('NS_ERR_BAD_FILE', `${dir}: cannot read this folder (${err.code})`)
+      return
+    }
+    for (const e of entries) {
+      if (e.isFile() && e.name === 'run.json') out.push(join(at, e.name))
+      else if (e.isDirectory() && depth < MAX_DEPTH && !e.name.startsWith('.') && e.name !== 'node_modules') await walk(join(at, e.name), depth + 1)
+    }
+  }
+  await walk(dir, 0)
+  return out.sort()
+}
+
+/**
+ * Reads every run.json under the folders, whatever its status.
+ * @param {string[]} dirs
+ * @returns {Promise<{ runs: { file: string, dir: string, run: any }[], unreadable: string[] }>} unreadable: files that
+ *   are not JSON or not a nodescale run
+ */
+export async function readRunFiles (dirs) {
+  const runs = []
+  const unreadable = []
+  for (const dir of dirs) {
+    for (const file of await findRunFiles(dir)) {
+      const run = await readFile(file, 'utf8').then(text => JSON.parse(text)).catch(() => null)
+      if (isRunJson(run)) runs.push({ file, dir: dirname(file), run })
+      else unreadable.push(file)
+    }
+  }
+  return { runs, unreadable }
+}

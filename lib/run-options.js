@@ -1,0 +1,356 @@
+// The run's option table: every flag of `executor run` in one row (type, limits, default, --help line, experiment key,
+// the backends and strategies it applies to), and the one validation that turns a run's values into a frozen config.
+import { availableParallelism, totalmem } from 'node:os'
+import { existsSync, statSync } from 'node:fs'
+import { resolve } from 'node:path'
+import { badApp } from './errors.js'
+import { STRATEGIES, strategyOf } from './strategies.js'
+import { checkOption, badOption, flagOf, keyOf, option, optionsHelp } from './options.js'
+
+/** @typedef {import('./options.js').Option} Option */
+
+/**
+ * A run's config as run.json records it: every option's value, defaults filled in (lib/run-options.js).
+ * @typedef {{ strategy: string, instances: number, benchmark?: string, params: Readonly<Record<string, string>>, app?: string,
+ *   concurrency?: number, rate?: number, duration: number, warmup: number, driver: string, backend: string,
+ *   cpusPerInstance?: number, memoryPerInstance?: number, lb: string, port: number, readyTimeout: number, nodes?: number,
+ *   placement: string, constraints: readonly string[], registry?: string, out: string, json: boolean, quiet: boolean,
+ *   [more: string]: any }} RunConfig
+ */
+
+const NAME = /^[a-z0-9][a-z0-9_-]{0,63}$/i
+const SIZE = /^\s*(\d+(?:\.\d+)?)\s*([kmg])i?b?\s*$/i
+const SIZE_TEXT = 'a size like 256M or 1G, from 6M to the machine\'s memory'
+const SWARM = Object.freeze(['swarm'])
+
+/** A memory size like 512M or 1G, in bytes. */
+function sizeFromText (text, o) {
+  const m = SIZE.exec(text)
+  if (!m) throw badOption(o, `"${text}" is not a size; allowed: ${SIZE_TEXT}`)
+  return Math.floor(Number(m[1]) * 1024 ** ({ k: 1, m: 2, g: 3 }[m[2].toLowerCase()]))
+}
+
+/** Swarm constraint expressions as `docker service create --constraint` takes them: `<attribute> ==|!= <value>`. */
+function checkConstraints (list, o) {
+  for (const c of list) {
+    if (!/^\s*node\.[\w.-]+\s*(==|!=)\s*\S+\s*$/.test(c)) {
+      throw badOption(o, `"${c}" is not a Swarm constraint; allowed: node.<attribute> == or != <value>, e.g. node.labels.io.nodescale.node==nodescale-w1 or node.hostname!=vm`)
+    }
+  }
+  return Object.freeze(list.map(c => c.trim()))
+}
+
+/** How the images reach the nodes: HOST:PORT (a port is required: a local registry has no default), builtin or none. */
+function checkRegistry (raw, o) {
+  if (raw === 'builtin' || raw === 'none') return raw
+  if (!/^[a-z0-9]([a-z0-9.-]*[a-z0-9])?(:\d{1,5})$/i.test(raw) || Number(raw.split(':')[1]) > 65535) {
+    throw badOption(o, `"${raw}" is not allowed; HOST:PORT (e.g. --registry 10.0.0.5:5000), builtin (the control plane's registry on the manager) or none`)
+  }
+  return raw
+}
+
+/**
+ * Every flag of `executor run`, in --help order (which is also the order values are checked in).
+ * @type {readonly Readonly<Option>[]}
+ */
+export const RUN_OPTIONS = Object.freeze([
+  option({
+    flag: 'strategy',
+    short: 's',
+    type: 'choice',
+    choices: STRATEGIES,
+    arg: 'S',
+    help: `${STRATEGIES.join(' | ')} (required)`,
+    experiment: 'strategies'
+  }),
+  option({
+    flag: 'instances',
+    short: 'n',
+    type: 'whole',
+    min: 1,
+    max: 64,
+    arg: 'N',
+    help: '1..64 (required; local up: at most the core count, unless N x cpus-per-instance fits)',
+    experiment: 'instances'
+  }),
+  option({
+    flag: 'benchmark',
+    short: 'b',
+    type: 'text',
+    default: 'page',
+    arg: 'NAME',
+    help: 'baseline | page | cpu | net-out | net-in | disk | mem, or a custom app\'s name (default {default})',
+    check: (v, o) => { if (!NAME.test(v)) throw badOption(o, `"${v}" is not a name (letters, digits, - and _)`); return v },
+    experiment: 'benchmark'
+  }),
+  option({
+    flag: 'param',
+    short: 'p',
+    key: 'params',
+    type: 'map',
+    arg: 'KEY=VALUE',
+    help: 'a benchmark option, repeatable (e.g. --param n=104729 for cpu, --param kb=10 for net-out)',
+    experiment: 'params'
+  }),
+  option({
+    flag: 'app',
+    type: 'text',
+    arg: 'PATH',
+    help: [
+      'load a custom app module (a handler, an express Router or a benchmark object),',
+      'or cmd:"program args" to serve a command-line program (stdin = body, stdout = answer)'
+    ],
+    experiment: 'app'
+  }),
+  option({
+    flag: 'concurrency',
+    short: 'c',
+    type: 'whole',
+    min: 1,
+    max: 10000,
+    default: 10,
+    arg: 'C',
+    help: 'closed model: C connections (default {default})',
+    experiment: 'concurrency'
+  }),
+  option({
+    flag: 'rate',
+    short: 'r',
+    type: 'number',
+    min: 0,
+    above: true,
+    max: 1000000,
+    arg: 'R',
+    help: 'open model: R requests/s, latency from the intended send time',
+    experiment: 'rate'
+  }),
+  option({
+    flag: 'duration',
+    short: 'd',
+    type: 'number',
+    min: 0,
+    above: true,
+    max: 86400,
+    default: 10,
+    arg: 'S',
+    help: 'steady-state seconds measured (default {default})',
+    experiment: 'duration'
+  }),
+  option({
+    flag: 'warmup',
+    short: 'w',
+    type: 'number',
+    min: 0,
+    max: 3600,
+    default: 2,
+    arg: 'S',
+    help: 'warm-up seconds before it, not recorded (default {default})',
+    experiment: 'warmup'
+  }),
+  option({
+    flag: 'driver',
+    type: 'choice',
+    choices: Object.freeze(['autocannon', 'jmeter']),
+    default: 'autocannon',
+    arg: 'D',
+    help: 'autocannon | jmeter (default {default}); JMeter is installed on first use',
+    experiment: 'driver'
+  }),
+  option({
+    flag: 'backend',
+    type: 'choice',
+    choices: Object.freeze(['auto', 'local', 'swarm']),
+    default: 'auto',
+    arg: 'B',
+    help: 'auto | local | swarm (default {default})',
+    experiment: 'backend'
+  }),
+  option({
+    flag: 'cpus-per-instance',
+    type: 'number',
+    min: 0,
+    above: true,
+    max: () => availableParallelism(),
+    arg: 'X',
+    help: 'CPU quota per instance (e.g. 0.25) to emulate more cores than the machine has',
+    experiment: 'cpus-per-instance'
+  }),
+  option({
+    flag: 'memory-per-instance',
+    type: 'whole',
+    min: 6 * 1024 ** 2,
+    max: () => totalmem(),
+    arg: 'M',
+    help: 'memory limit per instance on Swarm (e.g. 256M; cm/pm2/up: N x M for the one replica)',
+    fromText: (text, o) => {
+      const bytes = sizeFromText(text, o)
+      if (bytes < o.min || bytes > totalmem()) throw badOption(o, `${text} is out of range; allowed: ${SIZE_TEXT}`)
+      return bytes
+    }
+  }),
+  option({
+    flag: 'lb',
+    type: 'choice',
+    choices: Object.freeze(['auto', 'haproxy', 'ingress']),
+    default: 'auto',
+    arg: 'L',
+    help: 'hs only: auto | haproxy | ingress (default {default})',
+    strategies: Object.freeze(['hs']),
+    experiment: 'lb'
+  }),
+  option({
+    flag: 'port',
+    type: 'whole',
+    min: 0,
+    max: 65535,
+    default: 0,
+    arg: 'P',
+    help: 'port the load is sent to (default: a free one)'
+  }),
+  option({
+    flag: 'ready-timeout',
+    type: 'number',
+    min: 0,
+    above: true,
+    max: 3600,
+    default: 30,
+    arg: 'S',
+    help: 'how long the server may take to answer (default {default})',
+    experiment: 'ready-timeout'
+  }),
+  option({
+    flag: 'nodes',
+    type: 'whole',
+    min: 1,
+    max: 64,
+    arg: 'K',
+    help: [
+      'Swarm: run the server on K worker nodes (default: every ready worker; the manager',
+      'keeps the RC and the load balancer when workers exist)'
+    ],
+    backends: SWARM,
+    experiment: 'nodes'
+  }),
+  option({
+    flag: 'placement',
+    type: 'choice',
+    choices: Object.freeze(['spread', 'pack']),
+    default: 'spread',
+    arg: 'P',
+    help: 'Swarm, hs: spread | pack (default {default}); pack fills a node up to its CPUs first',
+    backends: SWARM
+  }),
+  option({
+    flag: 'constraint',
+    key: 'constraints',
+    type: 'list',
+    arg: 'EXPR',
+    help: 'Swarm placement constraint, repeatable (e.g. node.labels.io.nodescale.node==nodescale-w1)',
+    check: checkConstraints,
+    backends: SWARM
+  }),
+  option({
+    flag: 'registry',
+    type: 'text',
+    arg: 'R',
+    help: [
+      'Swarm: how the images reach the worker nodes (default: loaded into the local cluster\'s',
+      'workers through the API; the builtin registry for any other worker)',
+      'HOST:PORT  push to your registry, deploy by that reference (every engine must trust it)',
+      'builtin    the control plane\'s registry on the manager (MANAGER:5000, plain HTTP)',
+      'none       the nodes have the images already'
+    ],
+    check: checkRegistry,
+    backends: SWARM
+  }),
+  option({ flag: 'out', short: 'o', type: 'text', default: 'results', arg: 'DIR', help: 'results folder (default ./{default})' }),
+  option({ flag: 'json', type: 'boolean', help: 'print run.json on stdout and nothing else there' }),
+  option({ flag: 'quiet', short: 'q', type: 'boolean', help: 'no progress or log lines on stderr' }),
+  option({ flag: 'help', short: 'h', type: 'boolean', help: 'this help' })
+])
+
+/**
+ * A run option's row by its key (`instances`, `cpusPerInstance`, `params`).
+ * @type {Readonly<Record<string, Readonly<Option>>>}
+ */
+export const RUN_OPTION = Object.freeze(Object.fromEntries(RUN_OPTIONS.map(o => [keyOf(o), o])))
+
+/**
+ * The rows an experiment file can set, by experiment key.
+ * @type {Readonly<Record<string, Readonly<Option>>>}
+ */
+export const EXPERIMENT_OPTIONS = Object.freeze(Object.fromEntries(RUN_OPTIONS.filter(o => o.experiment).map(o => [o.experiment, o])))
+
+/** The Options lines of `executor run --help`. */
+export const runOptionsHelp = () => optionsHelp(RUN_OPTIONS)
+
+/**
+ * Checks a run's values (typed, by key, as the command line or an experiment file gives them) and fills in the
+ * defaults: the one validation every run goes through. No side effects; checks that need the machine (a custom app's
+ * loading, HAProxy, Docker) and the backend's own rules come later, still before anything starts.
+ * @param {Record<string, any>} values
+ * @param {{ cwd?: string }} [ctx]
+ * @returns {Readonly<RunConfig>} the run config (run.json's `config`)
+ * @throws {NsError} NS_ERR_BAD_FLAG (or NS_ERR_BAD_APP for a missing --app) with `details.flag` and `details.key`
+ */
+export function validateRunConfig (values, { cwd = process.cwd() } = {}) {
+  const o = RUN_OPTION
+  if (values.strategy === undefined) throw badOption(o.strategy, `is required; one of: ${STRATEGIES.join(', ')}`)
+  const strategy = checkOption(o.strategy, values.strategy)
+  if (values.instances === undefined) throw badOption(o.instances, `is required: how many ${strategyOf(strategy).means} (a whole number >= 1)`)
+  if (values.concurrency !== undefined && values.rate !== undefined) {
+    throw badOption(o.rate, 'cannot be combined with --concurrency: choose the closed model (--concurrency C) or the open model (--rate R)')
+  }
+  // the open model has no concurrency, and a custom app names itself unless --benchmark says otherwise
+  const defaults = {
+    ...Object.fromEntries(RUN_OPTIONS.filter(x => x.default !== undefined).map(x => [keyOf(x), x.default])),
+    ...(values.rate !== undefined ? { concurrency: undefined } : {}),
+    ...(values.app !== undefined ? { benchmark: undefined } : {}),
+    params: {},
+    constraints: []
+  }
+  /** @type {RunConfig} */
+  const config = /** @type {any} */ ({})
+  for (const row of RUN_OPTIONS) {
+    const key = keyOf(row)
+    if (key === 'help') continue
+    const value = values[key]
+    if (value === undefined) {
+      config[key] = row.type === 'boolean' ? false : defaults[key]
+      continue
+    }
+    if (row.strategies && !row.strategies.includes(strategy)) {
+      throw badOption(row, `only applies to --strategy ${row.strategies.join(', ')} (got --strategy ${strategy})`)
+    }
+    config[key] = checkOption(row, value)
+  }
+  checkBackendOptions(values, config.backend)
+  if (config.app !== undefined) {
+    config.app = config.app.startsWith('cmd:') ? config.app : resolve(cwd, config.app)
+    if (!config.app.startsWith('cmd:') && !existsSync(config.app)) throw badApp('', `no file at ${config.app}`)
+  }
+  config.out = resolve(cwd, config.out)
+  if (existsSync(config.out) && !statSync(config.out).isDirectory()) throw badOption(o.out, `${config.out} exists and is not a folder`)
+  config.params = Object.freeze({ ...config.params })
+  return Object.freeze(config)
+}
+
+/**
+ * The options that only some backends take (--nodes, --registry, ... only Swarm): refused for another backend, named
+ * as given (`--backend local`) or as chosen (`--backend auto` found no Docker daemon and chose local).
+ * @param {Record<string, any>} values a run's values as given, or its config (where a default counts as not given)
+ * @param {string} backend the backend that runs it (auto: not known yet, nothing is refused)
+ * @param {{ why?: string }} [opts] why `auto` chose this backend, for the message
+ */
+export function checkBackendOptions (values, backend, { why } = {}) {
+  if (backend === 'auto') return
+  for (const row of RUN_OPTIONS) {
+    const value = values[keyOf(row)]
+    const given = Array.isArray(value) ? value.length > 0 : value !== undefined && value !== row.default
+    if (!row.backends || row.backends.includes(backend) || !given) continue
+    const runs = row.backends.map(b => (b === 'swarm' ? 'Swarm runs (--backend swarm or auto)' : `--backend ${b}`)).join(' or ')
+    throw badOption(row, `only applies to ${runs}, not to the ${backend} backend${why ? ` (--backend auto chose it: ${why})` : ''}`)
+  }
+}
+
+export { flagOf, keyOf }

@@ -1,0 +1,13 @@
+// What nodescale's parts agree on over the wire: the ports they listen on and the headers they send.
+
+/** The server under test listens here inside its container (the stack publishes it on a port of the host). */
+export const APP_PORT = 8080
+/** Each node's RC (resource collector) listens here, published in host mode. */
+export const RC_PORT = 9100
+/** The control plane's image registry listens here on the manager. */
+export const REGISTRY_PORT = 5000
+
+/** Every answer of the server under test names the instance (process) that gave it: readiness counts distinct ones. */
+export const INSTANCE_HEADER = 'X-Nodescale-Instance'
+/** The per-deployment token every RC request but /healthz carries. */
+export const TOKEN_HEADER = 'x-nodescale-token'
