@@ -1,9 +1,10 @@
 // Throughput points to fit: from a sweep folder's run.json files (grouped, repeats averaged) or from a CSV.
-import { readdir, readFile, stat } from 'node:fs/promises'
-import { join, basename } from 'node:path'
+import { readFile, stat } from 'node:fs/promises'
+import { basename } from 'node:path'
 import { parse } from 'csv-parse/sync'
 import { mean, sampleStandardDeviation } from 'simple-statistics'
 import { NsError, badFlag } from '../lib/errors.js'
+import { readRunFiles } from '../lib/run-files.js'
 
 /** run.json config fields a sweep can be grouped by (CLI spelling -> config key). */
 export const GROUP_FIELDS = Object.freeze({
@@ -58,23 +59,6 @@ export function resolveGrouping ({ x = 'instances', groupBy } = {}) {
 
 const sdOf = a => (a.length > 1 ? sampleStandardDeviation(a) : undefined)
 
-/** Every run.json under dir (depth-limited, no symlinks, node_modules skipped). */
-async function findRunFiles (dir, depth = 0, out = []) {
-  if (depth > 8) return out
-  let entries
-  try {
-    entries = await readdir(dir, { withFileTypes: true })
-  } catch (err) {
-    if (depth === 0) throw new NsError('NS_ERR_BAD_FILE', `${dir}: cannot read this folder (${err.code})`)
-    return out
-  }
-  for (const e of entries) {
-    if (e.isFile() && e.name === 'run.json') out.push(join(dir, e.name))
-    else if (e.isDirectory() && !e.name.startsWith('.') && e.name !== 'node_modules') await findRunFiles(join(dir, e.name), depth + 1, out)
-  }
-  return out
-}
-
 /**
  * The server's CPU in cores over the steady window: on several Swarm nodes the sum of each node's total (cpu.nodes),
  * else cpu.total; null when the run has none.
@@ -93,23 +77,14 @@ export function clusterCpu (cpu) {
  * @param {string[]} dirs
  */
 export async function readRuns (dirs) {
+  const read = await readRunFiles(dirs)
   const runs = []
-  const skipped = { notDone: 0, degraded: 0, unreadable: 0, noSummary: 0 }
-  for (const dir of dirs) {
-    for (const file of await findRunFiles(dir)) {
-      let run
-      try {
-        run = JSON.parse(await readFile(file, 'utf8'))
-      } catch {
-        skipped.unreadable++
-        continue
-      }
-      if (run?.schema !== 'nodescale.run/v1' || typeof run.config !== 'object') { skipped.unreadable++; continue }
-      if (run.status === 'degraded') { skipped.degraded++; continue }
-      if (run.status !== 'done') { skipped.notDone++; continue }
-      if (!(run.summary?.throughput > 0)) { skipped.noSummary++; continue }
-      runs.push({ file, dir: join(file, '..'), config: run.config, summary: run.summary, cpuTotal: clusterCpu(run.cpu) })
-    }
+  const skipped = { notDone: 0, degraded: 0, unreadable: read.unreadable.length, noSummary: 0 }
+  for (const { file, dir, run } of read.runs) {
+    if (run.status === 'degraded') { skipped.degraded++; continue }
+    if (run.status !== 'done') { skipped.notDone++; continue }
+    if (!(run.summary?.throughput > 0)) { skipped.noSummary++; continue }
+    runs.push({ file, dir, config: run.config, summary: run.summary, cpuTotal: clusterCpu(run.cpu) })
   }
   return { runs, skipped }
 }

@@ -1,7 +1,8 @@
 // Every run of a sweep for the report, whatever its status: the run list, the per-core CPU table and the environment.
-import { readdir, readFile, stat } from 'node:fs/promises'
-import { join, relative, sep } from 'node:path'
+import { stat } from 'node:fs/promises'
+import { basename } from 'node:path'
 import { mean } from 'simple-statistics'
+import { readRunFiles } from '../lib/run-files.js'
 
 /**
  * @typedef {{ id: string, dir: string, file: string, status: string, config: Record<string, any>, startedAt: string|null,
@@ -9,18 +10,7 @@ import { mean } from 'simple-statistics'
  *   cpu: Record<string, any>|null, environment: Record<string, any>|null }} RunEntry
  */
 
-const MAX_DEPTH = 8
 const finite = v => (Number.isFinite(v) ? v : null)
-
-/** Paths of run.json files under dir, relative, skipping hidden folders and node_modules like the points reader. */
-async function runFilesUnder (dir) {
-  const all = await readdir(dir, { recursive: true })
-  return all.filter(rel => {
-    const parts = rel.split(sep)
-    if (parts.pop() !== 'run.json' || parts.length > MAX_DEPTH) return false
-    return !parts.some(p => p.startsWith('.') || p === 'node_modules')
-  }).sort()
-}
 
 /** Why a run did not finish, in one line. */
 function reasonOf (run) {
@@ -51,39 +41,29 @@ export function degradedReason (run) {
  * @returns {Promise<{ runs: RunEntry[], unreadable: string[] }>}
  */
 export async function readRunList (sources) {
+  const dirs = []
+  for (const src of sources) if ((await stat(src).catch(() => null))?.isDirectory()) dirs.push(src)
+  const read = await readRunFiles(dirs)
   /** @type {RunEntry[]} */
   const runs = []
-  const unreadable = []
-  for (const src of sources) {
-    if (!(await stat(src).catch(() => null))?.isDirectory()) continue
-    for (const rel of await runFilesUnder(src)) {
-      const file = join(src, rel)
-      let run
-      try {
-        run = JSON.parse(await readFile(file, 'utf8'))
-      } catch {
-        unreadable.push(file)
-        continue
-      }
-      if (run?.schema !== 'nodescale.run/v1' || typeof run.config !== 'object' || run.config === null) { unreadable.push(file); continue }
-      runs.push({
-        id: String(run.id ?? relative(src, join(file, '..'))),
-        dir: join(file, '..'),
-        file,
-        status: String(run.status ?? 'unknown'),
-        config: run.config,
-        startedAt: run.startedAt ?? null,
-        throughput: finite(run.summary?.throughput),
-        p95: finite(run.summary?.latency?.p95),
-        errorRate: finite(run.summary?.errorRate),
-        reason: reasonOf(run),
-        cpu: run.status === 'done' && Array.isArray(run.cpu?.cores) && run.cpu.cores.length ? run.cpu : null,
-        environment: run.environment && typeof run.environment === 'object' ? run.environment : null
-      })
-    }
+  for (const { file, dir, run } of read.runs) {
+    runs.push({
+      id: String(run.id ?? basename(dir)),
+      dir,
+      file,
+      status: String(run.status ?? 'unknown'),
+      config: run.config,
+      startedAt: run.startedAt ?? null,
+      throughput: finite(run.summary?.throughput),
+      p95: finite(run.summary?.latency?.p95),
+      errorRate: finite(run.summary?.errorRate),
+      reason: reasonOf(run),
+      cpu: run.status === 'done' && Array.isArray(run.cpu?.cores) && run.cpu.cores.length ? run.cpu : null,
+      environment: run.environment && typeof run.environment === 'object' ? run.environment : null
+    })
   }
   runs.sort((a, b) => String(a.startedAt).localeCompare(String(b.startedAt)) || a.id.localeCompare(b.id))
-  return { runs, unreadable }
+  return { runs, unreadable: read.unreadable }
 }
 
 /** The load level of a run as the multi-core study names it: closed-model connections or an open-model rate. */

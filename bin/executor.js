@@ -3,7 +3,7 @@
 import { main } from '../executor/cli.js'
 
 /** How long the cleanup after Ctrl-C or SIGTERM may take (a Swarm stack's removal takes a few seconds) before the process exits anyway. */
-const CLEANUP_BOUND_MS = 20_000
+const CLEANUP_BOUND_MS = 15_000
 /** After the command has returned, how long anything it left on the event loop may keep the process alive. */
 const EXIT_GRACE_MS = 2000
 

@@ -1,12 +1,10 @@
 // Run-level calibration of the multi-core study (thesis section 2.3.1), by bisection: the relaxed and exhausted levels.
-import { mkdir, readFile } from 'node:fs/promises'
+import { readFile } from 'node:fs/promises'
 import { dirname } from 'node:path'
-import { prepareRun } from './run.js'
-import { writeJsonAtomic } from '../lib/run-files.js'
-import { createShapeRunner } from './shape-runner.js'
 import { NsError } from '../lib/errors.js'
-
-export const CALIBRATION_SCHEMA = 'nodescale.calibration/v1'
+import { CALIBRATION_SCHEMA, makeWritableDir, writeJsonAtomic } from '../lib/run-files.js'
+import { prepareRun } from './run.js'
+import { createShapeRunner } from './shape-runner.js'
 /** The thesis's relaxed window: the busiest core between 75% and 85%. */
 export const RELAXED_WINDOW = Object.freeze([75, 85])
 export const CALIBRATION_DEFAULTS = Object.freeze({ confirm: 3, maxConcurrency: 4096, maxProbes: 30, duration: 3, warmup: 1 })
@@ -213,8 +211,10 @@ export async function readCalibration (file) {
  * @param {Parameters<typeof calibrate>[1]} [opts]
  */
 export async function calibrateToFile (config, file, opts) {
+  // both folders are made (and written to) before the first probe: a file that cannot be written costs no calibration
+  await makeWritableDir(dirname(file), { flag: '--out' })
+  await makeWritableDir(config.out, { flag: '--runs' })
   const result = await calibrate(config, opts)
-  await mkdir(dirname(file), { recursive: true })
   await writeJsonAtomic(file, { ...result, file, probeRuns: config.out })
   return { ...result, file, probeRuns: config.out }
 }

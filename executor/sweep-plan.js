@@ -7,6 +7,7 @@ import { NsError, badFlag, exitCodeOf } from '../lib/errors.js'
 import { checkOption, flagOf, keyOf } from '../lib/options.js'
 import { RUN_OPTION, validateRunConfig } from '../lib/run-options.js'
 import { seededRandom } from '../lib/random.js'
+import { makeWritableDir } from '../lib/run-files.js'
 import { loadBenchmark } from '../benchmarks/index.js'
 import { loadExperiment, resolveLevel } from './experiment.js'
 import { shapeKeyOf } from './shape-runner.js'
@@ -263,6 +264,8 @@ async function calibrationOf (exp, { backend, say, onProbe, signal }) {
  */
 export async function planSweep (file, { profile, out, backend, seed = newSeed(), dryRun = false, say = () => {}, onProbe, signal }) {
   const exp = await loadExperiment(file, { profile })
+  // a dry run writes nothing; a sweep's folder must be writable before a calibration or a run starts
+  if (!dryRun) await makeWritableDir(out, { flag: '--out' })
   await checkBenchmarks(exp)
   let cells = buildCells(exp, { out, backend })
   const warnings = []

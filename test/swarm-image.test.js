@@ -74,7 +74,7 @@ test('the register image ships register, benchmarks, what they import and produc
   const lock = JSON.parse(readFileSync(join(ROOT, 'package-lock.json'), 'utf8')).packages
   const { entries, packages } = registerTree(ROOT)
   const names = new Set(entries.map(e => e.name))
-  for (const f of ['register/serve.js', 'register/cluster.js', 'executor/errors.js', 'package.json', 'node_modules/express/package.json', 'node_modules/pm2/bin/pm2-runtime']) {
+  for (const f of ['register/serve.js', 'register/cluster.js', 'lib/errors.js', 'package.json', 'node_modules/express/package.json', 'node_modules/pm2/bin/pm2-runtime']) {
     assert.ok(names.has(f), `${f} is missing`)
   }
   assert.ok(packages.includes('express') && packages.includes('pm2'))

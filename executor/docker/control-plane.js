@@ -6,7 +6,7 @@ import { setTimeout as sleep } from 'node:timers/promises'
 import { load } from 'js-yaml'
 import { ROOT, cacheDir, readCacheJson, writeCacheJson } from '../../lib/paths.js'
 import { rcCall } from './rc-client.js'
-import { NsError } from '../../lib/errors.js'
+import { NsError, internalError } from '../../lib/errors.js'
 import { dockerError } from './engine.js'
 import { stackSpecs } from './stack-spec.js'
 import { removeStack } from './stack-remove.js'
@@ -26,7 +26,7 @@ const ROLE_LABEL = 'io.nodescale.role'
  * @returns {Promise<{ stack: string, token: string, service: string, rcs: { node: string, url: string, containerId: string | null }[] }>}
  */
 export async function deployControlPlane (docker, { image, token = randomBytes(24).toString('hex'), stack = CONTROL_PLANE_STACK, port = RC_PORT, log = () => {}, timeoutMs = 60_000, file = join(ROOT, 'docker-compose.yml') }) {
-  if (!image) throw new NsError('NS_ERR_BAD_FLAG', 'the control plane needs the rc image tag (buildImage kind "rc")')
+  if (!image) throw internalError('the control plane needs the rc image tag (buildImage kind "rc")')
   const doc = /** @type {any} */ (load(readFileSync(file, 'utf8')))
   const rc = doc.services.rc
   rc.image = image

@@ -5,7 +5,7 @@ import { spawnSync } from 'node:child_process'
 import { pipeline } from 'node:stream/promises'
 import tar from 'tar-stream'
 import { ROOT } from '../../lib/paths.js'
-import { NsError } from '../../lib/errors.js'
+import { NsError, internalError } from '../../lib/errors.js'
 import { withTimeout } from '../../lib/with-timeout.js'
 import { dockerError, dockerMessage } from './engine.js'
 import { registerTree, hostRootfs } from './image-context.js'
@@ -172,7 +172,7 @@ async function tryPull (docker, name, timeoutMs) {
  * @returns {Promise<{ base: 'registry' | 'host', from: string | null }>}
  */
 export async function resolveBase (docker, { kind, base, log, pullTimeoutMs = 20000 }) {
-  if (!IMAGE_BASES.includes(base)) throw new NsError('NS_ERR_BAD_FLAG', `--base: "${base}" is not allowed; one of: ${IMAGE_BASES.join(', ')}`)
+  if (!IMAGE_BASES.includes(base)) throw internalError(`--base: "${base}" is not one of: ${IMAGE_BASES.join(', ')} (the command line lets no other through)`)
   const name = registryBaseFor(kind)
   if (base === 'host') return { base: 'host', from: null }
   if (await imageId(docker, name)) {
@@ -245,7 +245,7 @@ function hostProgramImage (docker, { kind, binary, path, cmd, extra = [], log })
  * @returns {Promise<{ tag: string, id: string, base: 'registry' | 'host', reused: boolean, apps: { source: string, path: string }[] }>}
  */
 export async function buildImage (docker, { kind, base = 'auto', apps = [], log = () => {}, root = ROOT, pullTimeoutMs }) {
-  if (!IMAGE_KINDS.includes(kind)) throw new NsError('NS_ERR_BAD_FLAG', `image kind "${kind}" is not allowed; one of: ${IMAGE_KINDS.join(', ')}`)
+  if (!IMAGE_KINDS.includes(kind)) throw internalError(`image kind "${kind}" is not one of: ${IMAGE_KINDS.join(', ')}`)
   const chosen = await resolveBase(docker, { kind, base, log, pullTimeoutMs })
   let built
   let appPaths = []

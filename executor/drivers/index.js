@@ -2,11 +2,13 @@
 import { mkdirSync } from 'node:fs'
 import { dirname } from 'node:path'
 import { NsError, badFlag } from '../../lib/errors.js'
+import { RUN_OPTION } from '../../lib/run-options.js'
 import { runLocalLoad } from './local-load.js'
 import { runInChild } from './child-runner.js'
 import { runJmeter } from './jmeter.js'
 
-export const DRIVERS = Object.freeze(['autocannon', 'jmeter'])
+/** The drivers, as the run's --driver option names them. */
+export const DRIVERS = RUN_OPTION.driver.choices
 
 const positive = (v) => typeof v === 'number' && Number.isFinite(v) && v > 0
 

@@ -11,11 +11,13 @@ export const ROOT = dirname(dirname(dirname(fileURLToPath(import.meta.url))))
  * Runs `bin/<name>.js args` and resolves with its exit code and output.
  * @param {string} name executor | analyzer
  * @param {string[]} args
- * @param {{ env?: object, timeoutMs?: number, onStderr?: (text: string, child: import('node:child_process').ChildProcess) => void }} [opts]
+ * @param {{ env?: object, timeoutMs?: number, onStderr?: (text: string, child: import('node:child_process').ChildProcess) => void,
+ *   onStart?: (child: import('node:child_process').ChildProcess) => void }} [opts]
  */
-export function runCli (name, args, { env, timeoutMs = 120000, onStderr } = {}) {
+export function runCli (name, args, { env, timeoutMs = 120000, onStderr, onStart } = {}) {
   return new Promise((resolve, reject) => {
     const child = spawn(process.execPath, [join(ROOT, 'bin', `${name}.js`), ...args], { env: { ...process.env, ...env }, cwd: ROOT })
+    onStart?.(child)
     let stdout = ''
     let stderr = ''
     child.stdout.setEncoding('utf8').on('data', d => { stdout += d })

@@ -35,7 +35,7 @@ export async function main (argv = process.argv.slice(2)) {
   if (!(Number.isInteger(rounds) && rounds >= 1 && rounds <= 10)) throw new Error(`--rounds: ${values.rounds} is not a whole number from 1 to 10`)
   const docker = await connectDocker()
   const workers = localWorkerEngines()
-  if (workers.length < 2) throw new Error('bench:images needs a local cluster with 2 workers: npx executor cluster up --nodes 3')
+  if (workers.length < 2) throw new Error('perf:images needs a local cluster with 2 workers: npx executor cluster up --nodes 3')
   const log = () => {}
   const tags = [(await buildImage(docker, { kind: 'register', log })).tag, (await buildImage(docker, { kind: 'rc', log })).tag]
   const repos = tags.map(t => t.split(':')[0])
@@ -77,5 +77,5 @@ export async function main (argv = process.argv.slice(2)) {
 }
 
 if (import.meta.url === pathToFileURL(process.argv[1]).href) {
-  main().catch(err => { process.stderr.write(`bench:images: ${err.message}\n`); process.exit(1) })
+  main().catch(err => { process.stderr.write(`perf:images: ${err.message}\n`); process.exit(1) })
 }

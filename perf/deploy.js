@@ -151,7 +151,7 @@ async function main () {
 
 if (process.argv[1] && import.meta.url === pathToFileURL(process.argv[1]).href) {
   main().catch((err) => {
-    console.error(`bench:deploy: ${err.message}`)
+    console.error(`perf:deploy: ${err.message}`)
     process.exit(1)
   })
 }

@@ -1,5 +1,5 @@
 #!/usr/bin/env node
-// npm run bench:analyzer: `analyzer summary` vs `jmeter -g` on the same ~1,000,000-row JTL from a real JMeter run.
+// npm run perf:analyzer: `analyzer summary` vs `jmeter -g` on the same ~1,000,000-row JTL from a real JMeter run.
 import { parseArgs } from 'node:util'
 import { createWriteStream, existsSync, mkdirSync, readFileSync, renameSync, rmSync, statSync, writeFileSync } from 'node:fs'
 import { join } from 'node:path'
@@ -18,7 +18,7 @@ const { values } = parseArgs({
   }
 })
 if (values.help) {
-  console.log(`Usage: npm run bench:analyzer -- [--rows N] [--seconds S] [--threads T] [--fresh]
+  console.log(`Usage: npm run perf:analyzer -- [--rows N] [--seconds S] [--threads T] [--fresh]
 
 Records a real JMeter run (T threads, S seconds) against a loopback server with varied latency and
 some errors, repeats its rows with shifted timestamps up to N rows (cached under .cache/), then

@@ -1,0 +1,80 @@
+// The structure docs/ARCHITECTURE.md describes, held against the code: the layers' imports, the images' contents, and the
+// tables that --help, validation, experiment files and the stack templates are made from.
+import { test } from 'node:test'
+import assert from 'node:assert/strict'
+import { readdirSync, readFileSync, existsSync, statSync } from 'node:fs'
+import { join, relative, dirname, resolve } from 'node:path'
+import { ROOT } from './helpers/cli.js'
+import { importsOf, registerTree } from '../executor/docker/image-context.js'
+import { RUN_OPTIONS, EXPERIMENT_OPTIONS } from '../lib/run-options.js'
+import { flagOf } from '../lib/options.js'
+import { STRATEGY_TABLE } from '../lib/strategies.js'
+import { EXPERIMENT_KEYS } from '../executor/experiment.js'
+import { RUN_HELP } from '../executor/cli-run.js'
+
+/** The product's folders, bottom layer first. */
+const FOLDERS = ['lib', 'benchmarks', 'rc', 'register', 'analyzer', 'executor', 'bin', 'perf']
+
+function sources (dir) {
+  return readdirSync(join(ROOT, dir), { recursive: true }).map(String).filter(f => f.endsWith('.js')).map(f => join(ROOT, dir, f))
+}
+
+/** Top-level folder -> the top-level folders its files import (relative imports only: packages are not the project's). */
+function folderImports () {
+  const out = new Map(FOLDERS.map(f => [f, new Set()]))
+  for (const folder of FOLDERS) {
+    for (const file of sources(folder)) {
+      for (const spec of importsOf(readFileSync(file, 'utf8')).filter(s => s.startsWith('.'))) {
+        const target = relative(ROOT, resolve(dirname(file), spec)).split('/')[0]
+        if (target !== folder) out.get(folder).add(target)
+      }
+    }
+  }
+  return out
+}
+
+test('lib/ imports nothing of the project; analyzer, rc, register and benchmarks never import executor/', () => {
+  const imports = folderImports()
+  assert.deepEqual([...imports.get('lib')], [], 'lib/ is the bottom layer')
+  for (const folder of ['analyzer', 'rc', 'register', 'benchmarks']) {
+    assert.ok(!imports.get(folder).has('executor'), `${folder}/ imports executor/`)
+  }
+})
+
+test('no folder imports one that imports it back (the folders form layers)', () => {
+  const imports = folderImports()
+  const reaches = (from, to, seen = new Set()) => [...imports.get(from) ?? []].some(f => f === to || (!seen.has(f) && seen.add(f) && reaches(f, to, seen)))
+  for (const folder of FOLDERS) assert.ok(!reaches(folder, folder), `${folder}/ reaches itself through its imports`)
+})
+
+test('the register and RC images carry no executor or analyzer code', () => {
+  const trees = { register: registerTree(ROOT), rc: registerTree(ROOT, { dirs: ['rc'], required: 'rc', extraPackages: [] }) }
+  for (const [name, tree] of Object.entries(trees)) {
+    const own = tree.entries.map(e => e.name).filter(n => !n.startsWith('node_modules/'))
+    assert.deepEqual(own.filter(n => /^(executor|analyzer|bin|perf)\//.test(n)), [], `${name} image`)
+    assert.ok(own.some(n => n.startsWith('lib/')), `${name} image has the bottom layer it imports`)
+  }
+})
+
+test('every run option is in --help, and every experiment key of the option table is an experiment file key', () => {
+  for (const o of RUN_OPTIONS) assert.ok(RUN_HELP.includes(flagOf(o)), `${flagOf(o)} in executor run --help`)
+  for (const key of Object.keys(EXPERIMENT_OPTIONS)) assert.ok(key in EXPERIMENT_KEYS, `${key} is an experiment key`)
+})
+
+test('every strategy of the table has its stack template, and --help names it', () => {
+  for (const s of Object.values(STRATEGY_TABLE)) {
+    assert.ok(existsSync(join(ROOT, 'stacks', s.template)) && statSync(join(ROOT, 'stacks', s.template)).isFile(), s.template)
+    assert.match(RUN_HELP, new RegExp(`^ {2}${s.name} +${s.summary.replace(/[()]/g, '\\$&')}$`, 'm'))
+  }
+})
+
+test('no code comment cites a document the repository does not have', () => {
+  for (const folder of FOLDERS) {
+    for (const file of sources(folder)) {
+      for (const [, doc] of readFileSync(file, 'utf8').matchAll(/\b([\w./-]+\.md)\b/g)) {
+        const found = [join(ROOT, doc), join(dirname(file), doc)].some(p => existsSync(p))
+        assert.ok(found, `${relative(ROOT, file)} cites ${doc}`)
+      }
+    }
+  }
+})
