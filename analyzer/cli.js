@@ -1,4 +1,5 @@
-// The `analyzer` command line: parses arguments by each command's option table and calls the library; nothing else lives here.
+// The `analyzer` command line: parses arguments by each command's option table and calls the library; nothing else
+// lives here.
 import { EXIT, NsError, exitCodeOf, formatError } from '../lib/errors.js'
 import { keyOf, option, parseCommandLine } from '../lib/options.js'
 import { summarize } from './summary.js'

@@ -58,7 +58,8 @@ const overlaps = (a, b) => a[0] <= b[1] && b[0] <= a[1]
  * sigma intervals overlap (when they do, the data cannot tell their contention apart).
  * USL is fitted; a group with too few points for it falls back to Amdahl.
  * @param {string[]} sources
- * @param {{ model?: 'usl'|'amdahl', x?: string, groupBy?: string|string[], bootstrap?: number, seed?: number, weights?: 'none'|'sd' }} [opts]
+ * @param {{ model?: 'usl'|'amdahl', x?: string, groupBy?: string|string[], bootstrap?: number, seed?: number, weights?:
+ *   'none'|'sd' }} [opts]
  */
 export async function compare (sources, { model = 'usl', x, groupBy, bootstrap = 0, seed = 1, weights } = {}) {
   const loaded = await loadPoints(sources, { x, groupBy })

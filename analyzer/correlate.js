@@ -1,4 +1,5 @@
-// `analyzer correlate` as a library call: Ibenchjs Figure 21, how nodes and instances go with throughput, its sd and relative sd.
+// `analyzer correlate` as a library call: Ibenchjs Figure 21, how nodes and instances go with throughput, its sd and
+// relative sd.
 import { stat } from 'node:fs/promises'
 import { sampleCorrelation } from 'simple-statistics'
 import { NsError } from '../lib/errors.js'
@@ -12,8 +13,8 @@ export const MIN_CELLS = 3
 const METRIC_WORDS = { throughput: 'mean throughput', sd: 'its standard deviation', relSd: 'its relative standard deviation' }
 
 /**
- * @typedef {{ benchmark: string|null, strategy: string|null, nodes: number|null, instances: number|null, concurrency: number|null,
- *   rate: number|null, runs: number, throughput: number, sd: number|null, relSd: number|null }} Cell
+ * @typedef {{ benchmark: string|null, strategy: string|null, nodes: number|null, instances: number|null, concurrency:
+ *   number|null, rate: number|null, runs: number, throughput: number, sd: number|null, relSd: number|null }} Cell
  * @typedef {{ r: number|null, cells: number, why: string|null }} Correlation
  * @typedef {{ benchmark: string|null, factor: string, values: number[], cells: number, runs: number,
  *   throughput: Correlation, sd: Correlation, relSd: Correlation }} CorrelationRow

@@ -1,4 +1,5 @@
-// What a fit means statistically: residuals, R², Jacobian standard errors, t intervals, delta-method and bootstrap intervals.
+// What a fit means statistically: residuals, R², Jacobian standard errors, t intervals, delta-method and bootstrap
+// intervals.
 import { MODELS, throughputAt, gradientAt, peakOf, ceilingOf } from './usl-model.js'
 import { tQuantile, invert, quantileSorted } from './stats-math.js'
 import { seededRandom } from '../lib/random.js'
@@ -7,12 +8,12 @@ import { verdictOf, limitOf } from './fit-verdict.js'
 /**
  * @typedef {[number, number] | null} Interval
  * @typedef {{ model: 'usl'|'amdahl', sigma: number, lambda: number, gamma: number, r2: number, adjustedR2: number|null,
- *   ssr: number, aicc: number|null, points: number, dof: number, weighted: boolean, range: { min: number, max: number },
- *   residuals: { n: number, throughput: number, fitted: number, residual: number }[],
- *   se: { sigma: number|null, lambda: number|null, gamma: number|null },
- *   ci95: { sigma: Interval, lambda: Interval, gamma: Interval, nStar: Interval, xStar: Interval, ceiling: Interval },
- *   bootstrapCi?: any, bounds: string[], nStar: number|null, xStar: number|null, ceiling: number|null,
- *   limitedBy: string, efficiency: { n: number, efficiency: number, model: number }[], verdict: string, unit: string }} FitResult
+ *   ssr: number, aicc: number|null, points: number, dof: number, weighted: boolean, range: { min: number, max: number
+ *   }, residuals: { n: number, throughput: number, fitted: number, residual: number }[], se: { sigma: number|null,
+ *   lambda: number|null, gamma: number|null }, ci95: { sigma: Interval, lambda: Interval, gamma: Interval, nStar:
+ *   Interval, xStar: Interval, ceiling: Interval }, bootstrapCi?: any, bounds: string[], nStar: number|null, xStar:
+ *   number|null, ceiling: number|null, limitedBy: string, efficiency: { n: number, efficiency: number, model: number
+ *   }[], verdict: string, unit: string }} FitResult
  */
 
 const finiteOrNull = v => (Number.isFinite(v) ? v : null)

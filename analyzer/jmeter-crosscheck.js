@@ -1,4 +1,5 @@
-// Checks the analyzer against JMeter itself: records a real JTL, builds JMeter's dashboard from it, compares statistics.json.
+// Checks the analyzer against JMeter itself: records a real JTL, builds JMeter's dashboard from it, compares
+// statistics.json.
 import { spawn } from 'node:child_process'
 import { createServer } from 'node:http'
 import { existsSync, readFileSync, rmSync, writeFileSync } from 'node:fs'

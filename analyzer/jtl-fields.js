@@ -1,4 +1,5 @@
-// Field-level pieces of the JTL reader: numbers and booleans read from bytes, JMeter's controller rows, the csv-parse path.
+// Field-level pieces of the JTL reader: numbers and booleans read from bytes, JMeter's controller rows, the csv-parse
+// path.
 import { parse } from 'csv-parse/sync'
 
 const CONTROLLER = Buffer.from('Number of samples in transaction')
@@ -43,7 +44,8 @@ export function controllerKind (data, s, e) {
  * @param {string} text the row without its line break
  * @param {import('./jtl-columns.js').JtlLayout} layout
  * @param {boolean} truncated the row ended at the end of the file
- * @returns {{ reason: string } | { label: string, ts: number, elapsed: number, ok: boolean, bytes: number, sent: number, ctrl: number }}
+ * @returns {{ reason: string } | { label: string, ts: number, elapsed: number, ok: boolean, bytes: number, sent:
+ *   number, ctrl: number }}
  */
 export function parseRowText (text, layout, truncated) {
   let fields

@@ -1,4 +1,5 @@
-// Streams a CSV JTL with a byte-level scanner: projected columns only, numbers parsed from bytes, no per-row allocation.
+// Streams a CSV JTL with a byte-level scanner: projected columns only, numbers parsed from bytes, no per-row
+// allocation.
 import { open } from 'node:fs/promises'
 import { ROLE, detectLayout } from './jtl-columns.js'
 import { boolAt, intAt, controllerKind, rowText, parseRowText } from './jtl-fields.js'
@@ -18,8 +19,8 @@ const MAX_EXAMPLES = 5
  */
 
 /**
- * @typedef {{ rows: number, blankLines: number, outsideWindow: number, malformed: { count: number, examples: { line: number, reason: string, text: string }[] },
- *   layout: import('./jtl-columns.js').JtlLayout | null }} ScanResult
+ * @typedef {{ rows: number, blankLines: number, outsideWindow: number, malformed: { count: number, examples: { line:
+ *   number, reason: string, text: string }[] }, layout: import('./jtl-columns.js').JtlLayout | null }} ScanResult
  */
 
 /** @typedef {{ name: string, rec: any, ctrl: any }} LabelEntry */

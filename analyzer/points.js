@@ -213,7 +213,8 @@ async function readCsv (file, { groupBy }) {
  * Loads points to fit from sweep folders (read recursively for run.json) and/or CSV files.
  * @param {string | string[]} sources
  * @param {{ x?: string, groupBy?: string | string[] }} [opts]
- * @returns {Promise<{ x: string, groupBy: string[], groups: PointGroup[], skipped: { notDone: number, degraded: number, unreadable: number, noSummary: number, noX: number } }>}
+ * @returns {Promise<{ x: string, groupBy: string[], groups: PointGroup[], skipped: { notDone: number, degraded: number,
+ *   unreadable: number, noSummary: number, noX: number } }>}
  */
 export async function loadPoints (sources, opts = {}) {
   const list = Array.isArray(sources) ? sources : [sources]

@@ -86,7 +86,8 @@ function throughputSpec (report, colour) {
 
 /**
  * One figure of every point vs N, a line per group: p95 latency (points from CSV have none), or the server's CPU.
- * @param {{ field: string, name: string, title: string, subtitle: string, axis: string, unit: string }} what field: p95 or cpu
+ * @param {{ field: string, name: string, title: string, subtitle: string, axis: string, unit: string }} what field: p95
+ *   or cpu
  */
 function metricSpec (report, colour, what) {
   const rows = report.groups.flatMap(pointRows).filter(r => r[what.field] !== null)

@@ -1,4 +1,5 @@
-// The report as one self-contained HTML file: inline CSS, inline SVG charts, no script and nothing fetched at view time.
+// The report as one self-contained HTML file: inline CSS, inline SVG charts, no script and nothing fetched at view
+// time.
 import { fitsTable, verdictLines, pointsTable, fitNote, cpuTableOf, environmentTable, runsTable, overviewLine, cellText, correlationsTable, correlationNotes, CORRELATIONS_HINT } from './report-tables.js'
 
 const ESCAPES = { '&': '&amp;', '<': '&lt;', '>': '&gt;', '"': '&quot;', "'": '&#39;' }

@@ -5,9 +5,9 @@ import { mean } from 'simple-statistics'
 import { readRunFiles } from '../lib/run-files.js'
 
 /**
- * @typedef {{ id: string, dir: string, file: string, status: string, config: Record<string, any>, startedAt: string|null,
- *   throughput: number|null, p95: number|null, errorRate: number|null, reason: string|null,
- *   cpu: Record<string, any>|null, environment: Record<string, any>|null }} RunEntry
+ * @typedef {{ id: string, dir: string, file: string, status: string, config: Record<string, any>, startedAt:
+ *   string|null, throughput: number|null, p95: number|null, errorRate: number|null, reason: string|null, cpu:
+ *   Record<string, any>|null, environment: Record<string, any>|null }} RunEntry
  */
 
 const finite = v => (Number.isFinite(v) ? v : null)

@@ -1,4 +1,5 @@
-// The report's tables as header + rows of text cells, shared by the HTML and Markdown renderers (same data, same words).
+// The report's tables as header + rows of text cells, shared by the HTML and Markdown renderers (same data, same
+// words).
 import { human } from './fit-verdict.js'
 import { loadLevelOf } from './report-runs.js'
 
@@ -21,7 +22,8 @@ function estimate (value, ci) {
 }
 
 /**
- * The sigma/lambda comparison of `analyzer compare` (its rows, in its order) with how many points and runs each fit used.
+ * The sigma/lambda comparison of `analyzer compare` (its rows, in its order) with how many points and runs each fit
+ * used.
  * @param {import('./report.js').Report} report
  * @returns {Table}
  */
@@ -48,7 +50,8 @@ export function verdictLines (report) {
 }
 
 /**
- * A group's points: mean throughput, its sd over repeats, the runs behind it, p95, errors, and both fitted curves there.
+ * A group's points: mean throughput, its sd over repeats, the runs behind it, p95, errors, and both fitted curves
+ * there.
  * @param {import('./report.js').ReportGroup} g
  * @returns {Table}
  */
@@ -84,7 +87,8 @@ export function fitNote (g) {
 export const instancesText = c => String(c.instances ?? '-') + (c.nodes ? ` on ${c.nodes} node${c.nodes === 1 ? '' : 's'}` : '')
 
 /**
- * The multi-core study's per-core table: highest core, lowest core, their difference and overall, per strategy and load.
+ * The multi-core study's per-core table: highest core, lowest core, their difference and overall, per strategy and
+ * load.
  * @param {import('./report.js').Report} report
  * @returns {Table}
  */

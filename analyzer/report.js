@@ -18,8 +18,8 @@ const MODELS = ['usl', 'amdahl']
 
 /**
  * @typedef {{ model: string, nStar: number, xStar: number, inChart: boolean }} Peak
- * @typedef {import('./points.js').PointGroup & { fits: Record<string, any>, curves: { model: string, n: number, throughput: number }[],
- *   peaks: Peak[], domain: [number, number], runsUsed: number }} ReportGroup
+ * @typedef {import('./points.js').PointGroup & { fits: Record<string, any>, curves: { model: string, n: number,
+ *   throughput: number }[], peaks: Peak[], domain: [number, number], runsUsed: number }} ReportGroup
  */
 
 /** Is this "the data cannot answer" (too few points, flat): the report shows a note instead of failing. */
@@ -88,8 +88,8 @@ async function fitGroups (sources, opts) {
  * group with their spread, both fits with curves and peaks, the sigma/lambda comparison, the per-core CPU table
  * and the environment.
  * @param {string[]} sources
- * @param {{ x?: string, groupBy?: string|string[], bootstrap?: number, seed?: number, weights?: 'none'|'sd', title?: string,
- *   now?: Date }} [opts]
+ * @param {{ x?: string, groupBy?: string|string[], bootstrap?: number, seed?: number, weights?: 'none'|'sd', title?:
+ *   string, now?: Date }} [opts]
  */
 export async function buildReport (sources, { x, groupBy, bootstrap = 0, seed = 1, weights, title, now = new Date() } = {}) {
   if (!sources.length) throw new NsError('NS_ERR_BAD_FILE', 'give one or more sweep folders (with run.json files) or points CSVs')
@@ -152,7 +152,8 @@ async function defaultOutput (sources, format) {
  * Builds a report and renders it: an HTML file with inline SVG charts (written to `out`, by default report.html in
  * the first sweep folder), or Markdown (written to `out`, or returned as text when there is none).
  * @param {string[]} sources
- * @param {Parameters<typeof buildReport>[1] & { format?: 'html'|'md', out?: string, log?: (line: string) => void }} [opts]
+ * @param {Parameters<typeof buildReport>[1] & { format?: 'html'|'md', out?: string, log?: (line: string) => void }}
+ *   [opts]
  * @returns {Promise<{ format: string, path: string|null, text: string|null, bytes: number, report: Report }>}
  */
 export async function writeReport (sources, { format = 'html', out, log = () => {}, ...opts } = {}) {

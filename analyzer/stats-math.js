@@ -1,4 +1,4 @@
-// Small numeric tools the fits need and the installed libraries lack: Student t quantiles, a seeded PRNG, matrix inverse.
+// Small numeric tools the fits need and the installed libraries lack: Student t quantiles, a matrix inverse.
 
 /** ln Γ(x) for x > 0 (Lanczos, g = 7, 9 terms; ~15 significant digits). */
 export function lnGamma (x) {

@@ -1,4 +1,5 @@
-// `analyzer summary`: requests, errors, throughput and latency percentiles of a JTL, per label and in total, as JMeter defines them.
+// `analyzer summary`: requests, errors, throughput and latency percentiles of a JTL, per label and in total, as JMeter
+// defines them.
 import { stat } from 'node:fs/promises'
 import { join } from 'node:path'
 import { NsError } from '../lib/errors.js'
@@ -11,8 +12,8 @@ export const PERCENTILE_DEFINITION = 'JMeter 5.6 dashboard (statistics.json): co
   '(JMeter itself keeps only the last jmeter.reportgenerator.statistic_window = 20000 samples per percentile)'
 
 /**
- * @typedef {{ requests: number, errors: number, errorRate: number, throughput: number,
- *   latency: { mean: number|null, p50: number|null, p90: number|null, p95: number|null, p99: number|null, max: number|null, min: number|null },
+ * @typedef {{ requests: number, errors: number, errorRate: number, throughput: number, latency: { mean: number|null,
+ *   p50: number|null, p90: number|null, p95: number|null, p99: number|null, max: number|null, min: number|null },
  *   start: number|null, end: number|null, bytes: number, sentBytes: number }} Summary
  */
 
@@ -76,9 +77,9 @@ export async function resolveJtl (pathOrRunDir) {
  * @param {string} pathOrRunDir a .jtl file or a run folder holding samples.jtl
  * @param {{ label?: string, window?: { from?: number, to?: number } }} [opts] only this label; only samples
  *   starting in [from, to) (ms since the epoch)
- * @returns {Promise<{ file: string, rows: number, malformed: { count: number, examples: { line: number, reason: string, text: string }[] },
- *   total: Summary, labels: Record<string, Summary>, header: { columns: string[], assumed: boolean } | null,
- *   outsideWindow: number, percentiles: string }>}
+ * @returns {Promise<{ file: string, rows: number, malformed: { count: number, examples: { line: number, reason: string,
+ *   text: string }[] }, total: Summary, labels: Record<string, Summary>, header: { columns: string[], assumed: boolean
+ *   } | null, outsideWindow: number, percentiles: string }>}
  */
 export async function summarize (pathOrRunDir, { label, window } = {}) {
   const file = await resolveJtl(pathOrRunDir)

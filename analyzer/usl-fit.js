@@ -1,4 +1,5 @@
-// Fits USL or Amdahl to throughput points: linearised start, bounded Levenberg-Marquardt, intervals, plain-language verdict.
+// Fits USL or Amdahl to throughput points: linearised start, bounded Levenberg-Marquardt, intervals, plain-language
+// verdict.
 import { levenbergMarquardt } from 'ml-levenberg-marquardt'
 import { PolynomialRegression } from 'ml-regression'
 import { NsError } from '../lib/errors.js'
@@ -61,7 +62,8 @@ function weightsFor (points, weights) {
     const vars = points.map(p => (p.sd > 0 && p.count > 1 ? p.sd ** 2 / p.count : NaN))
     const known = vars.filter(Number.isFinite).sort((a, b) => a - b)
     if (!known.length) throw badData('weights "sd" need repeated runs (sd and count per point); none of the points has them')
-    // A point without its own spread borrows the median; a tiny spread is floored so one point cannot take over the fit.
+    // A point without its own spread borrows the median; a tiny spread is floored so one point cannot take over the
+    // fit.
     const median = known[Math.floor(known.length / 2)]
     w = vars.map(v => 1 / Math.max(Number.isFinite(v) ? v : median, median * 1e-2))
   } else if (Array.isArray(weights) && weights.length === points.length && weights.every(v => Number.isFinite(v) && v > 0)) {
@@ -80,7 +82,10 @@ export function ssrOf (data, p) {
   return s
 }
 
-/** Gunther's linearisation: N/C(N) - 1 = (sigma + lambda)(N - 1) + lambda (N - 1)^2 with C = X / gamma0, fitted through the origin. */
+/**
+ * Gunther's linearisation: N/C(N) - 1 = (sigma + lambda)(N - 1) + lambda (N - 1)^2 with C = X / gamma0, fitted through
+ * the origin.
+ */
 function linearisedStart (data) {
   const { ns, xs, model } = data
   const i0 = ns.indexOf(Math.min(...ns))
@@ -195,7 +200,8 @@ export function solve (data, starts, { quick = false } = {}) {
  * fit. Reports R^2, residuals, standard errors and t-based 95% intervals from the Jacobian, an optional seeded
  * residual bootstrap, N* and X(N*) (or the Amdahl ceiling gamma/sigma), efficiency per N and a verdict.
  * @param {Point[]} points
- * @param {{ model?: 'usl'|'amdahl', bootstrap?: number, seed?: number, weights?: 'none'|'sd'|number[], unit?: string }} [opts]
+ * @param {{ model?: 'usl'|'amdahl', bootstrap?: number, seed?: number, weights?: 'none'|'sd'|number[], unit?: string }}
+ *   [opts]
  * @returns {import('./fit-stats.js').FitResult}
  */
 export function fitUsl (points, { model = 'usl', bootstrap = 0, seed = 1, weights, unit } = {}) {

@@ -3,8 +3,8 @@ import { accessSync, constants, statSync } from 'node:fs'
 import { delimiter, isAbsolute, join, resolve } from 'node:path'
 
 /**
- * Splits a command line into words: whitespace separates, '...' is literal, "..." allows \" \\ \$ \`, \ escapes outside quotes.
- * No expansion of any kind: the program runs without a shell.
+ * Splits a command line into words: whitespace separates, '...' is literal, "..." allows \" \\ \$ \`, \ escapes outside
+ * quotes. No expansion of any kind: the program runs without a shell.
  * @param {string} line
  * @returns {string[]}
  * @throws {Error} on an unterminated quote or a trailing backslash

@@ -1,4 +1,5 @@
-// The console-program wrapper (--app "cmd:<command line>"): each request runs the program, body -> stdin, stdout -> response.
+// The console-program wrapper (--app "cmd:<command line>"): each request runs the program, body -> stdin, stdout ->
+// response.
 import { spawn } from 'node:child_process'
 import express from 'express'
 import { badApp } from '../lib/errors.js'

@@ -1,4 +1,5 @@
-// Benchmark "disk": writes the current time to a new file per request and closes it (files live in the run's temp folder).
+// Benchmark "disk": writes the current time to a new file per request and closes it (files live in the run's temp
+// folder).
 import { mkdir, writeFile, rm } from 'node:fs/promises'
 import { join } from 'node:path'
 import { optionsParser, bool } from './params.js'

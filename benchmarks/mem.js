@@ -1,4 +1,5 @@
-// Benchmark "mem": builds a fresh array of objects per request, then sleeps briefly, so it stresses memory rather than CPU.
+// Benchmark "mem": builds a fresh array of objects per request, then sleeps briefly, so it stresses memory rather than
+// CPU.
 import { setTimeout as sleep } from 'node:timers/promises'
 import { optionsParser, int } from './params.js'
 

@@ -1,4 +1,5 @@
-// Benchmark "net-in": a POST sink that drains the request body (bounded; larger bodies get 413) to stress incoming traffic.
+// Benchmark "net-in": a POST sink that drains the request body (bounded; larger bodies get 413) to stress incoming
+// traffic.
 import express from 'express'
 import { optionsParser, int, badParam } from './params.js'
 

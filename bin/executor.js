@@ -2,7 +2,10 @@
 // `executor`: deploys a server under test, drives load, samples CPU, writes run.json.
 import { main } from '../executor/cli.js'
 
-/** How long the cleanup after Ctrl-C or SIGTERM may take (a Swarm stack's removal takes a few seconds) before the process exits anyway. */
+/**
+ * How long the cleanup after Ctrl-C or SIGTERM may take (a Swarm stack's removal takes a few seconds) before the
+ * process exits anyway.
+ */
 const CLEANUP_BOUND_MS = 15_000
 /** After the command has returned, how long anything it left on the event loop may keep the process alive. */
 const EXIT_GRACE_MS = 2000
@@ -29,5 +32,6 @@ for (const sig of ['SIGINT', 'SIGTERM']) {
 
 const code = await main(process.argv.slice(2), { signal: controller.signal })
 process.exitCode = code
-// the command is done and its output written: a handle it left behind (a stuck file system call) must not keep it running
+// the command is done and its output written: a handle it left behind (a stuck file system call) must not keep it
+// running
 setTimeout(() => process.exit(code), EXIT_GRACE_MS).unref()

@@ -1,5 +1,6 @@
-// `executor cluster up|down|status`: a local multi-node swarm (worker engines in network namespaces) for tests, demos and
-// MIMN runs. The command keeps its first name, `cluster`; in the code it is the local swarm (Node's cluster module is cm).
+// `executor cluster up|down|status`: a local multi-node swarm (worker engines in network namespaces) for tests, demos
+// and MIMN runs. The command keeps its first name, `cluster`; in the code it is the local swarm (Node's cluster module
+// is cm).
 import { EXIT, NsError, badFlag } from '../lib/errors.js'
 import { option, optionsHelp, parseCommandLine } from '../lib/options.js'
 import { clusterUp, clusterDown, clusterStatus, MAX_LOCAL_NODES } from './local-swarm/local-swarm.js'

@@ -56,6 +56,7 @@ export async function runCommand (argv, { stdout, stderr, signal }) {
   const result = await run(config, { log, signal, prepared, onProgress: p => progress.update(p) })
   progress.done()
   stdout.write((config.json ? JSON.stringify(result, null, 2) : formatRunSummary(result)) + '\n')
-  // degraded (a node lost mid-run) is a finished run whose run.json says what was lost: exit 0, as the load ran its course
+  // degraded (a node lost mid-run) is a finished run whose run.json says what was lost: exit 0, as the load ran its
+  // course
   return result.status === 'done' || result.status === 'degraded' ? EXIT.OK : EXIT.FAILED
 }

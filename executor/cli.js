@@ -17,7 +17,8 @@ nodescale: how does a Node.js server scale when you add cores, processes or cont
 
 /**
  * Each command: a module exporting `command(argv, io)` → exit code.
- * @type {Record<string, () => Promise<(argv: string[], io: { stdout: any, stderr: any, signal?: AbortSignal }) => Promise<number>>>}
+ * @type {Record<string, () => Promise<(argv: string[], io: { stdout: any, stderr: any, signal?: AbortSignal }) =>
+ *   Promise<number>>>}
  */
 export const COMMANDS = {
   run: () => import('./cli-run.js').then(m => m.runCommand),
@@ -32,7 +33,8 @@ export const COMMANDS = {
 /**
  * Runs the CLI. Returns the exit code.
  * @param {string[]} argv process.argv.slice(2)
- * @param {{ stdout?: NodeJS.WritableStream & { isTTY?: boolean }, stderr?: NodeJS.WritableStream & { isTTY?: boolean }, signal?: AbortSignal }} [io]
+ * @param {{ stdout?: NodeJS.WritableStream & { isTTY?: boolean }, stderr?: NodeJS.WritableStream & { isTTY?: boolean },
+ *   signal?: AbortSignal }} [io]
  */
 export async function main (argv, { stdout = process.stdout, stderr = process.stderr, signal } = {}) {
   const [command, ...rest] = argv

@@ -1,4 +1,5 @@
-// CPU quotas for local runs (--cpus-per-instance): a cgroup with a CFS quota, joined before exec, like a container's limit.
+// CPU quotas for local runs (--cpus-per-instance): a cgroup with a CFS quota, joined before exec, like a container's
+// limit.
 import { existsSync, mkdirSync, writeFileSync, readFileSync, rmdirSync } from 'node:fs'
 import { join } from 'node:path'
 import { setTimeout as sleep } from 'node:timers/promises'

@@ -1,4 +1,5 @@
-// What run.json says of a run that lost a node: which node, when, what the load saw meanwhile, where Swarm put its tasks.
+// What run.json says of a run that lost a node: which node, when, what the load saw meanwhile, where Swarm put its
+// tasks.
 import { scanJtl } from '../analyzer/jtl-reader.js'
 
 const iso = (ms) => (Number.isFinite(ms) ? new Date(/** @type {number} */ (ms)).toISOString() : null)
@@ -41,11 +42,12 @@ export async function countAroundLoss (jtl, { steadyStart }, { from, to }) {
 }
 
 /**
- * run.json's `degraded`: the lost nodes, the errors and throughput during the loss against before it, and the tasks Swarm
- * rescheduled (present at the end of the load, not at deploy) or could not place.
+ * run.json's `degraded`: the lost nodes, the errors and throughput during the loss against before it, and the tasks
+ * Swarm rescheduled (present at the end of the load, not at deploy) or could not place.
  * @param {import('./docker/node-watch.js').LossEpisode[]} episodes
  * @param {{ jtl: string, load: { steadyStart: number, steadyEnd: number }, before: any[], after: any[] | null }} opts
- *   before/after: run.json placement rows at deploy and at the end of the load (after is null when it could not be read)
+ *   before/after: run.json placement rows at deploy and at the end of the load (after is null when it could not be
+ *   read)
  */
 export async function describeLoss (episodes, { jtl, load, before, after }) {
   const window = lossWindow(episodes, load)

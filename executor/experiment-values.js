@@ -1,4 +1,5 @@
-// How an experiment file's values are read: names, lists, ranges, per-strategy maps, and unknown keys with "did you mean".
+// How an experiment file's values are read: names, lists, ranges, per-strategy maps, and unknown keys with "did you
+// mean".
 
 export const LEVEL_RE = /^(relaxed|exhausted)(?:\s*\*\s*(cores|\d+(?:\.\d+)?))?$/
 const RANGE_RE = /^(\d+)\s*\.\.\s*(\d+)$/
@@ -34,7 +35,9 @@ export function stringList (value, key, bad) {
   return list
 }
 
-/** A key that is one value, a list, or a map from strategy to either; expanded per strategy with each item's YAML path. */
+/**
+ * A key that is one value, a list, or a map from strategy to either; expanded per strategy with each item's YAML path.
+ */
 export function byStrategy (key, value, strategies, bad, expand) {
   if (isMap(value)) {
     for (const s of Object.keys(value)) {

@@ -56,9 +56,11 @@ const ANALYSIS_KEYS = ['fit', 'x', 'cpu-table', 'correlations']
 const ALTERNATIVES = [['benchmark', 'benchmarks'], ['concurrency', 'rate'], ['instances', 'instances-per-node']]
 
 /**
- * A checked experiment: its grid's axes per strategy (each value with its YAML path), its settings (run values by config
- * key, also as fields of their own: duration, warmup, cpusPerInstance, driver, backend, lb, readyTimeout), and lineOf.
- * @typedef {Record<string, any> & { file: string, settings: Record<string, any>, lineOf: (key: string, sub?: (string|number)[]) => number }} Experiment
+ * A checked experiment: its grid's axes per strategy (each value with its YAML path), its settings (run values by
+ * config key, also as fields of their own: duration, warmup, cpusPerInstance, driver, backend, lb, readyTimeout), and
+ * lineOf.
+ * @typedef {Record<string, any> & { file: string, settings: Record<string, any>, lineOf: (key: string, sub?:
+ *   (string|number)[]) => number }} Experiment
  */
 
 /**
@@ -79,7 +81,8 @@ export async function loadExperiment (file, { profile, cwd = process.cwd() } = {
 }
 
 /**
- * Validates experiment YAML text. Errors are NS_ERR_BAD_FILE (exit 2): "<file>:<line>: <key>: <what is wrong>; allowed: ...".
+ * Validates experiment YAML text. Errors are NS_ERR_BAD_FILE (exit 2): "<file>:<line>: <key>: <what is wrong>; allowed:
+ * ...".
  * @param {string} text
  * @param {{ file: string, path?: string, profile?: string }} opts
  * @returns {Experiment}
@@ -178,7 +181,9 @@ export function parseExperiment (text, { file, path = resolve(file), profile }) 
     loads,
     repeats,
     order,
-    /** The settings' run values by config key (duration, warmup, cpusPerInstance, driver, backend, lb, readyTimeout). */
+    /**
+     * The settings' run values by config key (duration, warmup, cpusPerInstance, driver, backend, lb, readyTimeout).
+     */
     settings,
     ...settings,
     calibration: merged.calibration === undefined ? undefined : resolve(dirname(path), merged.calibration),
@@ -221,7 +226,10 @@ function parseAnalysis (value, bad, hasNodes) {
   return { fit, x, cpuTable: flag('cpu-table'), correlations: flag('correlations') }
 }
 
-/** Params for every benchmark ({ key: value }) or per benchmark ({ name: { key: value } }); values become strings like --param. */
+/**
+ * Params for every benchmark ({ key: value }) or per benchmark ({ name: { key: value } }); values become strings like
+ * --param.
+ */
 function parseParams (value, benchmarks, bad) {
   const out = Object.fromEntries(benchmarks.map(b => [b ?? '', {}]))
   if (value === undefined) return out

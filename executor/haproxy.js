@@ -1,5 +1,5 @@
-// HAProxy, the load balancer in front of a run's replicas: its version, its config (stacks/haproxy.cfg, one template for
-// Swarm and for this machine), and a local HAProxy process.
+// HAProxy, the load balancer in front of a run's replicas: its version, its config (stacks/haproxy.cfg, one template
+// for Swarm and for this machine), and a local HAProxy process.
 import { spawn, spawnSync } from 'node:child_process'
 import { readFileSync } from 'node:fs'
 import { writeFile } from 'node:fs/promises'
@@ -30,7 +30,8 @@ export function requireHaproxy () {
 
 /**
  * The config of stacks/haproxy.cfg for either place the replicas are:
- * - on Swarm, `service`, `port` and `slots`: a server-template over Swarm's DNS name tasks.<service>, listening on `listen`;
+ * - on Swarm, `service`, `port` and `slots`: a server-template over Swarm's DNS name tasks.<service>, listening on
+ *   `listen`;
  * - on this machine, `ports`: one server per loopback port, listening on 127.0.0.1:`listen`.
  * @param {{ listen: number, service?: string, port?: number, slots?: number, ports?: number[], maxconn?: number }} opts
  */

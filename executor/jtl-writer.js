@@ -49,13 +49,14 @@ export function formatJtlRow (s) {
 
 /**
  * @typedef {{ timeStamp: number, elapsed: number, label: string, responseCode: string|number, responseMessage?: string,
- *   threadName: string, dataType?: string, success: boolean, failureMessage?: string, bytes?: number, sentBytes?: number,
- *   grpThreads?: number, allThreads?: number, URL?: string, latency?: number, idleTime?: number, connect?: number }} JtlSample
+ *   threadName: string, dataType?: string, success: boolean, failureMessage?: string, bytes?: number, sentBytes?:
+ *   number, grpThreads?: number, allThreads?: number, URL?: string, latency?: number, idleTime?: number, connect?:
+ *   number }} JtlSample
  */
 
 /**
- * @typedef {{ write: (sample: JtlSample) => void, writeLine: (line: string) => void, writeFields: (fields: string[]) => void, close: () => Promise<void>,
- *   abort: () => void, readonly rows: number, readonly path: string }} JtlWriter
+ * @typedef {{ write: (sample: JtlSample) => void, writeLine: (line: string) => void, writeFields: (fields: string[]) =>
+ *   void, close: () => Promise<void>, abort: () => void, readonly rows: number, readonly path: string }} JtlWriter
  */
 
 /**

@@ -21,7 +21,8 @@ export function formatRunSummary (run) {
     const cores = run.cpu.cores.map(x => `core${x.core} ${f1(x.usage)}%`).join('  ')
     lines.push(`  server CPU (${run.cpu.source})  ${cores}  · total ${run.cpu.total.toFixed(2)} cores · spread ${f1(run.cpu.spread)}`)
     if (run.cpu.host) lines.push(`  host CPU   ${run.cpu.host.cores.map(x => `core${x.core} ${f1(x.usage)}%`).join('  ')}`)
-    // a multi-node run: each node's own cores (numbered from 0 on every node), the server's share and the node's host CPU
+    // a multi-node run: each node's own cores (numbered from 0 on every node), the server's share and the node's host
+    // CPU
     for (const n of run.cpu.nodes?.length > 1 ? run.cpu.nodes : []) {
       const part = n.partial ? ` (${n.samples} samples: lost during the run)` : ''
       lines.push(`  node ${n.label ?? n.hostname ?? n.node}  server ${n.cores.map(x => `core${x.core} ${f1(x.usage)}%`).join('  ')}  · ${n.total.toFixed(2)} cores · host ${f1(n.host.overall)}%${part}`)

@@ -15,7 +15,8 @@ import { describeLoss } from './degraded.js'
  * benchmark and its params, the backend's own rules and parts, the driver's parts.
  * @param {import('./backends/index.js').RunConfig} config
  * @param {{ log?: (line: string) => void, signal?: AbortSignal }} [opts]
- * @returns {Promise<{ backend: import('./backends/index.js').Backend, benchmark: string, request: any, backendInfo: object, driverInfo: object }>}
+ * @returns {Promise<{ backend: import('./backends/index.js').Backend, benchmark: string, request: any, backendInfo:
+ *   object, driverInfo: object }>}
  */
 export async function prepareRun (config, { log = () => {}, signal } = {}) {
   await makeWritableDir(config.out, { flag: '--out' })
@@ -48,8 +49,8 @@ export async function deployFor (config, { prepared, id, dir, log = () => {}, si
  * With `deployment` (from deployFor or an earlier run, same shape as config) the run uses it and neither deploys nor
  * tears down. With `keepDeployment` the deployment it makes is handed to `onDeployed` and left running for the caller.
  * @param {import('./backends/index.js').RunConfig} config a validated run config (lib/run-options.js)
- * @param {{ log?: (line: string) => void, onProgress?: (p: any) => void, signal?: AbortSignal, prepared?: any, deployment?: any,
- *   keepDeployment?: boolean, onDeployed?: (deployment: any) => void }} [opts]
+ * @param {{ log?: (line: string) => void, onProgress?: (p: any) => void, signal?: AbortSignal, prepared?: any,
+ *   deployment?: any, keepDeployment?: boolean, onDeployed?: (deployment: any) => void }} [opts]
  * @returns {Promise<any>} the run.json object
  */
 export async function run (config, { log = () => {}, onProgress, signal, prepared, deployment: shared, keepDeployment = false, onDeployed } = {}) {

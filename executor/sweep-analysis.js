@@ -1,4 +1,5 @@
-// The analysis a finished sweep's experiment asked for: the USL/Amdahl comparison, the per-core table, the correlations.
+// The analysis a finished sweep's experiment asked for: the USL/Amdahl comparison, the per-core table, the
+// correlations.
 import { NsError } from '../lib/errors.js'
 import { compare } from '../analyzer/compare.js'
 import { readRunList, cpuTable } from '../analyzer/report-runs.js'

@@ -14,7 +14,10 @@ import { shapeKeyOf } from './shape-runner.js'
 import { calibrateToFile, readCalibration, CALIBRATION_DEFAULTS } from './calibrate.js'
 import { checkSwarmNodes, largestNodes } from './sweep-nodes.js'
 
-/** Seconds a run costs beyond warm-up + duration (sampler, summary, files), and a deployment per strategy (measured here). */
+/**
+ * Seconds a run costs beyond warm-up + duration (sampler, summary, files), and a deployment per strategy (measured
+ * here).
+ */
 export const COSTS = Object.freeze({
   run: 0.5,
   deploy: { local: { up: 0.5, cm: 0.8, pm2: 1.8, hs: 1.2 }, swarm: { up: 12, cm: 12, pm2: 14, hs: 15 } }
@@ -259,8 +262,9 @@ async function calibrationOf (exp, { backend, say, onProbe, signal }) {
  * (made first when the file is missing, unless dryRun). A swarm too small for the nodes axis is an error naming the
  * line; for a dry run, a warning.
  * @param {string} file the experiment file
- * @param {{ profile?: string, out: string, backend?: string, seed?: number, dryRun?: boolean, say?: (line: string) => void,
- *   onProbe?: (probe: any) => void, signal?: AbortSignal }} opts say: what it does, in lines; onProbe: each calibration probe
+ * @param {{ profile?: string, out: string, backend?: string, seed?: number, dryRun?: boolean, say?: (line: string) =>
+ *   void, onProbe?: (probe: any) => void, signal?: AbortSignal }} opts say: what it does, in lines; onProbe: each
+ *   calibration probe
  */
 export async function planSweep (file, { profile, out, backend, seed = newSeed(), dryRun = false, say = () => {}, onProbe, signal }) {
   const exp = await loadExperiment(file, { profile })

@@ -3,7 +3,9 @@
 /** Exit codes: 0 done, 1 the run failed (or a bug), 2 bad input, 3 a needed part is missing. */
 export const EXIT = Object.freeze({ OK: 0, FAILED: 1, BAD_INPUT: 2, MISSING_PART: 3 })
 
-/** What each code means, grouped by its exit code. The README's "Errors" table lists the same codes (a test checks it). */
+/**
+ * What each code means, grouped by its exit code. The README's "Errors" table lists the same codes (a test checks it).
+ */
 const MEANINGS = {
   [EXIT.BAD_INPUT]: {
     NS_ERR_BAD_FLAG: 'a flag is unknown or its value is not allowed',
@@ -36,9 +38,10 @@ export const CODES = Object.freeze(Object.fromEntries(Object.entries(MEANINGS).f
   Object.entries(codes).map(([code, what]) => [code, Object.freeze({ exit: Number(exit), what })]))))
 
 /**
- * @typedef {'NS_ERR_BAD_FLAG'|'NS_ERR_BAD_APP'|'NS_ERR_BAD_FILE'|'NS_ERR_BAD_DATA'|'NS_ERR_BAD_ENV'|'NS_ERR_MISSING_JAVA'|
- *   'NS_ERR_MISSING_JMETER'|'NS_ERR_MISSING_HAPROXY'|'NS_ERR_MISSING_REGISTRY'|'NS_ERR_MISSING_DOCKER'|'NS_ERR_MISSING_HOST'|
- *   'NS_ERR_DEPLOY'|'NS_ERR_RUN'|'NS_ERR_INTERRUPTED'|'NS_ERR_INTERNAL'} ErrorCode
+ * @typedef {'NS_ERR_BAD_FLAG'|'NS_ERR_BAD_APP'|'NS_ERR_BAD_FILE'|'NS_ERR_BAD_DATA'|'NS_ERR_BAD_ENV'|
+ *   'NS_ERR_MISSING_JAVA'|'NS_ERR_MISSING_JMETER'|'NS_ERR_MISSING_HAPROXY'|'NS_ERR_MISSING_REGISTRY'|
+ *   'NS_ERR_MISSING_DOCKER'|'NS_ERR_MISSING_HOST'|'NS_ERR_DEPLOY'|'NS_ERR_RUN'|'NS_ERR_INTERRUPTED'|'NS_ERR_INTERNAL'
+ * } ErrorCode
  */
 
 /** An error with a nodescale code, an exit code, and an optional hint that says how to fix it. */

@@ -38,10 +38,12 @@ export function probe (url, { timeoutMs = 2000, agent = false } = {}) {
 }
 
 /**
- * Probes `url` until `distinct` different instances answered 200 (each answer names its instance in the instance header).
- * `check` runs before every probe: it throws to give up early (the process that should answer has exited, say).
+ * Probes `url` until `distinct` different instances answered 200 (each answer names its instance in the instance
+ * header). `check` runs before every probe: it throws to give up early (the process that should answer has exited,
+ * say).
  * @param {string} url
- * @param {{ distinct?: number, timeoutMs?: number, signal?: AbortSignal, check?: () => void, probeTimeoutMs?: number }} [opts]
+ * @param {{ distinct?: number, timeoutMs?: number, signal?: AbortSignal, check?: () => void, probeTimeoutMs?: number }}
+ *   [opts]
  * @returns {Promise<string[]>} the instances seen
  * @throws {Error} after timeoutMs (code ETIMEDOUT, with `seen` and `last`: the instances seen and the last failure)
  */
@@ -60,7 +62,8 @@ export async function waitForInstances (url, { distinct = 1, timeoutMs = 30000, 
       const r = await probe(url, { timeoutMs: probeTimeoutMs })
       if (r.status === 200 && r.instance) seen.add(r.instance)
       else last = `HTTP ${r.status}${r.instance ? '' : ` without ${INSTANCE_HEADER}`}`
-      // an answer from an instance seen already: ask again at once (a new connection may reach another one), a few times
+      // an answer from an instance seen already: ask again at once (a new connection may reach another one), a few
+      // times
       if (r.status === 200 && ++again < distinct * 4) continue
       again = 0
     } catch (err) {

@@ -17,8 +17,10 @@ import { badFlag } from './errors.js'
  * @property {readonly string[]} [choices]
  * @property {any} [default]
  * @property {string} [arg] the value's name in --help: N in "--instances N"
- * @property {string | string[]} [help] its --help text (lines after the first are continuations); {default} is its default
- * @property {(text: string, option: Option) => any} [fromText] how its text becomes the value, where the type's way does not fit
+ * @property {string | string[]} [help] its --help text (lines after the first are continuations); {default} is its
+ *   default
+ * @property {(text: string, option: Option) => any} [fromText] how its text becomes the value, where the type's way
+ *   does not fit
  * @property {(value: any, option: Option) => any} [check] checks after the type's, returning the value (normalised)
  * @property {string} [experiment] the experiment file's key for it (run options only)
  * @property {readonly string[]} [backends] only these backends take it
@@ -157,7 +159,7 @@ export function parseCommandLine (argv, table) {
 }
 
 /**
- * The options' lines of a --help text: "  -n, --instances N   <help>", the help column at `width` after the flag's start.
+ * The options' lines of a --help text: " -n, --instances N <help>", the help column at `width` after the flag's start.
  * @param {readonly Option[]} table
  * @param {{ width?: number }} [opts]
  */

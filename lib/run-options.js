@@ -11,11 +11,11 @@ import { checkOption, badOption, flagOf, keyOf, option, optionsHelp } from './op
 
 /**
  * A run's config as run.json records it: every option's value, defaults filled in (lib/run-options.js).
- * @typedef {{ strategy: string, instances: number, benchmark?: string, params: Readonly<Record<string, string>>, app?: string,
- *   concurrency?: number, rate?: number, duration: number, warmup: number, driver: string, backend: string,
- *   cpusPerInstance?: number, memoryPerInstance?: number, lb: string, port: number, readyTimeout: number, nodes?: number,
- *   placement: string, constraints: readonly string[], registry?: string, out: string, json: boolean, quiet: boolean,
- *   [more: string]: any }} RunConfig
+ * @typedef {{ strategy: string, instances: number, benchmark?: string, params: Readonly<Record<string, string>>, app?:
+ *   string, concurrency?: number, rate?: number, duration: number, warmup: number, driver: string, backend: string,
+ *   cpusPerInstance?: number, memoryPerInstance?: number, lb: string, port: number, readyTimeout: number, nodes?:
+ *   number, placement: string, constraints: readonly string[], registry?: string, out: string, json: boolean, quiet:
+ *   boolean, [more: string]: any }} RunConfig
  */
 
 const NAME = /^[a-z0-9][a-z0-9_-]{0,63}$/i

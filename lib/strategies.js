@@ -10,7 +10,8 @@ import { internalError } from './errors.js'
  * @property {string} unit the word for N in fits and reports
  * @property {'single'|'cluster'|'pm2'} process how one replica runs the server (register/launch-command.js knows how to
  *   start each): one Node process, Node's cluster module (a primary and workers), PM2 cluster mode
- * @property {boolean} replicated N replicas of one instance each (behind a load balancer), else one replica holding all N
+ * @property {boolean} replicated N replicas of one instance each (behind a load balancer), else one replica holding all
+ *   N
  * @property {boolean} pinned locally, the one process is pinned to N cores (CPU affinity): N vCPUs for one event loop
  * @property {string} template the Swarm stack template under stacks/
  */
@@ -79,11 +80,13 @@ export function strategyOf (name) {
  * @property {number} instances N as given
  * @property {number} replicas how many copies run (containers on Swarm, launches locally)
  * @property {'single'|'cluster'|'pm2'} process how each replica runs the server
- * @property {number} workers server processes inside one replica (cluster workers, PM2 instances; 1 for a single process)
+ * @property {number} workers server processes inside one replica (cluster workers, PM2 instances; 1 for a single
+ *   process)
  * @property {number} answering distinct instances that answer when the deployment is ready (replicas x workers)
  * @property {boolean} balanced a load balancer stands in front of the replicas
  * @property {number|undefined} cpusPerReplica the CPU quota of one replica: its instances x --cpus-per-instance
- * @property {number|undefined} memoryPerReplica the memory limit of one replica, in bytes: its instances x --memory-per-instance
+ * @property {number|undefined} memoryPerReplica the memory limit of one replica, in bytes: its instances x
+ *   --memory-per-instance
  * @property {number} pinnedCores locally, the cores the one process is pinned to (0: not pinned)
  * @property {string} template
  */

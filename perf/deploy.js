@@ -1,5 +1,6 @@
 #!/usr/bin/env node
-// Deploy and teardown time of an hs stack: nodescale's API library against the docker CLI loop of Ibenchjs's scripts (stack deploy, poll service ls, stack rm, poll until gone).
+// Deploy and teardown time of an hs stack: nodescale's API library against the docker CLI loop of Ibenchjs's scripts
+// (stack deploy, poll service ls, stack rm, poll until gone).
 import { spawnSync } from 'node:child_process'
 import { mkdtempSync, rmSync } from 'node:fs'
 import { tmpdir } from 'node:os'
@@ -43,7 +44,10 @@ function docker (args) {
   return r.stdout.trim()
 }
 
-/** Polls url every pollMs (bounded by deadline) until `expect` distinct instances answered, as a script's curl loop would. */
+/**
+ * Polls url every pollMs (bounded by deadline) until `expect` distinct instances answered, as a script's curl loop
+ * would.
+ */
 async function untilInstances (url, expect, pollMs, deadline) {
   const seen = new Set()
   while (Date.now() < deadline) {
@@ -59,7 +63,10 @@ async function untilInstances (url, expect, pollMs, deadline) {
   throw new Error(`${seen.size} of ${expect} instances answered ${url} before the deadline`)
 }
 
-/** The Ibenchjs way: docker stack deploy -c, poll `docker service ls` until every service shows n/n, then wait for the instances. */
+/**
+ * The Ibenchjs way: docker stack deploy -c, poll `docker service ls` until every service shows n/n, then wait for the
+ * instances.
+ */
 async function cliRound (doc, { instances, pollMs, timeoutMs }) {
   const { stack } = doc['x-nodescale']
   const dir = mkdtempSync(join(tmpdir(), 'nodescale-bench-'))

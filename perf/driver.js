@@ -1,5 +1,6 @@
 #!/usr/bin/env node
-// Benchmark of the load drivers: req/s of wrk, the autocannon driver (recording its JTL) and the JMeter driver on one pinned server.
+// Benchmark of the load drivers: req/s of wrk, the autocannon driver (recording its JTL) and the JMeter driver on one
+// pinned server.
 import { spawnSync } from 'node:child_process'
 import { mkdtempSync, rmSync } from 'node:fs'
 import { tmpdir } from 'node:os'
@@ -90,7 +91,8 @@ async function main () {
   for (const t of tools) {
     console.log(`${t.padEnd(10)} ${Math.round(med[t]).toLocaleString('en').padStart(13)}   ${ratio(t).toFixed(3).padStart(6)}   ${figures[t].map(x => Math.round(x)).join(' ')}`)
   }
-  // the machine drifts between rounds: the ratio within each round (both tools minutes apart at most) is the steadier figure
+  // the machine drifts between rounds: the ratio within each round (both tools minutes apart at most) is the steadier
+  // figure
   const paired = (t) => median(figures[t].map((x, i) => x / figures.wrk[i]))
   const pass = paired('autocannon') >= TARGET
   console.log(`\nautocannon driver / wrk: median of per-round ratios ${paired('autocannon').toFixed(3)}, ratio of medians ${ratio('autocannon').toFixed(3)} (target >= ${TARGET}): ${pass ? 'PASS' : 'FAIL'}`)

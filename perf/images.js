@@ -1,6 +1,7 @@
 #!/usr/bin/env node
-// Getting a run's images (register + rc) onto the local cluster's workers: nodescale's save/load through the API and its
-// builtin registry (push, then every worker pulls), against the docker CLI loop `docker save | docker -H worker load`.
+// Getting a run's images (register + rc) onto the local cluster's workers: nodescale's save/load through the API and
+// its builtin registry (push, then every worker pulls), against the docker CLI loop `docker save | docker -H worker
+// load`.
 import { spawnSync } from 'node:child_process'
 import { parseArgs } from 'node:util'
 import { pathToFileURL } from 'node:url'
@@ -21,7 +22,9 @@ async function drop (engine, repos) {
   }
 }
 
-/** The shell loop a script would run: for every worker, docker save (all the images at once) | docker -H worker load. */
+/**
+ * The shell loop a script would run: for every worker, docker save (all the images at once) | docker -H worker load.
+ */
 function cliLoad (workers, tags) {
   for (const w of workers) {
     const r = spawnSync('sh', ['-c', 'docker save "$@" | docker -H "unix://$0" load -q', enginePaths(workerIndex(w.name)).socket, ...tags], { encoding: 'utf8', timeout: 300_000 })

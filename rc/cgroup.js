@@ -1,4 +1,5 @@
-// Readers for cgroup CPU accounting: v1 cpuacct (ns per CPU), v2 cpu.stat (total usec), and which of them a host mounts.
+// Readers for cgroup CPU accounting: v1 cpuacct (ns per CPU), v2 cpu.stat (total usec), and which of them a host
+// mounts.
 import { existsSync } from 'node:fs'
 import { join } from 'node:path'
 import { readText } from './read-text.js'
@@ -52,7 +53,8 @@ const USER = /^user_usec (\d+)$/m
 const SYSTEM = /^system_usec (\d+)$/m
 
 /**
- * Total, user and system CPU time of a v2 group from its cpu.stat (present whether or not the cpu controller is enabled).
+ * Total, user and system CPU time of a v2 group from its cpu.stat (present whether or not the cpu controller is
+ * enabled).
  * @param {string} dir the group's folder, e.g. /sys/fs/cgroup/system.slice/docker-<id>.scope
  * @returns {{ usageUsec: number, userUsec: number, systemUsec: number }}
  */

@@ -1,4 +1,5 @@
-// Puts the server under test's processes in a CPU accounting group of their own (cgroup v1 cpuacct, v2, or thread tracking).
+// Puts the server under test's processes in a CPU accounting group of their own (cgroup v1 cpuacct, v2, or thread
+// tracking).
 import { mkdirSync, rmdirSync, writeFileSync } from 'node:fs'
 import { spawnSync } from 'node:child_process'
 import { join } from 'node:path'

@@ -2,7 +2,8 @@
 
 /**
  * @typedef {{ core: number, usage: number }} CoreUsage
- * @typedef {{ cores: CoreUsage[], highest: number, highestCore: number, lowest: number, lowestCore: number, spread: number, overall: number }} CoreTable
+ * @typedef {{ cores: CoreUsage[], highest: number, highestCore: number, lowest: number, lowestCore: number, spread:
+ *   number, overall: number }} CoreTable
  */
 
 const round1 = (x) => Math.round(x * 10) / 10
@@ -42,10 +43,11 @@ function table (rows, cpus) {
  * A sample covers (t - intervalMs, t]; it is in the window when its midpoint is. Usage is the mean percent of that core
  * (0-100, 1 decimal), overall the mean over cores, spread = highest - lowest, total = the server's CPU in cores.
  * An empty window gives zeros and samples: 0, never NaN.
- * @param {import('./sampler.js').Timeline & { nodes?: any[] }} timeline a sampler's timeline; a merged Swarm one also has `nodes`
+ * @param {import('./sampler.js').Timeline & { nodes?: any[] }} timeline a sampler's timeline; a merged Swarm one also
+ *   has `nodes`
  * @param {{ from?: number, to?: number }} [window]
- * @returns {CoreTable & { source: string, total: number, samples: number,
- *   host: { cores: CoreUsage[], highest: number, lowest: number, spread: number, overall: number }, containers: any[], nodes?: any[] }}
+ * @returns {CoreTable & { source: string, total: number, samples: number, host: { cores: CoreUsage[], highest: number,
+ *   lowest: number, spread: number, overall: number }, containers: any[], nodes?: any[] }}
  */
 export function summarizeCpu (timeline, { from = -Infinity, to = Infinity } = {}) {
   const all = timeline?.samples ?? []
@@ -71,7 +73,8 @@ export function summarizeCpu (timeline, { from = -Infinity, to = Infinity } = {}
  * Per Swarm node of a merged RC timeline (rc-client mergeTimelines: node i's cores are [firstCore, firstCore + cpus)):
  * the same per-core table for the server's containers on that node, and for that node's host cores.
  * @param {any[]} samples
- * @param {{ node: string, hostname?: string | null, label?: string | null, firstCore: number, cpus: number, source?: string, partial?: boolean }[]} nodes
+ * @param {{ node: string, hostname?: string | null, label?: string | null, firstCore: number, cpus: number, source?:
+ *   string, partial?: boolean }[]} nodes
  */
 function nodeTables (samples, nodes) {
   return nodes.map(n => {
@@ -95,8 +98,9 @@ function nodeTables (samples, nodes) {
 }
 
 /**
- * Per container (samples from the RC carry `containers: { id: { cores, total, memoryBytes } }`): its mean per-core usage,
- * mean CPU in cores and peak memory over the window. Containers seen in fewer samples (a replica restarted) say so in `samples`.
+ * Per container (samples from the RC carry `containers: { id: { cores, total, memoryBytes } }`): its mean per-core
+ * usage, mean CPU in cores and peak memory over the window. Containers seen in fewer samples (a replica restarted) say
+ * so in `samples`.
  * @param {any[]} samples
  * @param {number} cpus
  * @returns {{ id: string, cores: CoreUsage[], total: number, memoryBytes: number | null, samples: number }[]}

@@ -1,4 +1,5 @@
-// Samples the server's CPU per core (its cgroup, or its threads) and the host's (/proc/stat) every interval into a timeline.
+// Samples the server's CPU per core (its cgroup, or its threads) and the host's (/proc/stat) every interval into a
+// timeline.
 import { isAbsolute, join } from 'node:path'
 import { readProcStat, coreUsage } from './proc-stat.js'
 import { readUsagePercpu, readCpuStat } from './cgroup.js'
@@ -7,7 +8,8 @@ import { createThreadCpu } from './thread-cpu.js'
 /**
  * @typedef {import('./cpu-group.js').CpuGroup} CpuGroup
  * @typedef {{ t: number, server: number[], serverTotal: number, host: number[] }} Sample
- * @typedef {{ intervalMs: number, cpus: number, source: 'cgroup-v1'|'cgroup-v2'|'threads', samples: Sample[] }} Timeline
+ * @typedef {{ intervalMs: number, cpus: number, source: 'cgroup-v1'|'cgroup-v2'|'threads', samples: Sample[] }}
+ *   Timeline
  */
 
 const round1 = (x) => Math.round(x * 10) / 10
@@ -15,7 +17,8 @@ const round3 = (x) => Math.round(x * 1000) / 1000
 
 /**
  * Caps attributed per-core percents at 100 and moves the excess to cores with headroom, in proportion to it.
- * Attribution by "last core a thread ran on" can put 1.3 s on one core in a 1 s interval; the total is right, the split is not.
+ * Attribution by "last core a thread ran on" can put 1.3 s on one core in a 1 s interval; the total is right, the split
+ * is not.
  * @param {number[]} pct
  * @returns {number[]}
  */
@@ -34,7 +37,8 @@ export function capPerCore (pct) {
 }
 
 /**
- * Splits a total (any unit) over cores by weights; by fallback weights when the weights are all zero, evenly when both are.
+ * Splits a total (any unit) over cores by weights; by fallback weights when the weights are all zero, evenly when both
+ * are.
  * @param {number} total
  * @param {number[]} weights
  * @param {number[]} fallback
@@ -52,8 +56,8 @@ export function splitTotal (total, weights, fallback, cpus) {
  * A sampler of the server's CPU per core. Source: the group's kind — cgroup-v1 reads usage_percpu deltas; cgroup-v2
  * reads the cpu.stat total and splits it per core like its threads ran; otherwise thread attribution over pids() and
  * their descendants. The host array is always /proc/stat. Costs a few file reads per interval; the timer is unref'd.
- * @param {{ group?: CpuGroup, pids?: () => number[], intervalMs?: number, procRoot?: string, cgroupRoot?: string, now?: () => number }} [opts]
- *   cgroupRoot resolves a relative group.path
+ * @param {{ group?: CpuGroup, pids?: () => number[], intervalMs?: number, procRoot?: string, cgroupRoot?: string, now?:
+ *   () => number }} [opts] cgroupRoot resolves a relative group.path
  * @returns {{ start(): void, stop(): Promise<Timeline>, timeline(): Timeline, lastError(): unknown }}
  */
 export function createSampler ({ group, pids = () => [], intervalMs = 1000, procRoot = '/proc', cgroupRoot = '/sys/fs/cgroup', now = Date.now } = {}) {

@@ -1,4 +1,5 @@
-// The RC as an HTTP service, one per Swarm node: samples named containers' CPU per core, memory and network bytes every second, behind a per-deployment token.
+// The RC as an HTTP service, one per Swarm node: samples named containers' CPU per core, memory and network bytes every
+// second, behind a per-deployment token.
 import express from 'express'
 import { createHash, randomUUID, timingSafeEqual } from 'node:crypto'
 import { existsSync, readFileSync } from 'node:fs'
@@ -67,7 +68,10 @@ export function readNetBytes (pid, procRoot) {
   }
 }
 
-/** The host pid of a container, from the Docker API on a unix socket (null when there is no socket or no such container). */
+/**
+ * The host pid of a container, from the Docker API on a unix socket (null when there is no socket or no such
+ * container).
+ */
 export function dockerPidOf (socketPath = '/var/run/docker.sock') {
   return (id) => new Promise((resolve) => {
     if (!existsSync(socketPath)) return resolve(null)
@@ -82,7 +86,10 @@ export function dockerPidOf (socketPath = '/var/run/docker.sock') {
   })
 }
 
-/** A 1 s sampler of some containers: per-container and summed per-core CPU (the Timeline shape of rc/sampler.js), memory, network. */
+/**
+ * A 1 s sampler of some containers: per-container and summed per-core CPU (the Timeline shape of rc/sampler.js),
+ * memory, network.
+ */
 function createSession ({ containers, cgroupRoot, procRoot, intervalMs, pids, maxSamples }) {
   let hostPrev = readProcStat(procRoot)
   const cpus = Math.max(1, ...hostPrev.map(c => c.core + 1))
@@ -131,7 +138,8 @@ function createSession ({ containers, cgroupRoot, procRoot, intervalMs, pids, ma
   }
   const timer = setInterval(() => { try { tick() } catch (err) { lastError = err } }, intervalMs)
   timer.unref()
-  // since (ms epoch): only the samples taken after it, so a client that keeps a copy fetches what is new (samples are in time order)
+  // since (ms epoch): only the samples taken after it, so a client that keeps a copy fetches what is new (samples are
+  // in time order)
   const timeline = (since = -Infinity) => {
     let from = samples.length
     while (from > 0 && samples[from - 1].t > since) from--
@@ -141,9 +149,11 @@ function createSession ({ containers, cgroupRoot, procRoot, intervalMs, pids, ma
 }
 
 /**
- * The RC's express app. Every route but /healthz needs the token in the X-Nodescale-Token header.
- * POST /start {containers: [id...]} -> {session}; GET /timeline?session=[&since=t]; POST /stop {session} -> timeline; GET /snapshot?containers=id,id
- * @param {{ token: string, cgroupRoot?: string, procRoot?: string, intervalMs?: number, pidOf?: (id: string) => Promise<number | null>, maxSessions?: number, maxSamples?: number }} opts
+ * The RC's express app. Every route but /healthz needs the token in the X-Nodescale-Token header. POST /start
+ * {containers: [id...]} -> {session}; GET /timeline?session=[&since=t]; POST /stop {session} -> timeline; GET
+ * /snapshot?containers=id,id
+ * @param {{ token: string, cgroupRoot?: string, procRoot?: string, intervalMs?: number, pidOf?: (id: string) =>
+ *   Promise<number | null>, maxSessions?: number, maxSamples?: number }} opts
  * @returns {{ app: import('express').Express, close: () => void }}
  */
 export function createRcApp ({ token, cgroupRoot = '/sys/fs/cgroup', procRoot = '/proc', intervalMs = 1000, pidOf = dockerPidOf(), maxSessions = 16, maxSamples = 86_400 }) {

@@ -1,4 +1,5 @@
-// Per-core CPU of a process tree without a per-CPU cgroup file: each thread's CPU-time delta goes to the core it last ran on.
+// Per-core CPU of a process tree without a per-CPU cgroup file: each thread's CPU-time delta goes to the core it last
+// ran on.
 import { existsSync, readdirSync } from 'node:fs'
 import { join } from 'node:path'
 import { readText } from './read-text.js'
@@ -66,7 +67,8 @@ export function createThreadCpu ({ procRoot = '/proc', clockTicks = CLOCK_TICKS 
     /**
      * @param {number[]} rootPids
      * @param {{ descendants?: boolean }} [opts] false when the set is already complete (e.g. a cgroup's cgroup.procs)
-     * @returns {{ perCore: number[], total: number, processes: number, threads: number }} CPU seconds since the last call
+     * @returns {{ perCore: number[], total: number, processes: number, threads: number }} CPU seconds since the last
+     *   call
      */
     sample (rootPids, { descendants = true } = {}) {
       gen++

@@ -1,4 +1,5 @@
-// The server under test: an express app that mounts one benchmark at /<name>, plus /healthz, an instance header, 404 and 500 pages.
+// The server under test: an express app that mounts one benchmark at /<name>, plus /healthz, an instance header, 404
+// and 500 pages.
 import express from 'express'
 import { INSTANCE_HEADER } from '../lib/wire.js'
 

@@ -1,5 +1,6 @@
 #!/usr/bin/env node
-// Entry script of the cluster shape: the primary forks NODESCALE_WORKERS servers and restarts crashed ones, nothing else.
+// Entry script of the cluster shape: the primary forks NODESCALE_WORKERS servers and restarts crashed ones, nothing
+// else.
 import cluster from 'node:cluster'
 import { rmSync } from 'node:fs'
 import { fileURLToPath } from 'node:url'

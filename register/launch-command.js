@@ -34,9 +34,9 @@ export function validateAffinity (affinity, cores = availableParallelism()) {
 
 /**
  * The command, arguments and environment for a shape.
- * @param {{ shape: string, instances: number, port: number, host: string, benchmark?: string, app?: string,
- *   params?: Record<string, string>, affinity?: number[], wrap?: (cmd: string, args: string[]) => { cmd: string, args: string[] },
- *   env?: object, instanceIdPrefix?: string, tmpDir: string, cwd?: string }} o
+ * @param {{ shape: string, instances: number, port: number, host: string, benchmark?: string, app?: string, params?:
+ *   Record<string, string>, affinity?: number[], wrap?: (cmd: string, args: string[]) => { cmd: string, args: string[]
+ *   }, env?: object, instanceIdPrefix?: string, tmpDir: string, cwd?: string }} o
  * @returns {{ cmd: string, args: string[], env: Record<string, string> }}
  */
 export function buildCommand (o) {

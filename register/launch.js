@@ -1,4 +1,5 @@
-// Starts the server under test as one process, a cluster or PM2, waits until every instance answers, and stops it without leftovers.
+// Starts the server under test as one process, a cluster or PM2, waits until every instance answers, and stops it
+// without leftovers.
 import { spawn } from 'node:child_process'
 import { mkdtemp, rm } from 'node:fs/promises'
 import { tmpdir } from 'node:os'
@@ -14,7 +15,8 @@ const KILL_AFTER_MS = 5000
 const GONE_WAIT_MS = 5000
 const OUTPUT_TAIL_LINES = 40
 
-// serve.js prints this when an instance cannot start; PM2 would restart it for a long while, so it fails the launch at once.
+// serve.js prints this when an instance cannot start; PM2 would restart it for a long while, so it fails the launch at
+// once.
 const START_FAILURE = 'nodescale: cannot start:'
 
 /** Keeps the last lines of a process's output, hands each line to log, and notes a start failure. */
@@ -46,8 +48,9 @@ function outputTail (log) {
  *   wrap?: (cmd: string, args: string[]) => { cmd: string, args: string[] },
  *   env?: object, log?: (line: string) => void, readyTimeoutMs?: number, instanceIdPrefix?: string, cwd?: string,
  *   signal?: AbortSignal }} opts an abort while it waits for the server stops what was started and rejects
- * @returns {Promise<{ url: string, port: number, rootPid: number, shape: string, instances: number, instanceIds: string[],
- *   tmpDir: string, pids(): number[], output(): string, stop(): Promise<void>, exited: Promise<{ code: number|null, signal: string|null }> }>}
+ * @returns {Promise<{ url: string, port: number, rootPid: number, shape: string, instances: number, instanceIds:
+ *   string[], tmpDir: string, pids(): number[], output(): string, stop(): Promise<void>, exited: Promise<{ code:
+ *   number|null, signal: string|null }> }>}
  */
 export async function launch (opts) {
   const { shape, host = '127.0.0.1', readyTimeoutMs = 20000, log } = opts

@@ -1,11 +1,14 @@
 #!/usr/bin/env node
-// Entry script of the server under test: one instance configured by env (PORT, HOST, NODESCALE_*); also runs in containers.
+// Entry script of the server under test: one instance configured by env (PORT, HOST, NODESCALE_*); also runs in
+// containers.
 import cluster from 'node:cluster'
 import { rmSync } from 'node:fs'
 import { formatError, exitCodeOf } from '../lib/errors.js'
 import { startServer, isPm2 } from './server.js'
 
-/** Runs the server until SIGTERM/SIGINT (or until the parent that started it goes away), then tears down and exits 0. */
+/**
+ * Runs the server until SIGTERM/SIGINT (or until the parent that started it goes away), then tears down and exits 0.
+ */
 export async function main (env = process.env) {
   let srv
   try {
@@ -33,7 +36,8 @@ export async function main (env = process.env) {
   process.on('SIGINT', () => shutdown('SIGINT'))
   // Started by a launcher over IPC (not a cluster worker, whose IPC is its primary's business): die with the launcher.
   if (process.send && !cluster.isWorker && !isPm2(env)) process.on('disconnect', () => shutdown('parent exit'))
-  // Under PM2 the IPC channel leads to pm2-runtime, not to the launcher: watch the launcher's pid and stop PM2 when it is gone.
+  // Under PM2 the IPC channel leads to pm2-runtime, not to the launcher: watch the launcher's pid and stop PM2 when it
+  // is gone.
   const launcher = Number(env.NODESCALE_LAUNCHER_PID)
   if (isPm2(env) && launcher > 0) {
     setInterval(() => {

@@ -13,7 +13,8 @@ import { createApp } from './app.js'
 export const isPm2 = (env) => env.pm_id !== undefined || (env.NODE_APP_INSTANCE !== undefined && env.PM2_HOME !== undefined)
 
 /**
- * The id this instance puts in every response. In a cluster or under PM2, NODESCALE_INSTANCE is a prefix for each worker.
+ * The id this instance puts in every response. In a cluster or under PM2, NODESCALE_INSTANCE is a prefix for each
+ * worker.
  * @param {Record<string, string|undefined>} env
  * @param {{ workerId?: number, pid?: number, host?: string }} [where]
  */

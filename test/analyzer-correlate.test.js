@@ -1,5 +1,6 @@
-// analyzer correlate (Ibenchjs Figure 21): Pearson r of nodes and instances with each cell's throughput, sd and relative
-// sd, against values worked out by hand; "n/a" with a reason where r says nothing; failed and degraded runs left out.
+// analyzer correlate (Ibenchjs Figure 21): Pearson r of nodes and instances with each cell's throughput, sd and
+// relative sd, against values worked out by hand; "n/a" with a reason where r says nothing; failed and degraded runs
+// left out.
 import { test } from 'node:test'
 import assert from 'node:assert/strict'
 import { mkdtempSync, rmSync } from 'node:fs'

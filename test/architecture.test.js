@@ -1,5 +1,5 @@
-// The structure docs/ARCHITECTURE.md describes, held against the code: the layers' imports, the images' contents, and the
-// tables that --help, validation, experiment files and the stack templates are made from.
+// The structure docs/ARCHITECTURE.md describes, held against the code: the layers' imports, the images' contents, and
+// the tables that --help, validation, experiment files and the stack templates are made from.
 import { test } from 'node:test'
 import assert from 'node:assert/strict'
 import { readdirSync, readFileSync, existsSync, statSync } from 'node:fs'
@@ -19,7 +19,9 @@ function sources (dir) {
   return readdirSync(join(ROOT, dir), { recursive: true }).map(String).filter(f => f.endsWith('.js')).map(f => join(ROOT, dir, f))
 }
 
-/** Top-level folder -> the top-level folders its files import (relative imports only: packages are not the project's). */
+/**
+ * Top-level folder -> the top-level folders its files import (relative imports only: packages are not the project's).
+ */
 function folderImports () {
   const out = new Map(FOLDERS.map(f => [f, new Set()]))
   for (const folder of FOLDERS) {

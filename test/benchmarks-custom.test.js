@@ -1,4 +1,5 @@
-// Custom apps: every form a user module may export, the cmd: console wrapper, and every bad module case (NS_ERR_BAD_APP).
+// Custom apps: every form a user module may export, the cmd: console wrapper, and every bad module case
+// (NS_ERR_BAD_APP).
 import { test } from 'node:test'
 import assert from 'node:assert/strict'
 import { createServer } from 'node:http'

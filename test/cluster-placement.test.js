@@ -1,4 +1,5 @@
-// Placement over a swarm's nodes (--nodes, --placement, --constraint) and the checks before anything starts: no engine needed.
+// Placement over a swarm's nodes (--nodes, --placement, --constraint) and the checks before anything starts: no engine
+// needed.
 import { test } from 'node:test'
 import assert from 'node:assert/strict'
 import { planPlacement } from '../executor/docker/placement.js'

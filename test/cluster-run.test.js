@@ -1,5 +1,6 @@
-// The local multi-node swarm on the real engine: cluster up 3 (Ready, distinct labels and hostnames), MIMN runs placed on the
-// workers (spread, pack, a constraint) with per-node CPU in run.json, shrink, and cluster down leaving nothing behind.
+// The local multi-node swarm on the real engine: cluster up 3 (Ready, distinct labels and hostnames), MIMN runs placed
+// on the workers (spread, pack, a constraint) with per-node CPU in run.json, shrink, and cluster down leaving nothing
+// behind.
 import { test } from 'node:test'
 import assert from 'node:assert/strict'
 import { mkdtempSync, existsSync, readFileSync } from 'node:fs'
@@ -22,7 +23,9 @@ if (!skip) {
 }
 const docker = /** @type {import('dockerode')} */ (engine.docker)
 
-/** Runs `executor cluster ...`; while someone else's stack runs (the swarm cannot be re-initialised), waits and retries. */
+/**
+ * Runs `executor cluster ...`; while someone else's stack runs (the swarm cannot be re-initialised), waits and retries.
+ */
 async function cluster (args, { waitMs = 180_000 } = {}) {
   const started = Date.now()
   for (;;) {
@@ -57,8 +60,9 @@ const enginePidOf = (name) => Number(readFileSync(`/var/run/nodescale-cluster/${
  */
 async function faultRun (t, what, inject) {
   const out = mkdtempSync(join(tmpdir(), 'ns-cluster-fault-'))
-  // long enough that a request in flight at the loss reaches the driver's 10 s timeout before the run ends, and is counted,
-  // and that the manager marks the node down (~15 s after the fault, measured here) with time left to replace its tasks
+  // long enough that a request in flight at the loss reaches the driver's 10 s timeout before the run ends, and is
+  // counted, and that the manager marks the node down (~15 s after the fault, measured here) with time left to replace
+  // its tasks
   const duration = 24
   let loadAt = 0
   let injected = null
@@ -78,7 +82,8 @@ async function faultRun (t, what, inject) {
   t.diagnostic(`${what}: load ${((endedAt - loadAt) / 1000).toFixed(1)} s to exit; ${JSON.stringify({ nodes: json.degraded?.nodes.map(n => [n.label, n.lostAfterMs, n.why]), during: json.degraded?.duringLoss, before: json.degraded?.beforeLoss, rescheduled: json.degraded?.rescheduled?.length })}`)
   assert.equal(json.status, 'degraded', JSON.stringify(json.error))
   assert.match(r.stdout, /degraded: node nodescale-w2 lost/)
-  // bounded: warm-up + duration, the RC stop of the lost node (5 s), the summary and the teardown, which does not wait for it
+  // bounded: warm-up + duration, the RC stop of the lost node (5 s), the summary and the teardown, which does not wait
+  // for it
   assert.ok(endedAt - loadAt < (1 + duration + 30) * 1000, `ended ${endedAt - loadAt} ms after the load began`)
   const [lost] = json.degraded.nodes
   assert.equal(json.degraded.nodes.length, 1)
@@ -86,13 +91,15 @@ async function faultRun (t, what, inject) {
   assert.equal(lost.tasksLost, 2)
   const lostAt = Date.parse(lost.lostAt)
   assert.ok(lostAt >= injected - 1500 && lostAt <= injected + 20_000, `lost at ${lostAt}, injected at ${injected}`)
-  // the requests in flight to the lost node's replicas fail, and only then: every error of the run is in the loss window
+  // the requests in flight to the lost node's replicas fail, and only then: every error of the run is in the loss
+  // window
   assert.ok(json.degraded.errorsDuringLoss >= 1, JSON.stringify(json.degraded.duringLoss))
   assert.equal(json.degraded.beforeLoss.errors, 0)
   assert.ok(json.degraded.duringLoss.requests > 0, 'the run went on serving from the other worker')
   assert.ok(Array.isArray(json.degraded.rescheduled))
-  // once the manager has marked the node down (a stopped engine: when its containers have stopped; a cut link: ~15 s of missed
-  // heartbeats), Swarm replaces the node's tasks at once on the worker left; they start after the restart delay (5 s)
+  // once the manager has marked the node down (a stopped engine: when its containers have stopped; a cut link: ~15 s of
+  // missed heartbeats), Swarm replaces the node's tasks at once on the worker left; they start after the restart delay
+  // (5 s)
   const downBeforeEnd = lost.swarmDownAt ? json.load.steadyEnd - Date.parse(lost.swarmDownAt) : null
   t.diagnostic(`${what}: the manager marked the node down ${downBeforeEnd === null ? 'after the load' : `${(downBeforeEnd / 1000).toFixed(1)} s before its end`}; after the load: ${JSON.stringify(json.degraded.placementAfter.filter(p => p.service.endsWith('_app')).map(p => [p.nodeLabel, p.state]))}`)
   assert.ok(downBeforeEnd !== null, 'the manager marked the node down during the load')
@@ -151,7 +158,8 @@ test('cluster up 3, runs placed on the workers, shrink, cluster down leaves noth
     const r = await run(out, ['--instances', '4', '--nodes', '2'])
     assert.equal(r.code, 0, r.stderr)
     t.diagnostic(`run hs x4 on 2 workers: ${Date.now() - started} ms`)
-    // not assertCompleteRun: cpu.cores spans every node's cores here (rc-client numbers them node after node), not this host's
+    // not assertCompleteRun: cpu.cores spans every node's cores here (rc-client numbers them node after node), not this
+    // host's
     const { run: json } = readRun(out)
     assert.equal(json.status, 'done', JSON.stringify(json.error))
     assert.equal(json.environment.swarmNodes, 3)

@@ -1,4 +1,5 @@
-// The autocannon driver's closed model against real local servers: JTL rows vs what the server saw, POST bodies, errors, abort.
+// The autocannon driver's closed model against real local servers: JTL rows vs what the server saw, POST bodies,
+// errors, abort.
 import { test } from 'node:test'
 import assert from 'node:assert/strict'
 import http from 'node:http'

@@ -1,4 +1,5 @@
-// The JMeter driver against real local servers with the real JMeter 5.6.3: GET, POST bodies, rate, abort, missing java or JMeter.
+// The JMeter driver against real local servers with the real JMeter 5.6.3: GET, POST bodies, rate, abort, missing java
+// or JMeter.
 import { test } from 'node:test'
 import assert from 'node:assert/strict'
 import http from 'node:http'
@@ -76,7 +77,8 @@ test('jmeter GET: a valid JTL of the steady window only, in JTL_FIELDS order', {
     assert.equal(row.success, 'true')
     assert.equal(row.URL, new URL(srv.url).href.replace('<', '%3C').replace('>', '%3E'))
   }
-  // JMeter's rows are what the server saw in the window, give or take the 4 in flight at each edge and a few ms of clock
+  // JMeter's rows are what the server saw in the window, give or take the 4 in flight at each edge and a few ms of
+  // clock
   const served = srv.arrivals.filter(a => a >= r.steadyStart && a < r.steadyEnd).length
   assert.ok(Math.abs(served - rows.length) <= 8 + served * 0.01, `served ${served}, rows ${rows.length}`)
   const dir = dirname(jtlPath)

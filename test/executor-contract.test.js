@@ -1,5 +1,5 @@
-// What every run can rely on whatever the backend: bad output folders refused before anything starts, a backend chosen by
-// auto checking its own flags, one rule for numbers in every command, the backend contract (signal, teardown), and a
+// What every run can rely on whatever the backend: bad output folders refused before anything starts, a backend chosen
+// by auto checking its own flags, one rule for numbers in every command, the backend contract (signal, teardown), and a
 // bound on the time a signal takes to end the executor.
 import { test } from 'node:test'
 import assert from 'node:assert/strict'

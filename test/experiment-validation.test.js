@@ -1,4 +1,5 @@
-// Experiment files are checked before anything runs: every bad key or value names the file, the line and what is allowed.
+// Experiment files are checked before anything runs: every bad key or value names the file, the line and what is
+// allowed.
 import { test } from 'node:test'
 import assert from 'node:assert/strict'
 import { mkdtempSync, writeFileSync, readdirSync, existsSync } from 'node:fs'

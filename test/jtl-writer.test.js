@@ -1,4 +1,5 @@
-// The JTL writer: JMeter's CSV quoting round-trips through csv-parse, chunked writes keep every row, the file appears atomically.
+// The JTL writer: JMeter's CSV quoting round-trips through csv-parse, chunked writes keep every row, the file appears
+// atomically.
 import { test } from 'node:test'
 import assert from 'node:assert/strict'
 import { mkdtempSync, readFileSync, existsSync, writeFileSync, rmSync } from 'node:fs'

@@ -1,6 +1,6 @@
-// A node lost while the load runs: the watch's rules, the watch over real HTTP RCs, the loss window and what run.json says
-// of it (errors counted from a real JTL), and a merged CPU timeline whose lost node ends early. No swarm needed here:
-// test/cluster-run.test.js stops and cuts off real worker engines.
+// A node lost while the load runs: the watch's rules, the watch over real HTTP RCs, the loss window and what run.json
+// says of it (errors counted from a real JTL), and a merged CPU timeline whose lost node ends early. No swarm needed
+// here: test/cluster-run.test.js stops and cuts off real worker engines.
 import { test } from 'node:test'
 import assert from 'node:assert/strict'
 import { createServer, request } from 'node:http'

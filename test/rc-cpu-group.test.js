@@ -88,7 +88,8 @@ function assertCore1 ({ timeline, used, total, perCore }, source) {
   const table = summarizeCpu(timeline)
   assert.ok(table.cores[0].usage < 10, `core 0 at ${table.cores[0].usage}%`)
   assert.equal(table.highestCore, 1)
-  // two spinning processes on one core: while they spin, core 1 is busy for the server (other work on this shared host may take a share)
+  // two spinning processes on one core: while they spin, core 1 is busy for the server (other work on this shared host
+  // may take a share)
   const peak = Math.max(...timeline.samples.map(s => s.server[1]))
   assert.ok(peak > 40, `core 1 peaked at ${peak}%`)
   for (const s of timeline.samples) assert.equal(s.host.length, timeline.cpus)

@@ -7,7 +7,8 @@ import { summarizeCpu } from '../rc/cpu-summary.js'
 const tl = (o) => o
 const sample = (t, server, host) => ({ t, server, serverTotal: server.reduce((a, b) => a + b, 0) / 100, host })
 
-// 1 s samples ending at t; the steady window [1000, 4000] holds the samples ending at 2000, 3000, 4000 (midpoints inside)
+// 1 s samples ending at t; the steady window [1000, 4000] holds the samples ending at 2000, 3000, 4000 (midpoints
+// inside)
 const timeline = tl({
   intervalMs: 1000,
   cpus: 2,

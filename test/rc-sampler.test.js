@@ -1,4 +1,5 @@
-// rc/sampler.js: which source feeds the timeline, how v2 and thread CPU are split per core, and that the timer never holds the process.
+// rc/sampler.js: which source feeds the timeline, how v2 and thread CPU are split per core, and that the timer never
+// holds the process.
 import { test } from 'node:test'
 import assert from 'node:assert/strict'
 import { spawn } from 'node:child_process'
@@ -65,7 +66,9 @@ async function oneChange (sampler, change) {
   return { timeline, s: moved[0], elapsedSec }
 }
 
-/** cpuSec of CPU seen in a sample that covered between 0.1 s and elapsedSec: its total in cores is within these bounds. */
+/**
+ * cpuSec of CPU seen in a sample that covered between 0.1 s and elapsedSec: its total in cores is within these bounds.
+ */
 function assertTotal (s, cpuSec, elapsedSec) {
   assert.ok(s.serverTotal >= cpuSec / elapsedSec - 0.002 && s.serverTotal <= cpuSec / 0.095, `${s.serverTotal} cores for ${cpuSec} s in <= ${elapsedSec} s`)
   const sum = s.server.reduce((a, b) => a + b, 0)

@@ -1,4 +1,5 @@
-// The RC service: token required, container ids validated before any path is built, per-container CPU per core from real containers (cgroup v1) and from a recorded v2 layout.
+// The RC service: token required, container ids validated before any path is built, per-container CPU per core from
+// real containers (cgroup v1) and from a recorded v2 layout.
 import { test } from 'node:test'
 import assert from 'node:assert/strict'
 import { mkdtempSync, mkdirSync, writeFileSync, rmSync } from 'node:fs'

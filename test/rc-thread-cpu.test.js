@@ -1,4 +1,5 @@
-// rc/thread-cpu.js: per-thread CPU attribution to cores, on a fake /proc with known counters and on a real process tree.
+// rc/thread-cpu.js: per-thread CPU attribution to cores, on a fake /proc with known counters and on a real process
+// tree.
 import { test } from 'node:test'
 import assert from 'node:assert/strict'
 import { spawn } from 'node:child_process'

@@ -1,4 +1,5 @@
-// Launchers with real processes: single, cluster, PM2, affinity, the wrap hook, failures, and no process left after stop().
+// Launchers with real processes: single, cluster, PM2, affinity, the wrap hook, failures, and no process left after
+// stop().
 import { test } from 'node:test'
 import assert from 'node:assert/strict'
 import { createServer } from 'node:net'

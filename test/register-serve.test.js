@@ -1,4 +1,5 @@
-// The entry scripts as processes: serve.js and cluster.js read their env, report readiness, tear down on SIGTERM, die with their launcher.
+// The entry scripts as processes: serve.js and cluster.js read their env, report readiness, tear down on SIGTERM, die
+// with their launcher.
 import { test } from 'node:test'
 import assert from 'node:assert/strict'
 import { spawn } from 'node:child_process'

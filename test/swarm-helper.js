@@ -1,4 +1,5 @@
-// Shared by the Swarm suites: makes sure a Docker engine in a swarm answers (scripts/docker-up.sh, once), or says why the suite is skipped.
+// Shared by the Swarm suites: makes sure a Docker engine in a swarm answers (scripts/docker-up.sh, once), or says why
+// the suite is skipped.
 import { spawnSync } from 'node:child_process'
 import { fileURLToPath } from 'node:url'
 import { connectDocker } from '../executor/docker/engine.js'

@@ -1,4 +1,5 @@
-// The Docker engine connection and image builds, on the real engine: host base images run, are reused when nothing changed, and carry production dependencies only.
+// The Docker engine connection and image builds, on the real engine: host base images run, are reused when nothing
+// changed, and carry production dependencies only.
 import { test } from 'node:test'
 import assert from 'node:assert/strict'
 import { mkdtempSync, writeFileSync, readFileSync, rmSync } from 'node:fs'

@@ -1,5 +1,6 @@
-// `executor run --backend swarm` end to end on the real engine: every strategy measured through a stack, CPU per core and per
-// container from the RC, placement in run.json, a killed replica restarted mid-run, Ctrl-C and failures that leave nothing behind.
+// `executor run --backend swarm` end to end on the real engine: every strategy measured through a stack, CPU per core
+// and per container from the RC, placement in run.json, a killed replica restarted mid-run, Ctrl-C and failures that
+// leave nothing behind.
 import { test } from 'node:test'
 import assert from 'node:assert/strict'
 import { mkdtempSync, readFileSync } from 'node:fs'
@@ -28,7 +29,9 @@ async function assertGone (run) {
   )
 }
 
-/** The swarm-specific parts of run.json: placement per task, per-container CPU from the RC, the engine in environment. */
+/**
+ * The swarm-specific parts of run.json: placement per task, per-container CPU from the RC, the engine in environment.
+ */
 function assertSwarmRun (run, { tasks }) {
   assert.equal(run.environment.backend, 'swarm')
   assert.match(run.environment.docker, /^\d+\.\d+/)

@@ -1,4 +1,5 @@
-// Every strategy's stack on the real swarm: it deploys and answers, hs spreads over its replicas, failures are fast and say why, and nothing is left behind.
+// Every strategy's stack on the real swarm: it deploys and answers, hs spreads over its replicas, failures are fast and
+// say why, and nothing is left behind.
 import { test } from 'node:test'
 import assert from 'node:assert/strict'
 import { spawnSync } from 'node:child_process'

@@ -1,5 +1,5 @@
-// `executor calibrate` on real local servers: a server with a known capacity, the page benchmark, and an experiment that
-// references a calibration file it has to make first.
+// `executor calibrate` on real local servers: a server with a known capacity, the page benchmark, and an experiment
+// that references a calibration file it has to make first.
 import { test } from 'node:test'
 import assert from 'node:assert/strict'
 import { mkdtempSync, writeFileSync, readFileSync, readdirSync, existsSync } from 'node:fs'

@@ -1,5 +1,5 @@
-// Degraded runs in a sweep (a node lost mid-run): counted, said in the end lines with the node, the sweep failed (exit 1)
-// and redone by --resume; and the end of a multi-node sweep: the fit over nodes and the correlations it asked for.
+// Degraded runs in a sweep (a node lost mid-run): counted, said in the end lines with the node, the sweep failed (exit
+// 1) and redone by --resume; and the end of a multi-node sweep: the fit over nodes and the correlations it asked for.
 import { test } from 'node:test'
 import assert from 'node:assert/strict'
 import { mkdtempSync, writeFileSync, mkdirSync, readFileSync, existsSync, rmSync } from 'node:fs'

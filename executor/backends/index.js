@@ -16,7 +16,8 @@ import { createLocalBackend } from './local.js'
  * @property {(config: RunConfig, ctx?: { why?: string }) => void} checkConfig
  * @property {(config: RunConfig, ctx?: { log?: Log, signal?: AbortSignal }) => Promise<Record<string, any>>} prepare
  *   resolves with facts for run.json's `environment` (versions, images)
- * @property {(config: RunConfig, ctx: { runId: string, runDir: string, log: Log, signal?: AbortSignal }) => Promise<Deployment>} deploy
+ * @property {(config: RunConfig, ctx: { runId: string, runDir: string, log: Log, signal?: AbortSignal }) =>
+ *   Promise<Deployment>} deploy
  */
 
 /**
@@ -26,12 +27,14 @@ import { createLocalBackend } from './local.js'
  * @property {PlacementRow[]} placement where each instance runs (run.json's `placement`)
  * @property {() => Sampler} createSampler the server's CPU per core while the load runs
  * @property {() => Promise<void>} teardown see Backend
- * @property {() => NodeWatch} [createWatch] Swarm: watches the nodes that run tasks, so a lost node makes the run degraded
+ * @property {() => NodeWatch} [createWatch] Swarm: watches the nodes that run tasks, so a lost node makes the run
+ *   degraded
  * @property {() => Promise<PlacementRow[]>} [currentPlacement] Swarm: where the tasks run now (after a node was lost)
  */
 
 /**
- * @typedef {Readonly<import('../../lib/run-options.js').RunConfig>} RunConfig a validated run config (validateRunConfig)
+ * @typedef {Readonly<import('../../lib/run-options.js').RunConfig>} RunConfig a validated run config
+ *   (validateRunConfig)
  * @typedef {(line: string) => void} Log
  * @typedef {Record<string, any>} PlacementRow
  * @typedef {{ start: () => void | Promise<void>, stop: () => Promise<any> }} Sampler stop resolves with the timeline

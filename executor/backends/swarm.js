@@ -1,4 +1,5 @@
-// The swarm backend: the server under test as a Docker Swarm stack (up, cm, pm2, hs), its CPU per core from the RC of each node.
+// The swarm backend: the server under test as a Docker Swarm stack (up, cm, pm2, hs), its CPU per core from the RC of
+// each node.
 import { join } from 'node:path'
 import { NsError, badApp } from '../../lib/errors.js'
 import { deploymentShape } from '../../lib/strategies.js'
@@ -32,8 +33,8 @@ async function resolveLb (docker, config, log, probeImage) {
 }
 
 /**
- * Whether the routing mesh answers on this swarm: probed once per swarm (cluster id) and remembered in the cache folder,
- * since the probe deploys a service and takes seconds.
+ * Whether the routing mesh answers on this swarm: probed once per swarm (cluster id) and remembered in the cache
+ * folder, since the probe deploys a service and takes seconds.
  */
 async function meshAnswers (docker, probeImage, log) {
   let cluster = null
@@ -49,7 +50,8 @@ async function meshAnswers (docker, probeImage, log) {
 }
 
 /**
- * A placement row of run.json per task of the stack: the task, its node (id, hostname, io.nodescale.node label, address), its container.
+ * A placement row of run.json per task of the stack: the task, its node (id, hostname, io.nodescale.node label,
+ * address), its container.
  * @param {any} deployment
  * @param {Map<string, ReturnType<typeof nodeRef>>} nodes
  */
@@ -243,8 +245,9 @@ export function createSwarmBackend ({ connect = connectDocker } = {}) {
           return watch
         },
         /**
-         * Where the stack's tasks run now (after Swarm rescheduled those of a lost node), with each task's state. A replacement
-         * waits out the restart delay with desired state "ready" before it is started: it counts, as not running yet.
+         * Where the stack's tasks run now (after Swarm rescheduled those of a lost node), with each task's state. A
+         * replacement waits out the restart delay with desired state "ready" before it is started: it counts, as not
+         * running yet.
          */
         async currentPlacement () {
           let tasks, now

@@ -1,4 +1,5 @@
-// Deploys the framework's control plane (docker-compose.yml: the RC on every node) through the API, with a fresh token per deployment passed as a Swarm secret.
+// Deploys the framework's control plane (docker-compose.yml: the RC on every node) through the API, with a fresh token
+// per deployment passed as a Swarm secret.
 import { randomBytes } from 'node:crypto'
 import { readFileSync, rmSync } from 'node:fs'
 import { join } from 'node:path'
@@ -22,8 +23,10 @@ const ROLE_LABEL = 'io.nodescale.role'
  * Replaces the control-plane stack: removes an earlier one, creates a token secret, deploys the RC as a global service
  * and waits until the RC of every ready node answers /healthz on its published port.
  * @param {import('dockerode')} docker
- * @param {{ image: string, token?: string, stack?: string, port?: number, log?: (line: string) => void, timeoutMs?: number, file?: string }} opts image: an `rc` image (buildImage kind 'rc')
- * @returns {Promise<{ stack: string, token: string, service: string, rcs: { node: string, url: string, containerId: string | null }[] }>}
+ * @param {{ image: string, token?: string, stack?: string, port?: number, log?: (line: string) => void, timeoutMs?:
+ *   number, file?: string }} opts image: an `rc` image (buildImage kind 'rc')
+ * @returns {Promise<{ stack: string, token: string, service: string, rcs: { node: string, url: string, containerId:
+ *   string | null }[] }>}
  */
 export async function deployControlPlane (docker, { image, token = randomBytes(24).toString('hex'), stack = CONTROL_PLANE_STACK, port = RC_PORT, log = () => {}, timeoutMs = 60_000, file = join(ROOT, 'docker-compose.yml') }) {
   if (!image) throw internalError('the control plane needs the rc image tag (buildImage kind "rc")')
@@ -45,7 +48,8 @@ export async function deployControlPlane (docker, { image, token = randomBytes(2
     } catch (err) {
       throw dockerError(err, `creating secret ${secretName}`)
     }
-    // The service reads the secret under its Compose name; the stored secret's name is unique per deployment (secrets are immutable).
+    // The service reads the secret under its Compose name; the stored secret's name is unique per deployment (secrets
+    // are immutable).
     rc.secrets = [{ source: 'nodescale_rc_token', target: 'nodescale_rc_token', secretName }]
     // the file's other services (the registry) are deployed on their own, when a run needs them
     const { services } = stackSpecs({ ...doc, services: { rc } }, { stack, secretIds: { nodescale_rc_token: secret.id } })
@@ -80,7 +84,8 @@ export async function deployControlPlane (docker, { image, token = randomBytes(2
  * whose /healthz answers on the node's address.
  * @param {import('dockerode')} docker
  * @param {{ service?: string, port?: number }} [opts]
- * @returns {Promise<{ ready: boolean, rcs: { node: string, url: string, containerId: string | null }[], failed: any[], image: string | null, last: string }>}
+ * @returns {Promise<{ ready: boolean, rcs: { node: string, url: string, containerId: string | null }[], failed: any[],
+ *   image: string | null, last: string }>}
  */
 export async function controlPlaneState (docker, { service = `${CONTROL_PLANE_STACK}_rc`, port = RC_PORT } = {}) {
   let nodes, tasks
@@ -131,7 +136,8 @@ export const controlPlaneFile = () => join(cacheDir(), 'control-plane.json')
  * this machine saved for it; otherwise a fresh deployment (deployControlPlane), whose token is saved for the next run.
  * @param {import('dockerode')} docker
  * @param {{ image: string, log?: (line: string) => void, timeoutMs?: number }} opts
- * @returns {Promise<{ stack: string, token: string, service: string, rcs: { node: string, url: string, containerId: string | null }[], reused: boolean }>}
+ * @returns {Promise<{ stack: string, token: string, service: string, rcs: { node: string, url: string, containerId:
+ *   string | null }[], reused: boolean }>}
  */
 export async function ensureControlPlane (docker, { image, log = () => {}, timeoutMs }) {
   const saved = readCacheJson('control-plane.json')

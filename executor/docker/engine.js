@@ -1,4 +1,5 @@
-// The connection to the Docker engine: a pinged dockerode client, the swarm it belongs to, and Docker errors turned into coded ones.
+// The connection to the Docker engine: a pinged dockerode client, the swarm it belongs to, and Docker errors turned
+// into coded ones.
 import Docker from 'dockerode'
 import { NsError } from '../../lib/errors.js'
 import { withTimeout } from '../../lib/with-timeout.js'
@@ -86,7 +87,8 @@ export async function ensureSwarm (docker, { log = () => {}, advertiseAddr = '12
 /**
  * The swarm's nodes and the address of a manager (what run.json records as `environment.swarmNodes`).
  * @param {import('dockerode')} docker
- * @returns {Promise<{ nodes: { id: string, hostname: string, role: string, state: string, availability: string, addr: string, labels: Record<string, string> }[], managerAddr: string | null }>}
+ * @returns {Promise<{ nodes: { id: string, hostname: string, role: string, state: string, availability: string, addr:
+ *   string, labels: Record<string, string> }[], managerAddr: string | null }>}
  */
 export async function swarmInfo (docker) {
   let list

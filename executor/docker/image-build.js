@@ -1,4 +1,5 @@
-// Builds the register and HAProxy images through the Docker API from a streamed tar context, tagged by a content hash so an unchanged tree is reused.
+// Builds the register and HAProxy images through the Docker API from a streamed tar context, tagged by a content hash
+// so an unchanged tree is reused.
 import { createHash } from 'node:crypto'
 import { createReadStream, statSync } from 'node:fs'
 import { spawnSync } from 'node:child_process'
@@ -168,7 +169,8 @@ async function tryPull (docker, name, timeoutMs) {
 /**
  * Picks the base: `registry` when the registry image is here or can be pulled, else `host`; says which.
  * @param {import('dockerode')} docker
- * @param {{ kind: 'register' | 'haproxy' | 'rc' | 'registry', base: string, log: (line: string) => void, pullTimeoutMs?: number }} opts
+ * @param {{ kind: 'register' | 'haproxy' | 'rc' | 'registry', base: string, log: (line: string) => void,
+ *   pullTimeoutMs?: number }} opts
  * @returns {Promise<{ base: 'registry' | 'host', from: string | null }>}
  */
 export async function resolveBase (docker, { kind, base, log, pullTimeoutMs = 20000 }) {
@@ -226,7 +228,8 @@ function hostProgram (name, code, pkg) {
 /**
  * A FROM scratch image of one host program, its libraries and extra rootfs entries.
  * @param {import('dockerode')} docker
- * @param {{ kind: string, binary: string, path: string, cmd: string[], extra?: ContextEntry[], log: (line: string) => void }} opts
+ * @param {{ kind: string, binary: string, path: string, cmd: string[], extra?: ContextEntry[], log: (line: string) =>
+ *   void }} opts
  */
 function hostProgramImage (docker, { kind, binary, path, cmd, extra = [], log }) {
   const entries = [...hostRootfs({ binaries: [{ source: binary, path }] }), ...extra].map(e => ({ ...e, name: `rootfs/${e.name}` }))
@@ -235,14 +238,16 @@ function hostProgramImage (docker, { kind, binary, path, cmd, extra = [], log })
 }
 
 /**
- * Builds (or reuses) the image a stack needs.
- * register: register/ + benchmarks/ + what they import + production node_modules + custom apps, on node (registry) or the host's node (host).
- * haproxy: the registry haproxy image, or the host's /usr/sbin/haproxy and its libraries FROM scratch.
- * rc: rc/ and what it imports (the resource collector service of docker-compose.yml), on the same node base.
- * registry: the control plane's image registry: `registry:2`, or Debian's docker-registry binary FROM scratch.
+ * Builds (or reuses) the image a stack needs. register: register/ + benchmarks/ + what they import + production
+ * node_modules + custom apps, on node (registry) or the host's node (host). haproxy: the registry haproxy image, or the
+ * host's /usr/sbin/haproxy and its libraries FROM scratch. rc: rc/ and what it imports (the resource collector service
+ * of docker-compose.yml), on the same node base. registry: the control plane's image registry: `registry:2`, or
+ * Debian's docker-registry binary FROM scratch.
  * @param {import('dockerode')} docker
- * @param {{ kind: 'register' | 'haproxy' | 'rc' | 'registry', base?: 'auto' | 'registry' | 'host', apps?: string[], log?: (line: string) => void, root?: string, pullTimeoutMs?: number }} opts
- * @returns {Promise<{ tag: string, id: string, base: 'registry' | 'host', reused: boolean, apps: { source: string, path: string }[] }>}
+ * @param {{ kind: 'register' | 'haproxy' | 'rc' | 'registry', base?: 'auto' | 'registry' | 'host', apps?: string[],
+ *   log?: (line: string) => void, root?: string, pullTimeoutMs?: number }} opts
+ * @returns {Promise<{ tag: string, id: string, base: 'registry' | 'host', reused: boolean, apps: { source: string,
+ *   path: string }[] }>}
  */
 export async function buildImage (docker, { kind, base = 'auto', apps = [], log = () => {}, root = ROOT, pullTimeoutMs }) {
   if (!IMAGE_KINDS.includes(kind)) throw internalError(`image kind "${kind}" is not one of: ${IMAGE_KINDS.join(', ')}`)

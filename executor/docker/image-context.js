@@ -1,11 +1,15 @@
-// What goes into an image: the register's source closure, its production dependencies (from package-lock.json), custom apps, and host rootfs files (a binary and the libraries ldd lists).
+// What goes into an image: the register's source closure, its production dependencies (from package-lock.json), custom
+// apps, and host rootfs files (a binary and the libraries ldd lists).
 import { readFileSync, readdirSync, statSync, lstatSync, existsSync, realpathSync } from 'node:fs'
 import { join, relative, dirname, resolve, basename, sep } from 'node:path'
 import { builtinModules } from 'node:module'
 import { spawnSync } from 'node:child_process'
 import { NsError, badApp } from '../../lib/errors.js'
 
-/** @typedef {{ name: string, source?: string, content?: Buffer, mode?: number, type?: 'file' | 'directory' }} ContextEntry */
+/**
+ * @typedef {{ name: string, source?: string, content?: Buffer, mode?: number, type?: 'file' | 'directory' }}
+ * ContextEntry
+ */
 
 const SKIP_DIRS = new Set(['node_modules', '.git', 'test', 'tests', '__tests__'])
 const IMPORT_RE = /(?:\bimport\s*(?:[\w*{}\s,$]+?\s*from\s*)?|\bexport\s*[\w*{}\s,$]+?\s*from\s*|\bimport\s*\(\s*|\brequire\s*\(\s*)['"]([^'"\n]+)['"]/g
@@ -74,7 +78,8 @@ export function importClosure (startFiles, { within } = {}) {
 }
 
 /**
- * The production dependency closure of some packages, resolved the way Node resolves them in the installed tree (package-lock v2/v3 `packages`).
+ * The production dependency closure of some packages, resolved the way Node resolves them in the installed tree
+ * (package-lock v2/v3 `packages`).
  * @param {string} root project folder holding package-lock.json and node_modules
  * @param {Iterable<string>} names root package names
  * @returns {{ dirs: string[], missing: string[] }} lockfile keys like `node_modules/express`, and names not installed
@@ -114,7 +119,9 @@ export function dependencyClosure (root, names) {
   return { dirs: [...seen].sort(), missing }
 }
 
-/** Files of an installed package folder, without nested node_modules (those are separate closure entries) or .bin links. */
+/**
+ * Files of an installed package folder, without nested node_modules (those are separate closure entries) or .bin links.
+ */
 function packageFiles (dir) {
   const out = []
   for (const ent of readdirSync(dir, { withFileTypes: true }).sort((a, b) => a.name.localeCompare(b.name))) {
@@ -129,7 +136,8 @@ function packageFiles (dir) {
 }
 
 /**
- * The /app tree of the register image: register/, benchmarks/, what they import, package.json, production node_modules, custom apps.
+ * The /app tree of the register image: register/, benchmarks/, what they import, package.json, production node_modules,
+ * custom apps.
  * @param {string} root project root
  * The same with other `dirs` makes other images' trees (the RC: dirs ['rc'], required 'rc').
  * @param {{ apps?: string[], dirs?: string[], extraPackages?: string[], required?: string }} [opts]
@@ -204,7 +212,8 @@ export function sharedLibraries (binary) {
 }
 
 /**
- * A minimal root filesystem for a FROM scratch image: binaries at their paths (symlinks followed), their libraries, /etc/passwd, /etc/group and /tmp.
+ * A minimal root filesystem for a FROM scratch image: binaries at their paths (symlinks followed), their libraries,
+ * /etc/passwd, /etc/group and /tmp.
  * @param {{ binaries: { source: string, path: string }[] }} opts
  * @returns {ContextEntry[]} names relative to the rootfs
  */

@@ -1,5 +1,6 @@
-// Images onto the nodes that run a stack: without a registry, saved from the manager's engine and loaded into each node's
-// engine through the API (one save stream fanned out); with one, tagged and pushed so every node pulls the same reference.
+// Images onto the nodes that run a stack: without a registry, saved from the manager's engine and loaded into each
+// node's engine through the API (one save stream fanned out); with one, tagged and pushed so every node pulls the same
+// reference.
 import { PassThrough } from 'node:stream'
 import { NsError } from '../../lib/errors.js'
 import { dockerError, dockerMessage } from './engine.js'
@@ -33,9 +34,9 @@ async function hasImage (docker, tag) {
 }
 
 /**
- * Makes sure every target engine has the images: the ones that lack some get them by `docker save | docker load` through
- * the API, all they lack in one archive (images that share layers, such as the register and the RC on one node base,
- * send those layers once). A node that cannot get them fails here, named, before anything is deployed.
+ * Makes sure every target engine has the images: the ones that lack some get them by `docker save | docker load`
+ * through the API, all they lack in one archive (images that share layers, such as the register and the RC on one node
+ * base, send those layers once). A node that cannot get them fails here, named, before anything is deployed.
  * @param {import('dockerode')} source the engine that has the images (the manager, where they were built)
  * @param {{ name: string, docker: import('dockerode') }[]} targets
  * @param {string[]} tags

@@ -45,7 +45,8 @@ async function registryState (docker, url) {
 /**
  * The control plane's registry, running this image: reused when it runs and answers, else (re)deployed and waited for.
  * @param {import('dockerode')} docker
- * @param {{ image: string, log?: (line: string) => void, timeoutMs?: number, file?: string }} opts image: a `registry` image
+ * @param {{ image: string, log?: (line: string) => void, timeoutMs?: number, file?: string }} opts image: a `registry`
+ *   image
  * @returns {Promise<{ stack: string, service: string, pushHost: string, pullHost: string, reused: boolean }>}
  *   pushHost: where the manager's engine pushes; pullHost: the reference prefix every node pulls by
  */

@@ -1,4 +1,5 @@
-// Finds out whether Swarm's ingress routing mesh answers on this swarm (it needs IPVS in the kernel), by publishing a probe service in ingress mode and calling it.
+// Finds out whether Swarm's ingress routing mesh answers on this swarm (it needs IPVS in the kernel), by publishing a
+// probe service in ingress mode and calling it.
 import { setTimeout as sleep } from 'node:timers/promises'
 import { NsError } from '../../lib/errors.js'
 import { dockerError } from './engine.js'
@@ -18,8 +19,8 @@ async function registerImage (docker) {
 }
 
 /**
- * True when a port published in ingress mode answers (the routing mesh works); false when it refuses while the task runs (no IPVS).
- * The answer is remembered per client.
+ * True when a port published in ingress mode answers (the routing mesh works); false when it refuses while the task
+ * runs (no IPVS). The answer is remembered per client.
  * @param {import('dockerode')} docker
  * @param {{ image?: string, log?: (line: string) => void, timeoutMs?: number, answerMs?: number }} [opts]
  * @returns {Promise<boolean>}

@@ -1,5 +1,6 @@
-// Watches the swarm nodes a run's tasks are on while the load runs: a node whose RC stops answering, or that the manager
-// marks down, is lost; the run is then degraded. Each loss is an episode with when it was last seen, lost, marked down, back.
+// Watches the swarm nodes a run's tasks are on while the load runs: a node whose RC stops answering, or that the
+// manager marks down, is lost; the run is then degraded. Each loss is an episode with when it was last seen, lost,
+// marked down, back.
 import { setTimeout as sleep } from 'node:timers/promises'
 import { probe } from '../../lib/net.js'
 import { withTimeout } from '../../lib/with-timeout.js'
@@ -25,7 +26,8 @@ export function createLossTracker (nodes, { confirm = 2, log = () => {} } = {}) 
   return {
     /**
      * @param {string} id
-     * @param {{ at: number, swarmState: string | null, rcOk: boolean, rcError?: string }} seen swarmState null: the manager did not answer
+     * @param {{ at: number, swarmState: string | null, rcOk: boolean, rcError?: string }} seen swarmState null: the
+     *   manager did not answer
      */
     observe (id, { at, swarmState, rcOk, rcError }) {
       const s = state.get(id)
@@ -65,8 +67,8 @@ export function createLossTracker (nodes, { confirm = 2, log = () => {} } = {}) 
 
 /**
  * Polls the manager's node list and each watched node's RC /healthz every intervalMs until stopped.
- * @param {{ docker: import('dockerode'), nodes: WatchedNode[], intervalMs?: number, probeTimeoutMs?: number, confirm?: number,
- *   log?: (line: string) => void, now?: () => number }} opts
+ * @param {{ docker: import('dockerode'), nodes: WatchedNode[], intervalMs?: number, probeTimeoutMs?: number, confirm?:
+ *   number, log?: (line: string) => void, now?: () => number }} opts
  */
 export function createNodeWatch ({ docker, nodes, intervalMs = 1000, probeTimeoutMs = 1000, confirm = 2, log = () => {}, now = Date.now }) {
   const tracker = createLossTracker(nodes, { confirm, log })

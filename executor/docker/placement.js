@@ -1,5 +1,6 @@
-// Where a run's server tasks may go on a swarm: --nodes K workers, --placement spread|pack, --constraint, and the manager
-// kept for the RC and the load balancer when workers exist (as in the Ibenchjs MIMN runs). Pure: nodes in, constraints out.
+// Where a run's server tasks may go on a swarm: --nodes K workers, --placement spread|pack, --constraint, and the
+// manager kept for the RC and the load balancer when workers exist (as in the Ibenchjs MIMN runs). Pure: nodes in,
+// constraints out.
 import { badFlag } from '../../lib/errors.js'
 import { strategyOf } from '../../lib/strategies.js'
 
@@ -14,17 +15,21 @@ export const nodeRef = (n) => ({ id: n.ID, hostname: n.Description?.Hostname ?? 
 const usable = (n) => n.Status?.State === 'ready' && n.Spec?.Availability === 'active'
 
 /**
- * @typedef {{ constraints: string[], maxReplicasPerNode: number, chosen: ReturnType<typeof nodeRef>[] | null, skipped: { node: ReturnType<typeof nodeRef>, why: string }[], rule: string }} PlacementPlan
+ * @typedef {{ constraints: string[], maxReplicasPerNode: number, chosen: ReturnType<typeof nodeRef>[] | null, skipped:
+ *   { node: ReturnType<typeof nodeRef>, why: string }[], rule: string }} PlacementPlan
  */
 
 /**
  * The placement of a run's server service over the swarm's nodes (as listNodes gives them).
- * - no workers (a single-node swarm): the manager runs everything; --nodes is an error (there are no workers to choose).
- * - workers: the first K ready workers by label (or hostname), K = --nodes or all; the others excluded by id; the manager
- *   excluded by `node.role == worker`. Workers that are down or drained are skipped and said so.
- * - pack (replicated strategies: hs): as few of the K nodes as the CPU quota allows, at most floor(node CPUs / cpus-per-instance) replicas each.
+ * - no workers (a single-node swarm): the manager runs everything; --nodes is an error (there are no workers to
+ *   choose).
+ * - workers: the first K ready workers by label (or hostname), K = --nodes or all; the others excluded by id; the
+ *   manager excluded by `node.role == worker`. Workers that are down or drained are skipped and said so.
+ * - pack (replicated strategies: hs): as few of the K nodes as the CPU quota allows, at most floor(node CPUs /
+ *   cpus-per-instance) replicas each.
  * @param {any[]} nodes docker.listNodes()
- * @param {{ nodes?: number, placement?: string, constraints?: readonly string[], strategy: string, instances: number, cpusPerInstance?: number }} config
+ * @param {{ nodes?: number, placement?: string, constraints?: readonly string[], strategy: string, instances: number,
+ *   cpusPerInstance?: number }} config
  * @returns {PlacementPlan}
  */
 export function planPlacement (nodes, config) {

@@ -1,4 +1,5 @@
-// The executor's side of the RC service: calls each node's RC with the deployment token and turns their timelines into one.
+// The executor's side of the RC service: calls each node's RC with the deployment token and turns their timelines into
+// one.
 import { request } from 'node:http'
 import { NsError } from '../../lib/errors.js'
 import { TOKEN_HEADER } from '../../lib/wire.js'
@@ -53,10 +54,10 @@ async function rcJson (rc, method, path, body) {
 }
 
 /**
- * Joins the timelines of several nodes' RCs into one: cores are numbered node after node (node 0's cores first), samples
- * are paired by their order (every RC samples each interval from its start), and `nodes` says which cores are whose.
- * A node whose timeline ends early (lost mid-run: its last checkpoint) has null cores in the samples it lacks, and its
- * `nodes` entry says `partial`. One node's timeline is returned as it is, with `nodes` added.
+ * Joins the timelines of several nodes' RCs into one: cores are numbered node after node (node 0's cores first),
+ * samples are paired by their order (every RC samples each interval from its start), and `nodes` says which cores are
+ * whose. A node whose timeline ends early (lost mid-run: its last checkpoint) has null cores in the samples it lacks,
+ * and its `nodes` entry says `partial`. One node's timeline is returned as it is, with `nodes` added.
  * @param {{ node: string, timeline: any, partial?: boolean }[]} parts
  */
 export function mergeTimelines (parts) {
@@ -94,8 +95,10 @@ export function mergeTimelines (parts) {
 }
 
 /**
- * A sampler with the interface of rc/sampler.js (start, stop → timeline) over the RCs of the nodes that run the containers.
- * @param {{ rcs: { node: string, url: string }[], token: string, containers: { node: string, containerId: string | null }[], log?: (line: string) => void, checkpointMs?: number }} opts
+ * A sampler with the interface of rc/sampler.js (start, stop → timeline) over the RCs of the nodes that run the
+ * containers.
+ * @param {{ rcs: { node: string, url: string }[], token: string, containers: { node: string, containerId: string | null
+ *   }[], log?: (line: string) => void, checkpointMs?: number }} opts
  */
 export function createRcSampler ({ rcs, token, containers, log = () => {}, checkpointMs = 3000 }) {
   const byNode = new Map()

@@ -1,4 +1,5 @@
-// Deploys a rendered stack through the Docker API (networks, configs, services, as `docker stack deploy` makes them) and waits until every instance answers; removes it again on any failure.
+// Deploys a rendered stack through the Docker API (networks, configs, services, as `docker stack deploy` makes them)
+// and waits until every instance answers; removes it again on any failure.
 import { NsError } from '../../lib/errors.js'
 import { dockerError } from './engine.js'
 import { stackSpecs } from './stack-spec.js'
@@ -11,7 +12,9 @@ export { ingressWorks } from './ingress-probe.js'
 /** True when the client talks to this machine's engine (a unix socket), so its node is reached on loopback. */
 const isLocalEngine = (docker) => Boolean(/** @type {any} */ (docker).modem?.socketPath)
 
-/** Refuses, before anything is created, a reservation no node could ever hold (Swarm would leave it pending forever). */
+/**
+ * Refuses, before anything is created, a reservation no node could ever hold (Swarm would leave it pending forever).
+ */
 function checkCapacity (nodes, services) {
   const ready = nodes.filter(n => n.Status?.State === 'ready' && n.Spec?.Availability === 'active')
   const maxCpu = Math.max(0, ...ready.map(n => n.Description?.Resources?.NanoCPUs ?? 0))
@@ -32,7 +35,8 @@ function checkCapacity (nodes, services) {
  * @param {any[]} tasks docker.listTasks()
  * @param {{ id: string, name: string }[]} services the stack's services
  * @param {any[]} nodes docker.listNodes()
- * @returns {{ id: string, service: string, node: string, nodeName: string, containerId: string | null, state: string, slot: number | null }[]}
+ * @returns {{ id: string, service: string, node: string, nodeName: string, containerId: string | null, state: string,
+ *   slot: number | null }[]}
  */
 export function taskRows (tasks, services, nodes) {
   return tasks.map(t => ({
@@ -47,12 +51,15 @@ export function taskRows (tasks, services, nodes) {
 }
 
 /**
- * Deploys a stack rendered by renderStack and resolves when every task runs and every instance answers /healthz on the published port.
- * On failure (a task error, a timeout, an abort) the stack is removed before the error is thrown.
+ * Deploys a stack rendered by renderStack and resolves when every task runs and every instance answers /healthz on the
+ * published port. On failure (a task error, a timeout, an abort) the stack is removed before the error is thrown.
  * @param {import('dockerode')} docker
  * @param {Record<string, any>} doc rendered Compose object
- * @param {{ log?: (line: string) => void, signal?: AbortSignal, readyTimeoutMs?: number, pendingGraceMs?: number, removeTimeoutMs?: number }} [opts]
- * @returns {Promise<{ stack: string, url: string, port: number, services: { id: string, name: string, replicas: number }[], tasks: { id: string, service: string, node: string, nodeName: string, containerId: string | null, state: string, slot: number | null }[], image: string, instances: string[], readyMs: number }>}
+ * @param {{ log?: (line: string) => void, signal?: AbortSignal, readyTimeoutMs?: number, pendingGraceMs?: number,
+ *   removeTimeoutMs?: number }} [opts]
+ * @returns {Promise<{ stack: string, url: string, port: number, services: { id: string, name: string, replicas: number
+ *   }[], tasks: { id: string, service: string, node: string, nodeName: string, containerId: string | null, state:
+ *   string, slot: number | null }[], image: string, instances: string[], readyMs: number }>}
  */
 export async function deployStack (docker, doc, { log = () => {}, signal, readyTimeoutMs = 60_000, pendingGraceMs, removeTimeoutMs } = {}) {
   const started = Date.now()

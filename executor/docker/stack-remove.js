@@ -1,4 +1,5 @@
-// Removes a stack (services, then configs and networks) and waits until its tasks, containers and networks are gone; finds leftovers of earlier runs by label.
+// Removes a stack (services, then configs and networks) and waits until its tasks, containers and networks are gone;
+// finds leftovers of earlier runs by label.
 import { hostname } from 'node:os'
 import { setTimeout as sleep } from 'node:timers/promises'
 import { NsError } from '../../lib/errors.js'
@@ -23,9 +24,9 @@ export async function stackResources (docker, stack) {
 /**
  * Removes every service, config and network of a stack and waits until its tasks, containers and networks are gone.
  * With `force` (the default) the containers this engine runs are removed at once after their services: Swarm would
- * first wait 2 s for gossip to converge and stop them gracefully, which a finished benchmark does not need.
- * Tasks on a node that is not ready (down, disconnected), or in `lostNodes`, are not waited for: that node never reports
- * them shut down while it is gone, and its engine stops them when it comes back and finds their service removed.
+ * first wait 2 s for gossip to converge and stop them gracefully, which a finished benchmark does not need. Tasks on a
+ * node that is not ready (down, disconnected), or in `lostNodes`, are not waited for: that node never reports them shut
+ * down while it is gone, and its engine stops them when it comes back and finds their service removed.
  * @param {import('dockerode')} docker
  * @param {string} stack
  * @param {{ log?: (line: string) => void, timeoutMs?: number, force?: boolean, lostNodes?: Iterable<string> }} [opts]
@@ -124,10 +125,11 @@ export function ownerAlive (owner) {
 }
 
 /**
- * Removes stacks (services, containers, networks, configs) that an earlier run left behind: Swarm state survives daemon restarts.
- * A stack whose owner process still runs on this host is left alone unless `all`.
+ * Removes stacks (services, containers, networks, configs) that an earlier run left behind: Swarm state survives daemon
+ * restarts. A stack whose owner process still runs on this host is left alone unless `all`.
  * @param {import('dockerode')} docker
- * @param {{ label?: string, all?: boolean, log?: (line: string) => void, timeoutMs?: number }} [opts] label is `key` or `key=value`
+ * @param {{ label?: string, all?: boolean, log?: (line: string) => void, timeoutMs?: number }} [opts] label is `key` or
+ *   `key=value`
  * @returns {Promise<string[]>} the stacks removed
  */
 export async function removeLeftovers (docker, { label = RUN_LABEL, all = false, log = () => {}, timeoutMs } = {}) {

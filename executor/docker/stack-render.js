@@ -42,15 +42,18 @@ export const ownerId = () => `${hostname()}:${process.pid}`
  * @property {string} [app] path of a custom app INSIDE the image (buildImage's `apps[].path`)
  * @property {Record<string, string>} [params]
  * @property {number} [port] published port; 0 = pick one at deploy
- * @property {'ingress'|'haproxy'} lb how the published port is reached: Swarm's routing mesh, or host mode (+ HAProxy for hs)
+ * @property {'ingress'|'haproxy'} lb how the published port is reached: Swarm's routing mesh, or host mode (+ HAProxy
+ *   for hs)
  * @property {string[]} [constraints] placement constraints of the server's service, e.g. "node.role == worker"
  * @property {string} runId
- * @property {boolean} [reserve] reserve the CPU and memory limits too (the scheduler then refuses what does not fit); default true
+ * @property {boolean} [reserve] reserve the CPU and memory limits too (the scheduler then refuses what does not fit);
+ *   default true
  * @property {string} [owner]
  */
 
 /**
- * Renders the stack of a strategy as a Compose object. `x-nodescale` carries what the deployer needs (stack name, expected instances, files).
+ * Renders the stack of a strategy as a Compose object. `x-nodescale` carries what the deployer needs (stack name,
+ * expected instances, files).
  * @param {RenderOptions} opts
  * @returns {Record<string, any>}
  */

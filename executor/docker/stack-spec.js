@@ -1,4 +1,5 @@
-// Converts a Compose stack object into Docker Engine API specs, in the shape `docker stack deploy` creates (names `<stack>_<name>`, namespace labels, aliases).
+// Converts a Compose stack object into Docker Engine API specs, in the shape `docker stack deploy` creates (names
+// `<stack>_<name>`, namespace labels, aliases).
 import { NsError } from '../../lib/errors.js'
 import { NAMESPACE_LABEL } from './stack-render.js'
 
@@ -50,7 +51,8 @@ function resources (res = {}) {
 /**
  * The API objects of a stack: networks and configs to create first, then services.
  * @param {Record<string, any>} doc a rendered Compose object (renderStack)
- * @param {{ configIds?: Record<string, string>, secretIds?: Record<string, string>, stack?: string }} [opts] ids of created configs and secrets by Compose name; stack overrides x-nodescale.stack
+ * @param {{ configIds?: Record<string, string>, secretIds?: Record<string, string>, stack?: string }} [opts] ids of
+ *   created configs and secrets by Compose name; stack overrides x-nodescale.stack
  * @returns {{ stack: string, networks: any[], configs: any[], services: any[] }}
  */
 export function stackSpecs (doc, { configIds = {}, secretIds = {}, stack: name } = {}) {

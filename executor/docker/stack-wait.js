@@ -1,4 +1,5 @@
-// Waits until a deployed stack's tasks all run and its published port answers /healthz for every instance; fails fast with the tasks' own errors.
+// Waits until a deployed stack's tasks all run and its published port answers /healthz for every instance; fails fast
+// with the tasks' own errors.
 import { setTimeout as sleep } from 'node:timers/promises'
 import { NsError } from '../../lib/errors.js'
 import { dockerError } from './engine.js'
@@ -66,7 +67,8 @@ export async function nodeNames (docker) {
 /**
  * Polls tasks and the entry URL until every service has its replicas running and `expect` distinct instances answered.
  * @param {import('dockerode')} docker
- * @param {{ services: { id: string, name: string, replicas: number }[], url: () => Promise<string | null>, expect: number, timeoutMs: number, pendingGraceMs?: number, signal?: AbortSignal, log?: (line: string) => void }} opts
+ * @param {{ services: { id: string, name: string, replicas: number }[], url: () => Promise<string | null>, expect:
+ *   number, timeoutMs: number, pendingGraceMs?: number, signal?: AbortSignal, log?: (line: string) => void }} opts
  * @returns {Promise<{ tasks: any[], instances: string[], url: string }>}
  */
 export async function waitReady (docker, { services, url, expect, timeoutMs, pendingGraceMs = 8000, signal, log = () => {} }) {

@@ -1,4 +1,5 @@
-// Closed-model load with autocannon (C keep-alive connections, pipelining 1): one JTL row per request of the steady window.
+// Closed-model load with autocannon (C keep-alive connections, pipelining 1): one JTL row per request of the steady
+// window.
 import { createRequire } from 'node:module'
 import { STATUS_CODES } from 'node:http'
 import autocannon from 'autocannon'

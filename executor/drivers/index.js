@@ -1,4 +1,5 @@
-// The load drivers behind one interface: validate the options, run autocannon (in a child or in process) or JMeter, write the JTL.
+// The load drivers behind one interface: validate the options, run autocannon (in a child or in process) or JMeter,
+// write the JTL.
 import { mkdirSync } from 'node:fs'
 import { dirname } from 'node:path'
 import { NsError, badFlag } from '../../lib/errors.js'
@@ -64,9 +65,9 @@ export function normalizeLoadOptions (opts) {
  *
  * @param {{ driver: string, url: string, method?: 'GET'|'POST', headers?: Record<string,string>, body?: Buffer,
  *   concurrency?: number, rate?: number, duration: number, warmup?: number, jtlPath: string, label?: string,
- *   timeoutSec?: number, signal?: AbortSignal,
- *   onProgress?: (p: { phase: 'warmup'|'steady', elapsed: number, total: number, requests: number, errors: number }) => void,
- *   cpus?: number[], log?: (line: string) => void, inProcess?: boolean, maxSockets?: number }} opts
+ *   timeoutSec?: number, signal?: AbortSignal, onProgress?: (p: { phase: 'warmup'|'steady', elapsed: number, total:
+ *   number, requests: number, errors: number }) => void, cpus?: number[], log?: (line: string) => void, inProcess?:
+ *   boolean, maxSockets?: number }} opts
  * @returns {Promise<{ driver: string, requests: number, errors: number, warmupRequests: number, steadyStart: number,
  *   steadyEnd: number, interrupted: boolean, jtlPath: string, version: string }>}
  */

@@ -1,4 +1,5 @@
-// Generates the JMeter 5.6 test plan (.jmx) for one load: a thread group (closed model) or a paced pool (rate), one HTTP sampler.
+// Generates the JMeter 5.6 test plan (.jmx) for one load: a thread group (closed model) or a paced pool (rate), one
+// HTTP sampler.
 
 /** XML-escapes text for element content and attribute values. */
 export function xmlEscape (value) {

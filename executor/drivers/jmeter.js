@@ -1,4 +1,5 @@
-// The jmeter driver: writes the plan, runs JMeter non-GUI, then streams the steady-window rows of its JTL into the run's JTL.
+// The jmeter driver: writes the plan, runs JMeter non-GUI, then streams the steady-window rows of its JTL into the
+// run's JTL.
 import { spawn } from 'node:child_process'
 import { createSocket } from 'node:dgram'
 import { createReadStream, openSync, readSync, closeSync, fstatSync, rmSync, writeFileSync, readFileSync, existsSync } from 'node:fs'
@@ -18,7 +19,10 @@ import { buildJmx } from './jmeter-plan.js'
 export const JVM_FLAGS = Object.freeze(['-Xms1g', '-Xmx2g', '-XX:MaxMetaspaceSize=256m', '-XX:+UseG1GC', '-XX:MaxGCPauseMillis=100',
   '-XX:G1ReservePercent=20', '-Djava.security.egd=file:/dev/urandom', '-Djava.awt.headless=true', '-Duser.language=en', '-Duser.country=US'])
 
-/** Result-file properties forced on the command line, so JMeter's columns are exactly JTL_FIELDS whatever its jmeter.properties say. */
+/**
+ * Result-file properties forced on the command line, so JMeter's columns are exactly JTL_FIELDS whatever its
+ * jmeter.properties say.
+ */
 export const CSV_PROPERTIES = Object.freeze({
   'jmeter.save.saveservice.output_format': 'csv',
   'jmeter.save.saveservice.print_field_names': 'true',

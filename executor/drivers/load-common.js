@@ -1,4 +1,5 @@
-// What the in-process load models share: a ms clock, failed-sample rows, and the warm-up/steady window with its counters.
+// What the in-process load models share: a ms clock, failed-sample rows, and the warm-up/steady window with its
+// counters.
 
 /** Milliseconds since the epoch with sub-ms resolution (monotonic within a process). */
 export const clock = () => performance.timeOrigin + performance.now()

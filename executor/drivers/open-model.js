@@ -1,4 +1,5 @@
-// Open-model load: requests leave on a fixed schedule (t0 + i/R) whatever the server does; latency counts from the intended send time.
+// Open-model load: requests leave on a fixed schedule (t0 + i/R) whatever the server does; latency counts from the
+// intended send time.
 import http from 'node:http'
 import { clock, failure, phaseClock } from './load-common.js'
 

@@ -1,4 +1,5 @@
-// What the local cluster needs from this machine (root, ip, nsenter, unshare, dockerd) and the one way it runs them: execFile, never a shell string.
+// What the local cluster needs from this machine (root, ip, nsenter, unshare, dockerd) and the one way it runs them:
+// execFile, never a shell string.
 import { execFile } from 'node:child_process'
 import { accessSync, constants, readFileSync } from 'node:fs'
 import { delimiter, join } from 'node:path'

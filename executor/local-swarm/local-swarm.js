@@ -1,5 +1,6 @@
-// `executor cluster up|down|status` as a library: this engine as the manager plus K-1 worker engines in network namespaces,
-// joined over a local LAN, labelled io.nodescale.node=<name>; down removes exactly that and restores a loopback swarm.
+// `executor cluster up|down|status` as a library: this engine as the manager plus K-1 worker engines in network
+// namespaces, joined over a local LAN, labelled io.nodescale.node=<name>; down removes exactly that and restores a
+// loopback swarm.
 import { setTimeout as sleep } from 'node:timers/promises'
 import { existsSync, readdirSync, rmdirSync } from 'node:fs'
 import { NsError, badFlag } from '../../lib/errors.js'
@@ -42,7 +43,8 @@ export async function setNodeLabel (docker, id, value) {
 }
 
 /**
- * Stacks that re-advertising the manager could disturb: any not made by nodescale, and nodescale runs whose executor still runs.
+ * Stacks that re-advertising the manager could disturb: any not made by nodescale, and nodescale runs whose executor
+ * still runs.
  * @param {import('dockerode')} docker
  */
 async function busyStacks (docker) {
@@ -60,8 +62,8 @@ async function busyStacks (docker) {
 }
 
 /**
- * Makes the manager advertise an address the workers reach: a swarm advertising loopback is re-initialised, unless stacks
- * other than nodescale's control plane and leftovers run (then only with force).
+ * Makes the manager advertise an address the workers reach: a swarm advertising loopback is re-initialised, unless
+ * stacks other than nodescale's control plane and leftovers run (then only with force).
  * @returns {Promise<string | null>} the address advertised before, when it was changed
  */
 async function advertiseOnLan (docker, { force, log }) {
@@ -81,9 +83,10 @@ async function advertiseOnLan (docker, { force, log }) {
 }
 
 /**
- * Re-initialises this manager's swarm with another advertise address: leave, then init. (--force-new-cluster is not enough:
- * it keeps the raft member address, and workers then look for the manager's gossip at the old, unreachable address.)
- * The swarm's services, secrets and configs go with the old swarm; nodescale redeploys its control plane on the next run.
+ * Re-initialises this manager's swarm with another advertise address: leave, then init. (--force-new-cluster is not
+ * enough: it keeps the raft member address, and workers then look for the manager's gossip at the old, unreachable
+ * address.) The swarm's services, secrets and configs go with the old swarm; nodescale redeploys its control plane on
+ * the next run.
  */
 async function reinitialise (docker, addr, { log, why }) {
   log(`cluster: ${why}; re-initialising the swarm to advertise ${addr} (swarm leave + init: the old swarm's services go)`)
@@ -101,7 +104,8 @@ async function nodesById (docker) {
 }
 
 /**
- * Worker i: namespace, engine, joined to the swarm as a worker, Ready, labelled. Repairs what an earlier attempt left half done.
+ * Worker i: namespace, engine, joined to the swarm as a worker, Ready, labelled. Repairs what an earlier attempt left
+ * half done.
  * @returns {Promise<import('./state.js').WorkerEntry>}
  */
 async function ensureWorker (docker, i, { token, log, timeoutMs = 60_000 }) {
@@ -139,7 +143,8 @@ async function ensureWorker (docker, i, { token, log, timeoutMs = 60_000 }) {
 
 /**
  * Removes worker i: leaves the swarm, stops its engine, removes its node entry, namespace, veth and files.
- * @param {import('dockerode') | null} docker the manager (null when no engine answers: the node entry cannot be removed then)
+ * @param {import('dockerode') | null} docker the manager (null when no engine answers: the node entry cannot be removed
+ *   then)
  */
 async function removeWorker (docker, i, { nodeId = null, log }) {
   const name = workerName(i)
@@ -177,7 +182,8 @@ async function workersPresent (state) {
 }
 
 /**
- * Makes this machine a swarm of `nodes` nodes: the manager (this engine) plus nodes-1 local workers; grows or shrinks an existing one.
+ * Makes this machine a swarm of `nodes` nodes: the manager (this engine) plus nodes-1 local workers; grows or shrinks
+ * an existing one.
  * @param {{ nodes: number, force?: boolean, log?: (line: string) => void, connect?: typeof connectDocker }} opts
  */
 export async function clusterUp ({ nodes, force = false, log = () => {}, connect = connectDocker }) {
@@ -218,8 +224,8 @@ export async function clusterUp ({ nodes, force = false, log = () => {}, connect
 }
 
 /**
- * Removes every local worker (engine, namespace, veth, node entry, files), the LAN and the manager's label, and makes the
- * manager advertise loopback again when up changed it (so single-node runs work as before).
+ * Removes every local worker (engine, namespace, veth, node entry, files), the LAN and the manager's label, and makes
+ * the manager advertise loopback again when up changed it (so single-node runs work as before).
  * @param {{ force?: boolean, log?: (line: string) => void, connect?: typeof connectDocker }} [opts]
  */
 export async function clusterDown ({ force = false, log = () => {}, connect = connectDocker } = {}) {

@@ -1,5 +1,6 @@
-// The local cluster's LAN: a bridge in a namespace of its own (so the host's FORWARD policy does not drop node-to-node traffic),
-// the manager on it through a veth with 10.99.0.1, and each worker in a network namespace with 10.99.0.(1+i), reaching the LAN only.
+// The local cluster's LAN: a bridge in a namespace of its own (so the host's FORWARD policy does not drop node-to-node
+// traffic), the manager on it through a veth with 10.99.0.1, and each worker in a network namespace with 10.99.0.(1+i),
+// reaching the LAN only.
 import { NsError } from '../../lib/errors.js'
 import { ip, ipJson } from './host.js'
 
@@ -67,7 +68,10 @@ export async function ensureLan () {
   return true
 }
 
-/** Removes the LAN: the manager's veth (its peer goes with it) and the LAN namespace (the bridge and the workers' LAN ends). */
+/**
+ * Removes the LAN: the manager's veth (its peer goes with it) and the LAN namespace (the bridge and the workers' LAN
+ * ends).
+ */
 export async function removeLan () {
   if (await linkExists(MANAGER_VETH)) await ip('link', 'del', MANAGER_VETH)
   if ((await listNetns()).includes(LAN_NS)) await ip('netns', 'del', LAN_NS)
@@ -91,8 +95,8 @@ export async function ensureWorkerNet (i) {
   await ip('-n', LAN_NS, 'link', 'set', `w${i}`, 'master', 'br0', 'up')
   await ip('-n', ns, 'addr', 'add', `${workerAddr(i)}/${PREFIX}`, 'dev', 'eth0')
   await ip('-n', ns, 'link', 'set', 'eth0', 'up')
-  // No default route: a node reaches the LAN only. Swarm tries to pull every task's image first; with no route, a pull of
-  // an image that is not on the LAN fails at once (the loaded copy is used) instead of waiting for DNS timeouts.
+  // No default route: a node reaches the LAN only. Swarm tries to pull every task's image first; with no route, a pull
+  // of an image that is not on the LAN fails at once (the loaded copy is used) instead of waiting for DNS timeouts.
   return true
 }
 

@@ -1,4 +1,5 @@
-// What `executor cluster up` created, kept on disk so that `cluster down` removes exactly that (and a run finds the workers' engines).
+// What `executor cluster up` created, kept on disk so that `cluster down` removes exactly that (and a run finds the
+// workers' engines).
 import { readFileSync, writeFileSync, mkdirSync, renameSync, rmSync } from 'node:fs'
 import { join } from 'node:path'
 import { DATA_ROOT, engineClient } from './worker-engine.js'
@@ -7,7 +8,8 @@ export const stateFile = () => join(DATA_ROOT, 'state.json')
 
 /**
  * @typedef {{ index: number, name: string, addr: string, nodeId: string | null, socket: string }} WorkerEntry
- * @typedef {{ managerNodeId: string | null, advertiseBefore: string | null, workers: WorkerEntry[], updatedAt?: string }} ClusterState
+ * @typedef {{ managerNodeId: string | null, advertiseBefore: string | null, workers: WorkerEntry[], updatedAt?: string
+ *   }} ClusterState
  */
 
 /** @returns {ClusterState} */
@@ -33,7 +35,8 @@ export function clearState () {
 }
 
 /**
- * The engines of this machine's local cluster workers, for the swarm backend to load images into (none without a local cluster).
+ * The engines of this machine's local cluster workers, for the swarm backend to load images into (none without a local
+ * cluster).
  * @returns {{ nodeId: string | null, name: string, docker: import('dockerode') }[]}
  */
 export function localWorkerEngines () {

@@ -1,5 +1,5 @@
-// A worker's Docker engine: dockerd in the worker's network namespace and a UTS namespace of its own (its hostname is its
-// node name), with its own data and exec roots and socket; started detached, stopped by its pid.
+// A worker's Docker engine: dockerd in the worker's network namespace and a UTS namespace of its own (its hostname is
+// its node name), with its own data and exec roots and socket; started detached, stopped by its pid.
 import { spawn } from 'node:child_process'
 import { mkdirSync, openSync, closeSync, readFileSync, rmSync, existsSync, realpathSync } from 'node:fs'
 import { join } from 'node:path'
@@ -81,8 +81,8 @@ export async function startEngine (i, { log = () => {}, timeoutMs = 60_000 } = {
   mkdirSync(p.dataRoot, { recursive: true })
   mkdirSync(p.execRoot, { recursive: true })
   const out = openSync(p.log, 'a')
-  // unshare gives the engine a UTS namespace; `hostname` names it there (Swarm's node name); nsenter puts it in the worker's netns
-  // (not `ip netns exec`, which remounts /sys and leaves the engine without its cgroup mounts)
+  // unshare gives the engine a UTS namespace; `hostname` names it there (Swarm's node name); nsenter puts it in the
+  // worker's netns (not `ip netns exec`, which remounts /sys and leaves the engine without its cgroup mounts)
   const child = spawn('unshare', ['--uts', '--', 'sh', '-c', 'hostname "$0" && exec "$@"', p.name,
     'nsenter', `--net=${netnsPath(p.name)}`, '--',
     'dockerd', '--data-root', p.dataRoot, '--exec-root', p.execRoot, '-H', `unix://${p.socket}`, '--pidfile', p.pidFile,

@@ -11,8 +11,9 @@ export const ROOT = dirname(dirname(dirname(fileURLToPath(import.meta.url))))
  * Runs `bin/<name>.js args` and resolves with its exit code and output.
  * @param {string} name executor | analyzer
  * @param {string[]} args
- * @param {{ env?: object, timeoutMs?: number, onStderr?: (text: string, child: import('node:child_process').ChildProcess) => void,
- *   onStart?: (child: import('node:child_process').ChildProcess) => void }} [opts]
+ * @param {{ env?: object, timeoutMs?: number, onStderr?: (text: string, child:
+ *   import('node:child_process').ChildProcess) => void, onStart?: (child: import('node:child_process').ChildProcess) =>
+ *   void }} [opts]
  */
 export function runCli (name, args, { env, timeoutMs = 120000, onStderr, onStart } = {}) {
   return new Promise((resolve, reject) => {
@@ -72,7 +73,8 @@ export function jtlRows (path) {
 }
 
 /**
- * Asserts what every finished run folder holds: run.json done, a JTL whose rows are the summary's requests, CPU sampled per core.
+ * Asserts what every finished run folder holds: run.json done, a JTL whose rows are the summary's requests, CPU sampled
+ * per core.
  * @param {string} out
  * @param {{ strategy: string, instances: number }} expected
  */

@@ -1,4 +1,5 @@
-// Writes run folders like the executor's for multi-node sweeps (config.nodes, cpu.nodes, p95, degraded), for analyzer tests.
+// Writes run folders like the executor's for multi-node sweeps (config.nodes, cpu.nodes, p95, degraded), for analyzer
+// tests.
 import { mkdirSync, writeFileSync } from 'node:fs'
 import { join } from 'node:path'
 
@@ -7,9 +8,11 @@ let serial = 0
 /**
  * One run folder with the run.json fields the analyzer reads.
  * @param {string} out
- * @param {{ benchmark?: string, strategy?: string, nodes?: number, instances: number, concurrency?: number, [key: string]: any }} config
- * @param {{ throughput: number, p95?: number, nodeCpu?: number[], cpuTotal?: number, status?: string, degraded?: any, startedAt?: string }} measured
- *   nodeCpu: each node's server CPU in cores (cpu.nodes[].total); cpuTotal: cpu.total (default: their sum, or 0.5)
+ * @param {{ benchmark?: string, strategy?: string, nodes?: number, instances: number, concurrency?: number, [key:
+ *   string]: any }} config
+ * @param {{ throughput: number, p95?: number, nodeCpu?: number[], cpuTotal?: number, status?: string, degraded?: any,
+ *   startedAt?: string }} measured nodeCpu: each node's server CPU in cores (cpu.nodes[].total); cpuTotal: cpu.total
+ *   (default: their sum, or 0.5)
  */
 export function writeMimnRun (out, config, { throughput, p95 = 10, nodeCpu, cpuTotal, status = 'done', degraded, startedAt = '2026-11-23T10:00:00.000Z' }) {
   const id = `run-${String(++serial).padStart(4, '0')}-${config.strategy ?? 'hs'}${config.instances}${config.nodes ? `-${config.nodes}n` : ''}`
