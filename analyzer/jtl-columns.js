@@ -1,9 +1,10 @@
 // Reads a CSV JTL's first line: which column holds what, which delimiter, or why the file is not a JTL at all.
 import { parse } from 'csv-parse/sync'
 import { NsError } from '../lib/errors.js'
+import { JTL_COLUMNS } from '../lib/run-files.js'
 
 /** JMeter 5.6's default CSV JTL columns, in order (what a header-less file is assumed to hold). */
-export const DEFAULT_COLUMNS = Object.freeze(['timeStamp', 'elapsed', 'label', 'responseCode', 'responseMessage', 'threadName', 'dataType', 'success', 'failureMessage', 'bytes', 'sentBytes', 'grpThreads', 'allThreads', 'URL', 'Latency', 'IdleTime', 'Connect'])
+export const DEFAULT_COLUMNS = JTL_COLUMNS
 
 /** What the reader does with a column (the scanner switches on these numbers). */
 export const ROLE = Object.freeze({ SKIP: 0, TIMESTAMP: 1, ELAPSED: 2, LABEL: 3, SUCCESS: 4, BYTES: 5, SENT_BYTES: 6, RESPONSE_MESSAGE: 7 })

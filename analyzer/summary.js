@@ -3,6 +3,7 @@
 import { stat } from 'node:fs/promises'
 import { join } from 'node:path'
 import { NsError } from '../lib/errors.js'
+import { RUN_FILES } from '../lib/run-files.js'
 import { LatencyHistogram } from './latency-histogram.js'
 import { scanJtl } from './jtl-reader.js'
 
@@ -61,7 +62,7 @@ export async function resolveJtl (pathOrRunDir) {
     throw new NsError('NS_ERR_BAD_FILE', `${pathOrRunDir}: no such file or folder; give a .jtl file or a run folder holding samples.jtl`)
   }
   if (!s.isDirectory()) return pathOrRunDir
-  const file = join(pathOrRunDir, 'samples.jtl')
+  const file = join(pathOrRunDir, RUN_FILES.samples)
   try {
     await stat(file)
   } catch {

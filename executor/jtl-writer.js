@@ -1,8 +1,9 @@
 // Writes samples in JMeter's CSV JTL format, buffered in large chunks, to a temp file renamed into place at the end.
 import { openSync, write, writeSync, closeSync, close, renameSync, rm, existsSync, fstatSync, readSync, ftruncateSync } from 'node:fs'
+import { JTL_COLUMNS } from '../lib/run-files.js'
 
-/** JMeter 5.6's default CSV JTL columns, in order. */
-export const JTL_FIELDS = Object.freeze(['timeStamp', 'elapsed', 'label', 'responseCode', 'responseMessage', 'threadName', 'dataType', 'success', 'failureMessage', 'bytes', 'sentBytes', 'grpThreads', 'allThreads', 'URL', 'Latency', 'IdleTime', 'Connect'])
+/** JMeter 5.6's default CSV JTL columns, in order (formatJtlRow writes them in this order). */
+export const JTL_FIELDS = JTL_COLUMNS
 
 /** The header line (with its newline). */
 export const JTL_HEADER = JTL_FIELDS.join(',') + '\n'

@@ -1,6 +1,6 @@
 // One run end to end: deploy, sample CPU, drive load, tear down (always), summarise, write run.json.
 import { join } from 'node:path'
-import { RUN_SCHEMA, newRunId, makeDirs, makeWritableDir, writeJsonAtomic } from '../lib/run-files.js'
+import { RUN_FILES, RUN_SCHEMA, newRunId, makeDirs, makeWritableDir, writeJsonAtomic } from '../lib/run-files.js'
 import { loadBenchmark } from '../benchmarks/index.js'
 import { summarizeCpu } from '../rc/cpu-summary.js'
 import { summarize } from '../analyzer/summary.js'
@@ -75,10 +75,10 @@ export async function run (config, { log = () => {}, onProgress, signal, prepare
     cpu: null,
     placement: [],
     degraded: null,
-    files: { samples: 'samples.jtl', timeline: 'timeline.json' },
+    files: { samples: RUN_FILES.samples, timeline: RUN_FILES.timeline },
     error: null
   }
-  const save = () => writeJsonAtomic(join(dir, 'run.json'), runJson)
+  const save = () => writeJsonAtomic(join(dir, RUN_FILES.run), runJson)
   await save()
 
   let deployment = shared ?? null
@@ -115,7 +115,7 @@ export async function run (config, { log = () => {}, onProgress, signal, prepare
       rate: config.rate,
       duration: config.duration,
       warmup: config.warmup,
-      jtlPath: join(dir, 'samples.jtl'),
+      jtlPath: join(dir, RUN_FILES.samples),
       label: config.benchmark,
       signal,
       onProgress,
@@ -143,9 +143,9 @@ export async function run (config, { log = () => {}, onProgress, signal, prepare
       teardownError = await deployment.teardown().then(() => null, err => err)
       if (teardownError && !runJson.error) runJson.error = { code: teardownError.code ?? null, message: `teardown: ${teardownError.message}` }
     }
-    if (timeline) await writeJsonAtomic(join(dir, 'timeline.json'), timeline)
+    if (timeline) await writeJsonAtomic(join(dir, RUN_FILES.timeline), timeline)
     if (runJson.load) {
-      const jtl = join(dir, 'samples.jtl')
+      const jtl = join(dir, RUN_FILES.samples)
       const s = await summarize(jtl).catch(err => { log(`summary: ${err.message}`); return null })
       runJson.summary = s ? s.total : null
       if (s?.malformed?.count) runJson.summary.malformedRows = s.malformed.count

@@ -4,7 +4,7 @@ import { basename, extname, join, resolve } from 'node:path'
 import { NsError } from '../lib/errors.js'
 import { parseCommandLine } from '../lib/options.js'
 import { RUN_OPTIONS, validateRunConfig } from '../lib/run-options.js'
-import { SWEEP_SCHEMA, makeDirs, readRunFiles, stampedId, writeJsonAtomic } from '../lib/run-files.js'
+import { SWEEP_FILE, SWEEP_SCHEMA, makeDirs, readRunFiles, stampedId, writeJsonAtomic } from '../lib/run-files.js'
 import { degradedReason } from '../analyzer/report-runs.js'
 import { instancesText } from '../analyzer/report-tables.js'
 import { prepareRun } from './run.js'
@@ -73,7 +73,7 @@ const withoutOut = ({ out, ...rest }) => rest
 export async function saveSweep (sweep) {
   sweep.updatedAt = new Date().toISOString()
   sweep.counts = countEntries(sweep.plan)
-  await writeJsonAtomic(join(sweep.dir, 'sweep.json'), sweep)
+  await writeJsonAtomic(join(sweep.dir, SWEEP_FILE), sweep)
 }
 
 export function countEntries (plan) {
@@ -100,7 +100,7 @@ export function sweepStatus (counts, { aborted = false } = {}) {
  * @param {string} dir
  */
 export async function openSweep (dir) {
-  const file = join(resolve(dir), 'sweep.json')
+  const file = join(resolve(dir), SWEEP_FILE)
   let sweep
   try {
     sweep = JSON.parse(await readFile(file, 'utf8'))

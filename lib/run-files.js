@@ -10,6 +10,19 @@ export const RUN_SCHEMA = 'nodescale.run/v1'
 export const SWEEP_SCHEMA = 'nodescale.sweep/v1'
 export const CALIBRATION_SCHEMA = 'nodescale.calibration/v1'
 
+/** The files of a run's folder: run.json (its record), samples.jtl (every request), timeline.json (1 s CPU samples). */
+export const RUN_FILES = Object.freeze({ run: 'run.json', samples: 'samples.jtl', timeline: 'timeline.json' })
+/** The file of a sweep's folder: its plan and the status of every run. */
+export const SWEEP_FILE = 'sweep.json'
+
+/**
+ * The columns of a run's samples.jtl, in order: JMeter 5.6's default CSV JTL (what the drivers write, and what a JTL
+ * without a header line is taken to hold).
+ */
+export const JTL_COLUMNS = Object.freeze(['timeStamp', 'elapsed', 'label', 'responseCode', 'responseMessage', 'threadName',
+  'dataType', 'success', 'failureMessage', 'bytes', 'sentBytes', 'grpThreads', 'allThreads', 'URL', 'Latency', 'IdleTime',
+  'Connect'])
+
 /** How deep below a given folder run.json files are looked for (a sweep folder holds run folders, maybe in groups). */
 const MAX_DEPTH = 8
 
@@ -95,7 +108,7 @@ export async function findRunFiles (dir) {
       return
     }
     for (const e of entries) {
-      if (e.isFile() && e.name === 'run.json') out.push(join(at, e.name))
+      if (e.isFile() && e.name === RUN_FILES.run) out.push(join(at, e.name))
       else if (e.isDirectory() && depth < MAX_DEPTH && !e.name.startsWith('.') && e.name !== 'node_modules') await walk(join(at, e.name), depth + 1)
     }
   }

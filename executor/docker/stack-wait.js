@@ -4,6 +4,7 @@ import { setTimeout as sleep } from 'node:timers/promises'
 import { NsError } from '../../lib/errors.js'
 import { dockerError } from './engine.js'
 import { probe } from '../../lib/net.js'
+import { INSTANCE_HEADER } from '../../lib/wire.js'
 
 const FAILED = new Set(['failed', 'rejected', 'orphaned'])
 
@@ -118,7 +119,7 @@ export async function waitReady (docker, { services, url, expect, timeoutMs, pen
           try {
             const res = await probe(`${target}/healthz`, { timeoutMs: 1000 })
             if (res.status === 200 && res.instance) seen.add(res.instance)
-            else lastProbe = `HTTP ${res.status}${res.instance ? '' : ' without X-Nodescale-Instance'}`
+            else lastProbe = `HTTP ${res.status}${res.instance ? '' : ` without ${INSTANCE_HEADER}`}`
           } catch (err) {
             lastProbe = err.code ?? err.message
             break
