@@ -5,6 +5,7 @@ import { parse } from 'csv-parse/sync'
 import { mean, sampleStandardDeviation } from 'simple-statistics'
 import { NsError, badFlag } from '../lib/errors.js'
 import { readRunFiles } from '../lib/run-files.js'
+import { STRATEGY_TABLE } from '../lib/strategies.js'
 
 /** run.json config fields a sweep can be grouped by (CLI spelling -> config key). */
 export const GROUP_FIELDS = Object.freeze({
@@ -24,7 +25,6 @@ export const X_FIELDS = Object.freeze(['instances', 'concurrency', 'nodes'])
 /** The config keys that make one configuration: runs equal in all of them are repeats of each other. */
 export const CONFIG_KEYS = Object.freeze([...new Set(Object.values(GROUP_FIELDS))])
 const N_COLUMNS = ['n', 'instances', 'nodes', 'concurrency', 'load', 'processors']
-const UNITS = { up: 'cores', cm: 'workers', pm2: 'instances', hs: 'replicas' }
 
 /**
  * @typedef {{ n: number, throughput: number, sd?: number, count: number, p95?: number|null, errorRate?: number|null,
@@ -36,7 +36,7 @@ const UNITS = { up: 'cores', cm: 'workers', pm2: 'instances', hs: 'replicas' }
 export function unitFor (key, x) {
   if (x === 'concurrency') return 'connections'
   if (x === 'nodes') return 'nodes'
-  return UNITS[key?.strategy] ?? 'instances'
+  return STRATEGY_TABLE[key?.strategy]?.unit ?? 'instances'
 }
 
 /**

@@ -5,7 +5,7 @@ import { loadYamlWithLines } from './yaml-lines.js'
 import { NsError } from '../lib/errors.js'
 import { keyOf, typeProblem } from '../lib/options.js'
 import { EXPERIMENT_OPTIONS } from '../lib/run-options.js'
-import { STRATEGIES } from '../lib/strategies.js'
+import { STRATEGIES, strategyOf } from '../lib/strategies.js'
 import { X_FIELDS } from '../analyzer/points.js'
 import { LEVEL_RE, isMap, checkKeys, stringList, byStrategy, wholeNumbers, concurrencyValues, rateValues } from './experiment-values.js'
 
@@ -203,9 +203,11 @@ function checkNodes (nodes, merged, { strategies, bad, backendLine }) {
   if (merged.backend === 'local') {
     throw bad('nodes', [], `needs a swarm (its worker nodes), and this file says backend: local (line ${backendLine}); write backend: swarm (or auto), or drop nodes`)
   }
-  for (const s of strategies.filter(x => x !== 'hs')) {
+  // only a strategy of several replicas (hs) spreads them over nodes: the others run one replica, on one node
+  const spreading = STRATEGIES.filter(s => strategyOf(s).replicated)
+  for (const s of strategies.filter(x => !strategyOf(x).replicated)) {
     const many = nodes[s].find(n => n.value > 1)
-    if (many) throw bad('nodes', many.path, `${many.value} nodes for ${s}: ${s} runs in one replica, on one node, so only hs spreads over nodes; give ${s} one node (e.g. nodes: { hs: 1..4, ${s}: 1 })`)
+    if (many) throw bad('nodes', many.path, `${many.value} nodes for ${s}: ${s} runs in one replica, on one node, so only ${spreading.join(', ')} spreads over nodes; give ${s} one node (e.g. nodes: { ${spreading[0]}: 1..4, ${s}: 1 })`)
   }
 }
 

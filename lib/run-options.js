@@ -195,7 +195,8 @@ export const RUN_OPTIONS = Object.freeze([
     default: 'auto',
     arg: 'L',
     help: 'hs only: auto | haproxy | ingress (default {default})',
-    strategies: Object.freeze(['hs']),
+    // the load balancer stands in front of replicas: only a replicated strategy has one
+    strategies: STRATEGIES.filter(s => strategyOf(s).replicated),
     experiment: 'lb'
   }),
   option({
