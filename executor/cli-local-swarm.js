@@ -29,7 +29,7 @@ node label io.nodescale.node=<name>. Needs root, ip, nsenter, unshare and docker
 Options:
 ${optionsHelp(OPTIONS, { width: 12 })}
 
-Every local node shares this machine's cores: a local cluster shows how a run distributes, not more capacity.
+Every local node shares this machine's cores: a local swarm shows how a run distributes, not more capacity.
 
 Examples:
   executor cluster up --nodes 3
@@ -38,7 +38,7 @@ Examples:
 
 /** One line per node, for people. */
 function statusLines (status) {
-  const head = `swarm ${status.swarm}, manager advertises ${status.advertise ?? '-'}, ${status.nodes.length} node${status.nodes.length === 1 ? '' : 's'}${status.lan ? ' (local cluster LAN up)' : ''}`
+  const head = `swarm ${status.swarm}, manager advertises ${status.advertise ?? '-'}, ${status.nodes.length} node${status.nodes.length === 1 ? '' : 's'}${status.lan ? ' (local swarm LAN up)' : ''}`
   return [head, ...status.nodes.map(n => `  ${(n.label ?? '-').padEnd(14)} ${n.hostname.padEnd(16)} ${n.role.padEnd(8)} ${n.state.padEnd(7)} ${n.availability.padEnd(7)} ${n.addr.padEnd(12)} ${n.engine ?? ''}`)]
 }
 

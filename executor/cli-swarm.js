@@ -36,7 +36,7 @@ Starts nodescale's control plane on the swarm (docker-compose.yml): the RC (reso
 service, one per node, reading the containers' cgroups; its token is a Swarm secret. Initialises a single-node
 swarm first when the engine is in none. \`executor run\` does this itself on first use; a running control plane
 with the same image is reused. The RC image reaches the workers as a run's images do: loaded into this machine's
-local-cluster workers, or through the control plane's image registry for any other worker (executor run --help: --registry).`
+local-swarm workers, or through the control plane's image registry for any other worker (executor run --help: --registry).`
 
 export const DOWN_HELP = `Usage: executor down [--all] [--json]
 
@@ -99,7 +99,7 @@ export async function upCommand (argv, { stdout, stderr }) {
   const docker = await connectDocker()
   await ensureSwarm(docker, { log })
   const rc = await buildImage(docker, { kind: 'rc', log })
-  // the RC runs on every node: this machine's local-cluster workers get its image from the manager first
+  // the RC runs on every node: this machine's local-swarm workers get its image from the manager first
   const { refs } = await imagesOnNodes(docker, {}, [rc.tag], await docker.listNodes(), log)
   const image = refs[rc.tag] ?? rc.tag
   const plane = await ensureControlPlane(docker, { image, log })

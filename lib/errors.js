@@ -20,7 +20,7 @@ const MEANINGS = {
     NS_ERR_MISSING_HAPROXY: 'haproxy is needed for the hs strategy',
     NS_ERR_MISSING_REGISTRY: 'docker-registry is needed for the control plane\'s image registry (offline)',
     NS_ERR_MISSING_DOCKER: 'no Docker daemon answers',
-    NS_ERR_MISSING_HOST: 'the local cluster needs root and host tools (ip, nsenter, unshare, dockerd)'
+    NS_ERR_MISSING_HOST: 'the local swarm needs root and host tools (ip, nsenter, unshare, dockerd)'
   },
   [EXIT.FAILED]: {
     NS_ERR_DEPLOY: 'the server under test did not start or did not answer',

@@ -255,7 +255,7 @@ export const RUN_OPTIONS = Object.freeze([
     type: 'text',
     arg: 'R',
     help: [
-      'Swarm: how the images reach the worker nodes (default: loaded into the local cluster\'s',
+      'Swarm: how the images reach the worker nodes (default: loaded into the local swarm\'s',
       'workers through the API; the builtin registry for any other worker)',
       'HOST:PORT  push to your registry, deploy by that reference (every engine must trust it)',
       'builtin    the control plane\'s registry on the manager (MANAGER:5000, plain HTTP)',

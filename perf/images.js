@@ -1,5 +1,5 @@
 #!/usr/bin/env node
-// Getting a run's images (register + rc) onto the local cluster's workers: nodescale's save/load through the API and
+// Getting a run's images (register + rc) onto the local swarm's workers: nodescale's save/load through the API and
 // its builtin registry (push, then every worker pulls), against the docker CLI loop `docker save | docker -H worker
 // load`.
 import { spawnSync } from 'node:child_process'
@@ -38,7 +38,7 @@ export async function main (argv = process.argv.slice(2)) {
   if (!(Number.isInteger(rounds) && rounds >= 1 && rounds <= 10)) throw new Error(`--rounds: ${values.rounds} is not a whole number from 1 to 10`)
   const docker = await connectDocker()
   const workers = localWorkerEngines()
-  if (workers.length < 2) throw new Error('perf:images needs a local cluster with 2 workers: npx executor cluster up --nodes 3')
+  if (workers.length < 2) throw new Error('perf:images needs a local swarm with 2 workers: npx executor cluster up --nodes 3')
   const log = () => {}
   const tags = [(await buildImage(docker, { kind: 'register', log })).tag, (await buildImage(docker, { kind: 'rc', log })).tag]
   const repos = tags.map(t => t.split(':')[0])

@@ -1,5 +1,5 @@
 // The local backend: the server under test on this machine, each replica a local launch of its process shape (one
-// process, a cluster, PM2), several replicas behind HAProxy; its CPU from a cgroup of the run's own.
+// process, Node's cluster module, PM2), several replicas behind HAProxy; its CPU from a cgroup of the run's own.
 import { availableParallelism, hostname } from 'node:os'
 import { NsError, badFlag } from '../../lib/errors.js'
 import { freePort, waitForInstances } from '../../lib/net.js'
@@ -28,7 +28,7 @@ export function createLocalBackend ({ cpus = availableParallelism() } = {}) {
       const shape = deploymentShape(config)
       // with a quota, N vCPUs of c CPUs each fit while N x c fits in the machine; without one, N cores must exist
       if (shape.pinnedCores > cpus && !(config.cpusPerInstance !== undefined && config.instances * config.cpusPerInstance <= cpus)) {
-        throw badFlag('--instances', `${config.instances} vCPUs for --strategy ${config.strategy} on the local backend, but this machine has ${cpus} cores; allowed: 1..${cpus}, or more with --cpus-per-instance X where N x X <= ${cpus}`, { key: 'instances' })
+        throw badFlag('--instances', `${config.instances} vCPUs for --strategy ${config.strategy} on the local backend (one core each), but this machine has ${cpus} cores; allowed: 1..${cpus}, or more with --cpus-per-instance X where N x X <= ${cpus}`, { key: 'instances' })
       }
       if (config.memoryPerInstance !== undefined) {
         throw badFlag('--memory-per-instance', 'is a Swarm memory limit; use --backend swarm (or leave it out locally)', { key: 'memoryPerInstance' })

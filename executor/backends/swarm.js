@@ -78,8 +78,8 @@ async function listNodes (docker) {
  * - HOST:PORT: pushed there and deployed by that reference;
  * - builtin: pushed to the control plane's registry on the manager and deployed by MANAGER:5000/...;
  * - none: nothing is moved (every node has them already);
- * - not given: loaded from the manager into this machine's local-cluster workers (save/load through the API), and
- *   through the builtin registry when any worker is not one of them (a real cluster).
+ * - not given: loaded from the manager into this machine's local-swarm workers (save/load through the API), and
+ *   through the builtin registry when any worker is not one of them (a swarm of other machines).
  * @param {import('dockerode')} docker
  * @param {{ registry?: string }} config
  * @param {string[]} tags images the workers run
@@ -102,7 +102,7 @@ export async function imagesOnNodes (docker, config, tags, nodes, log, managerOn
     const registryImage = await buildImage(docker, { kind: 'registry', log })
     const registry = await ensureRegistry(docker, { image: registryImage.tag, log })
     if (remote.length && !config.registry) {
-      log(`swarm: nodes ${remote.map(n => nodeRef(n).hostname).join(', ')} are not this machine's local cluster: they pull from the control plane's registry at ${registry.pullHost} ` +
+      log(`swarm: nodes ${remote.map(n => nodeRef(n).hostname).join(', ')} are not this machine's local swarm: they pull from the control plane's registry at ${registry.pullHost} ` +
         `(their engines must trust it: dockerd --insecure-registry ${registry.pullHost}; or give --registry HOST:PORT)`)
     }
     return { refs: await pushToRegistry(docker, registry, all, { log }), copied: [], via: `builtin ${registry.pullHost}` }

@@ -1,4 +1,4 @@
-// What the local cluster needs from this machine (root, ip, nsenter, unshare, dockerd) and the one way it runs them:
+// What the local swarm needs from this machine (root, ip, nsenter, unshare, dockerd) and the one way it runs them:
 // execFile, never a shell string.
 import { execFile } from 'node:child_process'
 import { accessSync, constants, readFileSync } from 'node:fs'
@@ -21,7 +21,7 @@ export function which (name, path = process.env.PATH ?? '') {
 }
 
 /**
- * Refuses (exit 3) when the local cluster cannot be made here: not root, or a host tool missing; says how to fix it.
+ * Refuses (exit 3) when the local swarm cannot be made here: not root, or a host tool missing; says how to fix it.
  * @param {{ uid?: number, find?: (name: string) => string | null }} [opts]
  * @returns {Record<string, string>} tool name → path
  */

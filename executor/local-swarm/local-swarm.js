@@ -258,7 +258,7 @@ export async function clusterDown ({ force = false, log = () => {}, connect = co
 }
 
 /**
- * The swarm's nodes as the cluster commands show them, with the local workers' engines.
+ * The swarm's nodes as `executor cluster status` shows them, with the local workers' engines.
  * @param {{ connect?: typeof connectDocker }} [opts]
  */
 export async function clusterStatus ({ connect = connectDocker } = {}) {

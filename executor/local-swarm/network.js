@@ -1,4 +1,4 @@
-// The local cluster's LAN: a bridge in a namespace of its own (so the host's FORWARD policy does not drop node-to-node
+// The local swarm's LAN: a bridge in a namespace of its own (so the host's FORWARD policy does not drop node-to-node
 // traffic), the manager on it through a veth with 10.99.0.1, and each worker in a network namespace with 10.99.0.(1+i),
 // reaching the LAN only.
 import { NsError } from '../../lib/errors.js'
@@ -44,7 +44,7 @@ export async function checkSubnetFree () {
   for (const link of links) {
     if (link.ifname === MANAGER_VETH) continue
     const used = (link.addr_info ?? []).find(a => a.local?.startsWith(`${SUBNET}.`))
-    if (used) throw new NsError('NS_ERR_DEPLOY', `${link.ifname} already has ${used.local}/${used.prefixlen}: the local cluster uses ${SUBNET}.0/${PREFIX}; free it first`)
+    if (used) throw new NsError('NS_ERR_DEPLOY', `${link.ifname} already has ${used.local}/${used.prefixlen}: the local swarm uses ${SUBNET}.0/${PREFIX}; free it first`)
   }
 }
 

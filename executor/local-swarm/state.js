@@ -35,7 +35,7 @@ export function clearState () {
 }
 
 /**
- * The engines of this machine's local cluster workers, for the swarm backend to load images into (none without a local
+ * The engines of this machine's local swarm workers, for the swarm backend to load images into (none without a local
  * cluster).
  * @returns {{ nodeId: string | null, name: string, docker: import('dockerode') }[]}
  */

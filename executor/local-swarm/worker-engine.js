@@ -11,7 +11,7 @@ import { alive, run } from './host.js'
 import { workerName, netnsPath, MANAGER_ADDR } from './network.js'
 import { REGISTRY_PORT } from '../../lib/wire.js'
 
-/** Where the local cluster keeps its engines' data (images, swarm state) and its state file. */
+/** Where the local swarm keeps its engines' data (images, swarm state) and its state file. */
 export const DATA_ROOT = process.env.NODESCALE_CLUSTER_ROOT || '/var/lib/nodescale-cluster'
 /** Where the engines' sockets, pid files and exec roots live. */
 export const RUN_ROOT = '/var/run/nodescale-cluster'
