@@ -1,7 +1,7 @@
 // The `analyzer` command line: parses arguments by each command's option table and calls the library; nothing else
 // lives here.
 import { EXIT, NsError, exitCodeOf, formatError } from '../lib/errors.js'
-import { keyOf, option, parseCommandLine } from '../lib/options.js'
+import { option, parseCommandLine, withDefaults } from '../lib/options.js'
 import { summarize } from './summary.js'
 import { fitSources, compare } from './compare.js'
 import { writeReport, FORMATS } from './report.js'
@@ -58,11 +58,7 @@ export function parseArguments (argv) {
   if (values.help) return { command, help: true, inputs: [], options: {} }
   if (positionals.length < spec.min) throw new NsError('NS_ERR_BAD_FILE', `analyzer ${command} needs ${spec.what} (see analyzer ${command} --help)`)
   if (positionals.length > spec.max) throw new NsError('NS_ERR_BAD_FLAG', `analyzer ${command} takes ${spec.what}; unexpected "${positionals[spec.max]}"`)
-  const options = { json: Boolean(values.json) }
-  for (const o of spec.options.filter(x => x !== json && x !== help)) {
-    const value = values[keyOf(o)] ?? o.default
-    if (value !== undefined) options[keyOf(o)] = value
-  }
+  const { help: _, ...options } = withDefaults({ ...values, json: Boolean(values.json) }, spec.options)
   return { command, help: false, inputs: positionals, options }
 }
 

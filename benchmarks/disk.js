@@ -2,17 +2,15 @@
 // folder).
 import { mkdir, writeFile, rm } from 'node:fs/promises'
 import { join } from 'node:path'
-import { optionsParser, bool } from './params.js'
+import { defineBenchmark, bool } from './params.js'
 
 /** Each instance writes into its own folder, so instances sharing a temp folder never collide. */
 export const diskDir = (ctx) => join(ctx.tmpDir, `disk-${String(ctx.instanceId).replace(/[^\w.-]/g, '_')}`)
 
-export default {
+export default defineBenchmark({
   name: 'disk',
   description: 'writes the current time to a new file per request and closes it (--param sync=true also fsyncs)',
-  defaults: { sync: 'false' },
-  options: optionsParser('disk', { sync: 'false' }, { sync: bool() }),
-  request: () => ({ method: 'GET', path: '/' }),
+  params: { sync: ['false', bool()] },
   create: async (opts, ctx) => {
     const dir = diskDir(ctx)
     await mkdir(dir, { recursive: true })
@@ -27,4 +25,4 @@ export default {
     }
   },
   teardown: (ctx) => rm(diskDir(ctx), { recursive: true, force: true })
-}
+})

@@ -1,17 +1,15 @@
 // Benchmark "mem": builds a fresh array of objects per request, then sleeps briefly, so it stresses memory rather than
 // CPU.
 import { setTimeout as sleep } from 'node:timers/promises'
-import { optionsParser, int } from './params.js'
+import { defineBenchmark, int } from './params.js'
 
-export default {
+export default defineBenchmark({
   name: 'mem',
   description: 'builds a per-request array of `objects` objects, holds it for `sleepMs` ms, then answers',
-  defaults: { objects: '20000', sleepMs: '10' },
-  options: optionsParser('mem', { objects: '20000', sleepMs: '10' }, {
-    objects: int({ min: 1, max: 10_000_000 }),
-    sleepMs: int({ min: 0, max: 60_000 })
-  }),
-  request: () => ({ method: 'GET', path: '/' }),
+  params: {
+    objects: ['20000', int({ min: 1, max: 10_000_000 })],
+    sleepMs: ['10', int({ min: 0, max: 60_000 })]
+  },
   create: (opts) => async (req, res) => {
     // A new array per request: never shared, so no cache contention between requests.
     const items = []
@@ -20,4 +18,4 @@ export default {
     res.setHeader('Content-Type', 'text/plain')
     res.end(`built ${items.length} objects\n`)
   }
-}
+})

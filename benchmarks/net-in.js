@@ -1,12 +1,7 @@
 // Benchmark "net-in": a POST sink that drains the request body (bounded; larger bodies get 413) to stress incoming
 // traffic.
 import express from 'express'
-import { optionsParser, int, badParam } from './params.js'
-
-const parse = optionsParser('net-in', { bodyKb: '10', maxKb: '1024' }, {
-  bodyKb: int({ min: 0, max: 1024 * 1024 }),
-  maxKb: int({ min: 1, max: 1024 * 1024 })
-})
+import { defineBenchmark, int, badParam } from './params.js'
 
 /** Ends a request whose body is too large; the connection closes so the rest of the body is not read. */
 function tooLarge (res, max) {
@@ -16,14 +11,15 @@ function tooLarge (res, max) {
   res.end(`body larger than ${max} bytes\n`)
 }
 
-export default {
+export default defineBenchmark({
   name: 'net-in',
   description: 'POST sink that drains the body (a load driver sends bodyKb KiB; bodies over maxKb KiB get 413)',
-  defaults: { bodyKb: '10', maxKb: '1024' },
-  options: (params) => {
-    const opts = parse(params)
+  params: {
+    bodyKb: ['10', int({ min: 0, max: 1024 * 1024 })],
+    maxKb: ['1024', int({ min: 1, max: 1024 * 1024 })]
+  },
+  check: (opts) => {
     if (opts.bodyKb > opts.maxKb) throw badParam('bodyKb', `${opts.bodyKb} is larger than maxKb ${opts.maxKb}`)
-    return opts
   },
   request: (opts) => ({ method: 'POST', path: '/', bodyBytes: opts.bodyKb * 1024, headers: { 'content-type': 'text/plain' } }),
   create: (opts) => {
@@ -48,4 +44,4 @@ export default {
     })
     return router
   }
-}
+})

@@ -1,6 +1,6 @@
 // Benchmark "net-out": fixed-size text responses (1, 4, 10, 30 or 52 KiB) to stress outgoing network traffic.
 import express from 'express'
-import { optionsParser, oneOf } from './params.js'
+import { defineBenchmark, oneOf } from './params.js'
 
 export const NET_OUT_SIZES_KB = Object.freeze([1, 4, 10, 30, 52])
 
@@ -10,12 +10,10 @@ function textOf (kb) {
   return Buffer.from(line.repeat(Math.ceil(kb * 1024 / line.length)).slice(0, kb * 1024))
 }
 
-export default {
+export default defineBenchmark({
   name: 'net-out',
   description: 'fixed-size text responses of 1, 4, 10, 30 or 52 KiB (?kb=, default from --param kb)',
-  defaults: { kb: '10' },
-  options: optionsParser('net-out', { kb: '10' }, { kb: oneOf(NET_OUT_SIZES_KB) }),
-  request: () => ({ method: 'GET', path: '/' }),
+  params: { kb: ['10', oneOf(NET_OUT_SIZES_KB)] },
   create: (opts) => {
     const bodies = new Map(NET_OUT_SIZES_KB.map(kb => [String(kb), textOf(kb)]))
     const fallback = bodies.get(String(opts.kb))
@@ -33,4 +31,4 @@ export default {
     })
     return router
   }
-}
+})

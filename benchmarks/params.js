@@ -64,3 +64,21 @@ export function optionsParser (name, defaults, spec) {
     return Object.freeze(out)
   }
 }
+
+/**
+ * A built-in benchmark from what it says about itself: each param's default and parser side by side, a check across
+ * params, and GET / as its request unless it says otherwise. The result is a Benchmark (benchmarks/CONTRACT.md).
+ * @param {{ name: string, description: string, params?: Record<string, [string, (value: string, key: string) => any]>,
+ *   check?: (opts: Record<string, any>) => void, request?: (opts: any) => any, create: Function,
+ *   teardown?: Function }} def
+ */
+export function defineBenchmark ({ name, description, params = {}, check, request = () => ({ method: 'GET', path: '/' }), create, teardown }) {
+  const defaults = Object.fromEntries(Object.entries(params).map(([key, [value]]) => [key, value]))
+  const parse = optionsParser(name, defaults, Object.fromEntries(Object.entries(params).map(([key, [, parser]]) => [key, parser])))
+  const options = (given) => {
+    const opts = parse(given)
+    check?.(opts)
+    return opts
+  }
+  return { name, description, defaults, options, request, create, ...(teardown ? { teardown } : {}) }
+}

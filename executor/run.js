@@ -1,6 +1,6 @@
 // One run end to end: deploy, sample CPU, drive load, tear down (always), summarise, write run.json.
 import { join } from 'node:path'
-import { RUN_FILES, RUN_SCHEMA, newRunId, makeDirs, makeWritableDir, writeJsonAtomic } from '../lib/run-files.js'
+import { RUN_FILES, newRunId, newRunRecord, makeDirs, makeWritableDir, writeJsonAtomic } from '../lib/run-files.js'
 import { loadBenchmark } from '../benchmarks/index.js'
 import { summarizeCpu } from '../rc/cpu-summary.js'
 import { summarize } from '../analyzer/summary.js'
@@ -60,24 +60,8 @@ export async function run (config, { log = () => {}, onProgress, signal, prepare
   const id = newRunId(config)
   const dir = join(config.out, id)
   await makeDirs(dir)
-  const runJson = {
-    schema: RUN_SCHEMA,
-    id,
-    dir,
-    status: 'running',
-    startedAt: new Date().toISOString(),
-    finishedAt: null,
-    config,
-    environment: describeEnvironment({ backend: backend.name, extra: { ...backendInfo, ...driverInfo } }),
-    request,
-    load: null,
-    summary: null,
-    cpu: null,
-    placement: [],
-    degraded: null,
-    files: { samples: RUN_FILES.samples, timeline: RUN_FILES.timeline },
-    error: null
-  }
+  /** @type {Record<string, any>} */
+  const runJson = newRunRecord({ id, dir, config, environment: describeEnvironment({ backend: backend.name, extra: { ...backendInfo, ...driverInfo } }), request })
   const save = () => writeJsonAtomic(join(dir, RUN_FILES.run), runJson)
   await save()
 

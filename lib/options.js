@@ -159,6 +159,19 @@ export function parseCommandLine (argv, table) {
 }
 
 /**
+ * A command's values with every option that was not given at its default (an option without one stays unset).
+ * @param {Record<string, any>} values as parseCommandLine gives them
+ * @param {readonly Option[]} table
+ * @returns {Record<string, any>}
+ */
+export function withDefaults (values, table) {
+  /** @type {Record<string, any>} */
+  const out = { ...values }
+  for (const o of table) if (out[keyOf(o)] === undefined && o.default !== undefined) out[keyOf(o)] = o.default
+  return out
+}
+
+/**
  * The options' lines of a --help text: " -n, --instances N <help>", the help column at `width` after the flag's start.
  * @param {readonly Option[]} table
  * @param {{ width?: number }} [opts]

@@ -88,6 +88,28 @@ export async function writeJsonAtomic (path, data) {
   await rename(tmp, path)
 }
 
+/**
+ * A run's record as it starts (status running), every field of run.json present: what the run has not measured yet is
+ * null until it has. The README's "Results format" describes each field.
+ * @param {{ id: string, dir: string, config: object, environment: object, request: object }} start
+ */
+export function newRunRecord ({ id, dir, config, environment, request }) {
+  const head = { schema: RUN_SCHEMA, id, dir, status: 'running', startedAt: new Date().toISOString(), finishedAt: null }
+  return {
+    ...head,
+    config,
+    environment,
+    request,
+    load: null,
+    summary: null,
+    cpu: null,
+    placement: [],
+    degraded: null,
+    files: { samples: RUN_FILES.samples, timeline: RUN_FILES.timeline },
+    error: null
+  }
+}
+
 /** A run.json object as nodescale writes it (its schema and a config); anything else is not one. */
 export const isRunJson = (run) => run?.schema === RUN_SCHEMA && typeof run.config === 'object' && run.config !== null
 

@@ -1,22 +1,21 @@
 #!/usr/bin/env node
 // npm run perf:analyzer: `analyzer summary` vs `jmeter -g` on the same ~1,000,000-row JTL from a real JMeter run.
-import { parseArgs } from 'node:util'
 import { createWriteStream, existsSync, mkdirSync, readFileSync, renameSync, rmSync, statSync, writeFileSync } from 'node:fs'
 import { join } from 'node:path'
 import { once } from 'node:events'
 import { ensureJmeter } from '../executor/jmeter-install.js'
 import { ROOT } from '../lib/paths.js'
+import { option, parseCommandLine, withDefaults } from '../lib/options.js'
 import { startVariedServer, writePlan, runJmeterPlan, jmeterDashboard, measure, compareWithStatistics } from '../analyzer/jmeter-crosscheck.js'
 
-const { values } = parseArgs({
-  options: {
-    rows: { type: 'string', default: '1000000' },
-    seconds: { type: 'string', default: '15' },
-    threads: { type: 'string', default: '8' },
-    fresh: { type: 'boolean', default: false },
-    help: { type: 'boolean', short: 'h' }
-  }
-})
+const OPTIONS = [
+  option({ flag: 'rows', type: 'whole', min: 1000, max: 1e9, default: 1000000 }),
+  option({ flag: 'seconds', type: 'number', min: 0, above: true, max: 3600, default: 15 }),
+  option({ flag: 'threads', type: 'whole', min: 1, max: 1000, default: 8 }),
+  option({ flag: 'fresh', type: 'boolean', default: false }),
+  option({ flag: 'help', short: 'h', type: 'boolean' })
+]
+const values = withDefaults(parseCommandLine(process.argv.slice(2), OPTIONS).values, OPTIONS)
 if (values.help) {
   console.log(`Usage: npm run perf:analyzer -- [--rows N] [--seconds S] [--threads T] [--fresh]
 
@@ -26,8 +25,7 @@ times 'java -jar ApacheJMeter.jar -g' and 'analyzer summary' on that file, compa
 and prints the speed and memory ratios with a pass/fail per check.`)
   process.exit(0)
 }
-const rows = Number(values.rows)
-if (!Number.isInteger(rows) || rows < 1000) { console.error('--rows: a whole number >= 1000'); process.exit(2) }
+const rows = values.rows
 
 const cache = join(ROOT, '.cache', 'analyzer-bench')
 mkdirSync(cache, { recursive: true })
@@ -41,7 +39,7 @@ async function record () {
   const server = await startVariedServer()
   try {
     log(`recording: JMeter, ${values.threads} threads for ${values.seconds} s against 127.0.0.1:${server.port}`)
-    await runJmeterPlan(jar, { jmx: writePlan(cache, { port: server.port, threads: Number(values.threads), seconds: Number(values.seconds) }), jtl: `${jtl}.tmp`, log: join(cache, 'record.log'), timeoutMs: (Number(values.seconds) + 120) * 1000 })
+    await runJmeterPlan(jar, { jmx: writePlan(cache, { port: server.port, threads: values.threads, seconds: values.seconds }), jtl: `${jtl}.tmp`, log: join(cache, 'record.log'), timeoutMs: (values.seconds + 120) * 1000 })
   } finally {
     await server.close()
   }

@@ -5,7 +5,7 @@ import { spawnSync } from 'node:child_process'
 import { mkdtempSync, rmSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
-import { parseArgs } from 'node:util'
+import { median } from 'simple-statistics'
 import { pathToFileURL } from 'node:url'
 import { setTimeout as sleep } from 'node:timers/promises'
 import { connectDocker, ensureSwarm } from '../executor/docker/engine.js'
@@ -13,30 +13,19 @@ import { buildImage } from '../executor/docker/image-build.js'
 import { renderStack, writeStackFiles, NAMESPACE_LABEL } from '../executor/docker/stack-render.js'
 import { deployStack, removeStack, removeLeftovers } from '../executor/docker/stack-deploy.js'
 import { probe, freePort } from '../lib/net.js'
+import { option, parseCommandLine, withDefaults } from '../lib/options.js'
+
+const OPTIONS = [
+  option({ flag: 'rounds', type: 'whole', min: 1, max: 20, default: 3 }),
+  option({ flag: 'instances', type: 'whole', min: 1, max: 16, default: 4 }),
+  option({ flag: 'cpus', type: 'number', min: 0, above: true, max: 64, default: 0.25 }),
+  option({ flag: 'poll', type: 'number', min: 0, above: true, max: 10, default: 1 }),
+  option({ flag: 'timeout', type: 'number', min: 0, above: true, max: 3600, default: 120 }),
+  option({ flag: 'json', type: 'boolean', default: false })
+]
 
 /** @param {string[]} argv */
-export function parseBenchArgs (argv) {
-  const { values } = parseArgs({
-    args: argv,
-    options: {
-      rounds: { type: 'string', default: '3' },
-      instances: { type: 'string', default: '4' },
-      cpus: { type: 'string', default: '0.25' },
-      poll: { type: 'string', default: '1' },
-      timeout: { type: 'string', default: '120' },
-      json: { type: 'boolean', default: false }
-    }
-  })
-  const out = { rounds: Number(values.rounds), instances: Number(values.instances), cpus: Number(values.cpus), poll: Number(values.poll), timeout: Number(values.timeout), json: values.json }
-  if (!(Number.isInteger(out.rounds) && out.rounds >= 1 && out.rounds <= 20)) throw new Error(`--rounds: ${values.rounds} is not a whole number from 1 to 20`)
-  if (!(Number.isInteger(out.instances) && out.instances >= 1 && out.instances <= 16)) throw new Error(`--instances: ${values.instances} is not a whole number from 1 to 16`)
-  if (!(out.cpus > 0)) throw new Error(`--cpus: ${values.cpus} is not a number > 0`)
-  if (!(out.poll > 0 && out.poll <= 10)) throw new Error(`--poll: ${values.poll} is not a number of seconds in (0, 10]`)
-  if (!(out.timeout > 0)) throw new Error(`--timeout: ${values.timeout} is not a number of seconds > 0`)
-  return out
-}
-
-const median = (xs) => { const s = [...xs].sort((a, b) => a - b); const m = s.length >> 1; return s.length % 2 ? s[m] : (s[m - 1] + s[m]) / 2 }
+export const parseBenchArgs = (argv) => withDefaults(parseCommandLine(argv, OPTIONS).values, OPTIONS)
 
 function docker (args) {
   const r = spawnSync('docker', args, { encoding: 'utf8', timeout: 60_000 })

@@ -5,39 +5,30 @@ import { spawnSync } from 'node:child_process'
 import { mkdtempSync, rmSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
-import { parseArgs } from 'node:util'
+import { median } from 'simple-statistics'
 import { runLoad } from '../executor/drivers/index.js'
 import { launch } from '../register/launch.js'
+import { option, parseCommandLine, withDefaults } from '../lib/options.js'
 
 const SERVER_CPU = 1
 const LOAD_CPU = 0
 const CONNECTIONS = 10
 const TARGET = 0.9
 
-/** @param {string[]} argv */
-export function parseBenchArgs (argv) {
-  const { values } = parseArgs({
-    args: argv,
-    options: {
-      duration: { type: 'string', default: '5' },
-      rounds: { type: 'string', default: '3' },
-      warmup: { type: 'string', default: '1' },
-      'skip-jmeter': { type: 'boolean', default: false }
-    }
-  })
-  const duration = Number(values.duration)
-  const rounds = Number(values.rounds)
-  const warmup = Number(values.warmup)
-  if (!(duration > 0)) throw new Error(`--duration: ${values.duration} is not a positive number of seconds`)
-  if (!(Number.isInteger(rounds) && rounds > 0)) throw new Error(`--rounds: ${values.rounds} is not a positive integer`)
-  if (!(warmup >= 0)) throw new Error(`--warmup: ${values.warmup} is not a number of seconds >= 0`)
-  return { duration, rounds, warmup, jmeter: !values['skip-jmeter'] }
-}
+const OPTIONS = [
+  option({ flag: 'duration', type: 'number', min: 0, above: true, max: 600, default: 5 }),
+  option({ flag: 'rounds', type: 'whole', min: 1, max: 50, default: 3 }),
+  option({ flag: 'warmup', type: 'number', min: 0, max: 600, default: 1 }),
+  option({ flag: 'skip-jmeter', type: 'boolean', default: false })
+]
 
-const median = (xs) => {
-  const s = [...xs].sort((a, b) => a - b)
-  const m = Math.floor(s.length / 2)
-  return s.length % 2 ? s[m] : (s[m - 1] + s[m]) / 2
+/**
+ * @param {string[]} argv
+ * @returns {{ duration: number, rounds: number, warmup: number, jmeter: boolean }}
+ */
+export function parseBenchArgs (argv) {
+  const { duration, rounds, warmup, skipJmeter } = withDefaults(parseCommandLine(argv, OPTIONS).values, OPTIONS)
+  return { duration, rounds, warmup, jmeter: !skipJmeter }
 }
 
 /** The server under test: register's single-process baseline app, pinned to its own core. */

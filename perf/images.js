@@ -3,7 +3,8 @@
 // its builtin registry (push, then every worker pulls), against the docker CLI loop `docker save | docker -H worker
 // load`.
 import { spawnSync } from 'node:child_process'
-import { parseArgs } from 'node:util'
+import { median } from 'simple-statistics'
+import { option, parseCommandLine, withDefaults } from '../lib/options.js'
 import { pathToFileURL } from 'node:url'
 import { connectDocker } from '../executor/docker/engine.js'
 import { buildImage, pullImage } from '../executor/docker/image-build.js'
@@ -12,8 +13,6 @@ import { ensureRegistry, pushToRegistry } from '../executor/docker/image-registr
 import { localWorkerEngines } from '../executor/local-swarm/state.js'
 import { enginePaths } from '../executor/local-swarm/worker-engine.js'
 import { workerIndex } from '../executor/local-swarm/network.js'
-
-const median = (xs) => { const s = [...xs].sort((a, b) => a - b); const m = s.length >> 1; return s.length % 2 ? s[m] : (s[m - 1] + s[m]) / 2 }
 
 /** Removes the images (under any registry prefix) from a worker, so that each method starts from none. */
 async function drop (engine, repos) {
@@ -33,9 +32,9 @@ function cliLoad (workers, tags) {
 }
 
 export async function main (argv = process.argv.slice(2)) {
-  const { values } = parseArgs({ args: argv, options: { rounds: { type: 'string', default: '3' }, json: { type: 'boolean', default: false } } })
-  const rounds = Number(values.rounds)
-  if (!(Number.isInteger(rounds) && rounds >= 1 && rounds <= 10)) throw new Error(`--rounds: ${values.rounds} is not a whole number from 1 to 10`)
+  const options = [option({ flag: 'rounds', type: 'whole', min: 1, max: 10, default: 3 }), option({ flag: 'json', type: 'boolean', default: false })]
+  const values = withDefaults(parseCommandLine(argv, options).values, options)
+  const rounds = values.rounds
   const docker = await connectDocker()
   const workers = localWorkerEngines()
   if (workers.length < 2) throw new Error('perf:images needs a local swarm with 2 workers: npx executor cluster up --nodes 3')

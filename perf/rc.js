@@ -2,33 +2,29 @@
 // Benchmark of the CPU sampler's own cost: each source samples a busy process tree at 1 s in a process of its own.
 import { spawn } from 'node:child_process'
 import { fileURLToPath } from 'node:url'
-import { parseArgs } from 'node:util'
 import { createCpuGroup } from '../rc/cpu-group.js'
 import { detectCgroup, readCgroupProcs } from '../rc/cgroup.js'
 import { createSampler } from '../rc/sampler.js'
+import { option, parseCommandLine, withDefaults } from '../lib/options.js'
 
 const TARGET_PCT = 1 // of one core
 const SELF = fileURLToPath(import.meta.url)
 
-/** @param {string[]} argv */
+const OPTIONS = [
+  option({ flag: 'duration', type: 'number', min: 0, above: true, max: 3600, default: 20 }),
+  option({ flag: 'interval', type: 'whole', min: 10, max: 60000, default: 1000 }),
+  option({ flag: 'workers', type: 'whole', min: 1, max: 64, default: 2 }),
+  option({ flag: 'json', type: 'boolean', default: false }),
+  option({ flag: 'child', type: 'text' })
+]
+
+/**
+ * @param {string[]} argv
+ * @returns {{ duration: number, intervalMs: number, workers: number, json: boolean, child?: string }}
+ */
 export function parseBenchArgs (argv) {
-  const { values } = parseArgs({
-    args: argv,
-    options: {
-      duration: { type: 'string', default: '20' },
-      interval: { type: 'string', default: '1000' },
-      workers: { type: 'string', default: '2' },
-      json: { type: 'boolean', default: false },
-      child: { type: 'string' }
-    }
-  })
-  const duration = Number(values.duration)
-  const intervalMs = Number(values.interval)
-  const workers = Number(values.workers)
-  if (!(duration > 0)) throw new Error(`--duration: ${values.duration} is not a positive number of seconds`)
-  if (!(intervalMs >= 10)) throw new Error(`--interval: ${values.interval} is not a number of ms >= 10`)
-  if (!(Number.isInteger(workers) && workers > 0)) throw new Error(`--workers: ${values.workers} is not a positive integer`)
-  return { duration, intervalMs, workers, json: values.json, child: values.child }
+  const { duration, interval, workers, json, child } = withDefaults(parseCommandLine(argv, OPTIONS).values, OPTIONS)
+  return { duration, intervalMs: interval, workers, json, child }
 }
 
 /**
