@@ -5,7 +5,7 @@ import { existsSync, statSync } from 'node:fs'
 import { resolve } from 'node:path'
 import { badApp } from './errors.js'
 import { STRATEGIES, strategyOf } from './strategies.js'
-import { checkOption, badOption, flagOf, keyOf, option, optionsHelp } from './options.js'
+import { checkOption, badOption, keyOf, option, optionsHelp } from './options.js'
 
 /** @typedef {import('./options.js').Option} Option */
 
@@ -353,5 +353,3 @@ export function checkBackendOptions (values, backend, { why } = {}) {
     throw badOption(row, `only applies to ${runs}, not to the ${backend} backend${why ? ` (--backend auto chose it: ${why})` : ''}`)
   }
 }
-
-export { flagOf, keyOf }

@@ -54,7 +54,7 @@ export function createLocalBackend ({ cpus = availableParallelism() } = {}) {
           try { await fn() } catch (err) { errors.push(err) }
         }
         if (errors.length) {
-          throw new NsError('NS_ERR_RUN', `teardown: ${errors.map(e => e.message).join('; ')}`, { cause: errors[0] })
+          throw new NsError('NS_ERR_RUN', errors.map(e => e.message).join('; '), { cause: errors[0] })
         }
       }
       try {
