@@ -32,7 +32,7 @@ export const CALIBRATE_OPTIONS = Object.freeze([
   option({ flag: 'runs', type: 'text', arg: 'DIR', help: 'where the probe runs go (default <FILE without .json>-probes/)' }),
   ...AS_FOR_RUN.map(key => option({ ...RUN_OPTION[key], help: undefined })),
   option({ flag: 'json', type: 'boolean', help: 'print the calibration file on stdout and nothing else there' }),
-  RUN_OPTION.quiet,
+  option({ ...RUN_OPTION.quiet, help: 'no probe lines on stderr' }),
   RUN_OPTION.help
 ])
 
