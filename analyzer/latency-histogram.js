@@ -24,6 +24,10 @@ export class LatencyHistogram {
     this.sentBytes = 0
     this.firstStart = Infinity
     this.lastEnd = -Infinity
+    /** completions per tenth of a second: slots[i] counts the samples that ended in tenth firstSlot + i */
+    this.slots = new Uint32Array(0)
+    this.firstSlot = Infinity
+    this.firstEnd = Infinity
   }
 
   /**
@@ -47,6 +51,47 @@ export class LatencyHistogram {
     if (start < this.firstStart) this.firstStart = start
     const end = start + elapsed
     if (end > this.lastEnd) this.lastEnd = end
+    if (end < this.firstEnd) this.firstEnd = end
+    const i = Math.floor(end / 100) - this.firstSlot
+    if (i >= 0 && i < this.slots.length) this.slots[i]++
+    else this.countSlot(Math.floor(end / 100), 1)
+  }
+
+  /**
+   * Counts n completions in a tenth of a second, growing the array (to twice its size at least) when the tenth is
+   * outside it: rows come roughly in time order, so it grows rarely, or shifts for a row that ended before any other.
+   * @param {number} slot the tenth of a second since the epoch
+   * @param {number} n
+   */
+  countSlot (slot, n) {
+    let i = slot - this.firstSlot
+    if (!(i >= 0 && i < this.slots.length)) {
+      const first = Math.min(this.firstSlot, slot)
+      const shift = this.firstSlot === Infinity ? 0 : this.firstSlot - first
+      const grown = new Uint32Array(Math.max(slot - first + 1, shift + this.slots.length, this.slots.length * 2, 256))
+      grown.set(this.slots, shift)
+      this.slots = grown
+      this.firstSlot = first
+      i = slot - first
+    }
+    this.slots[i] += n
+  }
+
+  /**
+   * Completions in each whole second (to a tenth of a second) of a window, the last partial second left out: the
+   * throughput second by second. Without a window, from the first completion to the last.
+   * @param {{ from?: number, to?: number }} [window] ms since the epoch
+   * @returns {number[]}
+   */
+  perSecond ({ from = this.firstEnd, to = this.lastEnd } = {}) {
+    if (this.firstSlot === Infinity || !(to > from)) return []
+    const first = Math.floor(from / 100) - this.firstSlot
+    const count = (i) => (i >= 0 && i < this.slots.length ? this.slots[i] : 0)
+    return Array.from({ length: Math.floor((to - from) / 1000) }, (_, s) => {
+      let n = 0
+      for (let i = first + s * 10; i < first + s * 10 + 10; i++) n += count(i)
+      return n
+    })
   }
 
   /** @param {number} elapsed */
@@ -89,6 +134,8 @@ export class LatencyHistogram {
     this.bytes += other.bytes
     this.sentBytes += other.sentBytes
     this.firstStart = Math.min(this.firstStart, other.firstStart)
+    other.slots.forEach((n, i) => { if (n) this.countSlot(other.firstSlot + i, n) })
+    this.firstEnd = Math.min(this.firstEnd, other.firstEnd)
     this.lastEnd = Math.max(this.lastEnd, other.lastEnd)
     return this
   }

@@ -6,6 +6,7 @@ import { NsError } from '../lib/errors.js'
 import { RUN_FILES } from '../lib/run-files.js'
 import { LatencyHistogram } from './latency-histogram.js'
 import { scanJtl } from './jtl-reader.js'
+import { tQuantile } from './stats-math.js'
 
 /** The percentile definition, stated once for the docs and --json consumers. */
 export const PERCENTILE_DEFINITION = 'JMeter 5.6 dashboard (statistics.json): commons-math3 Percentile, LEGACY estimation, pos = p(n+1)/100, ' +
@@ -15,16 +16,46 @@ export const PERCENTILE_DEFINITION = 'JMeter 5.6 dashboard (statistics.json): co
 /**
  * @typedef {{ requests: number, errors: number, errorRate: number, throughput: number, latency: { mean: number|null,
  *   p50: number|null, p90: number|null, p95: number|null, p99: number|null, max: number|null, min: number|null },
- *   start: number|null, end: number|null, bytes: number, sentBytes: number }} Summary
+ *   start: number|null, end: number|null, bytes: number, sentBytes: number, stability: ReturnType<typeof stabilityOf>
+ *   }} Summary
  */
+
+/**
+ * Is the throughput steady across the window? Over its whole seconds but the first (requests sent in the warm-up are
+ * still finishing in it, and are not in the JTL): the mean of the first half against the second (drift, relative to
+ * the mean) and whether that difference is more than the seconds' own noise (Welch's t test, 5%), and the 95%
+ * confidence interval of the mean throughput by batch means (one batch a second: t(0.975, k - 1) sd / sqrt k, relative
+ * to the mean). Fewer than 3 such seconds say nothing: the figures are null.
+ * @param {number[]} perSecond completions in each whole second of the window, in order
+ */
+export function stabilityOf (perSecond) {
+  const full = perSecond.slice(1)
+  const k = full.length
+  const mean = k ? full.reduce((a, b) => a + b, 0) / k : null
+  if (k < 3 || !(mean > 0)) return { seconds: k, mean, halves: null, drift: null, driftSignificant: null, halfWidth: null, relHalfWidth: null }
+  const half = Math.floor(k / 2)
+  const avg = (xs) => xs.reduce((a, b) => a + b, 0) / xs.length
+  const variance = (xs, m) => (xs.length > 1 ? xs.reduce((a, x) => a + (x - m) ** 2, 0) / (xs.length - 1) : 0)
+  const parts = [full.slice(0, half), full.slice(k - half)]
+  const halves = parts.map(avg)
+  const sd = Math.sqrt(variance(full, mean))
+  const halfWidth = tQuantile(0.975, k - 1) * sd / Math.sqrt(k)
+  // Welch: the halves differ by more than their seconds vary (a difference of exactly zero is never significant)
+  const se = Math.sqrt(parts.reduce((a, p, i) => a + variance(p, halves[i]) / p.length, 0))
+  const driftSignificant = halves[0] !== halves[1] && (se === 0 || Math.abs(halves[1] - halves[0]) / se > tQuantile(0.975, Math.max(1, 2 * half - 2)))
+  const r = (x) => Math.round(x * 1000) / 1000
+  return { seconds: k, mean: r(mean), halves: halves.map(r), drift: r(Math.abs(halves[1] - halves[0]) / mean), driftSignificant, halfWidth: r(halfWidth), relHalfWidth: r(halfWidth / mean) }
+}
 
 /**
  * The figures of one group of samples. Throughput is JMeter's: samples / (last end - first start), in req/s.
  * Latency figures and start/end are null when there are no samples (never NaN).
  * @param {LatencyHistogram} h
+ * @param {{ steady?: { from?: number, to?: number } }} [opts] the steady window its throughput is counted over per
+ *   second
  * @returns {Summary}
  */
-export function summaryOf (h) {
+export function summaryOf (h, { steady } = {}) {
   const n = h.count
   const [p50, p90, p95, p99] = h.percentiles([50, 90, 95, 99])
   // One sample of 0 ms spans no time at all; JMeter would print Infinity, a span of at least 1 ms keeps it finite.
@@ -46,7 +77,8 @@ export function summaryOf (h) {
     start: n ? h.firstStart : null,
     end: n ? h.lastEnd : null,
     bytes: h.bytes,
-    sentBytes: h.sentBytes
+    sentBytes: h.sentBytes,
+    stability: stabilityOf(h.perSecond(steady))
   }
 }
 
@@ -76,13 +108,15 @@ export async function resolveJtl (pathOrRunDir) {
  * transaction-controller samples count for their label but not in the total. Malformed rows are counted and
  * reported with examples, never fatal; an empty or header-only file gives zero requests.
  * @param {string} pathOrRunDir a .jtl file or a run folder holding samples.jtl
- * @param {{ label?: string, window?: { from?: number, to?: number } }} [opts] only this label; only samples
- *   starting in [from, to) (ms since the epoch)
+ * @param {{ label?: string, window?: { from?: number, to?: number }, steady?: { from?: number, to?: number } }} [opts]
+ *   only this label; only samples
+ *   starting in [from, to) (ms since the epoch); steady: the run's steady window, whose seconds the throughput's
+ *   stability is counted over (default: from the first completion to the last)
  * @returns {Promise<{ file: string, rows: number, malformed: { count: number, examples: { line: number, reason: string,
  *   text: string }[] }, total: Summary, labels: Record<string, Summary>, header: { columns: string[], assumed: boolean
  *   } | null, outsideWindow: number, percentiles: string }>}
  */
-export async function summarize (pathOrRunDir, { label, window } = {}) {
+export async function summarize (pathOrRunDir, { label, window, steady } = {}) {
   const file = await resolveJtl(pathOrRunDir)
   /** @type {Map<string, LatencyHistogram>} */
   const plain = new Map()
@@ -112,13 +146,13 @@ export async function summarize (pathOrRunDir, { label, window } = {}) {
     const h = new LatencyHistogram()
     if (plain.has(name)) h.merge(plain.get(name))
     if (controllers.has(name)) h.merge(controllers.get(name))
-    if (h.count) labels[name] = summaryOf(h)
+    if (h.count) labels[name] = summaryOf(h, { steady })
   }
   return {
     file,
     rows: scan.rows,
     malformed: scan.malformed,
-    total: summaryOf(total),
+    total: summaryOf(total, { steady }),
     labels,
     header: scan.layout ? { columns: scan.layout.columns, assumed: scan.layout.assumed } : null,
     outsideWindow: scan.outsideWindow,

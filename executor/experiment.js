@@ -3,7 +3,7 @@ import { readFile } from 'node:fs/promises'
 import { basename, dirname, extname, resolve } from 'node:path'
 import { loadYamlWithLines } from './yaml-lines.js'
 import { NsError } from '../lib/errors.js'
-import { keyOf, typeProblem } from '../lib/options.js'
+import { keyOf, readOption, typeProblem } from '../lib/options.js'
 import { EXPERIMENT_OPTIONS } from '../lib/run-options.js'
 import { STRATEGIES, strategyOf } from '../lib/strategies.js'
 import { X_FIELDS } from '../analyzer/points.js'
@@ -158,9 +158,15 @@ export function parseExperiment (text, { file, path = resolve(file), profile }) 
   /** @type {Record<string, any>} */
   const settings = {}
   for (const key of SETTING_KEYS.filter(k => merged[k] !== undefined)) {
-    const problem = typeProblem(EXPERIMENT_OPTIONS[key], merged[key])
+    const row = EXPERIMENT_OPTIONS[key]
+    let value = merged[key]
+    // a setting with a text form of its own (slo: p99=50ms,errors=0.1%) is read as its flag is
+    if (row.fromText && typeof value === 'string') {
+      try { value = readOption(row, value) } catch (err) { throw bad(key, [], err.details?.reason ?? err.message) }
+    }
+    const problem = typeProblem(row, value)
     if (problem) throw bad(key, [], problem)
-    settings[keyOf(EXPERIMENT_OPTIONS[key])] = merged[key]
+    settings[keyOf(row)] = value
   }
   return {
     file,

@@ -29,7 +29,24 @@ export function formatRunSummary (run) {
     }
   }
   if (run.degraded) lines.push(formatLoss(run.degraded))
+  lines.push(...validityLines(run.validity, run.load?.generator))
   if (run.error) lines.push(`  error ${run.error.code ?? ''}: ${run.error.message}`)
   lines.push(`  results: ${run.dir}`)
   return lines.join('\n')
+}
+
+/**
+ * What the run's validity says, for a person: "valid" with what was checked, or each flag with its figure.
+ * @param {import('./validity.js').Validity | null | undefined} validity
+ * @param {{ share: number|null, cores: number|null, hostIdle: number|null } | undefined} generator
+ */
+export function validityLines (validity, generator) {
+  if (!validity) return []
+  const figures = generator?.share === null || generator?.share === undefined
+    ? ''
+    : ` (generator at ${Math.round(generator.share * 100)}% of its cores, host ${generator.hostIdle}% idle)`
+  const head = validity.ok
+    ? `  validity: ok${validity.flags.length ? ', with a warning' : ''}${figures}`
+    : `  validity: NOT VALID: ${validity.flags.filter(f => f.severity === 'invalid').map(f => f.name).join(', ')}${figures}`
+  return [head, ...validity.flags.map(f => `    ${f.severity === 'warning' ? 'warning' : 'flag'} ${f.name}: ${f.message}`)]
 }

@@ -3,12 +3,14 @@ import { join } from 'node:path'
 import { RUN_FILES, newRunId, newRunRecord, makeDirs, makeWritableDir, writeJsonAtomic } from '../lib/run-files.js'
 import { loadBenchmark } from '../benchmarks/index.js'
 import { summarizeCpu } from '../rc/cpu-summary.js'
+import { createGeneratorMeter, summarizeGenerator } from '../rc/generator-cpu.js'
 import { summarize } from '../analyzer/summary.js'
 import { runLoad } from './drivers/index.js'
 import { ensureJmeter } from './jmeter-install.js'
 import { resolveBackend } from './backends/index.js'
 import { describeEnvironment } from './environment.js'
 import { describeLoss } from './degraded.js'
+import { judgeRun } from './validity.js'
 
 /**
  * Everything checked before anything starts: the output folder (made and written to, within a bound on time), the
@@ -69,6 +71,9 @@ export async function run (config, { log = () => {}, onProgress, signal, prepare
   let sampler = null
   let watch = null
   let timeline = null
+  // the load generator's own CPU and its host's, beside the server's: how far the run can be trusted
+  const generator = createGeneratorMeter()
+  let generatorTimeline = null
   /** @type {import('./docker/node-watch.js').LossEpisode[]} */
   let losses = []
   let placementAfter = null
@@ -89,6 +94,7 @@ export async function run (config, { log = () => {}, onProgress, signal, prepare
     watch?.start()
     const url = `${deployment.url.replace(/\/$/, '')}/${benchmark}${request.path}`
     log(`load: ${config.driver} -> ${url}`)
+    generator.start()
     const load = await runLoad({
       driver: config.driver,
       url,
@@ -103,9 +109,11 @@ export async function run (config, { log = () => {}, onProgress, signal, prepare
       label: config.benchmark,
       signal,
       onProgress,
+      onSpawn: (pid, engine) => generator.add(pid, { engine }),
       log
     })
-    runJson.load = load
+    generatorTimeline = generator.stop()
+    runJson.load = { ...load, generator: summarizeGenerator(generatorTimeline, { from: load.steadyStart, to: load.steadyEnd }) }
     if (watch) {
       losses = await watch.stop()
       watch = null
@@ -127,13 +135,18 @@ export async function run (config, { log = () => {}, onProgress, signal, prepare
       teardownError = await deployment.teardown().then(() => null, err => err)
       if (teardownError && !runJson.error) runJson.error = { code: teardownError.code ?? null, message: `teardown: ${teardownError.message}` }
     }
-    if (timeline) await writeJsonAtomic(join(dir, RUN_FILES.timeline), timeline)
+    generatorTimeline ??= generator.stop()
+    if (timeline) await writeJsonAtomic(join(dir, RUN_FILES.timeline), { ...timeline, generator: generatorTimeline })
     if (runJson.load) {
       const jtl = join(dir, RUN_FILES.samples)
-      const s = await summarize(jtl).catch(err => { log(`summary: ${err.message}`); return null })
+      const steady = { from: runJson.load.steadyStart, to: runJson.load.steadyEnd }
+      const s = await summarize(jtl, { steady }).catch(err => { log(`summary: ${err.message}`); return null })
       runJson.summary = s ? s.total : null
       if (s?.malformed?.count) runJson.summary.malformedRows = s.malformed.count
       if (losses.length) runJson.degraded = await describeLoss(losses, { jtl, load: runJson.load, before: runJson.placement, after: placementAfter })
+      if (runJson.summary) {
+        runJson.validity = judgeRun({ summary: runJson.summary, cpu: runJson.cpu, generator: runJson.load.generator, schedule: runJson.load.schedule, slo: config.slo })
+      }
     }
     runJson.finishedAt = new Date().toISOString()
     await save()

@@ -2,7 +2,7 @@
 import { table } from '../analyzer/text-table.js'
 import { formatCompare, formatCorrelate } from '../analyzer/text-format.js'
 import { RUN_OPTION } from '../lib/run-options.js'
-import { benchmarkName, shapeText } from './sweep.js'
+import { benchmarkName, countInvalid, shapeText } from './sweep.js'
 import { calibrationBound } from './sweep-plan.js'
 
 /** "1 h 02 min", "4 min 10 s", "12 s". */
@@ -67,7 +67,8 @@ export function formatRunLine (e, run, total) {
   const n = `[${String(e.index + 1).padStart(String(total).length)}/${total}]`
   const s = run?.summary
   const what = e.status === 'done' && s
-    ? `${Math.round(s.throughput).toLocaleString('en')} req/s · p95 ${s.latency.p95.toFixed(1)} ms · ${s.errors} errors · busiest core ${run.cpu?.highest ?? '-'}%`
+    ? `${Math.round(s.throughput).toLocaleString('en')} req/s · p95 ${s.latency.p95.toFixed(1)} ms · ${s.errors} errors · busiest core ${run.cpu?.highest ?? '-'}%` +
+      (e.invalid?.length ? ` · NOT VALID: ${e.invalid.join(', ')}` : '')
     : `${e.status.toUpperCase()}: ${String(e.reason).split('\n')[0]}`
   return `${n} ${e.label} · repeat ${e.repeat}  ${what}  (${e.seconds ?? 0} s)`
 }
@@ -85,6 +86,11 @@ export function formatSweepEnd (sweep, analysis, { seconds }) {
   const c = sweep.counts
   const d = sweep.deployments
   const lines = [`sweep ${sweep.id}: ${sweep.status} · ${c.done}/${c.runs} runs done${c.failed ? ` · ${c.failed} failed` : ''}${c.degraded ? ` · ${c.degraded} degraded` : ''}${c.interrupted ? ` · ${c.interrupted} interrupted` : ''}${c.pending ? ` · ${c.pending} not run` : ''} · ${d} deployment${d === 1 ? '' : 's'} · ${formatDuration(seconds)}`]
+  const invalid = countInvalid(sweep.plan)
+  if (invalid.runs) {
+    const why = Object.entries(invalid.byFlag).map(([f, n]) => `${f} ${n}`).join(', ')
+    lines.push(`  ${invalid.runs} finished run${invalid.runs === 1 ? ' is' : 's are'} not valid (${why}): the fits leave them out; see each run's validity`)
+  }
   for (const e of sweep.plan.filter(x => x.status === 'failed' || x.status === 'degraded')) lines.push(`  ${e.status}: #${e.index + 1} ${e.label} (repeat ${e.repeat}): ${String(e.reason).split('\n')[0]}`)
   if (sweep.status !== 'done') lines.push(`  resume: executor sweep --resume ${sweep.dir}${c.degraded ? ' (redoes the degraded runs too: a node lost mid-run is no steady-state measurement)' : ''}`)
   if (analysis?.cpuTable?.length) lines.push('', 'per-core CPU of the server (multi-core study, Table 4.3.1):', formatPerCoreTable(analysis.cpuTable))

@@ -76,6 +76,23 @@ export async function saveSweep (sweep) {
   await writeJsonAtomic(join(sweep.dir, SWEEP_FILE), sweep)
 }
 
+/** The flags that make a run not valid (run.json's validity), by name; none for a valid run or one without validity. */
+export const invalidFlags = (run) => (run?.validity?.flags ?? []).filter(f => f.severity === 'invalid').map(f => f.name)
+
+/**
+ * The finished runs whose measurement is not valid, and how often each flag made them so.
+ * @param {{ status: string, invalid?: string[] }[]} plan
+ */
+export function countInvalid (plan) {
+  const byFlag = {}
+  let runs = 0
+  for (const e of plan.filter(x => x.status === 'done' && x.invalid?.length)) {
+    runs++
+    for (const f of e.invalid) byFlag[f] = (byFlag[f] ?? 0) + 1
+  }
+  return { runs, byFlag }
+}
+
 export function countEntries (plan) {
   const counts = { runs: plan.length, done: 0, failed: 0, degraded: 0, interrupted: 0, pending: 0, running: 0 }
   for (const e of plan) counts[e.status] = (counts[e.status] ?? 0) + 1
@@ -197,7 +214,7 @@ export async function executeSweep (sweep, { log = () => {}, signal, failFast = 
       try {
         run = await runner.runOn(config, { prepared: prepared.get(cell.shape), onProgress: p => onProgress?.(e, p) })
         // a degraded run (a node lost mid-run) is no steady-state measurement: like a failed one, --resume redoes it
-        Object.assign(e, { status: run.status, run: run.id, reason: run.status === 'degraded' ? degradedReason(run) : run.error?.message ?? null })
+        Object.assign(e, { status: run.status, run: run.id, reason: run.status === 'degraded' ? degradedReason(run) : run.error?.message ?? null, invalid: invalidFlags(run) })
         deployFailed = null
       } catch (err) {
         Object.assign(e, { status: signal?.aborted ? 'interrupted' : 'failed', reason: `${err.code ? `${err.code}: ` : ''}${err.message}` })

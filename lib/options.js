@@ -8,9 +8,9 @@ import { badFlag } from './errors.js'
  * @property {string} flag the flag without its dashes: 'instances' is --instances
  * @property {string} [short] one letter: 'n' is -n
  * @property {string} [key] the field it fills in a command's values (default: the flag in camelCase)
- * @property {'whole'|'number'|'choice'|'text'|'boolean'|'list'|'map'} type the value's type: whole numbers and numbers
- *   are written in decimal digits, a choice is one of `choices`, a list collects a repeated flag, a map is an object of
- *   texts (a repeated KEY=VALUE flag)
+ * @property {'whole'|'number'|'choice'|'text'|'boolean'|'list'|'map'|'object'} type the value's type: whole numbers and
+ *   numbers are written in decimal digits, a choice is one of `choices`, a list collects a repeated flag, a map is an
+ *   object of texts (a repeated KEY=VALUE flag), an object is what the option's fromText makes of its text
  * @property {number} [min] the smallest value allowed (with `above`: values must be greater)
  * @property {boolean} [above]
  * @property {number | (() => number)} [max] the largest value allowed (a function: a limit of this machine)
@@ -86,6 +86,7 @@ export function typeProblem (o, value) {
   if (o.type === 'boolean' && typeof value !== 'boolean') return `${shown} is not true or false`
   if (o.type === 'list' && !(Array.isArray(value) && value.every(v => typeof v === 'string'))) return `${shown} is not a list of text`
   if (o.type === 'map' && !isTextMap(value)) return `${shown} is not a mapping of key: value texts`
+  if (o.type === 'object' && (value === null || typeof value !== 'object' || Array.isArray(value))) return `${shown} is not ${o.arg ?? 'a value'}`
   return null
 }
 

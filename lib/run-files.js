@@ -105,6 +105,7 @@ export function newRunRecord ({ id, dir, config, environment, request }) {
     cpu: null,
     placement: [],
     degraded: null,
+    validity: null,
     files: { samples: RUN_FILES.samples, timeline: RUN_FILES.timeline },
     error: null
   }

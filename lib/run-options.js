@@ -6,6 +6,7 @@ import { resolve } from 'node:path'
 import { badApp } from './errors.js'
 import { STRATEGIES, strategyOf } from './strategies.js'
 import { checkOption, badOption, keyOf, option, optionsHelp } from './options.js'
+import { DEFAULT_SLO, checkSlo, parseSlo } from './slo.js'
 
 /** @typedef {import('./options.js').Option} Option */
 
@@ -218,6 +219,19 @@ export const RUN_OPTIONS = Object.freeze([
     arg: 'S',
     help: 'how long the server may take to answer (default {default})',
     experiment: 'ready-timeout'
+  }),
+  option({
+    flag: 'slo',
+    type: 'object',
+    default: DEFAULT_SLO,
+    arg: 'SPEC',
+    help: [
+      'the objective the run is held to: errors=<percent>%, p50|p90|p95|p99=<ms>ms, comma-separated',
+      '(default errors=0.1%; e.g. --slo p99=50ms,errors=0.1%)'
+    ],
+    fromText: (text, o) => { try { return parseSlo(text) } catch (err) { throw badOption(o, err.message) } },
+    check: (value, o) => { try { return checkSlo(value) } catch (err) { throw badOption(o, err.message) } },
+    experiment: 'slo'
   }),
   option({
     flag: 'nodes',

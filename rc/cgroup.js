@@ -1,7 +1,7 @@
 // Readers for cgroup CPU accounting: v1 cpuacct (ns per CPU), v2 cpu.stat (total usec), and which of them a host
 // mounts.
 import { existsSync } from 'node:fs'
-import { join } from 'node:path'
+import { dirname, join } from 'node:path'
 import { readText } from './read-text.js'
 import { NsError } from '../lib/errors.js'
 
@@ -67,6 +67,86 @@ export function readCpuStat (dir) {
     throw new NsError('NS_ERR_BAD_FILE', `${path}: no usage_usec line (is this a cgroup v2 cpu.stat?)`)
   }
   return out
+}
+
+/** Distros mount the v1 cpu controller alone or co-mounted with cpuacct: where CFS quotas and their throttling live. */
+const V1_CPU_MOUNTS = ['cpu', 'cpu,cpuacct', 'cpuacct,cpu']
+
+/**
+ * The v1 cpu (CFS bandwidth) hierarchy under a cgroup root, or null when there is none.
+ * @param {string} [root]
+ * @returns {string|null}
+ */
+export function cpuRoot (root = '/sys/fs/cgroup') {
+  for (const m of V1_CPU_MOUNTS) {
+    const dir = join(root, m)
+    if (existsSync(join(dir, 'cpu.cfs_quota_us'))) return dir
+  }
+  return null
+}
+
+const PERIODS = /^nr_periods (\d+)$/m
+const THROTTLED = /^nr_throttled (\d+)$/m
+const THROTTLED_NS = /^throttled_time (\d+)$/m
+const THROTTLED_US = /^throttled_usec (\d+)$/m
+
+/**
+ * A group's CFS throttling counters from its cpu.stat (v1: throttled_time in ns; v2: throttled_usec): how many
+ * enforcement periods passed, in how many the group was throttled, and for how long in all. Counters only grow.
+ * @param {string} dir the group's folder in the cpu hierarchy (v1) or the unified one (v2)
+ * @returns {{ periods: number, throttled: number, throttledMs: number }}
+ */
+export function readThrottling (dir) {
+  const path = join(dir, 'cpu.stat')
+  const text = readText(path)
+  const get = (re) => { const m = re.exec(text); return m ? Number(m[1]) : NaN }
+  const periods = get(PERIODS)
+  const ns = THROTTLED_NS.test(text) ? get(THROTTLED_NS) : get(THROTTLED_US) * 1000
+  const out = { periods, throttled: get(THROTTLED), throttledMs: ns / 1e6 }
+  if (!Object.values(out).every(Number.isFinite)) {
+    throw new NsError('NS_ERR_BAD_FILE', `${path}: no nr_periods, nr_throttled and throttled_time (or throttled_usec) lines`)
+  }
+  return out
+}
+
+/**
+ * The CPU quota a process runs under, in cores (0.25 = a quarter of one), or null when none limits it: the tightest
+ * CFS quota of its cpu cgroup and the groups above it (v1 cpu.cfs_quota_us / cpu.cfs_period_us, v2 cpu.max).
+ * @param {number} pid
+ * @param {{ procRoot?: string, cgroupRoot?: string }} [roots]
+ * @returns {number | null}
+ */
+export function cpuQuotaOf (pid, { procRoot = '/proc', cgroupRoot = '/sys/fs/cgroup' } = {}) {
+  let lines
+  try { lines = readText(join(procRoot, String(pid), 'cgroup')).split('\n') } catch { return null }
+  const v1 = cpuRoot(cgroupRoot)
+  const entry = v1
+    ? lines.map(l => l.split(':')).find(f => f[1]?.split(',').includes('cpu'))
+    : lines.map(l => l.split(':')).find(f => f[0] === '0' && f[1] === '')
+  if (!entry) return null
+  const root = v1 ?? cgroupRoot
+  let least = null
+  for (let dir = join(root, entry.slice(2).join(':')); dir.startsWith(root); dir = dirname(dir)) {
+    const cores = quotaIn(dir, Boolean(v1))
+    if (cores !== null) least = least === null ? cores : Math.min(least, cores)
+    if (dir === root) break
+  }
+  return least
+}
+
+/** One group's quota in cores, or null when it has none (or no such file). */
+function quotaIn (dir, v1) {
+  try {
+    if (v1) {
+      const quota = Number(readText(join(dir, 'cpu.cfs_quota_us')).trim())
+      const period = Number(readText(join(dir, 'cpu.cfs_period_us')).trim())
+      return quota > 0 && period > 0 ? quota / period : null
+    }
+    const [quota, period] = readText(join(dir, 'cpu.max')).trim().split(/\s+/)
+    return quota !== 'max' && Number(period) > 0 ? Number(quota) / Number(period) : null
+  } catch {
+    return null
+  }
 }
 
 /**

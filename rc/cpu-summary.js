@@ -1,4 +1,6 @@
-// The per-core CPU table of the multi-core study (highest, lowest, spread, overall) over a run's steady window.
+// The per-core CPU table of the multi-core study (highest, lowest, spread, overall) over a run's steady window, and how
+// much the CPU quota throttled the server meanwhile.
+import { summarizeThrottle } from './throttle.js'
 
 /**
  * @typedef {{ core: number, usage: number }} CoreUsage
@@ -47,7 +49,8 @@ function table (rows, cpus) {
  *   has `nodes`
  * @param {{ from?: number, to?: number }} [window]
  * @returns {CoreTable & { source: string, total: number, samples: number, host: { cores: CoreUsage[], highest: number,
- *   lowest: number, spread: number, overall: number }, containers: any[], nodes?: any[] }}
+ *   lowest: number, spread: number, overall: number }, containers: any[], nodes?: any[], throttling: ReturnType<typeof
+ *   summarizeThrottle> }}
  */
 export function summarizeCpu (timeline, { from = -Infinity, to = Infinity } = {}) {
   const all = timeline?.samples ?? []
@@ -58,13 +61,15 @@ export function summarizeCpu (timeline, { from = -Infinity, to = Infinity } = {}
   const inWindow = all.filter(s => s.t - half >= lo && s.t - half <= hi)
   const server = table(inWindow.map(s => s.server), cpus)
   const host = table(inWindow.map(s => s.host), cpus)
+  const seconds = inWindow.length * (timeline?.intervalMs ?? 1000) / 1000
   return {
     source: timeline?.source ?? 'threads',
     ...server.out,
     total: round2(server.sum / 100),
     samples: inWindow.length,
+    throttling: summarizeThrottle(inWindow, seconds),
     host: { cores: host.out.cores, highest: host.out.highest, lowest: host.out.lowest, spread: host.out.spread, overall: host.out.overall },
-    containers: containerTables(inWindow, cpus),
+    containers: containerTables(inWindow, cpus, timeline?.intervalMs),
     ...(Array.isArray(timeline?.nodes) ? { nodes: nodeTables(inWindow, timeline.nodes) } : {})
   }
 }
@@ -103,9 +108,11 @@ function nodeTables (samples, nodes) {
  * so in `samples`.
  * @param {any[]} samples
  * @param {number} cpus
- * @returns {{ id: string, cores: CoreUsage[], total: number, memoryBytes: number | null, samples: number }[]}
+ * @param {number} [intervalMs]
+ * @returns {{ id: string, cores: CoreUsage[], total: number, memoryBytes: number | null, throttling: any, samples:
+ *   number }[]}
  */
-function containerTables (samples, cpus) {
+function containerTables (samples, cpus, intervalMs) {
   const byId = new Map()
   for (const s of samples) {
     for (const [id, c] of Object.entries(s.containers ?? {})) {
@@ -120,6 +127,7 @@ function containerTables (samples, cpus) {
       cores: table(rows.map(r => r.cores), cpus).out.cores,
       total: round2(rows.reduce((a, r) => a + (Number.isFinite(r.total) ? r.total : 0), 0) / rows.length),
       memoryBytes: memory.length ? Math.max(...memory) : null,
+      throttling: summarizeThrottle(rows, rows.length * (intervalMs ?? 1000) / 1000),
       samples: rows.length
     }
   })

@@ -4,10 +4,12 @@ import { isAbsolute, join } from 'node:path'
 import { readProcStat, coreUsage } from './proc-stat.js'
 import { readUsagePercpu, readCpuStat } from './cgroup.js'
 import { createThreadCpu } from './thread-cpu.js'
+import { createThrottleMeter } from './throttle.js'
 
 /**
  * @typedef {import('./cpu-group.js').CpuGroup} CpuGroup
- * @typedef {{ t: number, server: number[], serverTotal: number, host: number[] }} Sample
+ * @typedef {{ t: number, server: number[], serverTotal: number, host: number[], throttle?:
+ *   import('./throttle.js').Throttle | null }} Sample
  * @typedef {{ intervalMs: number, cpus: number, source: 'cgroup-v1'|'cgroup-v2'|'threads', samples: Sample[] }}
  *   Timeline
  */
@@ -55,16 +57,18 @@ export function splitTotal (total, weights, fallback, cpus) {
 /**
  * A sampler of the server's CPU per core. Source: the group's kind — cgroup-v1 reads usage_percpu deltas; cgroup-v2
  * reads the cpu.stat total and splits it per core like its threads ran; otherwise thread attribution over pids() and
- * their descendants. The host array is always /proc/stat. Costs a few file reads per interval; the timer is unref'd.
- * @param {{ group?: CpuGroup, pids?: () => number[], intervalMs?: number, procRoot?: string, cgroupRoot?: string, now?:
- *   () => number }} [opts] cgroupRoot resolves a relative group.path
+ * their descendants. The host array is always /proc/stat. With `quotaDirs` (the groups holding the server's CPU quota)
+ * each sample also says how much the quota throttled it. Costs a few file reads per interval; the timer is unref'd.
+ * @param {{ group?: CpuGroup, pids?: () => number[], quotaDirs?: () => string[], intervalMs?: number, procRoot?:
+ *   string, cgroupRoot?: string, now?: () => number }} [opts] cgroupRoot resolves a relative group.path
  * @returns {{ start(): void, stop(): Promise<Timeline>, timeline(): Timeline, lastError(): unknown }}
  */
-export function createSampler ({ group, pids = () => [], intervalMs = 1000, procRoot = '/proc', cgroupRoot = '/sys/fs/cgroup', now = Date.now } = {}) {
+export function createSampler ({ group, pids = () => [], quotaDirs = () => [], intervalMs = 1000, procRoot = '/proc', cgroupRoot = '/sys/fs/cgroup', now = Date.now } = {}) {
   /** @type {Timeline['source']} */
   const source = group?.kind === 'cgroup-v1' || group?.kind === 'cgroup-v2' ? group.kind : 'threads'
   const dir = group?.path && !isAbsolute(group.path) ? join(cgroupRoot, group.path) : group?.path
   const threads = createThreadCpu({ procRoot })
+  const quota = createThrottleMeter(quotaDirs)
   let hostPrev = readProcStat(procRoot)
   const cpus = Math.max(1, ...hostPrev.map(c => c.core + 1))
   /** @type {Sample[]} */
@@ -114,6 +118,7 @@ export function createSampler ({ group, pids = () => [], intervalMs = 1000, proc
       const host = coreUsage(hostPrev, hostCur)
       hostPrev = hostCur
       const ns = serverNs(host)
+      const throttle = quota.read()
       if (!baselined) { baselined = true; lastWall = wall; return }
       const dtNs = Number(wall - lastWall)
       lastWall = wall
@@ -124,7 +129,8 @@ export function createSampler ({ group, pids = () => [], intervalMs = 1000, proc
         t: now(),
         server,
         serverTotal: round3(ns.reduce((s, x) => s + x, 0) / dtNs),
-        host: Array.from({ length: cpus }, (_, i) => round1(host[i] ?? 0))
+        host: Array.from({ length: cpus }, (_, i) => round1(host[i] ?? 0)),
+        ...(throttle ? { throttle } : {})
       })
     } catch (err) {
       lastError = err // e.g. the group was removed under us: skip this sample, keep the timeline
@@ -142,6 +148,7 @@ export function createSampler ({ group, pids = () => [], intervalMs = 1000, proc
       lastWall = process.hrtime.bigint()
       try {
         serverNs(new Array(cpus).fill(0))
+        quota.read()
         baselined = true
       } catch (err) { lastError = err }
       timer = setInterval(tick, intervalMs)

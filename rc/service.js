@@ -6,7 +6,8 @@ import { existsSync, readFileSync } from 'node:fs'
 import { request } from 'node:http'
 import { join } from 'node:path'
 import { pathToFileURL } from 'node:url'
-import { cpuacctRoot, detectCgroup, readUsagePercpu, readCpuStat } from './cgroup.js'
+import { cpuacctRoot, cpuRoot, detectCgroup, readUsagePercpu, readCpuStat } from './cgroup.js'
+import { addThrottle, createThrottleMeter } from './throttle.js'
 import { readProcStat, coreUsage } from './proc-stat.js'
 import { splitTotal } from './sampler.js'
 import { readText } from './read-text.js'
@@ -26,21 +27,24 @@ class HttpError extends Error {
 }
 
 /**
- * Where a container's accounting lives: v1 cpuacct/docker/<id> (per-CPU ns) or a v2 scope/folder (cpu.stat total).
+ * Where a container's accounting lives: v1 cpuacct/docker/<id> (per-CPU ns) or a v2 scope/folder (cpu.stat total), and
+ * where its CPU quota's throttling is counted (v1 cpu/docker/<id>, v2 the same folder; null when there is none).
  * @param {string} id a 64-hex container id (checked here again)
  * @param {string} cgroupRoot
- * @returns {{ kind: 'cgroup-v1' | 'cgroup-v2', cpuDir: string, memFile: string } | null}
+ * @returns {{ kind: 'cgroup-v1' | 'cgroup-v2', cpuDir: string, memFile: string, throttleDir: string | null } | null}
  */
 export function containerCgroup (id, cgroupRoot) {
   if (!CONTAINER_ID.test(id)) throw new HttpError(400, `"${String(id).slice(0, 80)}" is not a container id (64 hex characters)`)
   const v1 = cpuacctRoot(cgroupRoot)
   if (v1) {
     const cpuDir = join(v1, 'docker', id)
-    if (existsSync(cpuDir)) return { kind: 'cgroup-v1', cpuDir, memFile: join(cgroupRoot, 'memory', 'docker', id, 'memory.usage_in_bytes') }
+    const quota = cpuRoot(cgroupRoot)
+    const throttleDir = quota && existsSync(join(quota, 'docker', id, 'cpu.stat')) ? join(quota, 'docker', id) : null
+    if (existsSync(cpuDir)) return { kind: 'cgroup-v1', cpuDir, memFile: join(cgroupRoot, 'memory', 'docker', id, 'memory.usage_in_bytes'), throttleDir }
     return null
   }
   for (const dir of [join(cgroupRoot, 'system.slice', `docker-${id}.scope`), join(cgroupRoot, 'docker', id)]) {
-    if (existsSync(join(dir, 'cpu.stat'))) return { kind: 'cgroup-v2', cpuDir: dir, memFile: join(dir, 'memory.current') }
+    if (existsSync(join(dir, 'cpu.stat'))) return { kind: 'cgroup-v2', cpuDir: dir, memFile: join(dir, 'memory.current'), throttleDir: dir }
   }
   return null
 }
@@ -93,14 +97,14 @@ export function dockerPidOf (socketPath = '/var/run/docker.sock') {
 function createSession ({ containers, cgroupRoot, procRoot, intervalMs, pids, maxSamples }) {
   let hostPrev = readProcStat(procRoot)
   const cpus = Math.max(1, ...hostPrev.map(c => c.core + 1))
-  const state = new Map(containers.map(c => [c.id, { ...c, prev: null }]))
+  const state = new Map(containers.map(c => [c.id, { ...c, prev: null, quota: createThrottleMeter(() => (c.throttleDir ? [c.throttleDir] : [])) }]))
   const source = containers[0]?.kind ?? 'cgroup-v1'
   const samples = []
   let wallPrev = process.hrtime.bigint()
   let lastError = null
 
   const readCpu = (s) => (s.kind === 'cgroup-v1' ? readUsagePercpu(s.cpuDir) : readCpuStat(s.cpuDir).usageUsec * 1000)
-  for (const s of state.values()) { try { s.prev = readCpu(s) } catch (err) { lastError = err } }
+  for (const s of state.values()) { try { s.prev = readCpu(s); s.quota.read() } catch (err) { lastError = err } }
 
   const tick = () => {
     const wall = process.hrtime.bigint()
@@ -112,6 +116,7 @@ function createSession ({ containers, cgroupRoot, procRoot, intervalMs, pids, ma
     if (dtNs <= 0) return
     const server = new Array(cpus).fill(0)
     const per = {}
+    let throttle = null
     for (const s of state.values()) {
       try {
         const cur = readCpu(s)
@@ -122,7 +127,9 @@ function createSession ({ containers, cgroupRoot, procRoot, intervalMs, pids, ma
         const pct = ns.map(x => x / dtNs * 100)
         pct.forEach((x, i) => { server[i] += x })
         const net = readNetBytes(pids.get(s.id), procRoot)
-        per[s.id] = { cores: pct.map(x => round1(Math.min(100, x))), total: round3(ns.reduce((a, b) => a + b, 0) / dtNs), memoryBytes: readNumber(s.memFile), net }
+        const quota = s.quota.read()
+        if (quota) throttle = addThrottle(throttle ?? { periods: 0, throttled: 0, throttledMs: 0 }, quota)
+        per[s.id] = { cores: pct.map(x => round1(Math.min(100, x))), total: round3(ns.reduce((a, b) => a + b, 0) / dtNs), memoryBytes: readNumber(s.memFile), net, ...(quota ? { throttle: quota } : {}) }
       } catch (err) {
         lastError = err // the container went away (a replica was killed): skip it in this sample
       }
@@ -132,7 +139,8 @@ function createSession ({ containers, cgroupRoot, procRoot, intervalMs, pids, ma
       server: server.map(x => round1(Math.min(100, x))),
       serverTotal: round3(server.reduce((a, b) => a + b, 0) / 100),
       host: Array.from({ length: cpus }, (_, i) => round1(host[i] ?? 0)),
-      containers: per
+      containers: per,
+      ...(throttle ? { throttle } : {})
     })
     if (samples.length > maxSamples) samples.shift()
   }

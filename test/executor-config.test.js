@@ -46,6 +46,7 @@ test('every flag is parsed', () => {
     lb: 'haproxy',
     port: 8080,
     readyTimeout: 5,
+    slo: { errors: 0.001 },
     nodes: undefined,
     placement: 'spread',
     constraints: [],

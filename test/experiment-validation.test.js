@@ -44,6 +44,7 @@ cpus-per-instance: 0.5
 driver: autocannon
 lb: auto
 ready-timeout: 20
+slo: p99=500ms,errors=1%
 order: blocks
 calibration: cal.json
 calibrate: { strategy: up, instances: 1, duration: 1, warmup: 0.5, confirm: 2, max-concurrency: 64, max-probes: 10 }

@@ -61,6 +61,18 @@ for (const [strategy, instances, tasks] of /** @type {Array<[string, number, num
   })
 }
 
+test('swarm: a container at a tiny CPU quota: the RC counts its throttled periods, and the run warns of it', { skip, timeout: 180_000 }, async () => {
+  const out = tmp()
+  const r = await runCli('executor', ['run', '--strategy', 'up', '--instances', '1', '--benchmark', 'cpu', '--param', 'n=1000003', '--out', out, ...short,
+    '--cpus-per-instance', '0.1', '--duration', '4'])
+  assert.equal(r.code, 0, r.stderr)
+  const { run } = assertCompleteRun(out, { strategy: 'up', instances: 1 })
+  assert.ok(run.cpu.throttling.share > 0.5, JSON.stringify(run.cpu.throttling))
+  assert.ok(run.cpu.containers[0].throttling.throttledPeriods > 10, JSON.stringify(run.cpu.containers[0].throttling))
+  assert.ok(run.validity.flags.some(f => f.name === 'throttled'), JSON.stringify(run.validity))
+  await assertGone(run)
+})
+
 test('swarm: a custom app is built into the image and measured under its own name, within its memory limit', { skip, timeout: 180_000 }, async () => {
   const out = tmp()
   const r = await runCli('executor', ['run', '--strategy', 'cm', '--instances', '2', '--app', join(ROOT, 'test/fixtures/apps/handler.js'), '--memory-per-instance', '96M', '--out', out, ...short, '--json'])

@@ -60,10 +60,12 @@ export function createLocalBackend ({ cpus = availableParallelism() } = {}) {
       try {
         const group = await createCpuGroup({ name: runId })
         cleanups.push(() => group.remove())
+        const quotaDirs = []
         const quota = (name, cpusOfGroup) => {
           if (cpusOfGroup === undefined) return undefined
           const q = createQuotaGroup({ name, cpus: cpusOfGroup })
           cleanups.push(() => q.remove())
+          quotaDirs.push(q.path)
           return q.wrap
         }
         const replicas = []
@@ -109,8 +111,8 @@ export function createLocalBackend ({ cpus = availableParallelism() } = {}) {
         const pids = () => replicas.flatMap(h => h.pids())
         return {
           url,
-          /** CPU of the server's own processes: their cgroup, or their threads. */
-          createSampler: () => createSampler({ group, pids, intervalMs: 1000 }),
+          /** CPU of the server's own processes (their cgroup, or their threads) and the throttling of their quota. */
+          createSampler: () => createSampler({ group, pids, quotaDirs: () => quotaDirs, intervalMs: 1000 }),
           placement: replicas.map((h, i) => ({
             instance: shape.balanced ? `r${i + 1}` : h.shape,
             node: hostname(),

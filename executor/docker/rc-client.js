@@ -3,6 +3,7 @@
 import { request } from 'node:http'
 import { NsError } from '../../lib/errors.js'
 import { TOKEN_HEADER } from '../../lib/wire.js'
+import { addThrottle } from '../../rc/throttle.js'
 
 /**
  * One JSON call to an RC (node:http with a hard timeout: no pooled socket can hang the run).
@@ -76,12 +77,14 @@ export function mergeTimelines (parts) {
   for (let i = 0; i < count; i++) {
     const row = withData.map(p => p.timeline.samples[i])
     const present = row.filter(Boolean)
+    const throttled = present.map(s => s.throttle).filter(Boolean)
     samples.push({
       t: Math.max(...present.map(s => s.t)),
       server: row.flatMap((s, k) => s ? s.server : none(withData[k].timeline.cpus)),
       serverTotal: present.reduce((a, s) => a + (s.serverTotal ?? 0), 0),
       host: row.flatMap((s, k) => s ? s.host : none(withData[k].timeline.cpus)),
-      containers: Object.assign({}, ...present.map(s => s.containers ?? {}))
+      containers: Object.assign({}, ...present.map(s => s.containers ?? {})),
+      ...(throttled.length ? { throttle: throttled.reduce(addThrottle, { periods: 0, throttled: 0, throttledMs: 0 }) } : {})
     })
   }
   return {

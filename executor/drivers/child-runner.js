@@ -11,10 +11,11 @@ const ABORT_GRACE_MS = 5000
 /**
  * @param {import('./load-common.js').LoadOptions} o
  * @param {string} jtlPath
- * @param {{ cpus?: number[], log?: (line: string) => void }} [env]
+ * @param {{ cpus?: number[], log?: (line: string) => void, onSpawn?: (pid: number, engine: 'node'|'java') => void }}
+ *   [env]
  * @returns {Promise<import('./load-common.js').LoadResult>}
  */
-export function runInChild (o, jtlPath, { cpus, log = () => {} } = {}) {
+export function runInChild (o, jtlPath, { cpus, log = () => {}, onSpawn } = {}) {
   const { signal, onProgress, ...plain } = o
   const pinned = cpus?.length > 0
   const cmd = pinned ? 'taskset' : process.execPath
@@ -32,6 +33,8 @@ export function runInChild (o, jtlPath, { cpus, log = () => {} } = {}) {
     }
     child.on('spawn', () => {
       log(`autocannon driver: child pid ${child.pid}${pinned ? ` pinned to cpus ${cpus.join(',')}` : ''}`)
+      // taskset execs node in its own process: the pid is the generator's
+      onSpawn?.(child.pid, 'node')
       child.send({ type: 'start', opts: plain, jtlPath, progress: !!onProgress })
       if (signal?.aborted) onAbort()
       else signal?.addEventListener('abort', onAbort, { once: true })

@@ -67,14 +67,15 @@ export function normalizeLoadOptions (opts) {
  *   concurrency?: number, rate?: number, duration: number, warmup?: number, jtlPath: string, label?: string,
  *   timeoutSec?: number, signal?: AbortSignal, onProgress?: (p: { phase: 'warmup'|'steady', elapsed: number, total:
  *   number, requests: number, errors: number }) => void, cpus?: number[], log?: (line: string) => void, inProcess?:
- *   boolean, maxSockets?: number }} opts
+ *   boolean, maxSockets?: number, onSpawn?: (pid: number, engine: 'node'|'java') => void }} opts onSpawn: each
+ *   generator process as it starts (so its CPU can be measured)
  * @returns {Promise<{ driver: string, requests: number, errors: number, warmupRequests: number, steadyStart: number,
  *   steadyEnd: number, interrupted: boolean, jtlPath: string, version: string }>}
  */
 export async function runLoad (opts) {
   const o = normalizeLoadOptions(opts)
   mkdirSync(dirname(opts.jtlPath), { recursive: true })
-  const env = { cpus: opts.cpus, log: opts.log }
+  const env = { cpus: opts.cpus, log: opts.log, onSpawn: opts.onSpawn }
   if (opts.driver === 'jmeter') return runJmeter(o, opts.jtlPath, env)
   if (opts.inProcess) {
     if (opts.cpus?.length) opts.log?.('autocannon driver: cpus ignored in process (pinning would pin the executor)')

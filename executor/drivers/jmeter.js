@@ -123,10 +123,11 @@ async function copySteadyRows (rawPath, jtlPath, steadyStart, steadyEnd) {
 /**
  * @param {import('./load-common.js').LoadOptions} o
  * @param {string} jtlPath
- * @param {{ cpus?: number[], log?: (line: string) => void }} [env]
+ * @param {{ cpus?: number[], log?: (line: string) => void, onSpawn?: (pid: number, engine: 'node'|'java') => void }}
+ *   [env]
  * @returns {Promise<import('./load-common.js').LoadResult>}
  */
-export async function runJmeter (o, jtlPath, { cpus, log = () => {} } = {}) {
+export async function runJmeter (o, jtlPath, { cpus, log = () => {}, onSpawn } = {}) {
   const { jar } = await ensureJmeter({ log })
   const dir = dirname(jtlPath)
   const planPath = join(dir, 'jmeter-plan.jmx')
@@ -151,6 +152,8 @@ export async function runJmeter (o, jtlPath, { cpus, log = () => {} } = {}) {
   let abortedAt = Infinity
   const counts = { warmup: 0, steady: 0, errors: 0 }
   const child = spawn(cmd[0], cmd.slice(1), { stdio: ['ignore', 'pipe', 'pipe'], cwd: dir })
+  // taskset execs java in its own process: the pid is the JVM's
+  if (child.pid) onSpawn?.(child.pid, 'java')
   child.stdout.setEncoding('utf8').on('data', (d) => {
     const start = /Starting standalone test @ .*\((\d{12,})\)/.exec(d)
     if (start) t0 = Number(start[1])

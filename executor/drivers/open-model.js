@@ -6,6 +6,8 @@ import { clock, failure, phaseClock } from './load-common.js'
 /** How many sockets the open model may hold open at most, unless the caller says otherwise. */
 export const DEFAULT_MAX_SOCKETS = 512
 const SWEEP_MS = 100
+/** A request sent this much after its intended time, with a socket free for it, was late by the generator's fault. */
+export const LATE_MS = 10
 
 /**
  * Sends request i at t0 + i*1000/R over a keep-alive agent with at most `maxSockets` requests in flight. When the
@@ -14,7 +16,9 @@ const SWEEP_MS = 100
  * coordinated-omission-free measurement autocannon's overallRate does not give (it times from the actual send).
  * A request not answered within timeoutSec of its intended time is a failed row; one that waited that long for a
  * socket is recorded as failed without being sent. Every request scheduled in the window is thus recorded, and the
- * drain after the window lasts at most timeoutSec.
+ * drain after the window lasts at most timeoutSec. The schedule is audited over the steady window (like k6's dropped
+ * iterations): how many sends were planned and made, and how many left late with a socket free for them — the
+ * generator itself fell behind (a busy event loop), which the server's latency must not be blamed for.
  * @param {import('./load-common.js').LoadOptions} o
  * @param {import('../jtl-writer.js').JtlWriter} writer
  * @returns {Promise<import('./load-common.js').LoadResult>}
@@ -36,6 +40,9 @@ export function runOpen (o, writer) {
   const options = { agent, host: url.hostname, port: url.port || 80, path: url.pathname + url.search, method: o.method, headers }
   let sentBytes = 0
   let next = 0
+  // the steady window's schedule: sends planned, made, late by the generator's fault; and the worst such lag
+  const schedule = { planned: 0, sent: 0, late: 0, queued: 0, maxLagMs: 0 }
+  let backlog = false
   let timer = null
   let sweeper = null
   let finished = false
@@ -128,16 +135,27 @@ export function runOpen (o, writer) {
     while (next < due && inflight.size < bound) {
       const intended = phases.t0 + next * 1000 / rate
       next++
+      if (intended >= phases.steadyStart && intended < phases.steadyEnd) audit(now - intended)
       if (now - intended >= timeoutMs) {
         fail(intended, { code: 'QueueTimeout', message: `waited ${o.timeoutSec} s for one of ${bound} connections` }, `${label} 1-0`, inflight.size)
       } else {
         send(intended)
       }
     }
+    // due requests left waiting for a socket: the server is slower than the rate, their wait is its latency
+    backlog = next < due
     if (next >= total && inflight.size === 0) return finish(false)
     // while a backlog waits, a finished request calls pump(); otherwise wake at the next intended time
     if (next < due) return
     if (next < total) timer = setTimeout(pump, Math.max(0, phases.t0 + next * 1000 / rate - clock()))
+  }
+
+  /** One steady-window send: queued behind busy sockets (the server's doing), or on time, or late (the generator's). */
+  function audit (lagMs) {
+    schedule.sent++
+    if (backlog) { schedule.queued++; return }
+    if (lagMs > LATE_MS) schedule.late++
+    schedule.maxLagMs = Math.max(schedule.maxLagMs, Math.round(lagMs))
   }
 
   function sweep () {
@@ -161,7 +179,8 @@ export function runOpen (o, writer) {
     for (const entry of inflight) { entry.done = true; entry.req.destroy() }
     inflight.clear()
     agent.destroy()
-    resolveRun(phases.result({ interrupted, version: `nodescale open-model scheduler (node:http, node ${process.version})` }))
+    schedule.planned = Math.round((phases.steadyEnd - phases.steadyStart) * rate / 1000)
+    resolveRun({ ...phases.result({ interrupted, version: `nodescale open-model scheduler (node:http, node ${process.version})` }), schedule })
   }
 
   return new Promise((resolve) => {

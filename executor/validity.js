@@ -1,0 +1,105 @@
+// How far a run can be trusted: one row per way a measurement goes wrong (the load generator or the host saturated,
+// the CPU quota throttling, a drifting throughput, errors over the objective), each with its figure and threshold.
+import { sloText } from '../lib/slo.js'
+
+/**
+ * @typedef {{ name: string, value: number, threshold: number, severity: 'invalid'|'warning', message: string }} Flag
+ * @typedef {{ ok: boolean, flags: Flag[], checked: string[], unchecked: { name: string, why: string }[] }} Validity
+ *   ok: no flag makes the run invalid; checked: what could be measured; unchecked: what could not, and why
+ */
+
+/** The thresholds, one place: the generator's share of the cores it may use, the host's idle floor, and so on. */
+export const THRESHOLDS = Object.freeze({
+  generatorBusy: 0.9,
+  lateSends: 0.01,
+  hostIdle: 5,
+  throttledShare: 0.1,
+  throttleStallOfP99: 0.1,
+  drift: 0.05,
+  relHalfWidth: 0.05
+})
+
+const pct = (x, d = 1) => `${Math.round(x * 100 * 10 ** d) / 10 ** d}%`
+
+/**
+ * Each check: what it reads from the run (null: not measured, with why), when that is a problem, and how it is said.
+ * A check returns null when the run is fine on it, or its flag.
+ * @type {{ name: string, severity: 'invalid'|'warning', check: (run: any) => Omit<Flag, 'name'|'severity'> | null |
+ *   { unchecked: string } }[]}
+ */
+export const VALIDITY_CHECKS = [
+  {
+    name: 'generator-saturated',
+    severity: 'invalid',
+    check ({ generator, schedule }) {
+      if (schedule?.sent > 0 && schedule.late / schedule.sent > THRESHOLDS.lateSends) {
+        const late = schedule.late / schedule.sent
+        return { value: late, threshold: THRESHOLDS.lateSends, message: `the generator sent ${pct(late)} of its requests more than 10 ms late (up to ${schedule.maxLagMs} ms): it fell behind its own schedule` }
+      }
+      if (generator?.share === null || generator?.share === undefined) return { unchecked: 'the generator ran in this process: its CPU is not told apart' }
+      if (generator.share < THRESHOLDS.generatorBusy) return null
+      return { value: generator.share, threshold: THRESHOLDS.generatorBusy, message: `the load generator used ${pct(generator.share, 0)} of the cores it may use (${generator.cores} cores): it, not the server, may set the pace` }
+    }
+  },
+  {
+    name: 'host-saturated',
+    severity: 'invalid',
+    check ({ generator }) {
+      if (generator?.hostIdle === null || generator?.hostIdle === undefined) return { unchecked: 'no host CPU sample in the steady window' }
+      if (generator.hostIdle >= THRESHOLDS.hostIdle) return null
+      return { value: generator.hostIdle, threshold: THRESHOLDS.hostIdle, message: `the host was ${generator.hostIdle}% idle (under ${THRESHOLDS.hostIdle}%): the server and the generator starved each other` }
+    }
+  },
+  {
+    name: 'throttled',
+    severity: 'warning',
+    check ({ cpu, summary }) {
+      const t = cpu?.throttling
+      if (!t) return { unchecked: 'no CPU quota on the server' }
+      const stall = t.throttledPeriods ? t.throttledMs / t.throttledPeriods : 0
+      const p99 = summary?.latency?.p99 ?? 0
+      if (t.share < THRESHOLDS.throttledShare || stall < THRESHOLDS.throttleStallOfP99 * p99) return null
+      return { value: t.share, threshold: THRESHOLDS.throttledShare, message: `the CPU quota held the server back in ${pct(t.share, 0)} of its periods, ${Math.round(stall)} ms each (p99 ${Math.round(p99)} ms): latency shows the quota's on/off cycle` }
+    }
+  },
+  {
+    name: 'unstable',
+    severity: 'invalid',
+    check ({ summary }) {
+      const s = summary?.stability
+      if (!s) return { unchecked: 'no throughput per second' }
+      if (s.drift === null) return { value: s.seconds, threshold: 3, message: `${s.seconds} whole seconds of steady window: too short to tell whether the throughput was steady` }
+      if (s.drift > THRESHOLDS.drift && s.driftSignificant) return { value: s.drift, threshold: THRESHOLDS.drift, message: `the throughput's halves differ by ${pct(s.drift)} (${s.halves.join(' vs ')} req/s): not steady, or not warmed up` }
+      if (s.relHalfWidth > THRESHOLDS.relHalfWidth) return { value: s.relHalfWidth, threshold: THRESHOLDS.relHalfWidth, message: `the mean throughput is known to ±${pct(s.relHalfWidth)} only (95%, batch means over ${s.seconds} s): run longer` }
+      return null
+    }
+  },
+  {
+    name: 'errors',
+    severity: 'invalid',
+    check ({ summary, slo }) {
+      if (!summary) return { unchecked: 'no summary' }
+      if (summary.errorRate <= slo.errors) return null
+      return { value: summary.errorRate, threshold: slo.errors, message: `${pct(summary.errorRate, 2)} of the requests failed, over the objective (${sloText(slo)})` }
+    }
+  }
+]
+
+/**
+ * Judges a run's measurements: every check of VALIDITY_CHECKS that flags makes a flag; a run is ok when none of its
+ * flags is of the invalid kind (a warning says something to keep in mind).
+ * @param {{ summary: any, cpu: any, generator: any, schedule?: any, slo: import('../lib/slo.js').Slo }} run
+ * @returns {Validity}
+ */
+export function judgeRun (run) {
+  const flags = []
+  const checked = []
+  const unchecked = []
+  for (const { name, severity, check } of VALIDITY_CHECKS) {
+    const out = /** @type {any} */ (check(run))
+    if (out?.unchecked) { unchecked.push({ name, why: out.unchecked }); continue }
+    checked.push(name)
+    if (out) flags.push({ name, severity, value: Math.round(out.value * 1000) / 1000, threshold: out.threshold, message: out.message })
+  }
+  return { ok: !flags.some(f => f.severity === 'invalid'), flags, checked, unchecked }
+}

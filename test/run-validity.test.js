@@ -1,0 +1,146 @@
+// How far a run can be trusted: each validity check on figures made up to cross its threshold, and on real runs that
+// provoke it (a generator starved by a CPU quota, a server held back by its quota, one that warms up slowly), the
+// open model's audit of its own schedule, and the throughput's stability per second.
+import { test } from 'node:test'
+import assert from 'node:assert/strict'
+import { mkdtempSync, mkdirSync, writeFileSync, rmdirSync, existsSync } from 'node:fs'
+import { createServer } from 'node:http'
+import { spawnSync } from 'node:child_process'
+import { tmpdir } from 'node:os'
+import { join } from 'node:path'
+import { runCli, readRun, ROOT } from './helpers/cli.js'
+import { judgeRun, THRESHOLDS } from '../executor/validity.js'
+import { runLoad } from '../executor/drivers/index.js'
+import { stabilityOf } from '../analyzer/summary.js'
+import { cpuRoot } from '../rc/cgroup.js'
+
+const tmp = () => mkdtempSync(join(tmpdir(), 'ns-validity-'))
+const SLO = { errors: 0.001 }
+const steady = { seconds: 8, mean: 1000, halves: [1000, 1001], drift: 0.001, driftSignificant: false, halfWidth: 10, relHalfWidth: 0.01 }
+const fine = {
+  summary: { errorRate: 0, latency: { p99: 20 }, stability: steady },
+  cpu: { throttling: { periods: 100, throttledPeriods: 0, share: 0, throttledMs: 0, msPerSecond: 0 } },
+  generator: { share: 0.3, cores: 0.3, hostIdle: 40 },
+  slo: SLO
+}
+const names = (v) => v.flags.map(f => f.name)
+
+test('a run whose figures are all within bounds is valid, and says what it checked', () => {
+  const v = judgeRun(fine)
+  assert.equal(v.ok, true)
+  assert.deepEqual(v.flags, [])
+  assert.deepEqual(v.checked, ['generator-saturated', 'host-saturated', 'throttled', 'unstable', 'errors'])
+})
+
+test('each check flags its own figure with the threshold it crossed; only warnings keep a run valid', () => {
+  const cases = [
+    [{ generator: { share: 0.95, cores: 0.95, hostIdle: 30 } }, 'generator-saturated', 0.95, THRESHOLDS.generatorBusy],
+    [{ generator: { share: 0.2, cores: 0.2, hostIdle: 30 }, schedule: { sent: 1000, late: 50, maxLagMs: 120 } }, 'generator-saturated', 0.05, THRESHOLDS.lateSends],
+    [{ generator: { share: 0.5, cores: 0.5, hostIdle: 2 } }, 'host-saturated', 2, THRESHOLDS.hostIdle],
+    [{ summary: { ...fine.summary, stability: { ...steady, halves: [800, 1200], drift: 0.4, driftSignificant: true } } }, 'unstable', 0.4, THRESHOLDS.drift],
+    [{ summary: { ...fine.summary, stability: { ...steady, relHalfWidth: 0.09 } } }, 'unstable', 0.09, THRESHOLDS.relHalfWidth],
+    [{ summary: { ...fine.summary, stability: { ...steady, seconds: 2, drift: null, halves: null, relHalfWidth: null } } }, 'unstable', 2, 3],
+    [{ summary: { ...fine.summary, errorRate: 0.02 } }, 'errors', 0.02, SLO.errors]
+  ]
+  for (const [over, name, value, threshold] of /** @type {[object, string, number, number][]} */ (cases)) {
+    const v = judgeRun({ ...fine, ...over })
+    assert.deepEqual(names(v), [name], JSON.stringify(over))
+    assert.equal(v.flags[0].value, value)
+    assert.equal(v.flags[0].threshold, threshold)
+    assert.equal(v.ok, false)
+    assert.ok(v.flags[0].message.length > 20)
+  }
+  // a drift the seconds' own noise explains is no drift
+  assert.equal(judgeRun({ ...fine, summary: { ...fine.summary, stability: { ...steady, drift: 0.08, driftSignificant: false } } }).ok, true)
+  // the quota throttling the server shapes its latency: reported, and the run stays valid (the quota is the design)
+  const throttled = judgeRun({ ...fine, cpu: { throttling: { periods: 100, throttledPeriods: 90, share: 0.9, throttledMs: 6300, msPerSecond: 630 } } })
+  assert.deepEqual(names(throttled), ['throttled'])
+  assert.equal(throttled.flags[0].severity, 'warning')
+  assert.equal(throttled.ok, true)
+  // no quota, no generator process: not measured, and said so
+  const unmeasured = judgeRun({ ...fine, cpu: { throttling: null }, generator: { share: null, cores: null, hostIdle: null } })
+  assert.deepEqual(unmeasured.unchecked.map(u => u.name), ['generator-saturated', 'host-saturated', 'throttled'])
+})
+
+test('stability: a steady throughput is steady; a climbing one drifts significantly; 3 seconds say nothing', () => {
+  const flat = stabilityOf([950, 1000, 1010, 990, 1005, 995, 1000, 1008, 992])
+  assert.equal(flat.seconds, 8)
+  assert.equal(flat.driftSignificant, false)
+  assert.ok(flat.relHalfWidth < 0.01, String(flat.relHalfWidth))
+  const climbing = stabilityOf([100, 200, 300, 400, 500, 600, 700, 800, 900])
+  assert.equal(climbing.driftSignificant, true)
+  assert.ok(climbing.drift > 0.5)
+  assert.equal(stabilityOf([10, 20, 30]).drift, null)
+})
+
+test('the open model audits its schedule: sends the generator made late (its event loop blocked) are counted', async () => {
+  const server = createServer((req, res) => res.end('ok'))
+  await new Promise(resolve => server.listen(0, '127.0.0.1', () => resolve(undefined)))
+  const url = `http://127.0.0.1:${/** @type {any} */ (server.address()).port}/`
+  const dir = tmp()
+  try {
+    // block this process's event loop for 300 ms in the steady window: the in-process scheduler falls behind
+    setTimeout(() => { const until = Date.now() + 300; while (Date.now() < until) { /* busy */ } }, 1500)
+    const load = /** @type {any} */ (await runLoad({ driver: 'autocannon', url, rate: 200, duration: 2, warmup: 0.5, jtlPath: join(dir, 's.jtl'), inProcess: true }))
+    assert.ok(load.schedule.late >= 20, `late sends: ${JSON.stringify(load.schedule)}`)
+    assert.ok(load.schedule.maxLagMs >= 200, `${load.schedule.maxLagMs} ms`)
+    assert.equal(load.schedule.queued, 0, 'a fast server: nothing waited for a socket')
+    assert.ok(Math.abs(load.schedule.planned - 400) <= 2, String(load.schedule.planned))
+    const v = judgeRun({ ...fine, schedule: load.schedule })
+    assert.deepEqual(names(v), ['generator-saturated'])
+  } finally {
+    server.close()
+  }
+})
+
+const short = ['--backend', 'local', '--warmup', '1']
+
+test('a server held back by a tiny CPU quota: the run measures the throttling and warns', { timeout: 60000 }, async () => {
+  const out = tmp()
+  const r = await runCli('executor', ['run', '--strategy', 'up', '--instances', '1', '--cpus-per-instance', '0.1', '--benchmark', 'cpu', '--param', 'n=1000003', '--concurrency', '4', '--duration', '5', '--out', out, ...short])
+  assert.equal(r.code, 0, r.stderr)
+  const { run } = readRun(out)
+  assert.ok(run.cpu.throttling.share > 0.5, JSON.stringify(run.cpu.throttling))
+  assert.ok(run.cpu.throttling.msPerSecond > 400, JSON.stringify(run.cpu.throttling))
+  assert.ok(names(run.validity).includes('throttled'), JSON.stringify(run.validity))
+  assert.match(r.stdout, /warning throttled: the CPU quota held the server back in \d+% of its periods/)
+})
+
+test('a server that warms up slowly, measured for 6 s: flagged unstable, and the summary says so', { timeout: 60000 }, async () => {
+  const out = tmp()
+  const r = await runCli('executor', ['run', '--strategy', 'up', '--instances', '1', '--app', join(ROOT, 'test/fixtures/apps/warms-up.js'), '--concurrency', '4', '--duration', '6', '--out', out, '--backend', 'local', '--warmup', '0'])
+  assert.equal(r.code, 0, r.stderr)
+  const { run } = readRun(out)
+  assert.equal(run.validity.ok, false)
+  assert.ok(names(run.validity).includes('unstable'), JSON.stringify(run.validity))
+  assert.ok(run.summary.stability.halves[1] > run.summary.stability.halves[0] * 1.3, JSON.stringify(run.summary.stability))
+  assert.match(r.stdout, /validity: NOT VALID: unstable/)
+})
+
+test('a load generator starved by its own CPU quota is flagged generator-saturated', { timeout: 60000 }, async (t) => {
+  const root = cpuRoot()
+  const group = root && join(root, `nodescale-test-generator-${process.pid}`)
+  try {
+    mkdirSync(group)
+    writeFileSync(join(group, 'cpu.cfs_period_us'), '100000')
+    writeFileSync(join(group, 'cpu.cfs_quota_us'), '20000')
+  } catch (err) {
+    if (process.env.CI === 'true') throw err
+    t.skip(`no writable cgroup v1 cpu hierarchy here (${err.message})`)
+    return
+  }
+  const out = tmp()
+  try {
+    // the executor (and so its generator) in a group of 0.2 CPU; the server in a quota group of its own
+    const r = spawnSync('sh', ['-c', `echo $$ > ${join(group, 'cgroup.procs')} && exec "$@"`, 'sh', process.execPath, join(ROOT, 'bin', 'executor.js'),
+      'run', '--strategy', 'cm', '--instances', '2', '--cpus-per-instance', '0.5', '--benchmark', 'baseline', '--concurrency', '20', '--duration', '4', '--out', out, ...short], { encoding: 'utf8', timeout: 50000 })
+    assert.equal(r.status, 0, r.stderr)
+    const { run } = readRun(out)
+    assert.equal(run.load.generator.processes[0].usable, 0.2)
+    assert.ok(run.load.generator.share >= THRESHOLDS.generatorBusy, JSON.stringify(run.load.generator))
+    assert.ok(names(run.validity).includes('generator-saturated'), JSON.stringify(run.validity))
+    assert.equal(run.validity.ok, false)
+  } finally {
+    if (existsSync(group)) rmdirSync(group)
+  }
+})
