@@ -37,11 +37,14 @@ Fits Gunther's Universal Scalability Law X(N) = gamma N / (1 + sigma (N-1) + lam
 contention (sigma: serialised work, queueing) or coherency (lambda: crosstalk, shared state),
 where throughput peaks (N* = sqrt((1-sigma)/lambda), X(N*)) or the Amdahl ceiling gamma/sigma.
 
-A folder is searched for run.json files (status "done" only). Repeated runs of one
-configuration are averaged (their spread is kept: sd, count). When several configurations
-share an N (e.g. concurrency levels at 4 instances) the highest mean throughput is the point,
-as in the Ibenchjs study. A CSV needs a header with an N column (n, instances, concurrency,
-load or processors) and a throughput column; optional sd, count, and strategy/benchmark/group.
+A folder is searched for run.json files (status "done" only). Every run is an observation:
+the fit uses each repeat, and the table shows the mean per N with its spread (sd, count).
+When several configurations share an N (e.g. concurrency levels at 4 instances) the one with
+the highest mean throughput is the point, as in the Ibenchjs study. A run whose validity says
+it did not measure the server (validity.ok false: the load generator or the host saturated,
+throttled, unstable, errors) is left out and listed per group. A CSV needs a header with an
+N column (n, instances, concurrency, load or processors) and a throughput column; optional
+sd, count, and strategy/benchmark/group; each row is fitted.
 
 Options:
   --model M        usl | amdahl | both (default usl; both also tests whether lambda > 0 matters)
@@ -49,9 +52,11 @@ Options:
                    point of each node count is its best instances and concurrency (Ibenchjs Table 4)
   --group-by F,..  run config fields that make separate curves
                    (default strategy,benchmark; with --x concurrency also instances)
-  --bootstrap N    also N seeded residual-bootstrap refits for 95% intervals (0..100000)
+  --bootstrap N    also N seeded bootstrap refits for 95% intervals (0..100000): the repeats
+                   resampled within each N, or the residuals when there are no repeats
   --seed S         bootstrap seed (default 1): same seed, same intervals
-  --weights W      none | sd: weight points by 1/variance of their mean (needs repeats)
+  --weights W      none | sd: weight each run by 1/variance of the runs at its N (needs repeats)
+  --include-invalid  fit the runs whose validity flags say they did not measure the server too
   --json           print the fits as JSON
   -h, --help       this help
 
@@ -76,6 +81,7 @@ Options:
   --bootstrap N    use seeded bootstrap intervals instead of t intervals
   --seed S         bootstrap seed (default 1)
   --weights W      none | sd
+  --include-invalid  use the runs whose validity flags say they did not measure the server too
   --json           print the comparison as JSON
   -h, --help       this help
 
@@ -89,6 +95,7 @@ Writes one self-contained HTML page (inline SVG charts and CSS, nothing fetched 
   - throughput vs N per group, mean ± standard deviation over repeats, and p95 latency vs N
   - the USL and Amdahl curves fitted to each group's points, N* marked where throughput peaks
   - the sigma/lambda table of analyzer compare with 95% intervals and a plain-language verdict per row
+  - the runs left out as invalid (validity.ok false), per group, and why
   - the per-core CPU table (highest core, lowest core, difference, overall per strategy and load level)
     and a chart of every core's usage
   - when the runs vary in nodes or instances: the correlation table of analyzer correlate
@@ -107,6 +114,7 @@ Options:
   --bootstrap N    seeded bootstrap intervals instead of t intervals (0..100000)
   --seed S         bootstrap seed (default 1)
   --weights W      none | sd
+  --include-invalid  use the runs whose validity flags say they did not measure the server too
   -h, --help       this help
 
 Progress goes to stderr. Examples:

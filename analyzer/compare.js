@@ -8,18 +8,19 @@ import { tCdf } from './stats-math.js'
  * Fits each group of points with the requested models. A group that cannot be fitted keeps its error message;
  * when no group can be fitted at all, the first error is thrown (bad data: exit 2).
  * @param {string | string[]} sources sweep folders and/or CSV files
+ * Every finished run is an observation (fits use each repeat); invalid runs are left out unless includeInvalid.
  * @param {{ model?: 'usl'|'amdahl'|'both', x?: string, groupBy?: string|string[], bootstrap?: number, seed?: number,
- *   weights?: 'none'|'sd' }} [opts]
+ *   weights?: 'none'|'sd', includeInvalid?: boolean }} [opts]
  */
-export async function fitSources (sources, { model = 'usl', x, groupBy, bootstrap = 0, seed = 1, weights } = {}) {
+export async function fitSources (sources, { model = 'usl', x, groupBy, bootstrap = 0, seed = 1, weights, includeInvalid = false } = {}) {
   const models = model === 'both' ? ['usl', 'amdahl'] : [model]
-  const loaded = await loadPoints(sources, { x, groupBy })
+  const loaded = await loadPoints(sources, { x, groupBy, includeInvalid })
   let firstError = null
   const groups = loaded.groups.map(g => {
     const fits = {}
     for (const m of models) {
       try {
-        fits[m] = fitUsl(g.points, { model: /** @type {'usl'|'amdahl'} */ (m), bootstrap, seed, weights, unit: g.unit })
+        fits[m] = fitUsl(g.observations, { model: /** @type {'usl'|'amdahl'} */ (m), bootstrap, seed, weights, unit: g.unit })
       } catch (err) {
         if (!(err instanceof NsError)) throw err
         firstError ??= new NsError(err.code, `${g.name}: ${err.message}`)
@@ -59,10 +60,10 @@ const overlaps = (a, b) => a[0] <= b[1] && b[0] <= a[1]
  * USL is fitted; a group with too few points for it falls back to Amdahl.
  * @param {string[]} sources
  * @param {{ model?: 'usl'|'amdahl', x?: string, groupBy?: string|string[], bootstrap?: number, seed?: number, weights?:
- *   'none'|'sd' }} [opts]
+ *   'none'|'sd', includeInvalid?: boolean }} [opts]
  */
-export async function compare (sources, { model = 'usl', x, groupBy, bootstrap = 0, seed = 1, weights } = {}) {
-  const loaded = await loadPoints(sources, { x, groupBy })
+export async function compare (sources, { model = 'usl', x, groupBy, bootstrap = 0, seed = 1, weights, includeInvalid = false } = {}) {
+  const loaded = await loadPoints(sources, { x, groupBy, includeInvalid })
   /** @type {any[]} */
   const rows = loaded.groups.map(g => compareRow(g, { model, bootstrap, seed, weights }))
   const context = r => JSON.stringify(Object.fromEntries(Object.entries(r.key).filter(([k]) => k !== 'strategy')))
@@ -95,12 +96,12 @@ export async function compare (sources, { model = 'usl', x, groupBy, bootstrap =
  * @returns {any}
  */
 function compareRow (g, { model, bootstrap, seed, weights }) {
-  const base = { name: g.name, key: g.key, unit: g.unit, points: g.points.length, notes: g.notes }
+  const base = { name: g.name, key: g.key, unit: g.unit, points: g.points.length, observations: g.observations.length, excluded: g.excluded, notes: g.notes }
   let fit = null
   let error = null
   for (const m of model === 'usl' ? ['usl', 'amdahl'] : ['amdahl']) {
     try {
-      fit = fitUsl(g.points, { model: /** @type {'usl'|'amdahl'} */ (m), bootstrap, seed, weights, unit: g.unit })
+      fit = fitUsl(g.observations, { model: /** @type {'usl'|'amdahl'} */ (m), bootstrap, seed, weights, unit: g.unit })
       break
     } catch (err) {
       if (!(err instanceof NsError)) throw err
