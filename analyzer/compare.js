@@ -2,7 +2,9 @@
 import { NsError } from '../lib/errors.js'
 import { loadPoints } from './points.js'
 import { fitUsl } from './usl-fit.js'
-import { tCdf } from './stats-math.js'
+import { fTest1 } from './stats-math.js'
+import { jointData, fitSeparate, testShared } from './group-tests.js'
+import { adviseTest } from './power.js'
 
 /**
  * Fits each group of points with the requested models. A group that cannot be fitted keeps its error message;
@@ -45,9 +47,7 @@ export async function fitSources (sources, { model = 'usl', x, groupBy, bootstra
 export function coherencyTest (usl, amdahl) {
   const dof = usl.dof
   if (dof < 1) return null
-  const f = usl.ssr > 0 ? Math.max(0, amdahl.ssr - usl.ssr) / (usl.ssr / dof) : Infinity
-  // F(1, d) is the square of t(d): P(F > f) = 2 (1 - P(T <= sqrt f))
-  const p = Number.isFinite(f) ? Math.min(1, 2 * (1 - tCdf(Math.sqrt(f), dof))) : 0
+  const { f, p } = fTest1(amdahl.ssr, usl.ssr, dof)
   return { name: 'extra-sum-of-squares F (lambda = 0?)', f: Number.isFinite(f) ? f : null, dof: [1, dof], p, better: p < 0.05 ? 'usl' : 'amdahl' }
 }
 
@@ -55,8 +55,10 @@ const overlaps = (a, b) => a[0] <= b[1] && b[0] <= a[1]
 
 /**
  * One table of sigma, lambda, gamma, N*, X(N*) with intervals per group, sorted by benchmark and then by the most
- * throughput each group can reach; a plain-language line per row; and, per benchmark, whether two strategies'
- * sigma intervals overlap (when they do, the data cannot tell their contention apart).
+ * throughput each group can reach; a plain-language line per row; and, per benchmark, every pair of groups tested:
+ * sigma (and lambda when both are USL) shared versus separate in a joint fit of both groups' runs, with an F test, a
+ * verdict, and when no difference is found how many repeats or more N would find it (`pairs`). `overlaps` keeps the
+ * older reading: whether the two sigma intervals overlap.
  * USL is fitted; a group with too few points for it falls back to Amdahl.
  * @param {string[]} sources
  * @param {{ model?: 'usl'|'amdahl', x?: string, groupBy?: string|string[], bootstrap?: number, seed?: number, weights?:
@@ -68,15 +70,24 @@ export async function compare (sources, { model = 'usl', x, groupBy, bootstrap =
   const rows = loaded.groups.map(g => compareRow(g, { model, bootstrap, seed, weights }))
   const context = r => JSON.stringify(Object.fromEntries(Object.entries(r.key).filter(([k]) => k !== 'strategy')))
   rows.sort((a, b) => context(a).localeCompare(context(b)) || (b.reach ?? -1) - (a.reach ?? -1) || a.name.localeCompare(b.name))
+  const groups = new Map(loaded.groups.map(g => [g.name, g]))
+  const overlapping = []
   const pairs = []
   for (let i = 0; i < rows.length; i++) {
     for (let j = i + 1; j < rows.length; j++) {
       const a = rows[i]
       const b = rows[j]
-      if (context(a) !== context(b) || !a.ci95?.sigma || !b.ci95?.sigma) continue
+      if (context(a) !== context(b) || !a.model || !b.model) continue
+      try {
+        pairs.push(comparePair(groups.get(a.name), groups.get(b.name), [a.model, b.model], { weights, seed, known: [a, b] }))
+      } catch (err) {
+        if (!(err instanceof NsError)) throw err
+        pairs.push({ benchmark: a.key.benchmark ?? null, a: a.name, b: b.name, error: err.message, sigma: null, lambda: null, advice: null })
+      }
+      if (!a.ci95?.sigma || !b.ci95?.sigma) continue
       const overlap = overlaps(a.ci95.sigma, b.ci95.sigma)
       const less = a.sigma < b.sigma ? a : b
-      pairs.push({
+      overlapping.push({
         a: a.name,
         b: b.name,
         sigma: { [a.name]: a.ci95.sigma, [b.name]: b.ci95.sigma },
@@ -88,7 +99,39 @@ export async function compare (sources, { model = 'usl', x, groupBy, bootstrap =
     }
   }
   if (!rows.length) throw new NsError('NS_ERR_BAD_DATA', `${sources.join(', ')}: no groups of points to compare`)
-  return { sources, x: loaded.x, groupBy: loaded.groupBy, skipped: loaded.skipped, rows, overlaps: pairs }
+  return { sources, x: loaded.x, groupBy: loaded.groupBy, skipped: loaded.skipped, rows, overlaps: overlapping, pairs }
+}
+
+/**
+ * Two groups of one benchmark tested against each other on all their runs: sigma shared versus separate, and lambda
+ * when both are USL (Amdahl has none); a test without a verdict gets advice (repeats per N, more N). `advice` is that
+ * of the first test without a verdict (contention first), null when every test reached one.
+ * @param {import('./points.js').PointGroup} a
+ * @param {import('./points.js').PointGroup} b
+ * @param {['usl'|'amdahl', 'usl'|'amdahl']} models as each group was fitted
+ * @param {{ weights?: 'none'|'sd', seed?: number, known?: import('./usl-solve.js').Params[] }} opts known: each
+ *   group's fit on these observations and weights, when already made
+ */
+export function comparePair (a, b, models, { weights, seed = 1, known }) {
+  const joint = jointData(a.observations, b.observations, models, weights)
+  const full = fitSeparate(joint, { known: known?.map(f => ({ gamma: f.gamma, sigma: f.sigma, lambda: f.lambda })) })
+  const names = /** @type {[string, string]} */ ([a.name, b.name])
+  const kinds = models.every(m => m === 'usl') ? ['sigma', 'lambda'] : ['sigma']
+  const tests = Object.fromEntries(kinds.map(kind => {
+    const t = testShared(joint, /** @type {'sigma'|'lambda'} */ (kind), { names, full })
+    if (!t.significant) t.advice = adviseTest(joint, /** @type {'sigma'|'lambda'} */ (kind), { full, seed })
+    return [kind, t]
+  }))
+  return {
+    benchmark: a.key.benchmark ?? null,
+    a: a.name,
+    b: b.name,
+    models,
+    observations: [a.observations.length, b.observations.length],
+    sigma: tests.sigma,
+    lambda: tests.lambda ?? null,
+    advice: tests.sigma.advice ?? tests.lambda?.advice ?? null
+  }
 }
 
 /**

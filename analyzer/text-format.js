@@ -1,7 +1,7 @@
 // Human views of the analyzer's results: aligned tables over exactly the data --json prints.
 import { table } from './text-table.js'
 import { human } from './fit-verdict.js'
-import { correlationsTable, correlationNotes, cellText } from './report-tables.js'
+import { correlationsTable, correlationNotes, cellText, pairLines } from './report-tables.js'
 import { excludedLine } from './run-validity.js'
 
 const ms = v => (v === null || v === undefined ? '-' : v >= 100 ? v.toFixed(0) : v.toFixed(1))
@@ -104,6 +104,8 @@ export function formatCompare (r) {
   const out = [table(['group', 'model', 'sigma [95% CI]', 'lambda [95% CI]', 'gamma [95% CI]', 'N* [95% CI]', 'X(N*)', 'R²', 'points'], rows), '']
   for (const x of r.rows) out.push(x.line + (x.fallback ? ` (Amdahl: ${x.fallback})` : ''))
   if (r.overlaps.length) out.push('', ...r.overlaps.map(o => o.line))
+  const tests = pairLines(r)
+  if (tests.length) out.push('', ...tests)
   const excluded = r.rows.filter(x => excludedLine(x)).map(x => `${x.name}: ${excludedLine(x)}`)
   if (excluded.length) out.push('', ...excluded)
   const skipped = skippedLine(r.skipped, r.x)

@@ -133,22 +133,23 @@ function interior (p, names) {
 }
 
 /**
- * A cheaper bounded answer for simulations (thousands of refits) from starts near the optimum: one pass from each
+ * A cheaper bounded answer for simulations (thousands of refits) from starts near the optimum: a pass from each
  * start with nothing pinned, every parameter that left the box pinned at the bound it crossed, again, until none
  * leaves it. It can miss the best face when a pinned parameter should come back inside; the F tests on measured
  * data use solve's full search.
  * @param {FitData} data
  * @param {Values[]} starts
+ * @param {{ passes?: number }} [opts] passes of 10 iterations per start (1: the start is near the optimum)
  * @returns {{ params: Values, ssr: number }}
  */
-export function solveProjected (data, starts) {
+export function solveProjected (data, starts, { passes = 1 } = {}) {
   const { names } = layoutOf(data)
   /** @type {Values} */
   let pins = {}
   for (let round = 0; round <= names.length; round++) {
     let best = null
     for (const s of starts) {
-      const r = solveFrom(data, s, { pins, passes: 1 })
+      const r = solveFrom(data, s, { pins, passes })
       if (!best || r.ssr < best.ssr) best = r
     }
     if (!names.every(n => kindOf(n) !== 'gamma' || best.params[n] > 0)) break
