@@ -134,6 +134,12 @@ export async function buildReport (sources, { x, groupBy, bootstrap = 0, seed = 
   for (const r of runs) status[r.status] = (status[r.status] ?? 0) + 1
   const notes = []
   if (!groups.length) notes.push('no finished runs: nothing to plot or fit; the run list below says why each run did not finish')
+  const invalid = runs.filter(r => r.status === 'done' && !r.valid).length
+  if (invalid) {
+    notes.push(includeInvalid
+      ? `${invalid} finished run${invalid > 1 ? 's' : ''} flagged invalid ${invalid > 1 ? 'are' : 'is'} used (--include-invalid); the run list says why each is invalid`
+      : `${invalid} finished run${invalid > 1 ? 's' : ''} left out as invalid (the run list says why; --include-invalid puts them back)`)
+  }
   if (unreadable.length) notes.push(`${unreadable.length} run.json file${unreadable.length > 1 ? 's' : ''} could not be read: ${unreadable.join(', ')}`)
   return {
     title: title ?? `nodescale report: ${sources.join(', ')}`,
