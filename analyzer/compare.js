@@ -7,6 +7,13 @@ import { jointData, fitSeparate, testShared } from './group-tests.js'
 import { adviseTest } from './power.js'
 
 /**
+ * @typedef {import('./group-tests.js').TestResult} TestResult
+ * @typedef {{ benchmark: string|null, a: string, b: string, models: ['usl'|'amdahl', 'usl'|'amdahl'], observations:
+ *   [number, number], sigma: TestResult|null, lambda: TestResult|null, advice: import('./power.js').Advice|null,
+ *   error?: string }} Pair two groups of a benchmark tested; error (and no tests) when the joint fit failed
+ */
+
+/**
  * Fits each group of points with the requested models. A group that cannot be fitted keeps its error message;
  * when no group can be fitted at all, the first error is thrown (bad data: exit 2).
  * @param {string | string[]} sources sweep folders and/or CSV files
@@ -72,17 +79,20 @@ export async function compare (sources, { model = 'usl', x, groupBy, bootstrap =
   rows.sort((a, b) => context(a).localeCompare(context(b)) || (b.reach ?? -1) - (a.reach ?? -1) || a.name.localeCompare(b.name))
   const groups = new Map(loaded.groups.map(g => [g.name, g]))
   const overlapping = []
+  /** @type {Pair[]} */
   const pairs = []
   for (let i = 0; i < rows.length; i++) {
     for (let j = i + 1; j < rows.length; j++) {
       const a = rows[i]
       const b = rows[j]
       if (context(a) !== context(b) || !a.model || !b.model) continue
+      const [ga, gb] = [groups.get(a.name), groups.get(b.name)]
       try {
-        pairs.push(comparePair(groups.get(a.name), groups.get(b.name), [a.model, b.model], { weights, seed, known: [a, b] }))
+        pairs.push(comparePair(ga, gb, [a.model, b.model], { weights, seed, known: [a, b] }))
       } catch (err) {
         if (!(err instanceof NsError)) throw err
-        pairs.push({ benchmark: a.key.benchmark ?? null, a: a.name, b: b.name, error: err.message, sigma: null, lambda: null, advice: null })
+        const observations = /** @type {[number, number]} */ ([ga.observations.length, gb.observations.length])
+        pairs.push({ benchmark: a.key.benchmark ?? null, a: a.name, b: b.name, models: [a.model, b.model], observations, sigma: null, lambda: null, advice: null, error: err.message })
       }
       if (!a.ci95?.sigma || !b.ci95?.sigma) continue
       const overlap = overlaps(a.ci95.sigma, b.ci95.sigma)
@@ -111,6 +121,7 @@ export async function compare (sources, { model = 'usl', x, groupBy, bootstrap =
  * @param {['usl'|'amdahl', 'usl'|'amdahl']} models as each group was fitted
  * @param {{ weights?: 'none'|'sd', seed?: number, known?: import('./usl-solve.js').Params[] }} opts known: each
  *   group's fit on these observations and weights, when already made
+ * @returns {Pair}
  */
 export function comparePair (a, b, models, { weights, seed = 1, known }) {
   const joint = jointData(a.observations, b.observations, models, weights)
@@ -127,7 +138,7 @@ export function comparePair (a, b, models, { weights, seed = 1, known }) {
     a: a.name,
     b: b.name,
     models,
-    observations: [a.observations.length, b.observations.length],
+    observations: /** @type {[number, number]} */ ([a.observations.length, b.observations.length]),
     sigma: tests.sigma,
     lambda: tests.lambda ?? null,
     advice: tests.sigma.advice ?? tests.lambda?.advice ?? null
