@@ -5,7 +5,7 @@ export const MAIN_HELP = `Usage: analyzer <command> [options]
 Commands:
   summary   requests, errors, throughput and latency percentiles of a JTL (analyzer summary --help)
   fit       fit USL / Amdahl to the throughput of a sweep or a CSV  (analyzer fit --help)
-  compare   sigma, lambda, N* of several strategies side by side    (analyzer compare --help)
+  compare   sigma, lambda, N* side by side, and tests between them  (analyzer compare --help)
   report    one HTML page (or Markdown) with charts, fits, per-core CPU and runs (analyzer report --help)
   correlate how nodes and instances go with throughput and its spread (analyzer correlate --help)
 
@@ -80,7 +80,9 @@ sigma shared versus separate (and lambda, when both are USL), an extra-sum-of-sq
 p = 0.41)". Without a difference it says what would find one with 80% power, by a seeded
 simulation from the two fits and their residual spread: "about 5 repeats per N (now 2) would
 detect this difference", or "not detectable with up to 20 repeats per N: the groups behave
-alike". Invalid runs (validity.ok false) are left out and named per group.
+alike". The tests weigh every run the same whatever --weights (weights estimated from a few
+repeats make an F test reject far too often). Invalid runs (validity.ok false) are left out
+and named per group.
 
 Options:
   --model M        usl | amdahl (default usl)

@@ -1,6 +1,6 @@
 // Does one group contend (sigma) or pay for coherency (lambda) more than another? Both groups are fitted jointly, the
 // parameter shared versus separate, and the extra-sum-of-squares F test of the two nested models answers.
-import { rowWeights, startsOf } from './usl-fit.js'
+import { startsOf } from './usl-fit.js'
 import { solve, solveProjected, curveParams, ssrOf } from './usl-solve.js'
 import { fTest1 } from './stats-math.js'
 import { human } from './fit-verdict.js'
@@ -24,18 +24,17 @@ const WORDS = {
  */
 
 /**
- * Two groups' rows as one data set, each row tagged with its group, weighted together (so both groups' weights are
- * on one scale).
+ * Two groups' rows as one data set, each row tagged with its group and weighing the same (the tests assume one
+ * residual spread: weights estimated from a few repeats per N would make them reject far too often).
  * @param {Row[]} rowsA
  * @param {Row[]} rowsB
  * @param {[Model, Model]} models
- * @param {'none'|'sd'} [weights]
  * @returns {Joint}
  */
-export function jointData (rowsA, rowsB, models, weights) {
+export function jointData (rowsA, rowsB, models) {
   const rows = [...rowsA.map(r => ({ ...r, group: 0 })), ...rowsB.map(r => ({ ...r, group: 1 }))]
   const xs = rows.map(r => r.throughput)
-  const data = { ns: rows.map(r => r.n), xs, w: rowWeights(rows, weights), group: rows.map(r => r.group), scale: Math.max(...xs), model: /** @type {Model} */ ('usl') }
+  const data = { ns: rows.map(r => r.n), xs, w: rows.map(() => 1), group: rows.map(r => r.group), scale: Math.max(...xs), model: /** @type {Model} */ ('usl') }
   return { data, models }
 }
 
@@ -49,10 +48,9 @@ function groupData (joint, g) {
 const parameterCount = (/** @type {Model} */ m) => (m === 'usl' ? 3 : 2)
 
 /**
- * The full model: every parameter separate, which is each group fitted alone (same weights as jointly: the
- * optimum is the same, the sums of squares are on the joint scale). `known`: each group's parameters as already
- * fitted alone (only the sums of squares are computed). `fast` (simulations) starts at `starts` and uses the
- * projected search.
+ * The full model: every parameter separate, which is each group fitted alone. `known`: each group's parameters as
+ * already fitted alone on the same rows (only the sums of squares are computed). `fast` (simulations) starts at
+ * `starts` and uses the projected search.
  * @param {Joint} joint
  * @param {{ fast?: boolean, starts?: Params[], known?: Params[] }} [opts] starts, known: one per group
  * @returns {{ params: Params[], ssr: number, df: number }}

@@ -53,20 +53,19 @@ const varianceOf = xs => {
 
 /**
  * Weights per row normalised to mean 1: none; 'sd', the inverse variance of each row (a mean's sd² / count, or the
- * spread of the single runs at its N in its group); or given numbers, one per distinct N.
- * @param {(Point & { group?: number })[]} rows
+ * spread of the single runs at its N); or given numbers, one per distinct N.
+ * @param {Point[]} rows
  * @param {'none'|'sd'|number[]|false} [weights]
  * @returns {number[]}
  */
-export function rowWeights (rows, weights) {
+function rowWeights (rows, weights) {
   let w
   if (weights === undefined || weights === 'none' || weights === false) {
     w = rows.map(() => 1)
   } else if (weights === 'sd') {
-    const key = r => `${r.group ?? 0} ${r.n}`
     const singles = new Map()
-    for (const r of rows) if (!(r.count > 1)) singles.set(key(r), [...(singles.get(key(r)) ?? []), r.throughput])
-    const vars = rows.map(r => (r.count > 1 ? (r.sd > 0 ? r.sd ** 2 / r.count : NaN) : varianceOf(singles.get(key(r)))))
+    for (const r of rows) if (!(r.count > 1)) singles.set(r.n, [...(singles.get(r.n) ?? []), r.throughput])
+    const vars = rows.map(r => (r.count > 1 ? (r.sd > 0 ? r.sd ** 2 / r.count : NaN) : varianceOf(singles.get(r.n))))
     const known = vars.filter(v => v > 0).sort((a, b) => a - b)
     if (!known.length) throw badData('weights "sd" need repeated runs (sd and count per point); none of the points has them')
     // A row without its own spread borrows the median; a tiny spread is floored so one point cannot take over the

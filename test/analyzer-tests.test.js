@@ -69,6 +69,9 @@ test('a known difference in contention is found: cm has less than up, p < 0.05, 
   assert.match(text, /^ {4}contention: cm\/page has less contention than up\/page \(σ .*\); F\(1, 18\) = [\d.]+$/m)
   // the older reading stays beside it
   assert.equal(r.overlaps.length, 1)
+  // the tests weigh every run the same whatever --weights (the rows' fits do follow it)
+  const weighted = (await compare([out], { weights: 'sd' })).pairs[0]
+  for (const kind of ['sigma', 'lambda']) assert.ok(Math.abs(weighted[kind].pValue - p[kind].pValue) <= 1e-6 * p[kind].pValue + 1e-12, kind)
 })
 
 test('no difference: over 200 seeds the tests reject at about α (at most 10%, never at 0%)', () => {
