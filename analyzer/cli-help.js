@@ -5,7 +5,7 @@ export const MAIN_HELP = `Usage: analyzer <command> [options]
 Commands:
   summary   requests, errors, throughput and latency percentiles of a JTL (analyzer summary --help)
   fit       fit USL / Amdahl to the throughput of a sweep or a CSV  (analyzer fit --help)
-  compare   sigma, lambda, N* of several strategies side by side    (analyzer compare --help)
+  compare   sigma, lambda, N* side by side, and tests between them  (analyzer compare --help)
   report    one HTML page (or Markdown) with charts, fits, per-core CPU and runs (analyzer report --help)
   correlate how nodes and instances go with throughput and its spread (analyzer correlate --help)
 
@@ -37,11 +37,14 @@ Fits Gunther's Universal Scalability Law X(N) = gamma N / (1 + sigma (N-1) + lam
 contention (sigma: serialised work, queueing) or coherency (lambda: crosstalk, shared state),
 where throughput peaks (N* = sqrt((1-sigma)/lambda), X(N*)) or the Amdahl ceiling gamma/sigma.
 
-A folder is searched for run.json files (status "done" only). Repeated runs of one
-configuration are averaged (their spread is kept: sd, count). When several configurations
-share an N (e.g. concurrency levels at 4 instances) the highest mean throughput is the point,
-as in the Ibenchjs study. A CSV needs a header with an N column (n, instances, concurrency,
-load or processors) and a throughput column; optional sd, count, and strategy/benchmark/group.
+A folder is searched for run.json files (status "done" only). Every run is an observation:
+the fit uses each repeat, and the table shows the mean per N with its spread (sd, count).
+When several configurations share an N (e.g. concurrency levels at 4 instances) the one with
+the highest mean throughput is the point, as in the Ibenchjs study. A run whose validity says
+it did not measure the server (validity.ok false: the load generator or the host saturated,
+throttled, unstable, errors) is left out and listed per group. A CSV needs a header with an
+N column (n, instances, concurrency, load or processors) and a throughput column; optional
+sd, count, and strategy/benchmark/group; each row is fitted.
 
 Options:
   --model M        usl | amdahl | both (default usl; both also tests whether lambda > 0 matters)
@@ -49,9 +52,11 @@ Options:
                    point of each node count is its best instances and concurrency (Ibenchjs Table 4)
   --group-by F,..  run config fields that make separate curves
                    (default strategy,benchmark; with --x concurrency also instances)
-  --bootstrap N    also N seeded residual-bootstrap refits for 95% intervals (0..100000)
+  --bootstrap N    also N seeded bootstrap refits for 95% intervals (0..100000): the repeats
+                   resampled within each N, or the residuals when there are no repeats
   --seed S         bootstrap seed (default 1): same seed, same intervals
-  --weights W      none | sd: weight points by 1/variance of their mean (needs repeats)
+  --weights W      none | sd: weight each run by 1/variance of the runs at its N (needs repeats)
+  --include-invalid  fit the runs whose validity flags say they did not measure the server too
   --json           print the fits as JSON
   -h, --help       this help
 
@@ -63,20 +68,32 @@ Examples:
 
 export const COMPARE_HELP = `Usage: analyzer compare <folder|csv>... [options]
 
-Fits each strategy/benchmark group (USL; Amdahl when too few points for USL) and prints one
-table of sigma, lambda, gamma, N*, X(N*) with 95% intervals, sorted by benchmark and then by
-the throughput each can reach, a plain-language line per row ("cm/page: contention-limited,
-peak 5,200/s at 3.1 workers"), and whether two strategies' sigma intervals overlap (if they
-do, the measurements cannot tell their contention apart).
+Fits each strategy/benchmark group on every run (USL; Amdahl when too few points for USL) and
+prints one table of sigma, lambda, gamma, N*, X(N*) with 95% intervals, sorted by benchmark and
+then by the throughput each can reach, a plain-language line per row ("cm/page: contention-
+limited, peak 5,200/s at 3.1 workers"), and whether two strategies' sigma intervals overlap.
+
+Then it tests every pair of groups of a benchmark: both fitted together on all their runs,
+sigma shared versus separate (and lambda, when both are USL), an extra-sum-of-squares F test
+(df 1 and runs minus parameters) at alpha = 0.05: "cm/page has less contention than up/page
+(σ 0.02 vs 0.31, p < 0.001)" or "no difference in contention detectable (σ 0.05 vs 0.07,
+p = 0.41)". Without a difference it says what would find one with 80% power, by a seeded
+simulation from the two fits and their residual spread: "about 5 repeats per N (now 2) would
+detect this difference", or "not detectable with up to 20 repeats per N: the groups behave
+alike". The tests weigh every run the same whatever --weights (weights estimated from a few
+repeats make an F test reject far too often). Invalid runs (validity.ok false) are left out
+and named per group.
 
 Options:
   --model M        usl | amdahl (default usl)
   --x X            instances | concurrency | nodes (default instances)
   --group-by F,..  as for fit (default strategy,benchmark)
   --bootstrap N    use seeded bootstrap intervals instead of t intervals
-  --seed S         bootstrap seed (default 1)
+  --seed S         bootstrap and simulation seed (default 1)
   --weights W      none | sd
-  --json           print the comparison as JSON
+  --include-invalid  use the runs whose validity flags say they did not measure the server too
+  --json           print the comparison as JSON: rows, overlaps, pairs (a, b, sigma and lambda
+                   { a, b, F, df, pValue, verdict, advice }, advice { repeatsPerN, moreN, text })
   -h, --help       this help
 
 Examples:
@@ -88,7 +105,9 @@ export const REPORT_HELP = `Usage: analyzer report <sweep-folder|csv>... [-o FIL
 Writes one self-contained HTML page (inline SVG charts and CSS, nothing fetched when it is opened):
   - throughput vs N per group, mean ± standard deviation over repeats, and p95 latency vs N
   - the USL and Amdahl curves fitted to each group's points, N* marked where throughput peaks
-  - the sigma/lambda table of analyzer compare with 95% intervals and a plain-language verdict per row
+  - the sigma/lambda table of analyzer compare with 95% intervals and a plain-language verdict per row,
+    and its tests between groups: p-values, verdicts, and what would reach a verdict where none is
+  - the runs left out as invalid (validity.ok false), per group, and why
   - the per-core CPU table (highest core, lowest core, difference, overall per strategy and load level)
     and a chart of every core's usage
   - when the runs vary in nodes or instances: the correlation table of analyzer correlate
@@ -107,6 +126,7 @@ Options:
   --bootstrap N    seeded bootstrap intervals instead of t intervals (0..100000)
   --seed S         bootstrap seed (default 1)
   --weights W      none | sd
+  --include-invalid  use the runs whose validity flags say they did not measure the server too
   -h, --help       this help
 
 Progress goes to stderr. Examples:

@@ -13,13 +13,14 @@ import { MAIN_HELP, SUMMARY_HELP, FIT_HELP, COMPARE_HELP, REPORT_HELP, CORRELATE
 const help = option({ flag: 'help', short: 'h', type: 'boolean' })
 const json = option({ flag: 'json', type: 'boolean' })
 const model = (choices) => option({ flag: 'model', type: 'choice', choices, default: 'usl' })
-/** How points are made from runs and fitted: what N is, the curves, the bootstrap and the weights. */
+/** How points are made from runs and fitted: what N is, the curves, the bootstrap, the weights, invalid runs. */
 const POINT_FLAGS = [
   option({ flag: 'x', type: 'choice', choices: X_FIELDS, default: 'instances' }),
   option({ flag: 'group-by', type: 'text' }),
   option({ flag: 'bootstrap', type: 'whole', min: 0, max: 100000, default: 0 }),
   option({ flag: 'seed', type: 'whole', min: 0, max: 4294967295, default: 1 }),
-  option({ flag: 'weights', type: 'choice', choices: ['none', 'sd'], default: 'none' })
+  option({ flag: 'weights', type: 'choice', choices: ['none', 'sd'], default: 'none' }),
+  option({ flag: 'include-invalid', type: 'boolean' })
 ]
 const OUT = option({
   flag: 'out',

@@ -85,16 +85,17 @@ export function correlation (cells, factor, metric) {
  * interrupted and degraded runs are skipped and counted. Where a factor does not vary or there are too few cells,
  * r is null and `why` says so.
  * @param {string | string[]} sources sweep folders (run.json files inside)
- * @param {{ factors?: readonly string[] }} [opts]
+ * @param {{ factors?: readonly string[], includeInvalid?: boolean }} [opts] includeInvalid: count the runs whose
+ *   validity says they did not measure the server (left out by default, as by the fits)
  */
-export async function correlate (sources, { factors = FACTORS } = {}) {
+export async function correlate (sources, { factors = FACTORS, includeInvalid = false } = {}) {
   const dirs = [sources].flat()
   if (!dirs.length) throw new NsError('NS_ERR_BAD_FILE', 'give one or more sweep folders (with run.json files)')
   for (const dir of dirs) {
     const s = await stat(dir).catch(() => null)
     if (!s?.isDirectory()) throw new NsError('NS_ERR_BAD_FILE', `${dir}: ${s ? 'not a folder' : 'no such folder'}; correlate reads the run.json files of sweep folders`)
   }
-  const { runs, skipped } = await readRuns(dirs)
+  const { runs, skipped } = await readRuns(dirs, { includeInvalid })
   if (!runs.length) {
     throw new NsError('NS_ERR_BAD_DATA', `${dirs.join(', ')}: no finished runs (run.json with status "done")` +
       (skipped.notDone + skipped.degraded ? ` (${skipped.notDone} not done, ${skipped.degraded} degraded)` : '') + '; run a sweep into this folder first')

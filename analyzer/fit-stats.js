@@ -8,15 +8,26 @@ import { verdictOf, limitOf } from './fit-verdict.js'
 /**
  * @typedef {[number, number] | null} Interval
  * @typedef {{ model: 'usl'|'amdahl', sigma: number, lambda: number, gamma: number, r2: number, adjustedR2: number|null,
- *   ssr: number, aicc: number|null, points: number, dof: number, weighted: boolean, range: { min: number, max: number
- *   }, residuals: { n: number, throughput: number, fitted: number, residual: number }[], se: { sigma: number|null,
- *   lambda: number|null, gamma: number|null }, ci95: { sigma: Interval, lambda: Interval, gamma: Interval, nStar:
- *   Interval, xStar: Interval, ceiling: Interval }, bootstrapCi?: any, bounds: string[], nStar: number|null, xStar:
- *   number|null, ceiling: number|null, limitedBy: string, efficiency: { n: number, efficiency: number, model: number
- *   }[], verdict: string, unit: string }} FitResult
+ *   ssr: number, aicc: number|null, points: number, observations: number, dof: number, weighted: boolean, range: { min:
+ *   number, max: number }, residuals: { n: number, throughput: number, fitted: number, residual: number }[], se: {
+ *   sigma: number|null, lambda: number|null, gamma: number|null }, ci95: { sigma: Interval, lambda: Interval, gamma:
+ *   Interval, nStar: Interval, xStar: Interval, ceiling: Interval }, bootstrapCi?: any, bounds: string[], nStar:
+ *   number|null, xStar: number|null, ceiling: number|null, limitedBy: string, efficiency: { n: number, efficiency:
+ *   number, model: number }[], verdict: string, unit: string }} FitResult points: distinct N; observations: rows
  */
 
 const finiteOrNull = v => (Number.isFinite(v) ? v : null)
+
+/**
+ * The mean throughput of the rows at each distinct N, sorted by N, with how many rows each mean has.
+ * @param {{ n: number, throughput: number }[]} rows
+ * @returns {{ n: number, throughput: number, rows: number }[]}
+ */
+export function meansByN (rows) {
+  const byN = new Map()
+  for (const r of rows) byN.set(r.n, [...(byN.get(r.n) ?? []), r.throughput])
+  return [...byN].sort((a, b) => a[0] - b[0]).map(([n, xs]) => ({ n, throughput: xs.reduce((a, b) => a + b, 0) / xs.length, rows: xs.length }))
+}
 
 /**
  * Covariance of the parameters, s² (JᵀWJ)⁻¹, inverted in correlation form because the columns differ by
@@ -57,7 +68,8 @@ function numericGradient (f, params, names) {
 }
 
 /**
- * Everything reported about one solved fit.
+ * Everything reported about one solved fit: residuals per row, efficiency per distinct N (of the mean there), points
+ * (distinct N) and observations (rows; dof = observations - parameters).
  * @param {import('./usl-fit.js').FitData} data
  * @param {{ params: import('./usl-fit.js').Params, ssr: number, bounds: string[] }} solved
  * @param {{ unit?: string, weighted?: boolean }} [opts]
@@ -71,6 +83,7 @@ export function describeFit (data, solved, { unit, weighted = false } = {}) {
   const dof = n - k
   const p = solved.params
   const fitted = ns.map(x => throughputAt(x, p))
+  const means = meansByN(ns.map((x, i) => ({ n: x, throughput: xs[i] })))
   const sumW = w.reduce((a, b) => a + b, 0)
   const meanX = xs.reduce((a, x, i) => a + w[i] * x, 0) / sumW
   const sst = xs.reduce((a, x, i) => a + w[i] * (x - meanX) ** 2, 0)
@@ -99,7 +112,8 @@ export function describeFit (data, solved, { unit, weighted = false } = {}) {
     ssr: solved.ssr,
     adjustedR2: dof > 0 ? finiteOrNull(1 - (1 - r2) * (n - 1) / dof) : null,
     aicc: aic !== null && n - k - 2 > 0 ? finiteOrNull(aic + 2 * (k + 1) * (k + 2) / (n - k - 2)) : null,
-    points: n,
+    points: means.length,
+    observations: n,
     dof,
     weighted,
     range: { min: Math.min(...ns), max: Math.max(...ns) },
@@ -118,7 +132,7 @@ export function describeFit (data, solved, { unit, weighted = false } = {}) {
     xStar: peak ? peak.xStar : null,
     ceiling,
     limitedBy: '',
-    efficiency: ns.map((x, i) => ({ n: x, efficiency: xs[i] / (p.gamma * x), model: fitted[i] / (p.gamma * x) })),
+    efficiency: means.map(m => ({ n: m.n, efficiency: m.throughput / (p.gamma * m.n), model: throughputAt(m.n, p) / (p.gamma * m.n) })),
     verdict: '',
     unit: unit ?? 'N'
   })
@@ -128,30 +142,61 @@ export function describeFit (data, solved, { unit, weighted = false } = {}) {
 }
 
 /**
- * A seeded residual bootstrap: resample the (weight-standardised, dof-inflated) residuals onto the fitted curve,
- * refit, and take the 2.5% and 97.5% quantiles of each figure. Same seed, same intervals.
- * @param {import('./usl-fit.js').FitData} data
- * @param {{ params: import('./usl-fit.js').Params }} solved
- * @param {{ samples: number, seed: number, solve: Function }} opts
+ * Where each bootstrap resample's rows come from. With repeats (some N measured more than once) the runs are resampled
+ * within each N (stratified case resampling: every N keeps its number of runs, so the design stays the same);
+ * without, the (weight-standardised, dof-inflated) residuals are resampled onto the fitted curve.
+ * @param {import('./usl-solve.js').FitData} data
+ * @param {import('./usl-solve.js').Params} p
+ * @param {() => number} rnd
+ * @returns {{ method: 'cases'|'residual', draw: () => import('./usl-solve.js').FitData }}
  */
-export function bootstrapFit (data, solved, { samples, seed, solve }) {
-  const rnd = seededRandom(seed)
-  const k = MODELS[data.model].length
+function resampler (data, p, rnd) {
   const n = data.ns.length
-  const p = solved.params
+  const strata = new Map()
+  data.ns.forEach((x, i) => strata.set(x, [...(strata.get(x) ?? []), i]))
+  if ([...strata.values()].some(rows => rows.length > 1)) {
+    const pick = () => [...strata.values()].flatMap(rows => rows.map(() => rows[Math.floor(rnd() * rows.length)]))
+    return {
+      method: 'cases',
+      draw: () => {
+        const ix = pick()
+        const xs = ix.map(i => data.xs[i])
+        return { ...data, ns: ix.map(i => data.ns[i]), xs, w: ix.map(i => data.w[i]), scale: Math.max(...xs) }
+      }
+    }
+  }
+  const k = MODELS[data.model].length
   const fitted = data.ns.map(x => throughputAt(x, p))
   const rw = data.w.map(Math.sqrt)
   const inflate = Math.sqrt(n / (n - k))
   const e = data.xs.map((x, i) => (x - fitted[i]) * rw[i] * inflate)
+  return {
+    method: 'residual',
+    draw: () => {
+      // A resampled value may dip below 0 where residuals are large; it stays in (dropping it would bias the draws).
+      const xs = fitted.map((f, i) => f + e[Math.floor(rnd() * n)] / rw[i])
+      return { ...data, xs, scale: Math.max(...xs.map(Math.abs)) }
+    }
+  }
+}
+
+/**
+ * A seeded bootstrap of the fit: resample (repeats within each N, else residuals: see resampler), refit, and take the
+ * 2.5% and 97.5% quantiles of each figure. Same seed, same intervals.
+ * @param {import('./usl-solve.js').FitData} data
+ * @param {{ params: import('./usl-solve.js').Params }} solved
+ * @param {{ samples: number, seed: number, solve: Function }} opts
+ */
+export function bootstrapFit (data, solved, { samples, seed, solve }) {
+  const p = solved.params
+  const { method, draw } = resampler(data, p, seededRandom(seed))
   const draws = { gamma: [], sigma: [], lambda: [], nStar: [], xStar: [], ceiling: [] }
   let failed = 0
   let unbounded = 0
   for (let b = 0; b < samples; b++) {
-    // A resampled value may dip below 0 where residuals are large; it stays in (dropping it would bias the draws).
-    const xs = fitted.map((f, i) => f + e[Math.floor(rnd() * n)] / rw[i])
     let r
     try {
-      r = solve({ ...data, xs, scale: Math.max(...xs.map(Math.abs)) }, [p], { quick: true })
+      r = solve(draw(), [p], { quick: true })
     } catch {
       failed++
       continue
@@ -174,7 +219,7 @@ export function bootstrapFit (data, solved, { samples, seed, solve }) {
     return [quantileSorted(s, 0.025), openTop ? null : quantileSorted(s, 0.975)]
   }
   return {
-    method: 'residual',
+    method,
     samples,
     failed,
     seed,

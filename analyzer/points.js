@@ -6,6 +6,7 @@ import { mean, sampleStandardDeviation } from 'simple-statistics'
 import { NsError, badFlag } from '../lib/errors.js'
 import { readRunFiles } from '../lib/run-files.js'
 import { STRATEGY_TABLE } from '../lib/strategies.js'
+import { validityOf } from './run-validity.js'
 
 /** run.json config fields a sweep can be grouped by (CLI spelling -> config key). */
 export const GROUP_FIELDS = Object.freeze({
@@ -29,7 +30,12 @@ const N_COLUMNS = ['n', 'instances', 'nodes', 'concurrency', 'load', 'processors
 /**
  * @typedef {{ n: number, throughput: number, sd?: number, count: number, p95?: number|null, errorRate?: number|null,
  *   cpuTotal?: number|null, config?: Record<string, any>, runs?: string[] }} SweepPoint
- * @typedef {{ name: string, key: Record<string, any>, unit: string, points: SweepPoint[], notes: string[] }} PointGroup
+ * @typedef {{ n: number, throughput: number, run: string|null, sd?: number, count?: number }} Observation one finished
+ *   run (a CSV row: run null, with its sd and count when the row is a mean)
+ * @typedef {{ run: string, n: number, flags: string[] }} Excluded a run left out as invalid, and its flags' names
+ * @typedef {{ name: string, key: Record<string, any>, unit: string, points: SweepPoint[], observations: Observation[],
+ *   excluded: Excluded[], notes: string[] }} PointGroup points: the mean per N (tables, charts); observations: what is
+ *   fitted
  */
 
 /** The word for N in a group: cores for up, workers for cm, ... connections when N is the concurrency. */
@@ -73,20 +79,30 @@ export function clusterCpu (cpu) {
 
 /**
  * Reads the runs of one or more sweep folders: only `status: "done"` runs with a summary count. A degraded run (a
- * node was lost while it ran) is no steady-state measurement: it is skipped and counted as such.
+ * node was lost while it ran) is no steady-state measurement: it is skipped and counted as such. A run whose
+ * validity says it did not measure the server (`validity.ok === false`: the load generator or the host saturated,
+ * throttling, ...) is left out and listed in `invalid`, unless includeInvalid; a run without validity counts as valid.
  * @param {string[]} dirs
+ * @param {{ includeInvalid?: boolean }} [opts]
  */
-export async function readRuns (dirs) {
+export async function readRuns (dirs, { includeInvalid = false } = {}) {
   const read = await readRunFiles(dirs)
   const runs = []
-  const skipped = { notDone: 0, degraded: 0, unreadable: read.unreadable.length, noSummary: 0 }
+  const invalid = []
+  const skipped = { notDone: 0, degraded: 0, unreadable: read.unreadable.length, noSummary: 0, invalid: 0 }
   for (const { file, dir, run } of read.runs) {
     if (run.status === 'degraded') { skipped.degraded++; continue }
     if (run.status !== 'done') { skipped.notDone++; continue }
     if (!(run.summary?.throughput > 0)) { skipped.noSummary++; continue }
-    runs.push({ file, dir, config: run.config, summary: run.summary, cpuTotal: clusterCpu(run.cpu) })
+    const entry = { file, dir, config: run.config, summary: run.summary, cpuTotal: clusterCpu(run.cpu), validity: validityOf(run) }
+    if (!entry.validity.ok && !includeInvalid) {
+      skipped.invalid++
+      invalid.push(entry)
+      continue
+    }
+    runs.push(entry)
   }
-  return { runs, skipped }
+  return { runs, invalid, skipped }
 }
 
 /**
@@ -112,14 +128,15 @@ export function repeatsOf (list) {
  * when several configurations share an N (e.g. concurrency levels at a fixed instance count), the one with the
  * highest mean throughput is the point, as Ibenchjs fitted USL and Amdahl to maximum throughput (section 5.4).
  */
-function groupRuns (runs, { x, groupBy }) {
+function groupRuns (runs, invalid, { x, groupBy }) {
   const groups = new Map()
   let noX = 0
   const varying = CONFIG_KEYS.filter(k => k !== x && !groupBy.includes(k))
+  const keyOf = r => Object.fromEntries(groupBy.map(k => [k, r.config[k] ?? null]))
   for (const r of runs) {
     const n = r.config[x]
     if (!(typeof n === 'number' && n > 0)) { noX++; continue }
-    const key = Object.fromEntries(groupBy.map(k => [k, r.config[k] ?? null]))
+    const key = keyOf(r)
     const id = JSON.stringify(key)
     if (!groups.has(id)) groups.set(id, { key, byN: new Map() })
     const byN = groups.get(id).byN
@@ -130,19 +147,30 @@ function groupRuns (runs, { x, groupBy }) {
   }
   /** @type {PointGroup[]} */
   const out = []
-  for (const { key, byN } of groups.values()) {
+  for (const [id, { key, byN }] of groups) {
     /** @type {string[] & { byText?: Map<string, number[]> }} */
     const notes = Object.assign([], { byText: new Map() })
     const points = []
+    /** @type {Observation[]} */
+    const observations = []
     for (const [n, sigs] of [...byN].sort((a, b) => a[0] - b[0])) {
-      const candidates = [...sigs.values()].map(list => ({
-        n,
-        ...repeatsOf(list),
-        config: Object.fromEntries(varying.filter(k => list[0].config[k] !== undefined).map(k => [k, list[0].config[k]])),
-        runs: list.map(r => r.dir)
-      }))
-      candidates.sort((a, b) => b.throughput - a.throughput)
+      const ranked = [...sigs.values()].map(list => ({
+        list,
+        point: {
+          n,
+          ...repeatsOf(list),
+          config: Object.fromEntries(varying.filter(k => list[0].config[k] !== undefined).map(k => [k, list[0].config[k]])),
+          runs: list.map(r => r.dir)
+        }
+      })).sort((a, b) => b.point.throughput - a.point.throughput)
+      const candidates = ranked.map(c => c.point)
       const best = candidates[0]
+      observations.push(...ranked[0].list.map(r => ({ n, throughput: r.summary.throughput, run: r.dir })))
+      const flagged = ranked[0].list.filter(r => !r.validity.ok)
+      if (flagged.length) {
+        const names = [...new Set(flagged.flatMap(r => r.validity.flags))].join(', ') || 'no flag named'
+        note(notes, `${flagged.length} invalid run${flagged.length === 1 ? '' : 's'} kept by --include-invalid (${names})`, n)
+      }
       if (candidates.length > 1) {
         const diff = Object.entries(best.config).filter(([k, v]) => candidates.some(c => c.config[k] !== v)).map(([k, v]) => `${k} ${v}`)
         note(notes, `the best of ${candidates.length} configurations (${diff.join(', ') || 'same config'})`, n)
@@ -152,7 +180,8 @@ function groupRuns (runs, { x, groupBy }) {
     }
     for (const [text, ns] of notes.byText) notes.push(`N=${ns.join(',')}: ${text}`)
     const name = Object.values(key).map(v => (v === null ? '-' : String(v))).join('/') || 'all'
-    out.push({ name, key, unit: unitFor(key, x), points, notes: [...notes] })
+    const excluded = invalid.filter(r => JSON.stringify(keyOf(r)) === id).map(r => ({ run: r.dir, n: r.config[x], flags: r.validity.flags }))
+    out.push({ name, key, unit: unitFor(key, x), points, observations, excluded, notes: [...notes] })
   }
   return { groups: out.sort((a, b) => a.name.localeCompare(b.name)), noX }
 }
@@ -192,7 +221,8 @@ async function readCsv (file, { groupBy }) {
     if (!groups.has(id)) groups.set(id, { key, byN: new Map() })
     const n = num(nCol, nCol)
     const list = groups.get(id).byN.get(n) ?? []
-    list.push({ throughput: num(tCol, 'throughput'), sd: lower.get('sd') && rec[lower.get('sd')] !== '' ? num(lower.get('sd'), 'sd') : undefined, count: lower.get('count') && rec[lower.get('count')] !== '' ? num(lower.get('count'), 'count') : 1 })
+    const given = col => lower.get(col) && rec[lower.get(col)] !== ''
+    list.push({ throughput: num(tCol, 'throughput'), sd: given('sd') ? num(lower.get('sd'), 'sd') : undefined, count: given('count') ? num(lower.get('count'), 'count') : undefined })
     groups.get(id).byN.set(n, list)
   })
   const x = ['concurrency', 'nodes'].includes(nCol.toLowerCase()) ? nCol.toLowerCase() : 'instances'
@@ -203,18 +233,24 @@ async function readCsv (file, { groupBy }) {
     unit: nCol.toLowerCase() === 'n' ? (unitFor(key, x)) : nCol.toLowerCase(),
     notes: [],
     points: [...byN].sort((a, b) => a[0] - b[0]).map(([n, list]) => list.length === 1
-      ? { n, throughput: list[0].throughput, sd: list[0].sd, count: list[0].count }
-      : { n, throughput: mean(list.map(p => p.throughput)), sd: sdOf(list.map(p => p.throughput)), count: list.length })
+      ? { n, throughput: list[0].throughput, sd: list[0].sd, count: list[0].count ?? 1 }
+      : { n, throughput: mean(list.map(p => p.throughput)), sd: sdOf(list.map(p => p.throughput)), count: list.length }),
+    // every row is fitted: a row that is a mean keeps its sd and count (for --weights sd)
+    observations: [...byN].sort((a, b) => a[0] - b[0]).flatMap(([n, list]) => list.map(p => ({
+      n, throughput: p.throughput, run: null, ...(p.sd !== undefined ? { sd: p.sd } : {}), ...(p.count !== undefined ? { count: p.count } : {})
+    }))),
+    excluded: []
   }))
   return out
 }
 
 /**
- * Loads points to fit from sweep folders (read recursively for run.json) and/or CSV files.
+ * Loads points to fit from sweep folders (read recursively for run.json) and/or CSV files. Invalid runs are left out
+ * (counted in skipped.invalid, listed in their group's excluded) unless includeInvalid.
  * @param {string | string[]} sources
- * @param {{ x?: string, groupBy?: string | string[] }} [opts]
+ * @param {{ x?: string, groupBy?: string | string[], includeInvalid?: boolean }} [opts]
  * @returns {Promise<{ x: string, groupBy: string[], groups: PointGroup[], skipped: { notDone: number, degraded: number,
- *   unreadable: number, noSummary: number, noX: number } }>}
+ *   unreadable: number, noSummary: number, invalid: number, noX: number } }>}
  */
 export async function loadPoints (sources, opts = {}) {
   const list = Array.isArray(sources) ? sources : [sources]
@@ -232,16 +268,17 @@ export async function loadPoints (sources, opts = {}) {
     if (s.isDirectory()) dirs.push(src)
     else groups.push(...await readCsv(src, { groupBy: opts.groupBy === undefined ? undefined : groupBy }))
   }
-  const skipped = { notDone: 0, degraded: 0, unreadable: 0, noSummary: 0, noX: 0 }
+  const skipped = { notDone: 0, degraded: 0, unreadable: 0, noSummary: 0, invalid: 0, noX: 0 }
   if (dirs.length) {
-    const read = await readRuns(dirs)
+    const read = await readRuns(dirs, { includeInvalid: opts.includeInvalid })
     Object.assign(skipped, read.skipped)
-    const grouped = groupRuns(read.runs, { x, groupBy })
+    const grouped = groupRuns(read.runs, read.invalid, { x, groupBy })
     skipped.noX = grouped.noX
     groups.push(...grouped.groups)
     if (!read.runs.length && !groups.length) {
       throw new NsError('NS_ERR_BAD_DATA', `${dirs.join(', ')}: no finished runs (run.json with status "done") found` +
-        (skipped.notDone ? ` (${skipped.notDone} not done)` : '') + '; run executor run once per instance count into one --out folder (e.g. --instances 1, 2, 4 with the same --out)')
+        (skipped.notDone ? ` (${skipped.notDone} not done)` : '') +
+        (skipped.invalid ? ` (${skipped.invalid} finished but invalid: --include-invalid puts them back)` : '') + '; run executor run once per instance count into one --out folder (e.g. --instances 1, 2, 4 with the same --out)')
     }
   }
   return { x, groupBy, groups, skipped }

@@ -1,6 +1,7 @@
 // The report as one self-contained HTML file: inline CSS, inline SVG charts, no script and nothing fetched at view
 // time.
-import { fitsTable, verdictLines, pointsTable, fitNote, cpuTableOf, environmentTable, runsTable, overviewLine, cellText, correlationsTable, correlationNotes, CORRELATIONS_HINT } from './report-tables.js'
+import { fitsTable, verdictLines, pointsTable, fitNote, cpuTableOf, environmentTable, runsTable, overviewLine, cellText, correlationsTable, correlationNotes, CORRELATIONS_HINT, pairsTable, PAIRS_HINT } from './report-tables.js'
+import { excludedLine } from './run-validity.js'
 
 const ESCAPES = { '&': '&amp;', '<': '&lt;', '>': '&gt;', '"': '&quot;', "'": '&#39;' }
 /** Text for HTML content and attribute values. */
@@ -63,6 +64,11 @@ function fitsSection (report, charts) {
   const v = verdictLines(report)
   out.push('<ul class="verdicts">' + v.rows.map(r => `<li${r.fitted ? '' : ' class="nofit"'}>${esc(r.line)}</li>`).join('') + '</ul>')
   if (v.overlaps.length) out.push('<ul class="verdicts">' + v.overlaps.map(l => `<li>${esc(l)}</li>`).join('') + '</ul>')
+  const excluded = report.groups.filter(g => excludedLine(g)).map(g => `${g.name}: ${excludedLine(g)}`)
+  if (excluded.length) out.push('<ul class="verdicts excluded">' + excluded.map(l => `<li>${esc(l)}</li>`).join('') + '</ul>')
+  if (report.comparison.pairs?.length) {
+    out.push('<h3>Tests between groups</h3>', `<p class="hint">${esc(PAIRS_HINT)}</p>`, htmlTable(pairsTable(report.comparison), { cls: 'pairs' }))
+  }
   out.push('<h3>Fitted curves</h3><div class="charts">')
   for (const g of report.groups) {
     const note = fitNote(g)
@@ -117,7 +123,9 @@ function environmentSection (report) {
 function runsSection (report) {
   const t = runsTable(report)
   const failed = report.runs.filter(r => r.status !== 'done').length
-  return `<section id="runs"><h2>Runs</h2><p class="hint">${report.runs.length} runs${failed ? `, ${failed} not finished${report.status.degraded ? ' or degraded (a node lost)' : ''} (reason in the last column)` : ''}; only finished runs are points.</p>` +
+  const invalid = report.runs.filter(r => r.status === 'done' && !r.valid).length
+  return `<section id="runs"><h2>Runs</h2><p class="hint">${report.runs.length} runs${failed ? `, ${failed} not finished${report.status.degraded ? ' or degraded (a node lost)' : ''} (reason in the last column)` : ''}` +
+    `${invalid ? `, ${invalid} finished but flagged invalid (why in the last column)` : ''}; only finished, valid runs are points unless --include-invalid.</p>` +
     htmlTable(t, { cls: 'runs', rowClass: i => report.runs[i].status }) + '</section>'
 }
 

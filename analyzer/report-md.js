@@ -1,5 +1,6 @@
 // The report as Markdown for a terminal or a CI summary: the same tables and verdicts as the HTML, no charts.
-import { fitsTable, verdictLines, pointsTable, fitNote, cpuTableOf, environmentTable, runsTable, overviewLine, cellText, correlationsTable, correlationNotes, CORRELATIONS_HINT } from './report-tables.js'
+import { fitsTable, verdictLines, pointsTable, fitNote, cpuTableOf, environmentTable, runsTable, overviewLine, cellText, correlationsTable, correlationNotes, CORRELATIONS_HINT, pairsTable, PAIRS_HINT } from './report-tables.js'
+import { excludedLine } from './run-validity.js'
 
 const mdCell = c => cellText(c).replace(/\|/g, '\\|').replace(/\n/g, ' ') || ' '
 
@@ -21,6 +22,9 @@ export function renderMarkdown (report) {
     const v = verdictLines(report)
     out.push(...v.rows.map(r => `- ${r.line}`), '')
     if (v.overlaps.length) out.push(...v.overlaps.map(l => `- ${l}`), '')
+    const excluded = report.groups.filter(g => excludedLine(g)).map(g => `- ${g.name}: ${excludedLine(g)}`)
+    if (excluded.length) out.push(...excluded, '')
+    if (report.comparison.pairs?.length) out.push('### Tests between groups', '', PAIRS_HINT, '', mdTable(pairsTable(report.comparison)), '')
     for (const g of report.groups) {
       const note = fitNote(g)
       if (note) out.push(`> ${note}`, '')

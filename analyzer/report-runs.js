@@ -3,18 +3,20 @@ import { stat } from 'node:fs/promises'
 import { basename } from 'node:path'
 import { mean } from 'simple-statistics'
 import { readRunFiles } from '../lib/run-files.js'
+import { invalidReason, validityOf } from './run-validity.js'
 
 /**
  * @typedef {{ id: string, dir: string, file: string, status: string, config: Record<string, any>, startedAt:
- *   string|null, throughput: number|null, p95: number|null, errorRate: number|null, reason: string|null, cpu:
- *   Record<string, any>|null, environment: Record<string, any>|null }} RunEntry
+ *   string|null, throughput: number|null, p95: number|null, errorRate: number|null, reason: string|null, valid:
+ *   boolean, cpu: Record<string, any>|null, environment: Record<string, any>|null }} RunEntry valid: false when its
+ *   validity says it did not measure the server
  */
 
 const finite = v => (Number.isFinite(v) ? v : null)
 
-/** Why a run did not finish, in one line. */
+/** Why a run did not finish, or why a finished one did not measure the server, in one line. */
 function reasonOf (run) {
-  if (run.status === 'done') return null
+  if (run.status === 'done') return invalidReason(run)
   if (run.status === 'degraded') return degradedReason(run)
   const message = run.error?.message ? String(run.error.message).split('\n')[0] : null
   if (message) return run.error.code ? `${run.error.code}: ${message}` : message
@@ -58,6 +60,7 @@ export async function readRunList (sources) {
       p95: finite(run.summary?.latency?.p95),
       errorRate: finite(run.summary?.errorRate),
       reason: reasonOf(run),
+      valid: validityOf(run).ok,
       cpu: run.status === 'done' && Array.isArray(run.cpu?.cores) && run.cpu.cores.length ? run.cpu : null,
       environment: run.environment && typeof run.environment === 'object' ? run.environment : null
     })

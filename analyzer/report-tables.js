@@ -49,6 +49,55 @@ export function verdictLines (report) {
   }
 }
 
+const TESTS = [['sigma', 'σ (contention)'], ['lambda', 'λ (coherency)']]
+
+export const PAIRS_HINT = 'Each pair of groups of a benchmark fitted together on every run, the parameter shared versus ' +
+  'separate (the others separate): extra-sum-of-squares F test, α = 0.05. Where no difference is found, a seeded ' +
+  'simulation from the two fits and their residual spread says how many repeats per N, or more N values, would find ' +
+  'the difference seen with 80% power.'
+const pText = p => (p < 0.001 ? '< 0.001' : human(p, 2))
+const fText = t => (t.F === null ? '∞' : human(t.F, 3))
+
+/**
+ * The tests between groups of `analyzer compare`: one row per pair and parameter, with the F test, its p-value, the
+ * verdict and, when there is none, what would reach one.
+ * @param {{ pairs?: any[] } | null} comparison
+ * @returns {Table}
+ */
+export function pairsTable (comparison) {
+  const rows = []
+  for (const p of comparison?.pairs ?? []) {
+    if (p.error) rows.push([String(p.benchmark ?? '-'), `${p.a} vs ${p.b}`, '-', '-', '-', '-', `cannot test: ${p.error}`, '-'])
+    for (const [kind, label] of TESTS) {
+      const t = p[kind]
+      if (!t) continue
+      rows.push([String(p.benchmark ?? '-'), `${p.a} vs ${p.b}`, label, `${human(t.a)} vs ${human(t.b)}`, `${fText(t)} (1, ${t.df[1]})`,
+        { text: pText(t.pValue), value: t.pValue }, t.verdict, t.advice?.text ?? '-'])
+    }
+  }
+  return { header: ['benchmark', 'groups', 'parameter', 'values', 'F (df)', 'p', 'verdict (α = 0.05)', 'what would reach a verdict'], rows }
+}
+
+/**
+ * The same tests as lines for a terminal: per pair, each parameter's verdict with its F, and the advice under a test
+ * without a verdict.
+ * @param {{ pairs?: any[] }} comparison
+ * @returns {string[]}
+ */
+export function pairLines (comparison) {
+  const out = []
+  for (const p of comparison.pairs ?? []) {
+    out.push(`  ${p.a} vs ${p.b}${p.benchmark === null ? '' : ` (${p.benchmark})`}:${p.error ? ` cannot test: ${p.error}` : ''}`)
+    for (const [kind] of TESTS) {
+      const t = p[kind]
+      if (!t) continue
+      out.push(`    ${kind === 'sigma' ? 'contention' : 'coherency'}: ${t.verdict}; F(1, ${t.df[1]}) = ${fText(t)}`)
+      if (t.advice) out.push(`      to tell them apart: ${t.advice.text}`)
+    }
+  }
+  return out.length ? ['tests between groups (both fitted on every run, the parameter shared vs separate; F test, α = 0.05):', ...out] : []
+}
+
 /**
  * A group's points: mean throughput, its sd over repeats, the runs behind it, p95, errors, and both fitted curves
  * there.

@@ -19,7 +19,8 @@ const MODELS = ['usl', 'amdahl']
 /**
  * @typedef {{ model: string, nStar: number, xStar: number, inChart: boolean }} Peak
  * @typedef {import('./points.js').PointGroup & { fits: Record<string, any>, curves: { model: string, n: number,
- *   throughput: number }[], peaks: Peak[], domain: [number, number], runsUsed: number }} ReportGroup
+ *   throughput: number }[], peaks: Peak[], domain: [number, number], runsUsed: number }} ReportGroup excluded: the
+ *   runs left out as invalid
  */
 
 /** Is this "the data cannot answer" (too few points, flat): the report shows a note instead of failing. */
@@ -79,19 +80,19 @@ async function fitGroups (sources, opts) {
   } catch (err) {
     if (!isBadData(err)) throw err
     const loaded = await loadPoints(sources, opts).catch(e => { if (isBadData(e)) return { groups: [] }; throw e })
-    return loaded.groups.map(g => ({ ...g, fits: Object.fromEntries(MODELS.map(m => [m, { error: whyNoFit(g.points, m, err) }])), better: null, test: null }))
+    return loaded.groups.map(g => ({ ...g, fits: Object.fromEntries(MODELS.map(m => [m, { error: whyNoFit(g.observations, m, err) }])), better: null, test: null }))
   }
 }
 
 /**
  * Gathers a report of one or more sweep folders (and/or points CSVs): the runs and their status, the points per
- * group with their spread, both fits with curves and peaks, the sigma/lambda comparison, the per-core CPU table
- * and the environment.
+ * group with their spread, both fits with curves and peaks, the sigma/lambda comparison and the tests between
+ * groups, the runs left out as invalid, the per-core CPU table and the environment.
  * @param {string[]} sources
  * @param {{ x?: string, groupBy?: string|string[], bootstrap?: number, seed?: number, weights?: 'none'|'sd', title?:
- *   string, now?: Date }} [opts]
+ *   string, now?: Date, includeInvalid?: boolean }} [opts]
  */
-export async function buildReport (sources, { x, groupBy, bootstrap = 0, seed = 1, weights, title, now = new Date() } = {}) {
+export async function buildReport (sources, { x, groupBy, bootstrap = 0, seed = 1, weights, title, now = new Date(), includeInvalid = false } = {}) {
   if (!sources.length) throw new NsError('NS_ERR_BAD_FILE', 'give one or more sweep folders (with run.json files) or points CSVs')
   const grouping = resolveGrouping({ x, groupBy })
   const dirs = []
@@ -101,7 +102,7 @@ export async function buildReport (sources, { x, groupBy, bootstrap = 0, seed = 
     if (s.isDirectory()) dirs.push(src)
   }
   const { runs, unreadable } = await readRunList(sources)
-  const fitOpts = { x: grouping.x, groupBy: grouping.groupBy, bootstrap, seed, weights }
+  const fitOpts = { x: grouping.x, groupBy: grouping.groupBy, bootstrap, seed, weights, includeInvalid }
   const fitted = await fitGroups(sources, fitOpts)
   if (!fitted.length && !runs.length) {
     throw new NsError('NS_ERR_BAD_DATA', `${sources.join(', ')}: no runs (run.json) and no points found; run a sweep into this folder first`)
@@ -111,16 +112,34 @@ export async function buildReport (sources, { x, groupBy, bootstrap = 0, seed = 
   /** @type {ReportGroup[]} */
   const groups = fitted.map(g => {
     const domain = domainOf(g.points, g.fits)
-    return { name: g.name, key: g.key, unit: g.unit, points: g.points, notes: g.notes, fits: g.fits, ...curvesOf(g.fits, domain), domain, runsUsed: g.points.reduce((a, p) => a + (p.count ?? 1), 0) }
+    return {
+      name: g.name,
+      key: g.key,
+      unit: g.unit,
+      points: g.points,
+      observations: g.observations,
+      excluded: g.excluded,
+      notes: g.notes,
+      fits: g.fits,
+      ...curvesOf(g.fits, domain),
+      domain,
+      runsUsed: g.points.reduce((a, p) => a + (p.count ?? 1), 0)
+    }
   })
   // Figure 21's table where there is something to correlate: finished runs over more than one node or instance count
   const correlations = variesInFactors(runs.filter(r => r.status === 'done').map(r => r.config))
-    ? await correlate(dirs).catch(e => { if (isBadData(e)) return null; throw e })
+    ? await correlate(dirs, { includeInvalid }).catch(e => { if (isBadData(e)) return null; throw e })
     : null
   const status = {}
   for (const r of runs) status[r.status] = (status[r.status] ?? 0) + 1
   const notes = []
   if (!groups.length) notes.push('no finished runs: nothing to plot or fit; the run list below says why each run did not finish')
+  const invalid = runs.filter(r => r.status === 'done' && !r.valid).length
+  if (invalid) {
+    notes.push(includeInvalid
+      ? `${invalid} finished run${invalid > 1 ? 's' : ''} flagged invalid ${invalid > 1 ? 'are' : 'is'} used (--include-invalid); the run list says why each is invalid`
+      : `${invalid} finished run${invalid > 1 ? 's' : ''} left out as invalid (the run list says why; --include-invalid puts them back)`)
+  }
   if (unreadable.length) notes.push(`${unreadable.length} run.json file${unreadable.length > 1 ? 's' : ''} could not be read: ${unreadable.join(', ')}`)
   return {
     title: title ?? `nodescale report: ${sources.join(', ')}`,

@@ -113,3 +113,27 @@ export function quantileSorted (sorted, q) {
   const lo = Math.floor(h)
   return sorted[lo] + (h - lo) * ((sorted[lo + 1] ?? sorted[lo]) - sorted[lo])
 }
+
+/**
+ * The extra-sum-of-squares F test of nested least-squares models that differ by one parameter: F = (SSR_restricted -
+ * SSR_full) / (SSR_full / dfFull) against F(1, dfFull), whose upper tail is that of t(dfFull) on both sides at √F.
+ * A full model that fits exactly gives F = Infinity (p 0) when the restricted one does not, else F = 0 (p 1).
+ * @param {number} ssrRestricted
+ * @param {number} ssrFull
+ * @param {number} dfFull observations - parameters of the full model (>= 1)
+ * @returns {{ f: number, p: number }}
+ */
+export function fTest1 (ssrRestricted, ssrFull, dfFull) {
+  const extra = Math.max(0, ssrRestricted - ssrFull)
+  const f = ssrFull > 0 ? extra / (ssrFull / dfFull) : (extra > 0 ? Infinity : 0)
+  const p = Number.isFinite(f) ? Math.min(1, 2 * (1 - tCdf(Math.sqrt(f), dfFull))) : 0
+  return { f, p }
+}
+
+/**
+ * A standard normal draw from a uniform source (Box-Muller), for seeded simulations.
+ * @param {() => number} rnd uniform in [0, 1)
+ */
+export function normalDraw (rnd) {
+  return Math.sqrt(-2 * Math.log(1 - rnd())) * Math.cos(2 * Math.PI * rnd())
+}

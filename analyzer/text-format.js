@@ -1,7 +1,8 @@
 // Human views of the analyzer's results: aligned tables over exactly the data --json prints.
 import { table } from './text-table.js'
 import { human } from './fit-verdict.js'
-import { correlationsTable, correlationNotes, cellText } from './report-tables.js'
+import { correlationsTable, correlationNotes, cellText, pairLines } from './report-tables.js'
+import { excludedLine } from './run-validity.js'
 
 const ms = v => (v === null || v === undefined ? '-' : v >= 100 ? v.toFixed(0) : v.toFixed(1))
 const pct = v => `${(v * 100).toFixed(2)}%`
@@ -43,16 +44,19 @@ export function formatFit (r) {
     const runs = g.points.reduce((a, p) => a + (p.count ?? 1), 0)
     out.push(`${g.name}  (N = ${g.unit}; ${g.points.length} points from ${runs} ${runs === g.points.length ? 'rows' : 'runs'})`)
     const fitted = Object.entries(g.fits).filter(([, f]) => !f.error)
+    const at = (f, n) => f.residuals.find(x => x.n === n)?.fitted
+    const efficiency = n => fitted[0]?.[1].efficiency.find(e => e.n === n)?.efficiency
     out.push(table(['N', 'throughput', 'sd', 'runs', ...fitted.map(([m]) => `${m} fit`), 'efficiency'],
-      g.points.map((p, i) => [human(p.n), human(p.throughput), p.sd === undefined ? '-' : human(p.sd), p.count ?? 1,
-        ...fitted.map(([, f]) => human(f.residuals[i].fitted)), fitted.length ? fitted[0][1].efficiency[i].efficiency.toFixed(3) : '-']), { indent: '  ' }))
+      g.points.map(p => [human(p.n), human(p.throughput), p.sd === undefined ? '-' : human(p.sd), p.count ?? 1,
+        ...fitted.map(([, f]) => human(at(f, p.n))), efficiency(p.n)?.toFixed(3) ?? '-']), { indent: '  ' }))
     if (fitted.length) {
       out.push('', table(['model', 'sigma [95% CI]', 'lambda [95% CI]', 'gamma [95% CI]', 'N* [95% CI]', 'X(N*)', 'R²'], paramRows(g.fits), { indent: '  ' }))
     }
     for (const [m, f] of Object.entries(g.fits)) out.push(f.error ? `  ${m}: cannot fit: ${f.error.message}` : `  ${m}: ${f.verdict}`)
     if (fitted.some(([, f]) => f.bootstrapCi)) {
       const b = fitted[0][1].bootstrapCi
-      out.push(`  intervals: residual bootstrap, ${b.samples - b.failed} refits, seed ${b.seed}`)
+      const how = b.method === 'cases' ? 'bootstrap of the repeats within each N' : 'residual bootstrap'
+      out.push(`  intervals: ${how}, ${b.samples - b.failed} refits, seed ${b.seed}`)
     }
     if (g.test) {
       out.push(g.better === 'usl'
@@ -60,6 +64,7 @@ export function formatFit (r) {
         : `  Amdahl is enough: the coherency term is not significant (F test p = ${human(g.test.p, 2)})`)
     }
     for (const n of g.notes) out.push(`  note: ${n}`)
+    if (excludedLine(g)) out.push(`  ${excludedLine(g)}`)
     out.push('')
   }
   const skipped = skippedLine(r.skipped, r.x)
@@ -71,7 +76,7 @@ export function formatFit (r) {
 export function skippedLine (s, x) {
   const parts = [s.notDone && `${s.notDone} runs not done`, s.degraded && `${s.degraded} degraded runs (a node was lost)`,
     s.unreadable && `${s.unreadable} unreadable run.json`, s.noSummary && `${s.noSummary} runs without throughput`,
-    s.noX && `${s.noX} runs without ${x}`].filter(Boolean)
+    s.invalid && `${s.invalid} invalid runs (--include-invalid puts them back)`, s.noX && `${s.noX} runs without ${x}`].filter(Boolean)
   return parts.length ? `skipped: ${parts.join(', ')}` : null
 }
 
@@ -99,5 +104,11 @@ export function formatCompare (r) {
   const out = [table(['group', 'model', 'sigma [95% CI]', 'lambda [95% CI]', 'gamma [95% CI]', 'N* [95% CI]', 'X(N*)', 'R²', 'points'], rows), '']
   for (const x of r.rows) out.push(x.line + (x.fallback ? ` (Amdahl: ${x.fallback})` : ''))
   if (r.overlaps.length) out.push('', ...r.overlaps.map(o => o.line))
+  const tests = pairLines(r)
+  if (tests.length) out.push('', ...tests)
+  const excluded = r.rows.filter(x => excludedLine(x)).map(x => `${x.name}: ${excludedLine(x)}`)
+  if (excluded.length) out.push('', ...excluded)
+  const skipped = skippedLine(r.skipped, r.x)
+  if (skipped) out.push('', skipped)
   return out.join('\n')
 }

@@ -128,11 +128,15 @@ test('bad data is a clear NS_ERR_BAD_DATA (exit 2), never NaN', () => {
   assert.throws(() => fitUsl(three, { model: /** @type {any} */ ('gauss') }), (/** @type {any} */ e) => e.code === 'NS_ERR_BAD_FLAG')
 })
 
-test('repeated N are merged (mean, pooled sd) and sd weights follow the spread', () => {
+test('repeated N: every repeat is a row of the fit (5 points, 10 observations) and sd weights follow the spread', () => {
   const truth = { gamma: 1000, sigma: 0.04, lambda: 0.001 }
   const pts = [1, 2, 4, 8, 16].flatMap(n => [0.98, 1.02].map(f => ({ n, throughput: throughputAt(n, truth) * f })))
   const r = fitUsl(pts)
   assert.equal(r.points, 5)
+  assert.equal(r.observations, 10)
+  assert.equal(r.dof, 7)
+  assert.equal(r.residuals.length, 10)
+  assert.deepEqual(r.efficiency.map(e => e.n), [1, 2, 4, 8, 16])
   for (const k of ['gamma', 'sigma', 'lambda']) near(r[k], truth[k], 0.01, k)
   const f = fixture('ibenchjs-table4-mimn-cpu.json')
   const w = fitUsl(f.points, { weights: 'sd', unit: 'nodes' })
