@@ -43,7 +43,8 @@ function readTicks (pid, procRoot) {
 
 /**
  * How many cores a generator process can keep busy: a Node generator's load runs on its one JavaScript thread; a JVM's
- * threads on every CPU its affinity allows. A CPU quota over it (its container's, its cgroup's) lowers either.
+ * threads on every CPU its affinity allows. A CPU quota over it (its container's, its cgroup's) lowers either; it is
+ * returned too, as all the process's threads spend it.
  * @param {number} pid
  * @param {Engine} engine
  * @param {string} procRoot
@@ -57,7 +58,7 @@ function usableCores (pid, engine, procRoot) {
     } catch {}
   }
   const quota = cpuQuotaOf(pid, { procRoot })
-  return quota === null ? cores : Math.min(cores, quota)
+  return { usable: quota === null ? cores : Math.min(cores, quota), quota }
 }
 
 /**
@@ -66,7 +67,8 @@ function usableCores (pid, engine, procRoot) {
  * @param {{ procRoot?: string, intervalMs?: number, now?: () => number }} [opts]
  */
 export function createGeneratorMeter ({ procRoot = '/proc', intervalMs = 1000, now = Date.now } = {}) {
-  /** @type {Map<number, { engine: Engine, usable: number, prev: { total: number, main: number } | null }>} */
+  /** @type {Map<number, { engine: Engine, usable: number, quota: number|null, prev: { total: number, main: number } |
+   *   null }>} */
   const procs = new Map()
   /** @type {GeneratorSample[]} */
   const samples = []
@@ -92,7 +94,8 @@ export function createGeneratorMeter ({ procRoot = '/proc', intervalMs = 1000, n
           // a Node generator is as busy as its JavaScript thread; a JVM as all its threads over its CPUs
           const busy = p.engine === 'node' ? (cur.main - p.prev.main) / CLOCK_TICKS / seconds : total
           cores += total
-          share = Math.max(share, busy / p.usable)
+          // under a quota every thread (a Node process's GC and I/O threads too) spends the same allowance
+          share = Math.max(share, busy / p.usable, p.quota === null ? 0 : total / p.quota)
         }
         p.prev = cur
       }
@@ -109,7 +112,7 @@ export function createGeneratorMeter ({ procRoot = '/proc', intervalMs = 1000, n
      */
     add (pid, { engine }) {
       if (!pid || procs.has(pid)) return
-      procs.set(pid, { engine, usable: usableCores(pid, engine, procRoot), prev: readTicks(pid, procRoot) })
+      procs.set(pid, { engine, ...usableCores(pid, engine, procRoot), prev: readTicks(pid, procRoot) })
     },
     start () {
       hostPrev = readProcStat(procRoot)

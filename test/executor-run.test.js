@@ -30,7 +30,8 @@ test('run --driver jmeter records the same format and --json prints only run.jso
 })
 
 test('up keeps the server to about one core while cm with 2 workers uses more (the multi-core study)', { timeout: 90000 }, async () => {
-  const load = ['--backend', 'local', '--benchmark', 'cpu', '--param', 'n=1000003', '--concurrency', '8', '--duration', '3', '--warmup', '1', '--quiet', '--json']
+  // autocannon, the lighter generator: on two cores JMeter's own CPU leaves cm too little room to show its second core.
+  const load = ['--backend', 'local', '--benchmark', 'cpu', '--param', 'n=1000003', '--concurrency', '8', '--duration', '3', '--warmup', '1', '--driver', 'autocannon', '--quiet', '--json']
   const upOut = tmp()
   const up = await runCli('executor', ['run', '--strategy', 'up', '--instances', '1', '--out', upOut, ...load])
   assert.equal(up.code, 0, up.stderr)
@@ -40,7 +41,8 @@ test('up keeps the server to about one core while cm with 2 workers uses more (t
   const upCpu = JSON.parse(up.stdout).cpu
   const cmCpu = JSON.parse(cm.stdout).cpu
   assert.ok(upCpu.total < 1.1, `up used ${upCpu.total} cores`)
-  assert.ok(cmCpu.total > upCpu.total + 0.3, `cm used ${cmCpu.total} cores, up ${upCpu.total}`)
+  // More than one core is what up cannot reach, however busy the generator keeps the machine.
+  assert.ok(cmCpu.total > 1.15, `cm used ${cmCpu.total} cores, up ${upCpu.total}`)
 })
 
 test('a cluster worker killed during the run: the run completes and its errors are counted', { timeout: 90000 }, async () => {
