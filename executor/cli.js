@@ -12,6 +12,7 @@ Commands:
   cluster   a local multi-node swarm: cluster up --nodes K | down | status (executor cluster --help)
   sweep     run an experiment file's grid, resumable (executor sweep --help)
   calibrate find the relaxed and exhausted run-levels (executor calibrate --help)
+  capacity  the highest rate a shape serves within an objective (executor capacity --help)
 
 nodescale: how does a Node.js server scale when you add cores, processes or containers?`
 
@@ -27,7 +28,8 @@ export const COMMANDS = {
   down: () => import('./cli-swarm.js').then(m => m.downCommand),
   cluster: () => import('./cli-local-swarm.js').then(m => m.clusterCommand),
   sweep: () => import('./cli-sweep.js').then(m => m.sweepCommand),
-  calibrate: () => import('./cli-calibrate.js').then(m => m.calibrateCommand)
+  calibrate: () => import('./cli-calibrate.js').then(m => m.calibrateCommand),
+  capacity: () => import('./cli-capacity.js').then(m => m.capacityCommand)
 }
 
 /**

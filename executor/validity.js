@@ -103,3 +103,6 @@ export function judgeRun (run) {
   }
   return { ok: !flags.some(f => f.severity === 'invalid'), flags, checked, unchecked }
 }
+
+/** The flags that make a run not valid (run.json's validity), by name; none for a valid run or one without validity. */
+export const invalidFlags = (run) => (run?.validity?.flags ?? []).filter(f => f.severity === 'invalid').map(f => f.name)

@@ -1,7 +1,7 @@
 // The files runs, sweeps and calibrations leave on disk: their schemas and ids, atomic writes, folders made with a
 // bound on time, and the one reader of run.json files that every command uses.
 import { mkdir, readdir, readFile, rename, rm, stat, writeFile } from 'node:fs/promises'
-import { dirname, join, resolve } from 'node:path'
+import { basename, dirname, join, resolve } from 'node:path'
 import { randomBytes } from 'node:crypto'
 import { NsError, badFlag } from './errors.js'
 import { withTimeout } from './with-timeout.js'
@@ -9,6 +9,7 @@ import { withTimeout } from './with-timeout.js'
 export const RUN_SCHEMA = 'nodescale.run/v1'
 export const SWEEP_SCHEMA = 'nodescale.sweep/v1'
 export const CALIBRATION_SCHEMA = 'nodescale.calibration/v1'
+export const CAPACITY_SCHEMA = 'nodescale.capacity/v1'
 
 /** The files of a run's folder: run.json (its record), samples.jtl (every request), timeline.json (1 s CPU samples). */
 export const RUN_FILES = Object.freeze({ run: 'run.json', samples: 'samples.jtl', timeline: 'timeline.json' })
@@ -114,13 +115,19 @@ export function newRunRecord ({ id, dir, config, environment, request }) {
 /** A run.json object as nodescale writes it (its schema and a config); anything else is not one. */
 export const isRunJson = (run) => run?.schema === RUN_SCHEMA && typeof run.config === 'object' && run.config !== null
 
+/** The record of a capacity search (executor capacity): <search folder>/capacity.json beside its probes' folders. */
+export const CAPACITY_FILE = 'capacity.json'
+const isCapacityJson = (c) => c?.schema === CAPACITY_SCHEMA && typeof c.config === 'object' && c.config !== null
+
 /**
- * Paths of every run.json under dir, in path order: at most 8 folders deep, hidden folders and node_modules skipped.
+ * Paths of every run.json (and capacity.json) under dir, in path order: at most 8 folders deep, hidden folders and
+ * node_modules skipped.
  * @param {string} dir
+ * @param {string[]} [names] the file names to find
  * @returns {Promise<string[]>}
  * @throws {NsError} NS_ERR_BAD_FILE when dir itself cannot be read
  */
-export async function findRunFiles (dir) {
+export async function findRunFiles (dir, names = [RUN_FILES.run]) {
   const out = []
   const walk = async (at, depth) => {
     let entries
@@ -131,7 +138,7 @@ export async function findRunFiles (dir) {
       return
     }
     for (const e of entries) {
-      if (e.isFile() && e.name === RUN_FILES.run) out.push(join(at, e.name))
+      if (e.isFile() && names.includes(e.name)) out.push(join(at, e.name))
       else if (e.isDirectory() && depth < MAX_DEPTH && !e.name.startsWith('.') && e.name !== 'node_modules') await walk(join(at, e.name), depth + 1)
     }
   }
@@ -140,20 +147,24 @@ export async function findRunFiles (dir) {
 }
 
 /**
- * Reads every run.json under the folders, whatever its status.
+ * Reads every run.json under the folders, whatever its status, and every capacity search's capacity.json.
  * @param {string[]} dirs
- * @returns {Promise<{ runs: { file: string, dir: string, run: any }[], unreadable: string[] }>} unreadable: files that
- *   are not JSON or not a nodescale run
+ * @returns {Promise<{ runs: { file: string, dir: string, run: any }[], capacities: { file: string, dir: string,
+ *   capacity: any }[], unreadable: string[] }>} unreadable: files that are not JSON or not nodescale's
  */
 export async function readRunFiles (dirs) {
   const runs = []
+  const capacities = []
   const unreadable = []
   for (const dir of dirs) {
-    for (const file of await findRunFiles(dir)) {
-      const run = await readFile(file, 'utf8').then(text => JSON.parse(text)).catch(() => null)
-      if (isRunJson(run)) runs.push({ file, dir: dirname(file), run })
+    for (const file of await findRunFiles(dir, [RUN_FILES.run, CAPACITY_FILE])) {
+      const data = await readFile(file, 'utf8').then(text => JSON.parse(text)).catch(() => null)
+      if (basename(file) === CAPACITY_FILE) {
+        if (isCapacityJson(data)) capacities.push({ file, dir: dirname(file), capacity: data })
+        else unreadable.push(file)
+      } else if (isRunJson(data)) runs.push({ file, dir: dirname(file), run: data })
       else unreadable.push(file)
     }
   }
-  return { runs, unreadable }
+  return { runs, capacities, unreadable }
 }

@@ -66,3 +66,9 @@ export function sloMisses (summary, slo) {
   }
   return misses
 }
+
+/** One bound broken, in words: "p99 1102 ms > 100 ms", "errors 0.52% > 0.1%". */
+export function missText ({ name, value, threshold }) {
+  if (name === 'errors') return `errors ${Math.round(value * 100000) / 1000}% > ${Math.round(threshold * 100000) / 1000}%`
+  return `${name} ${Math.round(value)} ms > ${threshold} ms`
+}

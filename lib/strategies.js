@@ -117,3 +117,15 @@ export function deploymentShape ({ strategy, instances, cpusPerInstance, memoryP
     template: s.template
   }
 }
+
+/**
+ * The most CPU a deployed shape can use, in cores: its quota over all replicas, else one core per server process (a
+ * Node process runs its JavaScript on one thread), and never more than the machine has.
+ * @param {{ strategy: string, instances: number, cpusPerInstance?: number }} config
+ * @param {number} machineCores
+ */
+export function serverCores (config, machineCores) {
+  const shape = deploymentShape(config)
+  const quota = shape.cpusPerReplica === undefined ? Infinity : shape.cpusPerReplica * shape.replicas
+  return Math.min(quota, shape.replicas * shape.workers, machineCores)
+}

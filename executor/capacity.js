@@ -1,0 +1,223 @@
+// Capacity at an objective: the highest offered rate (open model) one deployed shape serves within its SLO, with every
+// request answered at the rate it was sent, found by doubling and bisection, each probe a full run; the result is
+// confirmed by repeating it.
+import { join } from 'node:path'
+import { NsError } from '../lib/errors.js'
+import { option } from '../lib/options.js'
+import { CAPACITY_FILE, CAPACITY_SCHEMA, makeDirs, stampedId, writeJsonAtomic } from '../lib/run-files.js'
+import { mean } from 'simple-statistics'
+import { missText, sloMisses, sloText } from '../lib/slo.js'
+import { prepareRun } from './run.js'
+import { createShapeRunner } from './shape-runner.js'
+import { invalidFlags } from './validity.js'
+import { serverCores } from '../lib/strategies.js'
+
+export const CAPACITY_DEFAULTS = Object.freeze({
+  /** the search stops when the bracket [lo, hi] is within this share of lo */
+  precision: 0.05,
+  /** repeats of the capacity found that must meet the objective too */
+  confirm: 2,
+  maxProbes: 20,
+  /** a probe served the rate when it completed at least this share of it per second */
+  served: 0.97,
+  duration: 5,
+  warmup: 1
+})
+
+/**
+ * Probes a search usually takes: the estimate, three bracket probes, three bisections (a quarter's step to 5%) and the
+ * confirmations; started at a previous capacity, no estimate and one bracket probe fewer. (Measured: 8, then 6 from a
+ * previous capacity, with --confirm 1 on test/fixtures/apps/fixed-rate.js.)
+ * @param {{ confirm?: number }} settings
+ * @param {boolean} warm started at a previous capacity
+ */
+export const typicalProbes = ({ confirm = CAPACITY_DEFAULTS.confirm } = {}, warm = false) => (warm ? 5 : 7) + confirm
+
+/** The search's own settings, as flags of executor capacity and keys of an experiment's `capacity` mapping. */
+export const CAPACITY_SEARCH_OPTIONS = Object.freeze([
+  option({ flag: 'precision', type: 'number', min: 0.005, max: 0.5, default: CAPACITY_DEFAULTS.precision, arg: 'P', help: 'stop when the bracket is within this share of the capacity (default {default})' }),
+  option({ flag: 'confirm', type: 'whole', min: 0, max: 10, default: CAPACITY_DEFAULTS.confirm, arg: 'N', help: 'repeats of the capacity found that must meet the objective too (default {default})' }),
+  option({ flag: 'max-probes', type: 'whole', min: 3, max: 200, default: CAPACITY_DEFAULTS.maxProbes, arg: 'N', help: 'at most this many probe runs (default {default})' })
+])
+
+/** The flags that say the load side (the generator, its host) may have been the limit of a probe. */
+const LOAD_SIDE = ['generator-saturated', 'host-saturated']
+/** The server used this share of the CPU it may use: it was the limit, whatever else was busy. */
+const SERVER_BUSY = 0.9
+
+/**
+ * What one probe says about its rate: `meets` (within the objective, the rate served, steady), `misses` (and why), or
+ * `inconclusive`: it missed while the load side was saturated and the server was not shown to be the limit. A probe
+ * that meets the objective meets it, whatever else was busy. The server was the limit when it used nearly all the CPU
+ * it may use, or when it answered fewer requests than the generator sent (its queue grew: at an overload the
+ * generator's backlog of open requests keeps it busy too, which must not hide the server's doing).
+ * @param {any} run a probe's run.json
+ * @param {number} rate the offered rate
+ * @param {import('../lib/slo.js').Slo} slo
+ * @param {number} served
+ * @returns {{ verdict: 'meets'|'misses'|'inconclusive', why: string[] }}
+ */
+export function judgeProbe (run, rate, slo, served = CAPACITY_DEFAULTS.served) {
+  const invalid = invalidFlags(run)
+  const { throughput } = run.summary
+  const why = sloMisses(run.summary, slo).map(missText)
+  if (throughput < served * rate) why.push(`served ${Math.round(throughput)} of ${round(rate)} req/s`)
+  if (invalid.includes('unstable')) why.push('not steady')
+  if (!why.length) return { verdict: 'meets', why }
+  const loadSide = invalid.filter(f => LOAD_SIDE.includes(f))
+  if (!loadSide.length) return { verdict: 'misses', why }
+  const limit = serverCores(run.config, run.environment?.cpus ?? Infinity)
+  const busy = (run.cpu?.total ?? 0) >= SERVER_BUSY * limit
+  const schedule = run.load?.schedule
+  const sentRate = schedule?.planned ? rate * schedule.sent / schedule.planned : null
+  const behind = sentRate !== null && throughput < served * sentRate
+  if (!busy && !behind) return { verdict: 'inconclusive', why: [...why, ...loadSide] }
+  const server = busy ? `the server at ${run.cpu.total} of its ${round(limit)} cores` : `the server answered ${Math.round(throughput)} of the ${Math.round(sentRate ?? 0)} req/s sent`
+  return { verdict: 'misses', why: [...why, `${loadSide.join(', ')} too, ${server}`] }
+}
+
+const round = (x) => Math.round(x * 1000) / 1000
+
+/** A rate to probe: a few significant digits are enough and read better. */
+const tidy = (rate) => Number(rate.toPrecision(3))
+
+class BudgetSpent extends Error {}
+
+/**
+ * Finds the capacity of one shape. A first closed-model probe (concurrency 4 per instance) estimates the throughput;
+ * the open-model search starts at 80% of it (or at a previous search's capacity: `near`), steps up by a quarter (by
+ * doubling from a rate the user guessed) until a rate is missed, or down until one is met, bisects the bracket to
+ * `precision`, and confirms the highest met rate by repeating it (a repeat that misses makes it the new upper bound).
+ * Every probe is a run in the search's folder, its config.capacity naming the search and the phase.
+ * @param {import('./backends/index.js').RunConfig} config a validated run config; its `out` is where the search folder
+ *   goes, its duration and warm-up are each probe's, its `slo` the objective
+ * @param {{ precision?: number, confirm?: number, maxProbes?: number, startRate?: number, near?: number,
+ *   log?: (line: string) => void, signal?: AbortSignal, onProbe?: (probe: any) => void, prepared?: any,
+ *   runner?: ReturnType<typeof createShapeRunner>, id?: string, sweep?: object }} [opts] runner: a shape runner to use
+ *   (a sweep's, which keeps its deployment); sweep: the sweep entry the search is (capacity.json's sweep)
+ * @returns {Promise<any>} the capacity record (also written to <folder>/capacity.json)
+ */
+export async function findCapacity (config, opts = {}) {
+  const { precision, confirm, maxProbes, served } = { ...CAPACITY_DEFAULTS, ...Object.fromEntries(Object.entries(opts).filter(([, v]) => v !== undefined)) }
+  const { log = () => {}, signal, onProbe } = opts
+  const started = Date.now()
+  const id = opts.id ?? stampedId(`capacity-${config.strategy}${config.instances}${config.nodes ? `-${config.nodes}n` : ''}`)
+  const dir = join(config.out, id)
+  await makeDirs(dir)
+  const prepared = opts.prepared ?? await prepareRun(config, { log, signal })
+  const runner = opts.runner ?? createShapeRunner({ log, signal })
+  const probes = []
+  /** the run.json of every probe that met its rate, by rate: what the record says was measured at the capacity */
+  const met = new Map()
+  let environment = null
+  const run = async (load, phase) => {
+    if (probes.length >= maxProbes) throw new BudgetSpent()
+    const r = await runner.runOn({ ...config, ...load, out: dir, capacity: { search: id, phase } }, { prepared })
+    environment ??= r.environment
+    if (r.status !== 'done') throw new NsError('NS_ERR_RUN', `capacity probe (${phase}) ${r.status}: ${r.error?.message ?? ''}`)
+    return r
+  }
+  const said = (r, fields) => {
+    const p = { ...fields, throughput: r.summary.throughput, p99: r.summary.latency.p99, errorRate: r.summary.errorRate, flags: r.validity?.flags.map(f => f.name) ?? [], run: r.id }
+    probes.push(p)
+    onProbe?.(p)
+    return p
+  }
+  const probe = async (rate, phase) => {
+    const r = await run({ rate, concurrency: undefined }, phase)
+    const judged = judgeProbe(r, rate, config.slo, served)
+    if (judged.verdict === 'meets') met.set(rate, [...(met.get(rate) ?? []), r])
+    return said(r, { phase, rate, ...judged })
+  }
+
+  const notes = []
+  let lo = null
+  let hi = null
+  let confirmed = false
+  // from an estimate or a previous capacity the capacity is near: gentle steps; from a rate the user guessed, doubling
+  const step = opts.startRate && !opts.near ? 2 : 1.25
+  try {
+    let rate = opts.near ?? opts.startRate
+    if (!rate) {
+      const estimate = await run({ concurrency: Math.max(4, 4 * config.instances), rate: undefined }, 'estimate')
+      said(estimate, { phase: 'estimate', rate: null, verdict: 'estimate', why: [] })
+      rate = Math.max(1, estimate.summary.throughput * 0.8)
+    }
+    rate = tidy(rate)
+    for (;;) {
+      const p = await probe(rate, lo === null || hi === null ? 'bracket' : 'bisect')
+      if (p.verdict === 'inconclusive') {
+        notes.push(`at ${rate} req/s the load side was the limit (${p.why.join(', ')}): the capacity is beyond what this generator and host can measure${lo ? `, at least ${lo} req/s` : ''}`)
+        break
+      }
+      if (p.verdict === 'meets') lo = Math.max(lo ?? 0, rate)
+      else hi = Math.min(hi ?? Infinity, rate)
+      if (hi === null) { rate = tidy(rate * step); continue }
+      if (lo === null) {
+        if (rate <= 1) { notes.push('even 1 request per second misses the objective: no capacity'); break }
+        rate = tidy(Math.max(1, rate / step))
+        continue
+      }
+      if ((hi - lo) / lo > precision) { rate = tidy((lo + hi) / 2); if (rate === lo || rate === hi) rate = (lo + hi) / 2; continue }
+      // the bracket is narrow enough: the capacity is lo, if it holds on repetition
+      const repeats = []
+      for (let i = 0; i < confirm; i++) repeats.push(await probe(lo, 'confirm'))
+      if (repeats.every(r => r.verdict === 'meets')) { confirmed = true; break }
+      if (repeats.some(r => r.verdict === 'inconclusive')) { notes.push(`confirming ${lo} req/s the load side was the limit`); break }
+      // it did not hold: it is an upper bound now; search below it from the highest rate met before it
+      hi = lo
+      met.delete(hi)
+      lo = Math.max(0, ...probes.filter(x => x.verdict === 'meets' && x.rate < hi).map(x => x.rate)) || null
+      rate = tidy(lo === null ? hi / step : (lo + hi) / 2)
+    }
+  } catch (err) {
+    if (!(err instanceof BudgetSpent)) throw err
+    notes.push(`stopped after ${maxProbes} probes (--max-probes): the bracket found so far is kept`)
+  } finally {
+    if (!opts.runner) await runner.close()
+  }
+  const { rate: _rate, concurrency: _concurrency, ...shape } = config
+  const record = {
+    schema: CAPACITY_SCHEMA,
+    id,
+    dir,
+    status: 'done',
+    createdAt: new Date(started).toISOString(),
+    seconds: Math.round((Date.now() - started) / 1000),
+    config: shape,
+    sweep: opts.sweep ?? null,
+    benchmark: prepared.benchmark,
+    slo: config.slo,
+    objective: sloText(config.slo),
+    precision,
+    served,
+    capacity: confirmed ? lo : null,
+    bounds: { lo, hi },
+    confirmed,
+    atCapacity: confirmed ? measuredAt(lo, met.get(lo)) : null,
+    notes,
+    probes,
+    environment
+  }
+  await writeJsonAtomic(join(dir, CAPACITY_FILE), record)
+  return record
+}
+
+/**
+ * What the probes that met the capacity measured: their mean served throughput, latency and error rate, and the last
+ * one's CPU (per core, for the report's CPU table).
+ * @param {number} rate
+ * @param {any[]} runs their run.json
+ */
+function measuredAt (rate, runs) {
+  const avg = (f) => mean(runs.map(f).filter(Number.isFinite))
+  return {
+    rate,
+    probes: runs.length,
+    runs: runs.map(r => r.id),
+    throughput: avg(r => r.summary.throughput),
+    errorRate: avg(r => r.summary.errorRate),
+    latency: Object.fromEntries(['p50', 'p95', 'p99'].map(k => [k, avg(r => r.summary.latency[k])])),
+    cpu: runs.at(-1).cpu
+  }
+}

@@ -1,0 +1,80 @@
+// `executor capacity`: the highest rate one shape serves within an objective, found by probing (open model).
+import { EXIT, NsError } from '../lib/errors.js'
+import { keyOf, option, optionsHelp, parseCommandLine } from '../lib/options.js'
+import { RUN_OPTION, validateRunConfig } from '../lib/run-options.js'
+import { findCapacity, CAPACITY_DEFAULTS, CAPACITY_SEARCH_OPTIONS } from './capacity.js'
+import { formatCapacity, formatCapacityProbe } from './capacity-text.js'
+
+/** @typedef {import('../lib/options.js').Option} Option */
+
+const D = CAPACITY_DEFAULTS
+/** The run's options that describe the shape and the load, as `executor run` takes them. */
+const AS_FOR_RUN = ['strategy', 'instances', 'benchmark', 'params', 'app', 'backend', 'cpusPerInstance', 'memoryPerInstance', 'driver', 'lb', 'port',
+  'readyTimeout', 'nodes', 'placement', 'constraints', 'registry', 'out']
+
+/**
+ * The flags of `executor capacity`: the run's shape and load, each probe's length, the objective and the search's own.
+ * @type {readonly Option[]}
+ */
+export const CAPACITY_OPTIONS = Object.freeze([
+  ...AS_FOR_RUN.map(key => RUN_OPTION[key]),
+  option({ ...RUN_OPTION.duration, default: D.duration, help: 'seconds measured per probe (default {default}; the first whole second is not judged)' }),
+  option({ ...RUN_OPTION.warmup, default: D.warmup, help: 'warm-up seconds per probe (default {default})' }),
+  RUN_OPTION.slo,
+  ...CAPACITY_SEARCH_OPTIONS,
+  option({ flag: 'start-rate', type: 'number', min: 0, above: true, max: 1000000, arg: 'R', help: 'the first rate probed (default: 80% of a closed-model probe\'s throughput)' }),
+  option({ flag: 'json', type: 'boolean', help: 'print the capacity record on stdout and nothing else there' }),
+  option({ ...RUN_OPTION.quiet, help: 'no probe lines on stderr' }),
+  RUN_OPTION.help
+])
+
+export const CAPACITY_HELP = `Usage: executor capacity --strategy S --instances N [options]
+
+Finds the capacity of one deployed shape: the highest offered rate (open model: requests leave on
+schedule, latency counts from the intended send time) at which a run meets the objective (--slo),
+serves at least ${Math.round(D.served * 100)}% of the rate, and is valid (neither the load generator nor the host
+saturated, the throughput steady). A closed-model probe estimates it; the search starts at 80% of
+that, doubles until a rate misses (or halves until one is met), bisects to --precision, and confirms
+the capacity by repeating it. Every probe is a run; the search's folder holds them and capacity.json.
+
+Options:
+${optionsHelp(CAPACITY_OPTIONS)}
+
+Examples:
+  executor capacity --strategy cm --instances 2 --benchmark cpu --slo p99=100ms,errors=0.1%
+  executor capacity --strategy hs --instances 4 --cpus-per-instance 0.25 --benchmark cpu --json
+
+Exit codes: 0 done (also when no capacity was found: the record says why) · 1 a probe failed or Ctrl-C · 2 bad input · 3 a needed part is missing`
+
+/**
+ * Parses `executor capacity` arguments into the probes' run config and the search's settings.
+ * @param {string[]} argv
+ * @param {{ cwd?: string }} [ctx]
+ */
+export function parseCapacityArguments (argv, ctx) {
+  const { values, positionals } = parseCommandLine(argv, CAPACITY_OPTIONS)
+  if (values.help) return { help: true }
+  if (positionals.length) throw new NsError('NS_ERR_BAD_FLAG', `unexpected argument "${positionals[0]}" (see executor capacity --help)`)
+  // the probes' own defaults (a little longer than a run's, to judge their steadiness); the run's fill in as for a run
+  for (const o of CAPACITY_OPTIONS) if (o.default !== RUN_OPTION[keyOf(o)]?.default) values[keyOf(o)] ??= o.default
+  const { precision, confirm, maxProbes, startRate, json, ...run } = values
+  // each probe's rate is the search's to choose: it validates with 1 request per second
+  const config = validateRunConfig({ ...run, rate: 1 }, ctx)
+  return { help: false, config, json: Boolean(json), search: { precision, confirm, maxProbes, startRate } }
+}
+
+/**
+ * `executor capacity ...` → exit code.
+ * @param {string[]} argv
+ * @param {{ stdout: any, stderr: any, signal?: AbortSignal }} io
+ */
+export async function capacityCommand (argv, { stdout, stderr, signal }) {
+  const parsed = parseCapacityArguments(argv)
+  if (parsed.help) { stdout.write(CAPACITY_HELP + '\n'); return EXIT.OK }
+  const { config, search } = parsed
+  const say = config.quiet ? () => {} : line => stderr.write(line + '\n')
+  let n = 0
+  const record = await findCapacity(config, { ...search, signal, onProbe: p => say(formatCapacityProbe(p, ++n)) })
+  stdout.write((parsed.json ? JSON.stringify(record, null, 2) : formatCapacity(record)) + '\n')
+  return EXIT.OK
+}
