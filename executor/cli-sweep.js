@@ -150,7 +150,8 @@ export async function sweepCommand (argv, { stdout, stderr, signal }) {
       current = { label: e.label, eta: secondsLeft(), at: Date.now() }
       draw(e.label)
     },
-    onProgress: () => draw(current.label),
+    // a capacity search says its probes as they go
+    onProgress: (e, p) => draw(p?.probe ? `${current.label} · probe ${p.probe.phase} ${p.probe.rate ?? ''} ${p.probe.verdict}` : current.label),
     onEnd (e, run) {
       say(formatRunLine(e, run, total))
       current = { label: '', eta: secondsLeft(), at: Date.now() }

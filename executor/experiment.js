@@ -3,10 +3,11 @@ import { readFile } from 'node:fs/promises'
 import { basename, dirname, extname, resolve } from 'node:path'
 import { loadYamlWithLines } from './yaml-lines.js'
 import { NsError } from '../lib/errors.js'
-import { keyOf, readOption, typeProblem } from '../lib/options.js'
+import { checkOption, keyOf, readOption, typeProblem } from '../lib/options.js'
 import { EXPERIMENT_OPTIONS } from '../lib/run-options.js'
 import { STRATEGIES, strategyOf } from '../lib/strategies.js'
 import { X_FIELDS } from '../analyzer/points.js'
+import { CAPACITY_SEARCH_OPTIONS } from './capacity.js'
 import { LEVEL_RE, isMap, checkKeys, stringList, byStrategy, wholeNumbers, concurrencyValues, rateValues } from './experiment-values.js'
 
 /** A run option's own help line, as an experiment key's description. */
@@ -23,7 +24,8 @@ const GRID_KEYS = Object.freeze({
   'instances-per-node': 'instead of instances: instances per worker node, the total being this x nodes (a number, a list, a range, or a map from strategy)',
   nodes: 'Swarm worker nodes, each value a run with --nodes K: a whole number, a list, a range "1..4", or a map from strategy (only hs spreads over nodes)',
   concurrency: 'connections: a number, a list, relaxed | relaxed*cores | exhausted | exhausted*cores (with calibration), or a map from strategy',
-  rate: 'requests/s (open model): a number, a list, or a map from strategy'
+  rate: 'requests/s (open model): a number, a list, or a map from strategy',
+  load: `instead of concurrency or rate: capacity (each run a capacity search at the objective, slo), or { capacity: { ${CAPACITY_SEARCH_OPTIONS.map(o => o.flag).join(', ')} } } (executor capacity --help)`
 })
 
 /**
@@ -53,7 +55,7 @@ const FITS = ['usl', 'amdahl', 'both', 'none']
 const CALIBRATE_KEYS = ['strategy', 'instances', 'duration', 'warmup', 'confirm', 'max-concurrency', 'max-probes']
 const ANALYSIS_KEYS = ['fit', 'x', 'cpu-table', 'correlations']
 /** Keys that say the same thing two ways: a profile that sets one replaces the other of the file. */
-const ALTERNATIVES = [['benchmark', 'benchmarks'], ['concurrency', 'rate'], ['instances', 'instances-per-node']]
+const ALTERNATIVES = [['benchmark', 'benchmarks'], ['concurrency', 'rate', 'load'], ['instances', 'instances-per-node']]
 
 /**
  * A checked experiment: its grid's axes per strategy (each value with its YAML path), its settings (run values by
@@ -137,8 +139,10 @@ export function parseExperiment (text, { file, path = resolve(file), profile }) 
   const nodes = merged.nodes === undefined ? null : byStrategy('nodes', merged.nodes, strategies, bad, wholeNumbers(EXPERIMENT_KEYS.nodes))
   if (nodes) checkNodes(nodes, merged, { strategies, bad, backendLine: lineOf(from('backend')) })
   if (merged.concurrency !== undefined && merged.rate !== undefined) throw bad('rate', [], 'cannot be combined with concurrency: choose the closed model (concurrency) or the open model (rate)')
-  const loadKey = merged.rate !== undefined ? 'rate' : 'concurrency'
-  const loads = merged[loadKey] === undefined
+  for (const k of ['concurrency', 'rate']) if (merged.load !== undefined && merged[k] !== undefined) throw bad('load', [], `cannot be combined with ${k}: a capacity search chooses its rates`)
+  const capacity = merged.load === undefined ? null : parseCapacity(merged.load, bad)
+  const loadKey = capacity ? 'capacity' : merged.rate !== undefined ? 'rate' : 'concurrency'
+  const loads = capacity || merged[loadKey] === undefined
     ? Object.fromEntries(strategies.map(s => [s, [{ value: undefined, path: [] }]]))
     : byStrategy(loadKey, merged[loadKey], strategies, bad, loadKey === 'rate' ? rateValues : concurrencyValues(EXPERIMENT_KEYS.concurrency))
   const usesLevels = Object.values(loads).flat().some(l => typeof l.value === 'string')
@@ -185,6 +189,8 @@ export function parseExperiment (text, { file, path = resolve(file), profile }) 
     nodes,
     loadKey,
     loads,
+    /** each run a capacity search with these settings (precision, confirm, maxProbes), or null */
+    capacity,
     repeats,
     order,
     /**
@@ -272,4 +278,22 @@ export function resolveLevel (level, cal) {
   if (!Number.isInteger(base)) throw new NsError('NS_ERR_BAD_DATA', `the calibration has no ${m[1]} level (${(cal.notes ?? []).join('; ') || 'not found'}); "${level}" cannot be used`)
   const factor = m[2] === undefined ? 1 : m[2] === 'cores' ? cal.cores : Number(m[2])
   return Math.max(1, Math.round(base * factor))
+}
+
+/** The `load` key: capacity (the search's defaults) or { capacity: { its settings } }, each checked as its flag is. */
+function parseCapacity (value, bad) {
+  if (value === 'capacity') return {}
+  const settings = isMap(value) && Object.keys(value).length === 1 ? value.capacity : undefined
+  if (settings !== null && !isMap(settings)) throw bad('load', [], `${JSON.stringify(value)} is not allowed; ${EXPERIMENT_KEYS.load}`)
+  const out = {}
+  for (const [k, v] of Object.entries(settings ?? {})) {
+    const row = CAPACITY_SEARCH_OPTIONS.find(o => o.flag === k)
+    if (!row) throw bad('load', ['capacity', k], `"${k}" is not a setting of the search; allowed: ${CAPACITY_SEARCH_OPTIONS.map(o => o.flag).join(', ')}`)
+    try {
+      out[keyOf(row)] = checkOption(row, v)
+    } catch (err) {
+      throw bad('load', ['capacity', k], `capacity.${k}: ${err.details?.reason ?? err.message}`)
+    }
+  }
+  return out
 }

@@ -13,6 +13,7 @@ import { loadExperiment, resolveLevel } from './experiment.js'
 import { shapeKeyOf } from './shape-runner.js'
 import { calibrateToFile, readCalibration, CALIBRATION_DEFAULTS } from './calibrate.js'
 import { checkSwarmNodes, largestNodes } from './sweep-nodes.js'
+import { typicalProbes } from './capacity.js'
 
 /**
  * Seconds a run costs beyond warm-up + duration (sampler, summary, files), and a deployment per strategy (measured
@@ -72,8 +73,8 @@ function buildCell (exp, { benchmark, strategy, node, inst, load, index }, { out
     instances: exp.perNode ? inst.value * node.value : inst.value,
     nodes: node?.value,
     benchmark,
-    // a level validates with 1 connection until the calibration says how many
-    [exp.loadKey]: level ? 1 : load.value,
+    // a level validates with 1 connection until the calibration says how many; a capacity search chooses its own
+    ...(exp.capacity ? {} : { [exp.loadKey]: level ? 1 : load.value }),
     app: exp.app,
     params: exp.params[benchmark ?? ''] ?? {},
     backend: backend ?? exp.settings.backend,
@@ -82,7 +83,7 @@ function buildCell (exp, { benchmark, strategy, node, inst, load, index }, { out
   }
   const paths = { '--instances': inst.path, '--nodes': node?.path ?? [], [`--${exp.loadKey}`]: load.path }
   const config = checkCell(exp, values, paths, strategy, cwd)
-  return { index, values, paths, level, shape: shapeKeyOf(config), config: level ? { ...config, concurrency: null } : config }
+  return { index, values, paths, level, capacity: exp.capacity, shape: shapeKeyOf(config), config: level ? { ...config, concurrency: null } : config }
 }
 
 function checkCell (exp, values, paths, strategy, cwd) {
@@ -190,13 +191,14 @@ export function buildPlan (cells, { repeats, order, seed }) {
 /**
  * Runs, deployments and seconds of the plan entries still to run (all of them for a new sweep).
  * @param {{ cell: number }[]} entries in order
- * @param {{ shape: string, config: any }[]} cells
+ * @param {{ shape: string, config: any, capacity?: any }[]} cells
  * @param {{ backendName?: string }} [opts] the backend that will run (local or swarm)
  */
 export function estimatePlan (entries, cells, { backendName = 'local' } = {}) {
   let seconds = 0
   let deployments = 0
   let last = null
+  const searched = new Set()
   for (const e of entries) {
     const c = cells[e.cell]
     if (c.shape !== last) {
@@ -204,7 +206,10 @@ export function estimatePlan (entries, cells, { backendName = 'local' } = {}) {
       seconds += (COSTS.deploy[backendName] ?? COSTS.deploy.local)[c.config.strategy] ?? 2
       last = c.shape
     }
-    seconds += c.config.warmup + c.config.duration + COSTS.run
+    // a capacity entry is a search: its probes, each a run (fewer once an earlier repeat found where it is)
+    const runs = c.capacity ? typicalProbes(c.capacity, searched.has(e.cell)) : 1
+    searched.add(e.cell)
+    seconds += runs * (c.config.warmup + c.config.duration + COSTS.run)
   }
   return { runs: entries.length, deployments, seconds: Math.round(seconds) }
 }

@@ -2,6 +2,7 @@
 import { table } from '../analyzer/text-table.js'
 import { formatCompare, formatCorrelate } from '../analyzer/text-format.js'
 import { RUN_OPTION } from '../lib/run-options.js'
+import { DEFAULT_SLO, sloText } from '../lib/slo.js'
 import { benchmarkName, countInvalid, shapeText } from './sweep.js'
 import { calibrationBound } from './sweep-plan.js'
 
@@ -16,7 +17,7 @@ export function formatDuration (seconds) {
 /** A plan entry's cell in a few aligned words: "cm x2     page      c=25 (relaxed)". */
 export function entryText (cell) {
   const c = cell.config
-  const load = c.rate !== undefined ? `rate ${c.rate}/s` : `c=${c.concurrency ?? '?'}`
+  const load = cell.capacity ? 'capacity' : c.rate !== undefined ? `rate ${c.rate}/s` : `c=${c.concurrency ?? '?'}`
   return `${shapeText(c).padEnd(c.nodes ? 17 : 7)} ${benchmarkName(c).padEnd(9)} ${load}${cell.level ? ` (${cell.level})` : ''}`
 }
 
@@ -27,10 +28,13 @@ export function entryText (cell) {
 export function formatPlan ({ exp, cells, plan, seed, estimate, backend, calibration, warnings }) {
   const lines = [`experiment ${exp.name} (profile ${exp.profile}) from ${exp.file}`]
   const perStrategy = axis => exp.strategies.map(s => `${s} ${axis[s].map(i => i.value).join(',')}`).join(' · ')
-  const loads = [...new Set(Object.values(exp.loads).flat().map(l => l.value ?? RUN_OPTION.concurrency.default))].join(',')
+  const loads = exp.capacity
+    ? `at ${sloText(exp.settings.slo ?? DEFAULT_SLO)}`
+    : [...new Set(Object.values(exp.loads).flat().map(l => l.value ?? RUN_OPTION.concurrency.default))].join(',')
   const nodes = exp.nodes ? ` × nodes (${perStrategy(exp.nodes)})` : ''
-  lines.push(`grid: ${exp.benchmarks.map(b => b ?? RUN_OPTION.benchmark.default).join(', ')} × ${exp.perNode ? 'instances per node' : 'instances'} (${perStrategy(exp.instances)})${nodes} × ${exp.loadKey} ${loads} = ${cells.length} cells × ${exp.repeats} repeat${exp.repeats === 1 ? '' : 's'}`)
-  lines.push(`plan: ${estimate.runs} runs on ${estimate.deployments} deployments (order: ${exp.order}), each ${exp.settings.warmup ?? RUN_OPTION.warmup.default} s warm-up + ${exp.settings.duration ?? RUN_OPTION.duration.default} s`)
+  lines.push(`grid: ${exp.benchmarks.map(b => b ?? (exp.app ? benchmarkName({ app: exp.app }) : RUN_OPTION.benchmark.default)).join(', ')} × ${exp.perNode ? 'instances per node' : 'instances'} (${perStrategy(exp.instances)})${nodes} × ${exp.loadKey} ${loads} = ${cells.length} cells × ${exp.repeats} repeat${exp.repeats === 1 ? '' : 's'}`)
+  const each = `${exp.settings.warmup ?? RUN_OPTION.warmup.default} s warm-up + ${exp.settings.duration ?? RUN_OPTION.duration.default} s`
+  lines.push(`plan: ${estimate.runs} runs on ${estimate.deployments} deployments (order: ${exp.order}), each ${exp.capacity ? `a capacity search of probe runs, each ${each}` : each}`)
   // nodes are Swarm worker nodes: the estimate is the swarm's whatever the file says
   const backendName = backend ?? (exp.nodes ? 'swarm' : undefined) ?? exp.settings.backend ?? RUN_OPTION.backend.default
   lines.push(`estimated time: ${formatDuration(estimate.seconds)} on the ${backendName} backend${backendName === 'auto' ? ' (figures of the local backend; on Swarm each deployment adds about 12 s)' : ''}`)
@@ -65,12 +69,24 @@ export function planJson ({ exp, cells, plan, seed, estimate, calibration, warni
 /** The line a run of the sweep leaves on stderr when it ends. */
 export function formatRunLine (e, run, total) {
   const n = `[${String(e.index + 1).padStart(String(total).length)}/${total}]`
-  const s = run?.summary
-  const what = e.status === 'done' && s
-    ? `${Math.round(s.throughput).toLocaleString('en')} req/s · p95 ${s.latency.p95.toFixed(1)} ms · ${s.errors} errors · busiest core ${run.cpu?.highest ?? '-'}%` +
-      (e.invalid?.length ? ` · NOT VALID: ${e.invalid.join(', ')}` : '')
-    : `${e.status.toUpperCase()}: ${String(e.reason).split('\n')[0]}`
-  return `${n} ${e.label} · repeat ${e.repeat}  ${what}  (${e.seconds ?? 0} s)`
+  return `${n} ${e.label} · repeat ${e.repeat}  ${resultText(e, run)}  (${e.seconds ?? 0} s)`
+}
+
+/** What an entry measured (a run's throughput, a search's capacity), or why it did not finish. */
+function resultText (e, run) {
+  if (e.status !== 'done' || !(run?.probes || run?.summary)) return `${e.status.toUpperCase()}: ${String(e.reason).split('\n')[0]}`
+  if (run.probes) return capacityText(run)
+  const s = run.summary
+  return `${Math.round(s.throughput).toLocaleString('en')} req/s · p95 ${s.latency.p95.toFixed(1)} ms · ${s.errors} errors · busiest core ${run.cpu?.highest ?? '-'}%` +
+    (e.invalid?.length ? ` · NOT VALID: ${e.invalid.join(', ')}` : '')
+}
+
+/** A capacity search's result in a few words: "capacity 203 req/s (p99 18 ms) · 8 probes". */
+function capacityText (c) {
+  const found = c.capacity === null
+    ? `NO CAPACITY FOUND (${c.notes[0] ?? `between ${c.bounds.lo ?? '-'} and ${c.bounds.hi ?? '-'} req/s`})`
+    : `capacity ${Math.round(c.capacity).toLocaleString('en')} req/s (p99 ${Math.round(c.atCapacity.latency.p99)} ms, next up ${Math.round(c.bounds.hi).toLocaleString('en')} misses)`
+  return `${found} · ${c.probes.length} probes`
 }
 
 const pct = v => (v === null || v === undefined ? '-' : v.toFixed(1))

@@ -9,12 +9,14 @@ import { degradedReason } from '../analyzer/report-runs.js'
 import { instancesText } from '../analyzer/report-tables.js'
 import { prepareRun } from './run.js'
 import { createShapeRunner } from './shape-runner.js'
+import { findCapacity } from './capacity.js'
+import { invalidFlags } from './validity.js'
 import { estimateBackend, estimatePlan } from './sweep-plan.js'
 
 /** What a plan entry ran, in a few words: "cm x2 · page · c=25 (relaxed)", "hs x4 on 2 nodes · cpu · c=8". */
 export function entryLabel (cell) {
   const c = cell.config
-  const load = c.rate !== undefined ? `r=${c.rate}/s` : `c=${c.concurrency ?? '?'}`
+  const load = cell.capacity ? 'capacity' : c.rate !== undefined ? `r=${c.rate}/s` : `c=${c.concurrency ?? '?'}`
   return `${shapeText(c)} · ${benchmarkName(c)} · ${load}${cell.level ? ` (${cell.level})` : ''}`
 }
 
@@ -60,7 +62,7 @@ export async function createSweep ({ exp, cells, plan, seed, out, backend, calib
     estimate: estimate ?? estimatePlan(plan, cells, { backendName: estimateBackend(exp, backend) }),
     counts: null,
     deployments: 0,
-    cells: cells.map(c => ({ index: c.index, label: entryLabel(c), level: c.level, shape: c.shape, values: withoutOut(c.values) })),
+    cells: cells.map(c => ({ index: c.index, label: entryLabel(c), level: c.level, capacity: c.capacity ?? null, shape: c.shape, values: withoutOut(c.values) })),
     plan: plan.map(e => ({ ...e, label: entryLabel(cells[e.cell]), status: 'pending', run: null, reason: null, seconds: null, attempts: [] }))
   }
   await saveSweep(sweep)
@@ -75,9 +77,6 @@ export async function saveSweep (sweep) {
   sweep.counts = countEntries(sweep.plan)
   await writeJsonAtomic(join(sweep.dir, SWEEP_FILE), sweep)
 }
-
-/** The flags that make a run not valid (run.json's validity), by name; none for a valid run or one without validity. */
-export const invalidFlags = (run) => (run?.validity?.flags ?? []).filter(f => f.severity === 'invalid').map(f => f.name)
 
 /**
  * The finished runs whose measurement is not valid, and how often each flag made them so.
@@ -138,12 +137,15 @@ export async function openSweep (dir) {
 }
 
 /**
- * Plan index -> run id of every run folder of this sweep whose run.json says done. A run.json still "running" was
- * left by a sweep process that died (kill -9, power loss): it is marked interrupted, as its run never finished.
+ * Plan index -> run id of every run folder of this sweep whose run.json says done, and search id of every capacity
+ * search it finished. A run.json still "running" was left by a sweep process that died (kill -9, power loss): it is
+ * marked interrupted, as its run never finished.
  */
 async function finishedRuns (dir, sweepId) {
   const out = new Map()
-  for (const { file, run } of (await readRunFiles([dir])).runs) {
+  const read = await readRunFiles([dir])
+  for (const { capacity } of read.capacities) if (capacity.sweep?.id === sweepId) out.set(capacity.sweep.index, capacity.id)
+  for (const { file, run } of read.runs) {
     if (run.config.sweep?.id !== sweepId) continue
     if (run.status === 'done') out.set(run.config.sweep.index, run.id)
     if (run.status === 'running') {
@@ -209,12 +211,17 @@ export async function executeSweep (sweep, { log = () => {}, signal, failFast = 
       }
       Object.assign(e, { status: 'running', startedAt: new Date().toISOString() })
       await saveSweep(sweep)
-      const config = { ...cell.config, sweep: { id: sweep.id, index: e.index, repeat: e.repeat, level: cell.level } }
+      const entry = { id: sweep.id, index: e.index, repeat: e.repeat, level: cell.level }
       let run = null
       try {
-        run = await runner.runOn(config, { prepared: prepared.get(cell.shape), onProgress: p => onProgress?.(e, p) })
-        // a degraded run (a node lost mid-run) is no steady-state measurement: like a failed one, --resume redoes it
-        Object.assign(e, { status: run.status, run: run.id, reason: run.status === 'degraded' ? degradedReason(run) : run.error?.message ?? null, invalid: invalidFlags(run) })
+        if (cell.capacity) {
+          run = await searchCapacity(sweep, e, cell, { runner, prepared: prepared.get(cell.shape), signal, entry, onProgress })
+          Object.assign(e, { status: 'done', run: run.id, capacity: run.capacity, reason: run.confirmed ? null : run.notes.join('; ') || null, invalid: run.confirmed ? [] : ['capacity-not-found'] })
+        } else {
+          run = await runner.runOn({ ...cell.config, sweep: entry }, { prepared: prepared.get(cell.shape), onProgress: p => onProgress?.(e, p) })
+          // a degraded run (a node lost mid-run) is no steady-state measurement: like a failed one, --resume redoes it
+          Object.assign(e, { status: run.status, run: run.id, reason: run.status === 'degraded' ? degradedReason(run) : run.error?.message ?? null, invalid: invalidFlags(run) })
+        }
         deployFailed = null
       } catch (err) {
         Object.assign(e, { status: signal?.aborted ? 'interrupted' : 'failed', reason: `${err.code ? `${err.code}: ` : ''}${err.message}` })
@@ -235,4 +242,15 @@ export async function executeSweep (sweep, { log = () => {}, signal, failFast = 
     await saveSweep(sweep)
   }
   return sweep
+}
+
+/**
+ * A capacity entry: one search on the cell's shape, its probes in a folder of the sweep's, started at the capacity an
+ * earlier repeat of the cell found when there is one (fewer probes, the same bracket rule).
+ * @returns {Promise<any>} the capacity record
+ */
+function searchCapacity (sweep, e, cell, { runner, prepared, signal, entry, onProgress }) {
+  const near = sweep.plan.find(x => x.cell === e.cell && x.status === 'done' && x.capacity)?.capacity
+  const id = stampedId(`capacity-${String(e.index + 1).padStart(String(sweep.plan.length).length, '0')}`)
+  return findCapacity(cell.config, { ...cell.capacity, runner, prepared, signal, near, id, sweep: entry, onProbe: p => onProgress?.(e, { probe: p }) })
 }

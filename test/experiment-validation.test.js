@@ -52,13 +52,18 @@ analysis: { fit: both, x: instances, cpu-table: true }
 profiles:
   smoke: { repeats: 1, duration: 1 }
 `
-  // every documented key is used above, but those that exclude one used there (benchmark/benchmarks, rate/concurrency,
-  // instances-per-node/instances), app, and nodes (a swarm's; this file is local), checked below and in their own tests
-  for (const key of Object.keys(EXPERIMENT_KEYS).filter(k => !['benchmark', 'rate', 'app', 'instances-per-node', 'nodes'].includes(k))) assert.match(text, new RegExp(`^${key}:`, 'm'), key)
+  // every documented key is used above, but those that exclude one used there (benchmark/benchmarks,
+  // rate/load/concurrency, instances-per-node/instances), app, and nodes (a swarm's; this file is local), checked
+  // below and in their own tests
+  for (const key of Object.keys(EXPERIMENT_KEYS).filter(k => !['benchmark', 'rate', 'load', 'app', 'instances-per-node', 'nodes'].includes(k))) assert.match(text, new RegExp(`^${key}:`, 'm'), key)
   const open = parseExperiment('strategies: [cm]\nbenchmark: greeter\napp: ../apps/bench-object.js\nrate: [100, 200.5]\n', { file: 'o.yml', path: '/x/y/o.yml' })
   assert.equal(open.loadKey, 'rate')
   assert.deepEqual(open.loads.cm.map(l => l.value), [100, 200.5])
   assert.equal(open.app, '/x/apps/bench-object.js')
+  const searched = parseExperiment('strategies: [cm]\nload: { capacity: { precision: 0.1, max-probes: 12 } }\n', { file: 'c.yml', path: '/x/c.yml' })
+  assert.equal(searched.loadKey, 'capacity')
+  assert.deepEqual(searched.capacity, { precision: 0.1, maxProbes: 12 })
+  assert.deepEqual(parseExperiment('load: capacity\n', { file: 'c.yml' }).capacity, {})
   const exp = parseExperiment(text, { file: 'every.yml', path: '/x/every.yml' })
   assert.deepEqual(exp.instances.cm.map(i => i.value), [1, 2, 3])
   assert.deepEqual(exp.instances.hs.map(i => i.value), [1, 2])
@@ -103,6 +108,11 @@ test('a value only the run validation knows is bad reads like the flag error, wi
   assert.match(err.message, /^study\.yml:5: duration \(--duration\) \(strategy cm\): -5 is out of range; allowed: a number > 0 and <= 86400/)
   const big = await errorOf(base + 'concurrency: [2, 99999]\n'.replace('concurrency', 'rate'))
   assert.match(big.message, /^study\.yml:6: rate: cannot be combined with concurrency/)
+  assert.match((await errorOf(base + 'load: capacity\n')).message, /^study\.yml:6: load: cannot be combined with concurrency: a capacity search chooses its rates/)
+  const noLoad = base.replace(/^concurrency:.*\n/m, '')
+  assert.match((await errorOf(noLoad + 'load:\n  capacity:\n    precision: 2\n')).message, /^study\.yml:7: load: capacity\.precision: 2 is out of range; allowed: a number >= 0\.005 and <= 0\.5/)
+  assert.match((await errorOf(noLoad + 'load: { capacity: { precise: 2 } }\n')).message, /^study\.yml:5: load: "precise" is not a setting of the search; allowed: precision, confirm, max-probes/)
+  assert.match((await errorOf(noLoad + 'load: closed\n')).message, /^study\.yml:5: load: "closed" is not allowed; instead of concurrency or rate: capacity/)
   const huge = await errorOf(base.replace('[2, 4]', '[2, 99999]'))
   assert.match(huge.message, /^study\.yml:4: concurrency \(--concurrency\) \(strategy cm\): 99999 is out of range/)
 })
