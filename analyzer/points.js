@@ -7,6 +7,7 @@ import { NsError, badFlag } from '../lib/errors.js'
 import { readRunFiles } from '../lib/run-files.js'
 import { STRATEGY_TABLE } from '../lib/strategies.js'
 import { validityOf } from './run-validity.js'
+import { runsAndSearches } from './capacity-runs.js'
 
 /** run.json config fields a sweep can be grouped by (CLI spelling -> config key). */
 export const GROUP_FIELDS = Object.freeze({
@@ -87,10 +88,11 @@ export function clusterCpu (cpu) {
  */
 export async function readRuns (dirs, { includeInvalid = false } = {}) {
   const read = await readRunFiles(dirs)
+  const all = runsAndSearches(read)
   const runs = []
   const invalid = []
-  const skipped = { notDone: 0, degraded: 0, unreadable: read.unreadable.length, noSummary: 0, invalid: 0 }
-  for (const { file, dir, run } of read.runs) {
+  const skipped = { notDone: 0, degraded: 0, unreadable: read.unreadable.length, noSummary: 0, invalid: 0, probes: all.probes }
+  for (const { file, dir, run } of all.runs) {
     if (run.status === 'degraded') { skipped.degraded++; continue }
     if (run.status !== 'done') { skipped.notDone++; continue }
     if (!(run.summary?.throughput > 0)) { skipped.noSummary++; continue }
@@ -250,7 +252,8 @@ async function readCsv (file, { groupBy }) {
  * @param {string | string[]} sources
  * @param {{ x?: string, groupBy?: string | string[], includeInvalid?: boolean }} [opts]
  * @returns {Promise<{ x: string, groupBy: string[], groups: PointGroup[], skipped: { notDone: number, degraded: number,
- *   unreadable: number, noSummary: number, invalid: number, noX: number } }>}
+ *   unreadable: number, noSummary: number, invalid: number, probes: number, noX: number } }>} probes: capacity probes,
+ *   whose searches are the points
  */
 export async function loadPoints (sources, opts = {}) {
   const list = Array.isArray(sources) ? sources : [sources]
@@ -268,7 +271,7 @@ export async function loadPoints (sources, opts = {}) {
     if (s.isDirectory()) dirs.push(src)
     else groups.push(...await readCsv(src, { groupBy: opts.groupBy === undefined ? undefined : groupBy }))
   }
-  const skipped = { notDone: 0, degraded: 0, unreadable: 0, noSummary: 0, invalid: 0, noX: 0 }
+  const skipped = { notDone: 0, degraded: 0, unreadable: 0, noSummary: 0, invalid: 0, probes: 0, noX: 0 }
   if (dirs.length) {
     const read = await readRuns(dirs, { includeInvalid: opts.includeInvalid })
     Object.assign(skipped, read.skipped)

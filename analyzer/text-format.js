@@ -76,7 +76,8 @@ export function formatFit (r) {
 export function skippedLine (s, x) {
   const parts = [s.notDone && `${s.notDone} runs not done`, s.degraded && `${s.degraded} degraded runs (a node was lost)`,
     s.unreadable && `${s.unreadable} unreadable run.json`, s.noSummary && `${s.noSummary} runs without throughput`,
-    s.invalid && `${s.invalid} invalid runs (--include-invalid puts them back)`, s.noX && `${s.noX} runs without ${x}`].filter(Boolean)
+    s.invalid && `${s.invalid} invalid runs (--include-invalid puts them back)`,
+    s.probes && `${s.probes} capacity probes (each search's capacity is its point)`, s.noX && `${s.noX} runs without ${x}`].filter(Boolean)
   return parts.length ? `skipped: ${parts.join(', ')}` : null
 }
 

@@ -44,7 +44,7 @@ test('correlations of nodes and instances match the hand-worked values; failed a
   const out = tmp(t)
   writeGrid(out)
   const c = await correlate(out)
-  assert.deepEqual(c.skipped, { notDone: 1, degraded: 1, unreadable: 0, noSummary: 0, invalid: 0 })
+  assert.deepEqual(c.skipped, { notDone: 1, degraded: 1, unreadable: 0, noSummary: 0, invalid: 0, probes: 0 })
   const row = (benchmark, factor) => c.rows.find(r => r.benchmark === benchmark && r.factor === factor)
   const nodes = row('cpu', 'nodes')
   const inst = row('cpu', 'instances')

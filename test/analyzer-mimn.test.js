@@ -47,7 +47,7 @@ test('points over nodes: per node count the best mean throughput over instances 
   writeGrid(out)
   const r = await loadPoints(out, { x: 'nodes' })
   assert.deepEqual(r.groupBy, ['strategy', 'benchmark'])
-  assert.deepEqual(r.skipped, { notDone: 1, degraded: 1, unreadable: 0, noSummary: 0, invalid: 0, noX: 0 })
+  assert.deepEqual(r.skipped, { notDone: 1, degraded: 1, unreadable: 0, noSummary: 0, invalid: 0, probes: 0, noX: 0 })
   assert.equal(r.groups.length, 1)
   const g = r.groups[0]
   assert.equal(g.name, 'hs/cpu')

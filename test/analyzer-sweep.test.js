@@ -23,7 +23,7 @@ test('a sweep folder becomes one curve per strategy/benchmark: repeats averaged,
   writeSweep(out)
   const r = await loadPoints(out)
   assert.deepEqual(r.groups.map(g => g.name), ['cm/page', 'hs/page'])
-  assert.deepEqual(r.skipped, { notDone: 2, degraded: 0, unreadable: 1, noSummary: 0, invalid: 0, noX: 0 })
+  assert.deepEqual(r.skipped, { notDone: 2, degraded: 0, unreadable: 1, noSummary: 0, invalid: 0, probes: 0, noX: 0 })
   const cm = r.groups[0]
   assert.equal(cm.unit, 'workers')
   assert.equal(r.groups[1].unit, 'replicas')
