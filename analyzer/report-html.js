@@ -1,6 +1,6 @@
 // The report as one self-contained HTML file: inline CSS, inline SVG charts, no script and nothing fetched at view
 // time.
-import { fitsTable, verdictLines, pointsTable, fitNote, cpuTableOf, environmentTable, runsTable, overviewLine, cellText, correlationsTable, correlationNotes, CORRELATIONS_HINT, pairsTable, PAIRS_HINT } from './report-tables.js'
+import { fitsTable, verdictLines, pointsTable, fitNote, cpuTableOf, environmentTable, runsTable, overviewLine, cellText, correlationsTable, correlationNotes, CORRELATIONS_HINT, pairsTable, PAIRS_HINT, searchesTable, SEARCHES_HINT } from './report-tables.js'
 import { excludedLine } from './run-validity.js'
 
 const ESCAPES = { '&': '&amp;', '<': '&lt;', '>': '&gt;', '"': '&quot;', "'": '&#39;' }
@@ -20,7 +20,7 @@ th, td { border: 1px solid var(--line); padding: 3px 8px; text-align: left; vert
 th { background: var(--soft); font-weight: 600; }
 td.num { text-align: right; white-space: nowrap; }
 tr.failed td, tr.interrupted td, tr.running td { color: var(--bad); }
-tr.degraded td { color: #8a5a00; }
+tr.degraded td, tr.invalid td { color: #8a5a00; }
 ul.verdicts { padding-left: 18px; margin: 6px 0; }
 ul.verdicts li.nofit { color: var(--muted); }
 .note { background: #fff8e1; border-left: 3px solid #f9a825; padding: 6px 10px; margin: 8px 0; }
@@ -106,6 +106,12 @@ function correlationsSection (report) {
     correlationNotes(c).map(n => `<p class="hint">${esc(n)}</p>`).join('') + '</section>'
 }
 
+function searchesSection (report) {
+  if (!report.searches.length) return ''
+  return '<section id="capacity"><h2>Capacity searches</h2>' + `<p class="hint">${esc(SEARCHES_HINT)}</p>` +
+    htmlTable(searchesTable(report), { cls: 'searches', rowClass: i => (report.searches[i].confirmed ? '' : 'invalid') }) + '</section>'
+}
+
 function cpuSection (report, charts) {
   const out = ['<section id="cpu"><h2>Per-core CPU</h2>']
   if (!report.cpu.length) return out.join('') + noteBox('no per-core CPU in these runs (run.json cpu is missing or the runs did not finish)') + '</section>'
@@ -152,6 +158,7 @@ ${report.notes.map(noteBox).join('\n')}
 </header>
 ${fitsSection(report, charts)}
 ${pointsSection(report, charts)}
+${searchesSection(report)}
 ${correlationsSection(report)}
 ${cpuSection(report, charts)}
 ${environmentSection(report)}

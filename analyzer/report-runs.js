@@ -4,6 +4,7 @@ import { basename } from 'node:path'
 import { mean } from 'simple-statistics'
 import { readRunFiles } from '../lib/run-files.js'
 import { invalidReason, validityOf } from './run-validity.js'
+import { runsAndSearches } from './capacity-runs.js'
 
 /**
  * @typedef {{ id: string, dir: string, file: string, status: string, config: Record<string, any>, startedAt:
@@ -38,9 +39,10 @@ export function degradedReason (run) {
 }
 
 /**
- * Reads every run.json under the sweep folders (CSV files among the sources are skipped): finished or not.
+ * Reads every run.json under the sweep folders (CSV files among the sources are skipped): finished or not. A capacity
+ * search is one run (its capacity the throughput); its probes are counted, not listed.
  * @param {string[]} sources
- * @returns {Promise<{ runs: RunEntry[], unreadable: string[] }>}
+ * @returns {Promise<{ runs: RunEntry[], unreadable: string[], probes: number, searches: SearchEntry[] }>}
  */
 export async function readRunList (sources) {
   const dirs = []
@@ -48,7 +50,8 @@ export async function readRunList (sources) {
   const read = await readRunFiles(dirs)
   /** @type {RunEntry[]} */
   const runs = []
-  for (const { file, dir, run } of read.runs) {
+  const all = runsAndSearches(read)
+  for (const { file, dir, run } of all.runs) {
     runs.push({
       id: String(run.id ?? basename(dir)),
       dir,
@@ -66,11 +69,37 @@ export async function readRunList (sources) {
     })
   }
   runs.sort((a, b) => String(a.startedAt).localeCompare(String(b.startedAt)) || a.id.localeCompare(b.id))
-  return { runs, unreadable: read.unreadable }
+  const searches = read.capacities.map(({ capacity: c }) => searchOf(c))
+  searches.sort((a, b) => a.id.localeCompare(b.id))
+  return { runs, unreadable: read.unreadable, probes: all.probes, searches }
+}
+
+/**
+ * @typedef {{ id: string, config: any, objective: string, capacity: number|null,
+ *   bounds: { lo: number|null, hi: number|null }, precision: number|null, probes: number, confirmed: boolean,
+ *   p99: number|null, errorRate: number|null, notes: string[] }} SearchEntry
+ */
+
+/** One capacity search as the report lists it: what it found, how sure, and its latency at the capacity. */
+function searchOf (/** @type {any} */ c) {
+  return {
+    id: String(c.id ?? basename(c.dir ?? '')),
+    config: c.config ?? {},
+    objective: String(c.objective ?? '-'),
+    capacity: finite(c.capacity),
+    bounds: { lo: finite(c.bounds?.lo), hi: finite(c.bounds?.hi) },
+    precision: finite(c.precision),
+    probes: Array.isArray(c.probes) ? c.probes.length : 0,
+    confirmed: c.confirmed === true,
+    p99: finite(c.atCapacity?.latency?.p99),
+    errorRate: finite(c.atCapacity?.errorRate),
+    notes: Array.isArray(c.notes) ? c.notes.map(String) : []
+  }
 }
 
 /** The load level of a run as the multi-core study names it: closed-model connections or an open-model rate. */
 export function loadLevelOf (config) {
+  if (config.capacity?.objective) return `capacity at ${config.capacity.objective}`
   if (Number.isFinite(config.rate) && config.rate > 0) return `${config.rate} req/s`
   if (Number.isFinite(config.concurrency)) return `${config.concurrency} connections`
   return '-'

@@ -192,6 +192,24 @@ export function runsTable (report) {
   }
 }
 
+export const SEARCHES_HINT = 'Each capacity search: the highest offered rate (open model) its shape served within the objective, ' +
+  'the rate above it that missed (the bounds), how many probe runs it took, whether a repeat at the capacity met the objective ' +
+  'again, and the latency and errors measured there. An unconfirmed search is not a point unless --include-invalid.'
+
+/**
+ * The capacity searches of the sweep folders.
+ * @param {import('./report.js').Report} report
+ * @returns {Table}
+ */
+export function searchesTable (report) {
+  return {
+    header: ['search', 'strategy', 'N', 'benchmark', 'objective', 'capacity (req/s)', 'bounds (req/s)', 'probes', 'confirmed', 'p99 at capacity (ms)', 'errors', 'notes'],
+    rows: report.searches.map(s => [s.id, String(s.config.strategy ?? '-'), instancesText(s.config), String(s.config.benchmark ?? '-'),
+      s.objective, human(s.capacity), `${human(s.bounds.lo)} – ${human(s.bounds.hi)}`, String(s.probes), s.confirmed ? 'yes' : 'no',
+      ms(s.p99), ok(s.errorRate) ? `${(s.errorRate * 100).toFixed(2)}%` : '-', s.notes.join('; ')])
+  }
+}
+
 /** One line on what the report covers: runs by status, groups, what N is. */
 export function overviewLine (report) {
   const status = Object.entries(report.status).map(([s, n]) => `${n} ${s}`).join(', ')

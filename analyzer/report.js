@@ -101,7 +101,7 @@ export async function buildReport (sources, { x, groupBy, bootstrap = 0, seed = 
     if (!s) throw new NsError('NS_ERR_BAD_FILE', `${src}: no such file or folder; give a sweep folder (run.json files inside) or a points CSV`)
     if (s.isDirectory()) dirs.push(src)
   }
-  const { runs, unreadable } = await readRunList(sources)
+  const { runs, unreadable, probes, searches } = await readRunList(sources)
   const fitOpts = { x: grouping.x, groupBy: grouping.groupBy, bootstrap, seed, weights, includeInvalid }
   const fitted = await fitGroups(sources, fitOpts)
   if (!fitted.length && !runs.length) {
@@ -140,6 +140,7 @@ export async function buildReport (sources, { x, groupBy, bootstrap = 0, seed = 
       ? `${invalid} finished run${invalid > 1 ? 's' : ''} flagged invalid ${invalid > 1 ? 'are' : 'is'} used (--include-invalid); the run list says why each is invalid`
       : `${invalid} finished run${invalid > 1 ? 's' : ''} left out as invalid (the run list says why; --include-invalid puts them back)`)
   }
+  if (probes) notes.push(`${probes} capacity probe run${probes > 1 ? 's' : ''} not listed: each capacity search is one run, its capacity the throughput`)
   if (unreadable.length) notes.push(`${unreadable.length} run.json file${unreadable.length > 1 ? 's' : ''} could not be read: ${unreadable.join(', ')}`)
   return {
     title: title ?? `nodescale report: ${sources.join(', ')}`,
@@ -148,6 +149,7 @@ export async function buildReport (sources, { x, groupBy, bootstrap = 0, seed = 
     x: grouping.x,
     groupBy: grouping.groupBy,
     runs,
+    searches,
     status,
     groups,
     comparison,

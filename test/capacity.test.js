@@ -1,0 +1,171 @@
+// Capacity at an objective: a search on a server whose capacity is known exactly finds it, every probe is a run of
+// its own in the search's folder, and a probe's verdict tells the server's limit from the load side's.
+import { test } from 'node:test'
+import assert from 'node:assert/strict'
+import { mkdtempSync, readFileSync, existsSync, writeFileSync } from 'node:fs'
+import { tmpdir } from 'node:os'
+import { join } from 'node:path'
+import { runCli, ROOT } from './helpers/cli.js'
+import { judgeProbe } from '../executor/capacity.js'
+import { loadPoints } from '../analyzer/points.js'
+
+const tmp = () => mkdtempSync(join(tmpdir(), 'ns-capacity-'))
+const APP = join(ROOT, 'test/fixtures/apps/fixed-rate.js')
+const COSTLY = join(ROOT, 'test/fixtures/apps/fixed-cost.js')
+
+test('executor capacity finds the capacity of a server that spends 10 ms of CPU per request on one core, within 10%', async () => {
+  const out = tmp()
+  const r = await runCli('executor', ['capacity', '--strategy', 'up', '--instances', '1', '--app', COSTLY, '--param', 'burnMs=10',
+    '--backend', 'local', '--slo', 'p99=100ms', '--duration', '4', '--warmup', '0.5', '--confirm', '1', '--json', '--out', out], { timeoutMs: 240000 })
+  assert.equal(r.code, 0, r.stderr)
+  const record = JSON.parse(r.stdout)
+  assert.equal(record.schema, 'nodescale.capacity/v1')
+  assert.equal(record.confirmed, true, JSON.stringify(record.probes, null, 1))
+  assert.ok(record.capacity >= 90 && record.capacity <= 110, `capacity ${record.capacity} req/s, known 100`)
+  assert.equal(record.benchmark, 'fixed-cost')
+  // the bracket: the next rate up missed, within the precision asked for
+  assert.ok(record.bounds.hi > record.capacity && (record.bounds.hi - record.capacity) / record.capacity <= record.precision + 1e-9)
+  const phases = record.probes.map(p => p.phase)
+  assert.equal(phases[0], 'estimate')
+  assert.equal(phases.at(-1), 'confirm')
+  for (const p of record.probes.filter(x => x.rate !== null)) {
+    // every rate above the capacity missed and every rate met is at most the capacity
+    if (p.verdict === 'meets') assert.ok(p.rate <= record.capacity, `${p.rate} met above ${record.capacity}`)
+    if (p.rate > record.capacity) assert.equal(p.verdict, 'misses', JSON.stringify(p))
+    if (p.verdict === 'misses') assert.ok(p.why.length > 0)
+    // each probe is a run of its own, in the search's folder, that says which search and phase it belongs to
+    const run = JSON.parse(readFileSync(join(record.dir, p.run, 'run.json'), 'utf8'))
+    assert.deepEqual(run.config.capacity, { search: record.id, phase: p.phase })
+    assert.equal(run.config.rate, p.rate)
+  }
+  assert.ok(existsSync(join(out, record.id, 'capacity.json')))
+  // the text view says the same, with the progress on stderr
+  assert.match(r.stderr, /probe +1 +estimate/)
+})
+
+test('executor capacity: bad flags stop it before anything starts, naming the flag', async () => {
+  const out = tmp()
+  /** @type {[string[], RegExp][]} */
+  const cases = [
+    [['--precision', '0'], /--precision/],
+    [['--confirm', 'two'], /--confirm/],
+    [['--rate', '100'], /--rate/],
+    [['--slo', 'p99=fast'], /--slo/]
+  ]
+  for (const [args, re] of cases) {
+    const r = await runCli('executor', ['capacity', '--strategy', 'up', '--instances', '1', '--backend', 'local', '--out', out, ...args])
+    assert.equal(r.code, 2, `${args.join(' ')}: ${r.stderr}`)
+    assert.match(r.stderr, re)
+  }
+  const help = await runCli('executor', ['capacity', '--help'])
+  assert.equal(help.code, 0)
+  assert.match(help.stdout, /--precision P/)
+})
+
+// A probe's run.json, as much of it as judging reads.
+const probeRun = ({ throughput, p99 = 20, flags = [], cpuTotal = 0.2, sent = 1000, planned = 1000 }) => ({
+  config: { strategy: 'up', instances: 1 },
+  environment: { cpus: 2 },
+  summary: { throughput, errorRate: 0, latency: { p99 } },
+  cpu: { total: cpuTotal },
+  load: { schedule: { planned, sent, late: 0, queued: 0, maxLagMs: 0 } },
+  validity: { ok: !flags.length, flags: flags.map(name => ({ name, severity: 'invalid' })) }
+})
+
+test('a probe meets its rate when it serves it within the objective, and misses it when the server falls behind', () => {
+  const slo = { errors: 0.001, p99: 100 }
+  assert.equal(judgeProbe(probeRun({ throughput: 99 }), 100, slo).verdict, 'meets')
+  const slow = judgeProbe(probeRun({ throughput: 99, p99: 250 }), 100, slo)
+  assert.equal(slow.verdict, 'misses')
+  assert.match(slow.why.join(), /p99 250 ms > 100 ms/)
+  const short = judgeProbe(probeRun({ throughput: 80 }), 100, slo)
+  assert.equal(short.verdict, 'misses')
+  assert.match(short.why.join(), /served 80 of 100/)
+})
+
+test('a miss with the load side saturated is inconclusive unless the server is shown to be the limit', () => {
+  const slo = { errors: 0.001, p99: 100 }
+  // the generator could not keep its schedule and the server answered all it was sent: the generator set the pace
+  const generator = judgeProbe(probeRun({ throughput: 80, sent: 800, flags: ['generator-saturated'] }), 100, slo)
+  assert.equal(generator.verdict, 'inconclusive')
+  assert.match(generator.why.join(), /generator-saturated/)
+  // it sent on schedule, the server answered fewer: the server fell behind, the generator's backlog is its doing
+  const behind = judgeProbe(probeRun({ throughput: 80, p99: 900, flags: ['generator-saturated'] }), 100, slo)
+  assert.equal(behind.verdict, 'misses')
+  assert.match(behind.why.join(), /answered 80 of the 100 req\/s sent/)
+  // the server used all the CPU it may use (one core for one process): it was the limit
+  const busy = judgeProbe(probeRun({ throughput: 98, sent: 980, p99: 300, cpuTotal: 0.95, flags: ['host-saturated'] }), 100, slo)
+  assert.equal(busy.verdict, 'misses')
+  assert.match(busy.why.join(), /server at 0.95 of its 1 cores/)
+  // meeting the objective is meeting it, whatever else was busy
+  assert.equal(judgeProbe(probeRun({ throughput: 100, flags: ['generator-saturated'] }), 100, slo).verdict, 'meets')
+})
+
+test('a sweep with capacity: each entry a search; repeats start near the capacity found; the capacities are the points', { timeout: 300000 }, async () => {
+  const dir = tmp()
+  // one process serves 100 req/s (up, whatever its instances); cm x2 has two, so 200
+  const file = join(dir, 'cap.yml')
+  writeFileSync(file, `name: cap-known
+backend: local
+strategies: [up, cm]
+app: ${APP}
+params: { rate: 100 }
+instances: { up: [1], cm: [2] }
+load: { capacity: { precision: 0.1, confirm: 1 } }
+slo: p99=100ms
+duration: 4
+warmup: 0.5
+repeats: 2
+analysis: { fit: none }
+`)
+  const dry = await runCli('executor', ['sweep', file, '--out', join(dir, 'out'), '--dry-run'])
+  assert.equal(dry.code, 0, dry.stderr)
+  assert.match(dry.stdout, /× capacity at p99 ≤ 100 ms, errors ≤ 0.1% = 2 cells × 2 repeats/)
+  assert.match(dry.stdout, /up x1 +fixed-rate capacity +repeat 1/)
+  const r = await runCli('executor', ['sweep', file, '--out', join(dir, 'out'), '--json'], { timeoutMs: 280000 })
+  assert.equal(r.code, 0, r.stderr)
+  const sweep = JSON.parse(r.stdout)
+  assert.equal(sweep.status, 'done')
+  const known = { up: 100, cm: 200 }
+  for (const e of sweep.plan) {
+    const cell = sweep.cells[e.cell]
+    const record = JSON.parse(readFileSync(join(sweep.dir, e.run, 'capacity.json'), 'utf8'))
+    assert.deepEqual(record.sweep, { id: sweep.id, index: e.index, repeat: e.repeat, level: null })
+    assert.equal(e.capacity, record.capacity)
+    const want = known[cell.values.strategy]
+    assert.ok(Math.abs(e.capacity - want) / want <= 0.1, `${e.label} repeat ${e.repeat}: capacity ${e.capacity}, known ${want}`)
+    // the second repeat starts at the first's capacity: no closed-model estimate
+    assert.equal(record.probes[0].phase === 'estimate', e.repeat === 1, JSON.stringify(record.probes.map(p => p.phase)))
+    assert.match(r.stderr, new RegExp(`\\[${e.index + 1}/4\\] ${e.label.replace(/[.*+?^${}()|[\]\\]/g, '\\$&')} · repeat ${e.repeat}  capacity ${Math.round(e.capacity)} req/s`))
+  }
+  // the analyzer: one observation per search (its capacity), the probes set aside and counted
+  const loaded = await loadPoints(sweep.dir)
+  const probes = sweep.plan.reduce((a, e) => a + JSON.parse(readFileSync(join(sweep.dir, e.run, 'capacity.json'), 'utf8')).probes.length, 0)
+  assert.equal(loaded.skipped.probes, probes)
+  assert.deepEqual(loaded.groups.map(g => g.key.strategy), ['cm', 'up'])
+  for (const g of loaded.groups) {
+    const entries = sweep.plan.filter(e => sweep.cells[e.cell].values.strategy === g.key.strategy)
+    assert.deepEqual(g.observations.map(o => o.throughput).sort(), entries.map(e => e.capacity).sort())
+  }
+  const text = await runCli('analyzer', ['compare', sweep.dir, '--model', 'amdahl'])
+  assert.match(text.stdout, new RegExp(`skipped: ${probes} capacity probes \\(each search's capacity is its point\\)`))
+  // the report lists every search with its capacity, bounds and probes
+  const md = await runCli('analyzer', ['report', sweep.dir, '--format', 'md', '-o', join(dir, 'report.md')])
+  assert.equal(md.code, 0, md.stderr)
+  const report = readFileSync(join(dir, 'report.md'), 'utf8')
+  assert.match(report, /## Capacity searches/)
+  for (const e of sweep.plan) {
+    const record = JSON.parse(readFileSync(join(sweep.dir, e.run, 'capacity.json'), 'utf8'))
+    const row = report.split('\n').find(l => l.startsWith(`| ${record.id} |`))
+    assert.ok(row, `no report row for search ${record.id}`)
+    assert.match(row, new RegExp(`\\| ${record.probes.length} \\| yes \\|`))
+  }
+  // a sweep.json that lost its entries' end (kill -9) finds them again in capacity.json: --resume runs nothing
+  const json = join(sweep.dir, 'sweep.json')
+  const saved = JSON.parse(readFileSync(json, 'utf8'))
+  for (const e of saved.plan) Object.assign(e, { status: 'running', run: null })
+  writeFileSync(json, JSON.stringify(saved))
+  const resumed = await runCli('executor', ['sweep', '--resume', sweep.dir, '--json'])
+  assert.equal(resumed.code, 0, resumed.stderr)
+  assert.deepEqual(JSON.parse(resumed.stdout).plan.map(e => [e.status, e.run]), sweep.plan.map(e => ['done', e.run]))
+})
