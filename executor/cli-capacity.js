@@ -19,6 +19,8 @@ const AS_FOR_RUN = ['strategy', 'instances', 'benchmark', 'params', 'app', 'back
 export const CAPACITY_OPTIONS = Object.freeze([
   ...AS_FOR_RUN.map(key => RUN_OPTION[key]),
   option({ ...RUN_OPTION.duration, default: D.duration, help: 'seconds measured per probe (default {default}; the first whole second is not judged)' }),
+  RUN_OPTION.minDuration,
+  RUN_OPTION.maxDuration,
   option({ ...RUN_OPTION.warmup, default: D.warmup, help: 'warm-up seconds per probe (default {default})' }),
   RUN_OPTION.slo,
   ...CAPACITY_SEARCH_OPTIONS,

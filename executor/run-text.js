@@ -11,7 +11,7 @@ export function formatRunSummary (run) {
   const lines = []
   const load = c.rate !== undefined ? `rate ${c.rate}/s` : `concurrency ${c.concurrency}`
   lines.push(`run ${run.id}: ${run.status}`)
-  lines.push(`  ${c.strategy} x${c.instances} · ${c.benchmark} · ${load} · ${c.duration} s (+${c.warmup} s warm-up) · ${c.driver} · ${run.environment?.backend}`)
+  lines.push(`  ${c.strategy} x${c.instances} · ${c.benchmark} · ${load} · ${durationText(run)} (+${c.warmup} s warm-up) · ${c.driver} · ${run.environment?.backend}`)
   if (s) {
     lines.push(`  throughput ${int(s.throughput)} req/s · ${int(s.requests)} requests · ${int(s.errors)} errors (${(s.errorRate * 100).toFixed(2)}%)`)
     const l = s.latency
@@ -33,6 +33,16 @@ export function formatRunSummary (run) {
   if (run.error) lines.push(`  error ${run.error.code ?? ''}: ${run.error.message}`)
   lines.push(`  results: ${run.dir}`)
   return lines.join('\n')
+}
+
+/** "10 s", or what --duration auto came to: "auto: 14 s, throughput known to ±1.6% (target ±2%)". */
+function durationText (run) {
+  const c = run.config
+  if (c.duration !== 'auto') return `${c.duration} s`
+  const a = run.autoDuration
+  if (!a) return `auto (${c.minDuration}–${c.maxDuration} s)`
+  const known = a.relHalfWidth === null ? 'throughput not judged' : `throughput known to ±${(a.relHalfWidth * 100).toFixed(1)}%`
+  return `auto: ${a.seconds} s, ${known} (target ±${a.target * 100}%${a.reached ? '' : `, not reached in ${a.max} s`})`
 }
 
 /**

@@ -11,6 +11,7 @@ import { resolveBackend } from './backends/index.js'
 import { describeEnvironment } from './environment.js'
 import { describeLoss } from './degraded.js'
 import { judgeRun } from './validity.js'
+import { AUTO_DURATION, longestSeconds } from '../lib/run-options.js'
 
 /**
  * Everything checked before anything starts: the output folder (made and written to, within a bound on time), the
@@ -103,7 +104,8 @@ export async function run (config, { log = () => {}, onProgress, signal, prepare
       body: request.bodyBytes ? Buffer.alloc(request.bodyBytes, 'x') : undefined,
       concurrency: config.concurrency,
       rate: config.rate,
-      duration: config.duration,
+      duration: longestSeconds(config),
+      until: config.duration === 'auto' ? { minSeconds: config.minDuration, relHalfWidth: AUTO_DURATION.relHalfWidth } : undefined,
       warmup: config.warmup,
       jtlPath: join(dir, RUN_FILES.samples),
       label: config.benchmark,
@@ -143,6 +145,7 @@ export async function run (config, { log = () => {}, onProgress, signal, prepare
       const s = await summarize(jtl, { steady }).catch(err => { log(`summary: ${err.message}`); return null })
       runJson.summary = s ? s.total : null
       if (s?.malformed?.count) runJson.summary.malformedRows = s.malformed.count
+      if (config.duration === 'auto' && runJson.summary) runJson.autoDuration = autoDurationOf(config, runJson.load, runJson.summary)
       if (losses.length) runJson.degraded = await describeLoss(losses, { jtl, load: runJson.load, before: runJson.placement, after: placementAfter })
       if (runJson.summary) {
         runJson.validity = judgeRun({ summary: runJson.summary, cpu: runJson.cpu, generator: runJson.load.generator, schedule: runJson.load.schedule, slo: config.slo })
@@ -154,4 +157,20 @@ export async function run (config, { log = () => {}, onProgress, signal, prepare
   // reached only when the run itself did not throw: its error wins over the teardown's
   if (teardownError) throw teardownError
   return runJson
+}
+
+/**
+ * What --duration auto came to: the steady seconds measured, the mean throughput's 95% half-width reached (relative,
+ * from the JTL as the summary counts it), the target, and whether the run ended because it was reached or at its
+ * maximum.
+ */
+function autoDurationOf (config, load, summary) {
+  return {
+    seconds: Math.round((load.steadyEnd - load.steadyStart) / 100) / 10,
+    relHalfWidth: summary.stability?.relHalfWidth ?? null,
+    target: AUTO_DURATION.relHalfWidth,
+    reached: load.until?.reached === true,
+    min: config.minDuration,
+    max: config.maxDuration
+  }
 }

@@ -5,7 +5,7 @@ import { basename, dirname, join } from 'node:path'
 import { randomInt } from 'node:crypto'
 import { NsError, badFlag, exitCodeOf } from '../lib/errors.js'
 import { checkOption, flagOf, keyOf } from '../lib/options.js'
-import { RUN_OPTION, validateRunConfig } from '../lib/run-options.js'
+import { RUN_OPTION, longestSeconds, validateRunConfig } from '../lib/run-options.js'
 import { seededRandom } from '../lib/random.js'
 import { makeWritableDir } from '../lib/run-files.js'
 import { loadBenchmark } from '../benchmarks/index.js'
@@ -209,7 +209,7 @@ export function estimatePlan (entries, cells, { backendName = 'local' } = {}) {
     // a capacity entry is a search: its probes, each a run (fewer once an earlier repeat found where it is)
     const runs = c.capacity ? typicalProbes(c.capacity, searched.has(e.cell)) : 1
     searched.add(e.cell)
-    seconds += runs * (c.config.warmup + c.config.duration + COSTS.run)
+    seconds += runs * (c.config.warmup + longestSeconds(c.config) + COSTS.run)
   }
   return { runs: entries.length, deployments, seconds: Math.round(seconds) }
 }

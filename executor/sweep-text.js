@@ -33,7 +33,11 @@ export function formatPlan ({ exp, cells, plan, seed, estimate, backend, calibra
     : [...new Set(Object.values(exp.loads).flat().map(l => l.value ?? RUN_OPTION.concurrency.default))].join(',')
   const nodes = exp.nodes ? ` × nodes (${perStrategy(exp.nodes)})` : ''
   lines.push(`grid: ${exp.benchmarks.map(b => b ?? (exp.app ? benchmarkName({ app: exp.app }) : RUN_OPTION.benchmark.default)).join(', ')} × ${exp.perNode ? 'instances per node' : 'instances'} (${perStrategy(exp.instances)})${nodes} × ${exp.loadKey} ${loads} = ${cells.length} cells × ${exp.repeats} repeat${exp.repeats === 1 ? '' : 's'}`)
-  const each = `${exp.settings.warmup ?? RUN_OPTION.warmup.default} s warm-up + ${exp.settings.duration ?? RUN_OPTION.duration.default} s`
+  const duration = exp.settings.duration ?? RUN_OPTION.duration.default
+  const measured = duration === 'auto'
+    ? `auto ${exp.settings.minDuration ?? RUN_OPTION.minDuration.default}–${exp.settings.maxDuration ?? RUN_OPTION.maxDuration.default} s`
+    : `${duration} s`
+  const each = `${exp.settings.warmup ?? RUN_OPTION.warmup.default} s warm-up + ${measured}`
   lines.push(`plan: ${estimate.runs} runs on ${estimate.deployments} deployments (order: ${exp.order}), each ${exp.capacity ? `a capacity search of probe runs, each ${each}` : each}`)
   // nodes are Swarm worker nodes: the estimate is the swarm's whatever the file says
   const backendName = backend ?? (exp.nodes ? 'swarm' : undefined) ?? exp.settings.backend ?? RUN_OPTION.backend.default

@@ -15,6 +15,7 @@ import { badFlag } from './errors.js'
  * @property {boolean} [above]
  * @property {number | (() => number)} [max] the largest value allowed (a function: a limit of this machine)
  * @property {readonly string[]} [choices]
+ * @property {readonly string[]} [words] words a number option also takes in place of a number ('auto')
  * @property {any} [default]
  * @property {string} [arg] the value's name in --help: N in "--instances N"
  * @property {string | string[]} [help] its --help text (lines after the first are continuations); {default} is its
@@ -46,6 +47,9 @@ export const keyOf = (/** @type {Option} */ o) => o.key ?? o.flag.replace(/-([a-
 /** A bad value of an option, with the flag and the field as data. */
 export const badOption = (/** @type {Option} */ o, reason) => badFlag(flagOf(o), reason, { key: keyOf(o) })
 
+/** One of the words a number option takes in place of a number. */
+const isWord = (/** @type {Option} */ o, value) => typeof value === 'string' && Boolean(o.words?.includes(value))
+
 const isTextMap = (v) => v !== null && typeof v === 'object' && !Array.isArray(v) && Object.values(v).every(x => typeof x === 'string')
 
 /** Repeated KEY=VALUE texts as an object of texts. */
@@ -67,7 +71,8 @@ function rangeText (o) {
   const kind = o.type === 'whole' ? 'a whole number' : 'a number'
   const low = o.min === undefined ? '' : ` ${o.above ? '>' : '>='} ${o.min}`
   const high = o.max === undefined ? '' : ` ${low ? 'and ' : ''}<= ${maxOf(o)}`
-  return `${kind}${low}${high}`
+  const words = o.words?.length ? `, or ${o.words.join(' or ')}` : ''
+  return `${kind}${low}${high}${words}`
 }
 
 /**
@@ -79,6 +84,7 @@ function rangeText (o) {
  */
 export function typeProblem (o, value) {
   const shown = typeof value === 'string' ? `"${value}"` : JSON.stringify(value)
+  if (isWord(o, value)) return null
   if (o.type === 'whole' && !Number.isInteger(value)) return `${shown} is not a whole number; allowed: ${rangeText(o)}`
   if (o.type === 'number' && !(typeof value === 'number' && Number.isFinite(value))) return `${shown} is not a number; allowed: ${rangeText(o)}`
   if (o.type === 'choice' && !o.choices.includes(/** @type {string} */ (value))) return `${shown} is not allowed; one of: ${o.choices.join(', ')}`
@@ -99,7 +105,7 @@ export function typeProblem (o, value) {
 export function checkOption (o, value) {
   const problem = typeProblem(o, value)
   if (problem) throw badOption(o, problem)
-  if (o.type === 'whole' || o.type === 'number') {
+  if ((o.type === 'whole' || o.type === 'number') && !isWord(o, value)) {
     const v = /** @type {number} */ (value)
     const max = maxOf(o)
     if ((o.min !== undefined && (o.above ? v <= o.min : v < o.min)) || (max !== undefined && v > max)) {
@@ -118,6 +124,7 @@ export function checkOption (o, value) {
 export function readOption (o, text) {
   if (o.fromText) return checkOption(o, o.fromText(/** @type {any} */ (text), o))
   if (o.type === 'map') return checkOption(o, mapFromText(o, /** @type {string[]} */ (text)))
+  if (isWord(o, text)) return checkOption(o, text)
   if (o.type === 'whole' || o.type === 'number') {
     const ok = (o.type === 'whole' ? WHOLE : DECIMAL).test(/** @type {string} */ (text))
     if (!ok) throw badOption(o, `"${text}" is not ${o.type === 'whole' ? 'a whole number' : 'a number'}; allowed: ${rangeText(o)}`)

@@ -13,11 +13,21 @@ import { DEFAULT_SLO, checkSlo, parseSlo } from './slo.js'
 /**
  * A run's config as run.json records it: every option's value, defaults filled in (lib/run-options.js).
  * @typedef {{ strategy: string, instances: number, benchmark?: string, params: Readonly<Record<string, string>>, app?:
- *   string, concurrency?: number, rate?: number, duration: number, warmup: number, driver: string, backend: string,
- *   cpusPerInstance?: number, memoryPerInstance?: number, lb: string, port: number, readyTimeout: number, nodes?:
- *   number, placement: string, constraints: readonly string[], registry?: string, out: string, json: boolean, quiet:
- *   boolean, [more: string]: any }} RunConfig
+ *   string, concurrency?: number, rate?: number, duration: number|'auto', minDuration: number, maxDuration: number,
+ *   warmup: number, driver: string, backend: string, cpusPerInstance?: number, memoryPerInstance?: number, lb: string,
+ *   port: number, readyTimeout: number, nodes?: number, placement: string, constraints: readonly string[], registry?:
+ *   string, out: string, json: boolean, quiet: boolean, [more: string]: any }} RunConfig
  */
+
+/**
+ * `--duration auto`: the run measures until the mean throughput's 95% confidence interval (batch means over 1 s bins)
+ * is within this share of the mean, from --min-duration to --max-duration seconds.
+ */
+export const AUTO_DURATION = Object.freeze({ relHalfWidth: 0.02 })
+
+/** The longest a run's steady window may last, in seconds: its duration, or its maximum when the duration is auto. */
+export const longestSeconds = (/** @type {{ duration: number|'auto', maxDuration?: number }} */ c) =>
+  (c.duration === 'auto' ? c.maxDuration ?? 60 : c.duration)
 
 const NAME = /^[a-z0-9][a-z0-9_-]{0,63}$/i
 const SIZE = /^\s*(\d+(?:\.\d+)?)\s*([kmg])i?b?\s*$/i
@@ -133,9 +143,33 @@ export const RUN_OPTIONS = Object.freeze([
     above: true,
     max: 86400,
     default: 10,
+    words: Object.freeze(['auto']),
     arg: 'S',
-    help: 'steady-state seconds measured (default {default})',
+    help: [
+      'steady-state seconds measured (default {default}); auto: until the mean throughput is known to',
+      `±${AUTO_DURATION.relHalfWidth * 100}% (95%, batch means over 1 s), between --min-duration and --max-duration`
+    ],
     experiment: 'duration'
+  }),
+  option({
+    flag: 'min-duration',
+    type: 'number',
+    min: 3,
+    max: 86400,
+    default: 10,
+    arg: 'S',
+    help: '--duration auto: measure at least S seconds (default {default})',
+    experiment: 'min-duration'
+  }),
+  option({
+    flag: 'max-duration',
+    type: 'number',
+    min: 3,
+    max: 86400,
+    default: 60,
+    arg: 'S',
+    help: '--duration auto: measure at most S seconds, reached or not (default {default})',
+    experiment: 'max-duration'
   }),
   option({
     flag: 'warmup',
@@ -340,6 +374,7 @@ export function validateRunConfig (values, { cwd = process.cwd() } = {}) {
     config[key] = checkOption(row, value)
   }
   checkBackendOptions(values, config.backend)
+  checkAutoDuration(values, config)
   if (config.app !== undefined) {
     config.app = config.app.startsWith('cmd:') ? config.app : resolve(cwd, config.app)
     if (!config.app.startsWith('cmd:') && !existsSync(config.app)) throw badApp('', `no file at ${config.app}`)
@@ -348,6 +383,26 @@ export function validateRunConfig (values, { cwd = process.cwd() } = {}) {
   if (existsSync(config.out) && !statSync(config.out).isDirectory()) throw badOption(o.out, `${config.out} exists and is not a folder`)
   config.params = Object.freeze({ ...config.params })
   return Object.freeze(config)
+}
+
+/**
+ * --duration auto's bounds are only for it, the minimum not above the maximum, and only the autocannon driver stops
+ * early.
+ */
+function checkAutoDuration (values, config) {
+  const o = RUN_OPTION
+  if (config.duration !== 'auto') {
+    for (const row of [o.minDuration, o.maxDuration]) {
+      if (values[keyOf(row)] !== undefined) throw badOption(row, `only applies to --duration auto (got --duration ${config.duration})`)
+    }
+    return
+  }
+  if (config.minDuration > config.maxDuration) {
+    throw badOption(o.minDuration, `${config.minDuration} is above --max-duration ${config.maxDuration}; give a minimum no longer than the maximum`)
+  }
+  if (config.driver !== 'autocannon') {
+    throw badOption(o.duration, 'auto needs --driver autocannon: JMeter runs for a fixed time; give --duration S seconds with --driver jmeter')
+  }
 }
 
 /**

@@ -38,6 +38,8 @@ test('every flag is parsed', () => {
     concurrency: undefined,
     rate: 250.5,
     duration: 7,
+    minDuration: 10,
+    maxDuration: 60,
     warmup: 0,
     driver: 'jmeter',
     backend: 'local',

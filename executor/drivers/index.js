@@ -37,6 +37,11 @@ export function normalizeLoadOptions (opts) {
   if (opts.maxSockets !== undefined && !(Number.isInteger(opts.maxSockets) && opts.maxSockets > 0)) throw badFlag('maxSockets', `${opts.maxSockets} is not a positive integer`)
   if (opts.body !== undefined && !Buffer.isBuffer(opts.body)) throw badFlag('body', 'must be a Buffer')
   if (!opts.jtlPath) throw new NsError('NS_ERR_BAD_FLAG', 'jtlPath: the JTL file to write is missing')
+  const until = opts.until
+  if (until && opts.driver !== 'autocannon') throw badFlag('--duration', 'auto needs --driver autocannon: JMeter runs for a fixed time')
+  if (until && !(positive(until.minSeconds) && positive(until.relHalfWidth) && until.minSeconds <= opts.duration)) {
+    throw badFlag('--min-duration', `${until.minSeconds} is not a number of seconds > 0 and <= the longest run (${opts.duration} s)`)
+  }
   return {
     url: url.href,
     method,
@@ -50,7 +55,8 @@ export function normalizeLoadOptions (opts) {
     timeoutSec,
     maxSockets: opts.maxSockets,
     signal: opts.signal,
-    onProgress: opts.onProgress
+    onProgress: opts.onProgress,
+    ...(until ? { until: { minSeconds: until.minSeconds, relHalfWidth: until.relHalfWidth } } : {})
   }
 }
 
@@ -67,8 +73,9 @@ export function normalizeLoadOptions (opts) {
  *   concurrency?: number, rate?: number, duration: number, warmup?: number, jtlPath: string, label?: string,
  *   timeoutSec?: number, signal?: AbortSignal, onProgress?: (p: { phase: 'warmup'|'steady', elapsed: number, total:
  *   number, requests: number, errors: number }) => void, cpus?: number[], log?: (line: string) => void, inProcess?:
- *   boolean, maxSockets?: number, onSpawn?: (pid: number, engine: 'node'|'java') => void }} opts onSpawn: each
- *   generator process as it starts (so its CPU can be measured)
+ *   boolean, maxSockets?: number, onSpawn?: (pid: number, engine: 'node'|'java') => void,
+ *   until?: import('./load-common.js').Until }} opts onSpawn: each generator process as it starts (so its CPU can be
+ *   measured); until: end the steady window early once the throughput is known well (`duration` its longest)
  * @returns {Promise<{ driver: string, requests: number, errors: number, warmupRequests: number, steadyStart: number,
  *   steadyEnd: number, interrupted: boolean, jtlPath: string, version: string }>}
  */

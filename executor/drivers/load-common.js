@@ -1,5 +1,6 @@
 // What the in-process load models share: a ms clock, failed-sample rows, and the warm-up/steady window with its
-// counters.
+// counters (and, for --duration auto, the rule that ends it once the mean throughput is known well enough).
+import { stabilityOf } from '../../analyzer/summary.js'
 
 /** Milliseconds since the epoch with sub-ms resolution (monotonic within a process). */
 export const clock = () => performance.timeOrigin + performance.now()
@@ -7,10 +8,14 @@ export const clock = () => performance.timeOrigin + performance.now()
 /**
  * @typedef {{ url: string, method: 'GET'|'POST', headers: Record<string,string>, body?: Buffer, concurrency?: number,
  *   rate?: number, duration: number, warmup: number, label: string, timeoutSec: number, maxSockets?: number,
- *   signal?: AbortSignal, onProgress?: (p: Progress) => void }} LoadOptions
+ *   signal?: AbortSignal, onProgress?: (p: Progress) => void, until?: Until }} LoadOptions
+ * @typedef {{ minSeconds: number, relHalfWidth: number }} Until --duration auto: the steady window ends at the first
+ *   whole second from minSeconds on where the mean throughput's 95% interval is within relHalfWidth of it (duration
+ *   is then the longest it may last)
  * @typedef {{ phase: 'warmup'|'steady', elapsed: number, total: number, requests: number, errors: number }} Progress
  * @typedef {{ driver: string, requests: number, errors: number, warmupRequests: number, steadyStart: number,
- *   steadyEnd: number, interrupted: boolean, jtlPath: string, version: string }} LoadResult
+ *   steadyEnd: number, interrupted: boolean, jtlPath: string, version: string, until?: { reached: boolean } }}
+ *   LoadResult
  */
 
 /**
@@ -44,6 +49,9 @@ export function failure ({ start, elapsed, err, label, threadName, url, threads,
 /**
  * The run's clock: warm-up from t0, steady window [t0 + warmup, t0 + warmup + duration), progress once a second,
  * abort through the signal. Boundaries are planned times, not timer callbacks, so a late timer cannot shift them.
+ * With `until`, the responses of the steady window are counted per second of their arrival, and at each whole second
+ * from the minimum on the window ends there once those seconds' mean is known to the precision asked (the analyzer's
+ * stabilityOf, which leaves out the first second as the summary does).
  * @param {LoadOptions} o
  */
 export function phaseClock (o) {
@@ -56,13 +64,22 @@ export function phaseClock (o) {
     requests: 0,
     errors: 0,
     warmupRequests: 0,
+    /** responses per second of the steady window, by arrival (only counted with `until`) */
+    perSecond: /** @type {number[]} */ ([]),
+    reached: false,
     /** @param {boolean} ok */
     count (ok) {
       st.requests++
       if (!ok) st.errors++
+      if (o.until) {
+        const i = Math.floor((clock() - st.steadyStart) / 1000)
+        st.perSecond[i] = (st.perSecond[i] ?? 0) + 1
+      }
     },
     /** @param {{ onEnd: () => void, onAbort: () => void, signal?: AbortSignal, t0?: number }} h */
-    start ({ onEnd, onAbort, signal, t0 = Math.ceil(clock()) }) {
+    // --duration auto puts t0 on a tenth of a second: the summary counts completions per tenth
+    // (analyzer/latency-histogram.js), so the seconds judged here are the seconds it judges
+    start ({ onEnd, onAbort, signal, t0 = o.until ? Math.ceil(clock() / 100) * 100 : Math.ceil(clock()) }) {
       st.t0 = t0
       st.steadyStart = t0 + o.warmup * 1000
       st.steadyEnd = st.steadyStart + o.duration * 1000
@@ -76,6 +93,22 @@ export function phaseClock (o) {
         const tick = setInterval(() => o.onProgress(st.progress()), 1000)
         timers.push({ clear: () => clearInterval(tick) })
       }
+      if (o.until) st.checkAt(Math.ceil(o.until.minSeconds), onEnd)
+    },
+    /** --duration auto: at the end of the steady window's k-th second, end it there if its throughput is known well. */
+    checkAt (k, onEnd) {
+      if (k >= o.duration) return
+      const timer = setTimeout(() => {
+        if (st.ended) return
+        const seconds = Array.from({ length: k }, (_, i) => st.perSecond[i] ?? 0)
+        const { relHalfWidth } = stabilityOf(seconds)
+        if (relHalfWidth !== null && relHalfWidth <= o.until.relHalfWidth) {
+          st.reached = true
+          st.steadyEnd = st.steadyStart + k * 1000
+          onEnd()
+        } else st.checkAt(k + 1, onEnd)
+      }, Math.max(0, st.steadyStart + k * 1000 - clock()))
+      timers.push({ clear: () => clearTimeout(timer) })
     },
     /** @returns {Progress} */
     progress () {
@@ -102,7 +135,8 @@ export function phaseClock (o) {
         steadyEnd: Math.ceil(st.steadyEnd),
         interrupted,
         jtlPath: '',
-        version
+        version,
+        ...(o.until ? { until: { reached: st.reached } } : {})
       }
     }
   }

@@ -31,7 +31,7 @@ export function runOpen (o, writer) {
   const bound = o.maxSockets ?? DEFAULT_MAX_SOCKETS
   const agent = new http.Agent({ keepAlive: true, maxSockets: bound, maxFreeSockets: bound, scheduling: 'fifo' })
   const phases = phaseClock(o)
-  const total = Math.ceil((o.warmup + o.duration) * rate)
+  let total = Math.ceil((o.warmup + o.duration) * rate)
   const inflight = new Set()
   const socketIds = new WeakMap()
   let sockets = 0
@@ -50,6 +50,8 @@ export function runOpen (o, writer) {
 
   function record (row, intended) {
     if (intended < phases.steadyStart) { phases.warmupRequests++; return }
+    // sent in the moment between an early end (--duration auto) and the timer that saw it
+    if (intended >= phases.steadyEnd) return
     phases.count(row.success)
     writer.write(row)
   }
@@ -185,8 +187,13 @@ export function runOpen (o, writer) {
 
   return new Promise((resolve) => {
     resolveRun = resolve
-    // the schedule itself ends the run (after the drain); the window's end timer has nothing to do
-    phases.start({ onEnd: () => {}, signal: o.signal, onAbort: () => finish(true) })
+    // the schedule itself ends the run (after the drain); the window's end timer has nothing to do, unless it came
+    // early (--duration auto): then nothing is sent from the new end on, and what is in flight drains
+    const endEarly = () => {
+      total = Math.min(total, Math.ceil((phases.steadyEnd - phases.t0) * rate / 1000))
+      pump()
+    }
+    phases.start({ onEnd: endEarly, signal: o.signal, onAbort: () => finish(true) })
     sweeper = setInterval(sweep, SWEEP_MS)
     if (!phases.ended) pump()
   })
