@@ -2,7 +2,7 @@
 // request answered at the rate it was sent, found by doubling and bisection, each probe a full run; the result is
 // confirmed by repeating it.
 import { join } from 'node:path'
-import { NsError } from '../lib/errors.js'
+import { NsError, badFlag } from '../lib/errors.js'
 import { option } from '../lib/options.js'
 import { CAPACITY_FILE, CAPACITY_SCHEMA, makeDirs, stampedId, writeJsonAtomic } from '../lib/run-files.js'
 import { mean } from 'simple-statistics'
@@ -83,6 +83,20 @@ const tidy = (rate) => Number(rate.toPrecision(3))
 
 class BudgetSpent extends Error {}
 
+/** A probe is judged steady on its whole seconds but the first: fewer than 3 of them cannot be judged. */
+export const PROBE_MIN_SECONDS = 4
+
+/**
+ * Refuses probes too short to judge: each would read "not steady" and the search would only walk down.
+ * @param {{ duration: number|'auto', minDuration?: number }} config
+ */
+export function checkProbeDuration (config) {
+  const auto = config.duration === 'auto'
+  const seconds = auto ? config.minDuration : Number(config.duration)
+  if (seconds >= PROBE_MIN_SECONDS) return
+  throw badFlag(auto ? '--min-duration' : '--duration', `${seconds} s is too short for a capacity probe: its steadiness is judged on its whole seconds but the first, and fewer than 3 cannot be; give ${PROBE_MIN_SECONDS} or more`, { key: auto ? 'minDuration' : 'duration' })
+}
+
 /**
  * Finds the capacity of one shape. A first closed-model probe (concurrency 4 per instance) estimates the throughput;
  * the open-model search starts at 80% of it (or at a previous search's capacity: `near`), steps up by a quarter (by
@@ -98,6 +112,7 @@ class BudgetSpent extends Error {}
  * @returns {Promise<any>} the capacity record (also written to <folder>/capacity.json)
  */
 export async function findCapacity (config, opts = {}) {
+  checkProbeDuration(config)
   const { precision, confirm, maxProbes, served } = { ...CAPACITY_DEFAULTS, ...Object.fromEntries(Object.entries(opts).filter(([, v]) => v !== undefined)) }
   const { log = () => {}, signal, onProbe } = opts
   const started = Date.now()

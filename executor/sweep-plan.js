@@ -13,7 +13,7 @@ import { loadExperiment, resolveLevel } from './experiment.js'
 import { shapeKeyOf } from './shape-runner.js'
 import { calibrateToFile, readCalibration, CALIBRATION_DEFAULTS } from './calibrate.js'
 import { checkSwarmNodes, largestNodes } from './sweep-nodes.js'
-import { typicalProbes } from './capacity.js'
+import { typicalProbes, checkProbeDuration } from './capacity.js'
 
 /**
  * Seconds a run costs beyond warm-up + duration (sampler, summary, files), and a deployment per strategy (measured
@@ -88,7 +88,9 @@ function buildCell (exp, { benchmark, strategy, node, inst, load, index }, { out
 
 function checkCell (exp, values, paths, strategy, cwd) {
   try {
-    return validateRunConfig(values, { cwd })
+    const config = validateRunConfig(values, { cwd })
+    if (exp.capacity) checkProbeDuration(config)
+    return config
   } catch (err) {
     throw atLine(exp, err, paths, strategy)
   }

@@ -2,7 +2,7 @@
 // its own in the search's folder, and a probe's verdict tells the server's limit from the load side's.
 import { test } from 'node:test'
 import assert from 'node:assert/strict'
-import { mkdtempSync, readFileSync, existsSync, writeFileSync } from 'node:fs'
+import { mkdtempSync, readFileSync, existsSync, writeFileSync, readdirSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { runCli, ROOT } from './helpers/cli.js'
@@ -50,13 +50,16 @@ test('executor capacity: bad flags stop it before anything starts, naming the fl
     [['--precision', '0'], /--precision/],
     [['--confirm', 'two'], /--confirm/],
     [['--rate', '100'], /--rate/],
-    [['--slo', 'p99=fast'], /--slo/]
+    [['--slo', 'p99=fast'], /--slo/],
+    [['--duration', '3'], /--duration: 3 s is too short for a capacity probe/],
+    [['--duration', 'auto', '--min-duration', '3'], /--min-duration: 3 s is too short for a capacity probe/]
   ]
   for (const [args, re] of cases) {
     const r = await runCli('executor', ['capacity', '--strategy', 'up', '--instances', '1', '--backend', 'local', '--out', out, ...args])
     assert.equal(r.code, 2, `${args.join(' ')}: ${r.stderr}`)
     assert.match(r.stderr, re)
   }
+  assert.deepEqual(readdirSync(out), [], 'a refused search writes nothing')
   const help = await runCli('executor', ['capacity', '--help'])
   assert.equal(help.code, 0)
   assert.match(help.stdout, /--precision P/)
