@@ -44,6 +44,8 @@ test('open model: the server receives the requested rate, second by second', { t
   assert.equal(r.requests, 3 * R, 'one row per scheduled request of the window')
   assert.equal(r.warmupRequests, 0.5 * R)
   assert.equal(r.errors, 0)
+  // the window is the duration asked, to the ms: a shorter one loses a whole second of the steadiness check
+  assert.equal(r.steadyEnd - r.steadyStart, 3000)
   // what the server saw, per second of the steady window
   for (let s = 0; s < 3; s++) {
     const from = r.steadyStart + s * 1000

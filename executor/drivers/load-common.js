@@ -117,11 +117,14 @@ export function phaseClock (o) {
         ? { phase: 'warmup', elapsed: (now - st.t0) / 1000, total: o.warmup, requests: st.warmupRequests, errors: 0 }
         : { phase: 'steady', elapsed: Math.min(o.duration, (now - st.steadyStart) / 1000), total: o.duration, requests: st.requests, errors: st.errors }
     },
-    /** Stops the timers; an early end (abort) pulls steadyEnd in to now. */
-    end () {
+    /**
+     * Stops the timers; an early end (abort) pulls steadyEnd in to `at` (now). The open model ends on its schedule,
+     * whose last send is due before the window's end: it passes Infinity when nothing was cut short.
+     */
+    end (at = clock()) {
       st.ended = true
       for (const t of timers) t.clear()
-      st.steadyEnd = Math.min(st.steadyEnd, clock())
+      st.steadyEnd = Math.min(st.steadyEnd, at)
       if (st.steadyStart > st.steadyEnd) st.steadyStart = st.steadyEnd
     },
     /** @param {{ interrupted: boolean, version: string }} r */

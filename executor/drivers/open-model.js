@@ -176,7 +176,8 @@ export function runOpen (o, writer) {
     finished = true
     clearTimeout(timer)
     clearInterval(sweeper)
-    phases.end()
+    // the schedule's window is the planned one: its last send is due 1/R before the end, and may be answered before it
+    phases.end(interrupted ? undefined : Infinity)
     // requests cut off by an abort are not recorded: they have no outcome
     for (const entry of inflight) { entry.done = true; entry.req.destroy() }
     inflight.clear()
@@ -190,6 +191,7 @@ export function runOpen (o, writer) {
     // the schedule itself ends the run (after the drain); the window's end timer has nothing to do, unless it came
     // early (--duration auto): then nothing is sent from the new end on, and what is in flight drains
     const endEarly = () => {
+      if (!phases.reached) return
       total = Math.min(total, Math.ceil((phases.steadyEnd - phases.t0) * rate / 1000))
       pump()
     }
