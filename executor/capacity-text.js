@@ -16,7 +16,7 @@ export function formatCapacity (c) {
   const lines = [`capacity of ${k.strategy} x${k.instances} (${c.benchmark}, ${k.driver}) at ${c.objective}, at least ${Math.round(c.served * 100)}% of the rate served:`]
   lines.push(c.capacity === null
     ? `  not found: between ${rate(c.bounds.lo)} and ${rate(c.bounds.hi)} req/s`
-    : `  ${rate(c.capacity)} req/s (the next rate up, ${rate(c.bounds.hi)} req/s, misses it; precision ${Math.round(c.precision * 100)}%, ${confirmedText(c.probes.filter(p => p.phase === 'confirm').length)})`)
+    : `  ${rate(c.capacity)} req/s (the next rate up, ${rate(c.bounds.hi)} req/s, misses it; precision ${Math.round(c.precision * 100)}%, ${confirmedText(c.probes.filter(p => p.phase === 'confirm' && p.rate === c.capacity).length)})`)
   lines.push(`  ${c.probes.length} probes in ${formatDuration(c.seconds)}`)
   for (const n of c.notes) lines.push(`  note: ${n}`)
   lines.push(`  written: ${c.dir}/capacity.json (and every probe's run folder)`)

@@ -18,7 +18,7 @@ const AS_FOR_RUN = ['strategy', 'instances', 'benchmark', 'params', 'app', 'back
  */
 export const CAPACITY_OPTIONS = Object.freeze([
   ...AS_FOR_RUN.map(key => RUN_OPTION[key]),
-  option({ ...RUN_OPTION.duration, default: D.duration, help: 'seconds measured per probe (default {default}; the first whole second is not judged)' }),
+  option({ ...RUN_OPTION.duration, default: D.duration, help: 'seconds measured per probe, at least 4 (default {default}; the first whole second is not judged), or auto' }),
   RUN_OPTION.minDuration,
   RUN_OPTION.maxDuration,
   option({ ...RUN_OPTION.warmup, default: D.warmup, help: 'warm-up seconds per probe (default {default})' }),
@@ -36,8 +36,10 @@ Finds the capacity of one deployed shape: the highest offered rate (open model: 
 schedule, latency counts from the intended send time) at which a run meets the objective (--slo),
 serves at least ${Math.round(D.served * 100)}% of the rate, and is valid (neither the load generator nor the host
 saturated, the throughput steady). A closed-model probe estimates it; the search starts at 80% of
-that, doubles until a rate misses (or halves until one is met), bisects to --precision, and confirms
-the capacity by repeating it. Every probe is a run; the search's folder holds them and capacity.json.
+that and steps by x1.25 until a rate misses (or down until one is met; x2 from --start-rate),
+bisects to --precision, and confirms the capacity by repeating it. A probe the load side could not
+drive (generator or host saturated, the server not busy) ends the search with a note instead of
+counting as a miss. Every probe is a run; the search's folder holds them and capacity.json.
 
 Options:
 ${optionsHelp(CAPACITY_OPTIONS)}
