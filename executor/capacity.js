@@ -49,8 +49,9 @@ const SERVER_BUSY = 0.9
  * What one probe says about its rate: `meets` (within the objective, the rate served, steady), `misses` (and why), or
  * `inconclusive`: it missed while the load side was saturated and the server was not shown to be the limit. A probe
  * that meets the objective meets it, whatever else was busy. The server was the limit when it used nearly all the CPU
- * it may use, or when it answered fewer requests than the generator sent (its queue grew: at an overload the
- * generator's backlog of open requests keeps it busy too, which must not hide the server's doing).
+ * it may use, when it answered fewer requests than the generator sent (its queue grew: at an overload the
+ * generator's backlog of open requests keeps it busy too, which must not hide the server's doing), or when a latency
+ * bound is missed by more than the generator's worst lag behind its schedule could add.
  * @param {any} run a probe's run.json
  * @param {number} rate the offered rate
  * @param {import('../lib/slo.js').Slo} slo
@@ -60,7 +61,8 @@ const SERVER_BUSY = 0.9
 export function judgeProbe (run, rate, slo, served = CAPACITY_DEFAULTS.served) {
   const invalid = invalidFlags(run)
   const { throughput } = run.summary
-  const why = sloMisses(run.summary, slo).map(missText)
+  const misses = sloMisses(run.summary, slo)
+  const why = misses.map(missText)
   if (throughput < served * rate) why.push(`served ${Math.round(throughput)} of ${round(rate)} req/s`)
   if (invalid.includes('unstable')) why.push('not steady')
   if (!why.length) return { verdict: 'meets', why }
@@ -71,8 +73,14 @@ export function judgeProbe (run, rate, slo, served = CAPACITY_DEFAULTS.served) {
   const schedule = run.load?.schedule
   const sentRate = schedule?.planned ? rate * schedule.sent / schedule.planned : null
   const behind = sentRate !== null && throughput < served * sentRate
-  if (!busy && !behind) return { verdict: 'inconclusive', why: [...why, ...loadSide] }
-  const server = busy ? `the server at ${run.cpu.total} of its ${round(limit)} cores` : `the server answered ${Math.round(throughput)} of the ${Math.round(sentRate ?? 0)} req/s sent`
+  // open model: latency counts from the intended send time, so a late generator adds at most its worst lag to it
+  const slow = schedule ? misses.find(m => m.name !== 'errors' && m.value - schedule.maxLagMs > m.threshold) : undefined
+  if (!busy && !behind && !slow) return { verdict: 'inconclusive', why: [...why, ...loadSide] }
+  const server = busy
+    ? `the server at ${run.cpu.total} of its ${round(limit)} cores`
+    : behind
+      ? `the server answered ${Math.round(throughput)} of the ${Math.round(sentRate ?? 0)} req/s sent`
+      : `${slow.name} is over its bound by more than the generator's worst lag (${schedule.maxLagMs} ms)`
   return { verdict: 'misses', why: [...why, `${loadSide.join(', ')} too, ${server}`] }
 }
 

@@ -66,12 +66,12 @@ test('executor capacity: bad flags stop it before anything starts, naming the fl
 })
 
 // A probe's run.json, as much of it as judging reads.
-const probeRun = ({ throughput, p99 = 20, flags = [], cpuTotal = 0.2, sent = 1000, planned = 1000 }) => ({
+const probeRun = ({ throughput, p99 = 20, flags = [], cpuTotal = 0.2, sent = 1000, planned = 1000, maxLagMs = 0 }) => ({
   config: { strategy: 'up', instances: 1 },
   environment: { cpus: 2 },
   summary: { throughput, errorRate: 0, latency: { p99 } },
   cpu: { total: cpuTotal },
-  load: { schedule: { planned, sent, late: 0, queued: 0, maxLagMs: 0 } },
+  load: { schedule: { planned, sent, late: 0, queued: 0, maxLagMs } },
   validity: { ok: !flags.length, flags: flags.map(name => ({ name, severity: 'invalid' })) }
 })
 
@@ -100,6 +100,13 @@ test('a miss with the load side saturated is inconclusive unless the server is s
   const busy = judgeProbe(probeRun({ throughput: 98, sent: 980, p99: 300, cpuTotal: 0.95, flags: ['host-saturated'] }), 100, slo)
   assert.equal(busy.verdict, 'misses')
   assert.match(busy.why.join(), /server at 0.95 of its 1 cores/)
+  // a generator up to 28 ms late cannot make a p99 of 415 ms out of one under 100 ms: the server was slow
+  const slow = judgeProbe(probeRun({ throughput: 100, p99: 415, maxLagMs: 28, cpuTotal: 0.75, flags: ['generator-saturated'] }), 100, slo)
+  assert.equal(slow.verdict, 'misses')
+  assert.match(slow.why.join(), /p99 is over its bound by more than the generator's worst lag \(28 ms\)/)
+  // up to 50 ms late, a p99 of 120 ms may be the generator's doing
+  const lagged = judgeProbe(probeRun({ throughput: 100, p99: 120, maxLagMs: 50, cpuTotal: 0.75, flags: ['generator-saturated'] }), 100, slo)
+  assert.equal(lagged.verdict, 'inconclusive')
   // meeting the objective is meeting it, whatever else was busy
   assert.equal(judgeProbe(probeRun({ throughput: 100, flags: ['generator-saturated'] }), 100, slo).verdict, 'meets')
 })
