@@ -107,6 +107,11 @@ test('a miss with the load side saturated is inconclusive unless the server is s
   // up to 50 ms late, a p99 of 120 ms may be the generator's doing
   const lagged = judgeProbe(probeRun({ throughput: 100, p99: 120, maxLagMs: 50, cpuTotal: 0.75, flags: ['generator-saturated'] }), 100, slo)
   assert.equal(lagged.verdict, 'inconclusive')
+  // an open-model probe that served its rate within the objective had the schedule's throughput: its seconds' spread
+  // does not make it a miss; a probe without a schedule (closed model) is judged on them
+  assert.equal(judgeProbe(probeRun({ throughput: 100, flags: ['unstable'] }), 100, slo).verdict, 'meets')
+  const closed = { ...probeRun({ throughput: 100, flags: ['unstable'] }), load: {} }
+  assert.deepEqual(judgeProbe(closed, 100, slo), { verdict: 'misses', why: ['not steady'] })
   // meeting the objective is meeting it, whatever else was busy
   assert.equal(judgeProbe(probeRun({ throughput: 100, flags: ['generator-saturated'] }), 100, slo).verdict, 'meets')
 })
