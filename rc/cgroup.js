@@ -53,15 +53,23 @@ const USER = /^user_usec (\d+)$/m
 const SYSTEM = /^system_usec (\d+)$/m
 
 /**
+ * A group's cpu.stat: its path, its text, and the number of the line a pattern matches (NaN when none does).
+ * @param {string} dir
+ */
+function cpuStatOf (dir) {
+  const path = join(dir, 'cpu.stat')
+  const text = readText(path)
+  return { path, text, get: (/** @type {RegExp} */ re) => { const m = re.exec(text); return m ? Number(m[1]) : NaN } }
+}
+
+/**
  * Total, user and system CPU time of a v2 group from its cpu.stat (present whether or not the cpu controller is
  * enabled).
  * @param {string} dir the group's folder, e.g. /sys/fs/cgroup/system.slice/docker-<id>.scope
  * @returns {{ usageUsec: number, userUsec: number, systemUsec: number }}
  */
 export function readCpuStat (dir) {
-  const path = join(dir, 'cpu.stat')
-  const text = readText(path)
-  const get = (re) => { const m = re.exec(text); return m ? Number(m[1]) : NaN }
+  const { path, get } = cpuStatOf(dir)
   const out = { usageUsec: get(USAGE), userUsec: get(USER), systemUsec: get(SYSTEM) }
   if (!Number.isFinite(out.usageUsec)) {
     throw new NsError('NS_ERR_BAD_FILE', `${path}: no usage_usec line (is this a cgroup v2 cpu.stat?)`)
@@ -97,9 +105,7 @@ const THROTTLED_US = /^throttled_usec (\d+)$/m
  * @returns {{ periods: number, throttled: number, throttledMs: number }}
  */
 export function readThrottling (dir) {
-  const path = join(dir, 'cpu.stat')
-  const text = readText(path)
-  const get = (re) => { const m = re.exec(text); return m ? Number(m[1]) : NaN }
+  const { path, text, get } = cpuStatOf(dir)
   const periods = get(PERIODS)
   const ns = THROTTLED_NS.test(text) ? get(THROTTLED_NS) : get(THROTTLED_US) * 1000
   const out = { periods, throttled: get(THROTTLED), throttledMs: ns / 1e6 }
