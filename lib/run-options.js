@@ -27,7 +27,7 @@ export const AUTO_DURATION = Object.freeze({ relHalfWidth: 0.02 })
 
 /** The longest a run's steady window may last, in seconds: its duration, or its maximum when the duration is auto. */
 export const longestSeconds = (/** @type {{ duration: number|'auto', maxDuration?: number }} */ c) =>
-  (c.duration === 'auto' ? c.maxDuration ?? 60 : c.duration)
+  (c.duration === 'auto' ? c.maxDuration ?? RUN_OPTION.maxDuration.default : c.duration)
 
 const NAME = /^[a-z0-9][a-z0-9_-]{0,63}$/i
 const SIZE = /^\s*(\d+(?:\.\d+)?)\s*([kmg])i?b?\s*$/i
