@@ -1,5 +1,6 @@
 // Benchmark "disk": writes the current time to a new file per request and closes it (files live in the run's temp
 // folder).
+import { constants } from 'node:fs'
 import { mkdir, writeFile, rm } from 'node:fs/promises'
 import { join } from 'node:path'
 import { defineBenchmark, bool } from './params.js'
@@ -15,7 +16,8 @@ export default defineBenchmark({
     const dir = diskDir(ctx)
     await mkdir(dir, { recursive: true })
     let seq = 0
-    const flag = opts.sync ? 'ws' : 'w'
+    // O_SYNC: each write reaches the disk before writeFile resolves (Node has no letter flag for a synchronous write)
+    const flag = opts.sync ? constants.O_WRONLY | constants.O_CREAT | constants.O_TRUNC | constants.O_SYNC : 'w'
     return async (req, res) => {
       const now = String(Date.now())
       const name = `${++seq}.txt`
