@@ -5,6 +5,8 @@ import cluster from 'node:cluster'
 import { rmSync } from 'node:fs'
 import { fileURLToPath } from 'node:url'
 import { dirname, join } from 'node:path'
+import { telemetryOn } from '../lib/telemetry.js'
+import { startTelemetry } from './telemetry.js'
 
 const RESTART_WINDOW_MS = 60_000
 const STOP_GRACE_MS = 4000
@@ -93,6 +95,8 @@ function runPrimary () {
   process.on('SIGINT', () => stopAll(0))
   if (process.send) process.on('disconnect', () => stopAll(0))
 
+  // the primary's own CPU and loop: what the cluster module costs besides its workers
+  if (telemetryOn(process.env)) startTelemetry({ id: `${process.env.NODESCALE_INSTANCE ? process.env.NODESCALE_INSTANCE + '-' : ''}primary`, role: 'primary' })
   for (let i = 0; i < n; i++) fork()
 }
 

@@ -7,6 +7,7 @@ import { join } from 'node:path'
 import { setTimeout as sleep } from 'node:timers/promises'
 import { loadBenchmark } from '../benchmarks/index.js'
 import { NsError, internalError } from '../lib/errors.js'
+import { parseTelemetry } from '../lib/telemetry.js'
 import { freePort, waitForInstances } from '../lib/net.js'
 import { processTree, isAlive } from './proc-tree.js'
 import { buildCommand, validateAffinity, SHAPES } from './launch-command.js'
@@ -14,17 +15,30 @@ import { buildCommand, validateAffinity, SHAPES } from './launch-command.js'
 const KILL_AFTER_MS = 5000
 const GONE_WAIT_MS = 5000
 const OUTPUT_TAIL_LINES = 40
+// a day of one line a second for a few dozen processes; the oldest go first
+const TELEMETRY_RECORDS = 2_000_000
 
 // serve.js prints this when an instance cannot start; PM2 would restart it for a long while, so it fails the launch at
 // once.
 const START_FAILURE = 'nodescale: cannot start:'
 
-/** Keeps the last lines of a process's output, hands each line to log, and notes a start failure. */
+/**
+ * Keeps the last lines of a process's output, hands each line to log, and notes a start failure; the instances'
+ * telemetry lines (lib/telemetry.js) are kept apart as records, not logged.
+ */
 function outputTail (log) {
   const lines = []
   const partial = { stdout: '', stderr: '' }
   const state = { startFailure: null }
+  /** @type {import('../lib/telemetry.js').TelemetryRecord[]} */
+  const telemetry = []
   const push = (line) => {
+    const record = parseTelemetry(line)
+    if (record) {
+      telemetry.push(record)
+      if (telemetry.length > TELEMETRY_RECORDS) telemetry.splice(0, TELEMETRY_RECORDS / 10)
+      return
+    }
     if (!state.startFailure && line.includes(START_FAILURE)) state.startFailure = line.slice(line.indexOf(START_FAILURE) + START_FAILURE.length).trim()
     lines.push(line)
     if (lines.length > OUTPUT_TAIL_LINES) lines.shift()
@@ -32,6 +46,7 @@ function outputTail (log) {
   }
   return {
     state,
+    telemetry,
     feed (stream, chunk) {
       const parts = (partial[stream] + chunk).split('\n')
       partial[stream] = parts.pop()
@@ -49,8 +64,9 @@ function outputTail (log) {
  *   env?: object, log?: (line: string) => void, readyTimeoutMs?: number, instanceIdPrefix?: string, cwd?: string,
  *   signal?: AbortSignal }} opts an abort while it waits for the server stops what was started and rejects
  * @returns {Promise<{ url: string, port: number, rootPid: number, shape: string, instances: number, instanceIds:
- *   string[], tmpDir: string, pids(): number[], output(): string, stop(): Promise<void>, exited: Promise<{ code:
- *   number|null, signal: string|null }> }>}
+ *   string[], tmpDir: string, pids(): number[], output(): string, telemetry(window?: { from?: number, to?: number }):
+ *   import('../lib/telemetry.js').TelemetryRecord[],
+ *   stop(): Promise<void>, exited: Promise<{ code: number|null, signal: string|null }> }>}
  */
 export async function launch (opts) {
   const { shape, host = '127.0.0.1', readyTimeoutMs = 20000, log } = opts
@@ -155,5 +171,5 @@ export async function launch (opts) {
     throw await fail(`was not ready after ${readyTimeoutMs} ms: ${err.seen?.length ?? 0} of ${instances} instances answered ${url}/healthz (last: ${err.last})`)
   }
   log?.(`ready: ${shape} x${instances} at ${url} (${seen.join(', ')})`)
-  return { url, port, rootPid, shape, instances, instanceIds: seen, tmpDir, pids, output: tail.text, stop, exited }
+  return { url, port, rootPid, shape, instances, instanceIds: seen, tmpDir, pids, output: tail.text, telemetry: ({ from = -Infinity, to = Infinity } = {}) => tail.telemetry.filter(r => r.t >= from && r.t <= to), stop, exited }
 }

@@ -7,7 +7,9 @@ import { join } from 'node:path'
 import { loadBenchmark } from '../benchmarks/index.js'
 import { badEnv } from '../lib/errors.js'
 import { portFromEnv } from '../lib/net.js'
+import { telemetryOn } from '../lib/telemetry.js'
 import { createApp } from './app.js'
+import { startTelemetry } from './telemetry.js'
 
 /** True inside a PM2-managed process (PM2 sets pm_id; in cluster mode it is also a Node cluster worker). */
 export const isPm2 = (env) => env.pm_id !== undefined || (env.NODE_APP_INSTANCE !== undefined && env.PM2_HOME !== undefined)
@@ -77,6 +79,7 @@ export async function startServer ({ env = process.env, log = (line) => console.
   }
   const actual = /** @type {import('node:net').AddressInfo} */ (server.address()).port
   log(`nodescale: instance ${instance} serving ${benchmark.name} on http://${host}:${actual} (pid ${process.pid})`)
+  const telemetry = telemetryOn(env) ? startTelemetry({ id: instance, role: 'worker' }) : null
   let closing = null
   return {
     port: actual,
@@ -85,6 +88,7 @@ export async function startServer ({ env = process.env, log = (line) => console.
     benchmark: benchmark.name,
     close: () => {
       closing ??= (async () => {
+        telemetry?.stop()
         await new Promise(resolve => {
           server.close(() => resolve(undefined))
           server.closeAllConnections()
