@@ -2,7 +2,9 @@
 // for Swarm and for this machine), and a local HAProxy process.
 import { spawn, spawnSync } from 'node:child_process'
 import { readFileSync } from 'node:fs'
-import { writeFile } from 'node:fs/promises'
+import { rm, writeFile } from 'node:fs/promises'
+import { tmpdir } from 'node:os'
+import { createConnection } from 'node:net'
 import { join } from 'node:path'
 import { internalError, NsError } from '../lib/errors.js'
 import { ROOT } from '../lib/paths.js'
@@ -33,14 +35,21 @@ export function requireHaproxy () {
  * - on Swarm, `service`, `port` and `slots`: a server-template over Swarm's DNS name tasks.<service>, listening on
  *   `listen`;
  * - on this machine, `ports`: one server per loopback port, listening on 127.0.0.1:`listen`.
- * @param {{ listen: number, service?: string, port?: number, slots?: number, ports?: number[], maxconn?: number }} opts
+ * With `statsSocket`, HAProxy answers `show stat` on that unix socket (its sessions, queue and rate).
+ * @param {{ listen: number, service?: string, port?: number, slots?: number, ports?: number[], maxconn?: number,
+ *   statsSocket?: string }} opts
  */
-export function renderHaproxyConfig ({ listen, service, port, slots = 16, ports, maxconn = LB_MAXCONN }) {
+export function renderHaproxyConfig ({ listen, service, port, slots = 16, ports, maxconn = LB_MAXCONN, statsSocket }) {
   if (!ports && !service) throw internalError('renderHaproxyConfig needs the replicas: a Swarm service or loopback ports')
   const servers = ports
     ? ports.map((p, i) => `    server s${i} 127.0.0.1:${p} ${CHECK}`)
     : [`    server-template app ${slots} tasks.${service}:${port} ${CHECK} resolvers docker init-addr none`]
-  const values = { maxconn: Math.min(maxconn, LB_MAXCONN), bind: ports ? `127.0.0.1:${listen}` : `:${listen}`, servers: servers.join('\n') }
+  const values = {
+    maxconn: Math.min(maxconn, LB_MAXCONN),
+    stats: statsSocket ? `    stats socket ${statsSocket} mode 600 level user` : '',
+    bind: ports ? `127.0.0.1:${listen}` : `:${listen}`,
+    servers: servers.join('\n')
+  }
   return readFileSync(join(ROOT, 'stacks', 'haproxy.cfg'), 'utf8').replace(/\{\{(\w+)\}\}/g, (m, key) => {
     if (!(key in values)) throw internalError(`stacks/haproxy.cfg: unknown placeholder ${m}`)
     return String(values[key])
@@ -53,7 +62,9 @@ export function renderHaproxyConfig ({ listen, service, port, slots = 16, ports,
  */
 export async function startHaproxy ({ port, backends, runDir }) {
   const cfg = join(runDir, 'haproxy.cfg')
-  await writeFile(cfg, renderHaproxyConfig({ listen: port, ports: backends }))
+  // a unix socket's path has at most 107 bytes: not in the run folder, whose path may be longer
+  const statsSocket = join(tmpdir(), `nodescale-haproxy-${process.pid}-${port}.sock`)
+  await writeFile(cfg, renderHaproxyConfig({ listen: port, ports: backends, statsSocket }))
   const child = spawn('haproxy', ['-db', '-f', cfg], { stdio: ['ignore', 'ignore', 'pipe'] })
   let stderr = ''
   child.stderr.setEncoding('utf8')
@@ -66,14 +77,89 @@ export async function startHaproxy ({ port, backends, runDir }) {
   exited.then(() => { alive = false })
   return {
     pid: child.pid,
+    statsSocket,
     isAlive: () => alive,
     output: () => stderr,
     async stop () {
-      if (!alive) return
-      child.kill('SIGTERM')
-      const timer = setTimeout(() => child.kill('SIGKILL'), 3000)
-      await exited
-      clearTimeout(timer)
+      if (alive) {
+        child.kill('SIGTERM')
+        const timer = setTimeout(() => child.kill('SIGKILL'), 3000)
+        await exited
+        clearTimeout(timer)
+      }
+      await rm(statsSocket, { force: true })
+    }
+  }
+}
+
+/**
+ * What HAProxy says of its traffic now (`show stat` on its stats socket): the frontend's current sessions and session
+ * rate, the backend's queue (requests waiting for a server) and its current sessions; null when it does not answer.
+ * @param {string} socketPath
+ * @param {{ timeoutMs?: number }} [opts]
+ * @returns {Promise<{ sessions: number, rate: number, queue: number, backendSessions: number } | null>}
+ */
+export function readHaproxyStats (socketPath, { timeoutMs = 500 } = {}) {
+  return new Promise((resolve) => {
+    let text = ''
+    const sock = createConnection(socketPath)
+    sock.setTimeout(timeoutMs, () => sock.destroy())
+    sock.setEncoding('utf8')
+    sock.on('connect', () => sock.write('show stat\n'))
+    sock.on('data', d => { text += d })
+    sock.on('error', () => resolve(null))
+    sock.on('close', () => resolve(parseHaproxyStat(text)))
+  })
+}
+
+/**
+ * The figures readHaproxyStats answers, from `show stat`'s CSV (columns found by the header's names).
+ * @param {string} csv
+ */
+export function parseHaproxyStat (csv) {
+  const lines = csv.split('\n').filter(Boolean)
+  if (!lines[0]?.startsWith('# ')) return null
+  const cols = lines[0].slice(2).split(',')
+  const rows = lines.slice(1).map(l => l.split(','))
+  const at = (row, name) => Number(row?.[cols.indexOf(name)]) || 0
+  const front = rows.find(r => r[1] === 'FRONTEND')
+  const back = rows.find(r => r[1] === 'BACKEND')
+  if (!front || !back) return null
+  return { sessions: at(front, 'scur'), rate: at(front, 'rate'), queue: at(back, 'qcur'), backendSessions: at(back, 'scur') }
+}
+
+/**
+ * Wraps a CPU sampler so that its timeline also holds HAProxy's figures (readHaproxyStats) every interval, as `lb`.
+ * @template {{ start(): any, stop(): Promise<any> }} S
+ * @param {S} sampler
+ * @param {string} socketPath
+ * @param {{ intervalMs?: number }} [opts]
+ * @returns {S}
+ */
+export function withLbStats (sampler, socketPath, { intervalMs = 1000 } = {}) {
+  /** @type {{ t: number, sessions: number, rate: number, queue: number, backendSessions: number }[]} */
+  const samples = []
+  let timer = null
+  let reading = false
+  const poll = async () => {
+    if (reading) return
+    reading = true
+    const s = await readHaproxyStats(socketPath)
+    reading = false
+    if (s && timer) samples.push({ t: Date.now(), ...s })
+  }
+  return {
+    ...sampler,
+    async start () {
+      await sampler.start()
+      timer = setInterval(poll, intervalMs)
+      timer.unref()
+    },
+    async stop () {
+      clearInterval(timer)
+      timer = null
+      const timeline = await sampler.stop()
+      return timeline && { ...timeline, lb: samples.slice() }
     }
   }
 }

@@ -5,11 +5,13 @@ import { readProcStat, coreUsage } from './proc-stat.js'
 import { readUsagePercpu, readCpuStat } from './cgroup.js'
 import { createThreadCpu } from './thread-cpu.js'
 import { createThrottleMeter } from './throttle.js'
+import { createRoleCpu } from './role-cpu.js'
 
 /**
  * @typedef {import('./cpu-group.js').CpuGroup} CpuGroup
  * @typedef {{ t: number, server: number[], serverTotal: number, host: number[], throttle?:
- *   import('./throttle.js').Throttle | null }} Sample
+ *   import('./throttle.js').Throttle | null, roles?: Record<string, number> }} Sample roles: the cores of the other
+ *   processes that play a part (the load balancer, the sampler itself)
  * @typedef {{ intervalMs: number, cpus: number, source: 'cgroup-v1'|'cgroup-v2'|'threads', samples: Sample[] }}
  *   Timeline
  */
@@ -58,17 +60,20 @@ export function splitTotal (total, weights, fallback, cpus) {
  * A sampler of the server's CPU per core. Source: the group's kind — cgroup-v1 reads usage_percpu deltas; cgroup-v2
  * reads the cpu.stat total and splits it per core like its threads ran; otherwise thread attribution over pids() and
  * their descendants. The host array is always /proc/stat. With `quotaDirs` (the groups holding the server's CPU quota)
- * each sample also says how much the quota throttled it. Costs a few file reads per interval; the timer is unref'd.
- * @param {{ group?: CpuGroup, pids?: () => number[], quotaDirs?: () => string[], intervalMs?: number, procRoot?:
- *   string, cgroupRoot?: string, now?: () => number }} [opts] cgroupRoot resolves a relative group.path
+ * each sample also says how much the quota throttled it; with `roles` (pids by role) and `self` (this process's role)
+ * it says their CPU too. Costs a few file reads per interval; the timer is unref'd.
+ * @param {{ group?: CpuGroup, pids?: () => number[], quotaDirs?: () => string[], roles?: () => Record<string,
+ *   number[]>, self?: string, intervalMs?: number, procRoot?: string, cgroupRoot?: string, now?: () => number }}
+ *   [opts] cgroupRoot resolves a relative group.path
  * @returns {{ start(): void, stop(): Promise<Timeline>, timeline(): Timeline, lastError(): unknown }}
  */
-export function createSampler ({ group, pids = () => [], quotaDirs = () => [], intervalMs = 1000, procRoot = '/proc', cgroupRoot = '/sys/fs/cgroup', now = Date.now } = {}) {
+export function createSampler ({ group, pids = () => [], quotaDirs = () => [], roles, self, intervalMs = 1000, procRoot = '/proc', cgroupRoot = '/sys/fs/cgroup', now = Date.now } = {}) {
   /** @type {Timeline['source']} */
   const source = group?.kind === 'cgroup-v1' || group?.kind === 'cgroup-v2' ? group.kind : 'threads'
   const dir = group?.path && !isAbsolute(group.path) ? join(cgroupRoot, group.path) : group?.path
   const threads = createThreadCpu({ procRoot })
   const quota = createThrottleMeter(quotaDirs)
+  const others = roles || self ? createRoleCpu({ roles, self, procRoot }) : null
   let hostPrev = readProcStat(procRoot)
   const cpus = Math.max(1, ...hostPrev.map(c => c.core + 1))
   /** @type {Sample[]} */
@@ -119,8 +124,9 @@ export function createSampler ({ group, pids = () => [], quotaDirs = () => [], i
       hostPrev = hostCur
       const ns = serverNs(host)
       const throttle = quota.read()
-      if (!baselined) { baselined = true; lastWall = wall; return }
       const dtNs = Number(wall - lastWall)
+      const roleCores = others?.read(dtNs / 1e9)
+      if (!baselined) { baselined = true; lastWall = wall; return }
       lastWall = wall
       if (dtNs <= 0 || (final && dtNs < intervalMs * 1e6 / 4)) return // a sliver at stop() says nothing
       const pct = ns.map(x => x / dtNs * 100)
@@ -130,7 +136,8 @@ export function createSampler ({ group, pids = () => [], quotaDirs = () => [], i
         server,
         serverTotal: round3(ns.reduce((s, x) => s + x, 0) / dtNs),
         host: Array.from({ length: cpus }, (_, i) => round1(host[i] ?? 0)),
-        ...(throttle ? { throttle } : {})
+        ...(throttle ? { throttle } : {}),
+        ...(roleCores ? { roles: roleCores } : {})
       })
     } catch (err) {
       lastError = err // e.g. the group was removed under us: skip this sample, keep the timeline
@@ -149,6 +156,7 @@ export function createSampler ({ group, pids = () => [], quotaDirs = () => [], i
       try {
         serverNs(new Array(cpus).fill(0))
         quota.read()
+        others?.read(0)
         baselined = true
       } catch (err) { lastError = err }
       timer = setInterval(tick, intervalMs)

@@ -10,6 +10,7 @@ import { cpuacctRoot, cpuRoot, detectCgroup, readUsagePercpu, readCpuStat } from
 import { addThrottle, createThrottleMeter } from './throttle.js'
 import { readProcStat, coreUsage } from './proc-stat.js'
 import { splitTotal } from './sampler.js'
+import { createRoleCpu, ROLE_NAME } from './role-cpu.js'
 import { readText } from './read-text.js'
 import { RC_PORT, TOKEN_HEADER } from '../lib/wire.js'
 import { portFromEnv } from '../lib/net.js'
@@ -92,12 +93,15 @@ export function dockerPidOf (socketPath = '/var/run/docker.sock') {
 
 /**
  * A 1 s sampler of some containers: per-container and summed per-core CPU (the Timeline shape of rc/sampler.js),
- * memory, network.
+ * memory, network. The containers in `roles` (id -> role) are not the server's: their CPU is summed by role into each
+ * sample's `roles`, beside this RC's own (`rc`).
  */
-function createSession ({ containers, cgroupRoot, procRoot, intervalMs, pids, maxSamples }) {
+function createSession ({ containers, roles = {}, cgroupRoot, procRoot, intervalMs, pids, maxSamples }) {
   let hostPrev = readProcStat(procRoot)
   const cpus = Math.max(1, ...hostPrev.map(c => c.core + 1))
-  const state = new Map(containers.map(c => [c.id, { ...c, prev: null, quota: createThrottleMeter(() => (c.throttleDir ? [c.throttleDir] : [])) }]))
+  const self = createRoleCpu({ self: 'rc', procRoot })
+  self.read(0)
+  const state = new Map(containers.map(c => [c.id, { ...c, role: roles[c.id] ?? null, prev: null, quota: createThrottleMeter(() => (c.throttleDir ? [c.throttleDir] : [])) }]))
   const source = containers[0]?.kind ?? 'cgroup-v1'
   const samples = []
   let wallPrev = process.hrtime.bigint()
@@ -116,6 +120,8 @@ function createSession ({ containers, cgroupRoot, procRoot, intervalMs, pids, ma
     if (dtNs <= 0) return
     const server = new Array(cpus).fill(0)
     const per = {}
+    /** @type {Record<string, number>} */
+    const roleCores = self.read(dtNs / 1e9)
     let throttle = null
     for (const s of state.values()) {
       try {
@@ -124,6 +130,10 @@ function createSession ({ containers, cgroupRoot, procRoot, intervalMs, pids, ma
         if (Array.isArray(cur)) ns = Array.from({ length: cpus }, (_, i) => Math.max(0, (cur[i] ?? 0) - (s.prev?.[i] ?? 0)))
         else ns = splitTotal(Math.max(0, cur - (s.prev ?? cur)), host, host, cpus) // v2 has no per-CPU file: split like the host's cores
         s.prev = cur
+        if (s.role) {
+          roleCores[s.role] = round3((roleCores[s.role] ?? 0) + ns.reduce((a, b) => a + b, 0) / dtNs)
+          continue
+        }
         const pct = ns.map(x => x / dtNs * 100)
         pct.forEach((x, i) => { server[i] += x })
         const net = readNetBytes(pids.get(s.id), procRoot)
@@ -140,7 +150,8 @@ function createSession ({ containers, cgroupRoot, procRoot, intervalMs, pids, ma
       serverTotal: round3(server.reduce((a, b) => a + b, 0) / 100),
       host: Array.from({ length: cpus }, (_, i) => round1(host[i] ?? 0)),
       containers: per,
-      ...(throttle ? { throttle } : {})
+      ...(throttle ? { throttle } : {}),
+      roles: roleCores
     })
     if (samples.length > maxSamples) samples.shift()
   }
@@ -158,8 +169,8 @@ function createSession ({ containers, cgroupRoot, procRoot, intervalMs, pids, ma
 
 /**
  * The RC's express app. Every route but /healthz needs the token in the X-Nodescale-Token header. POST /start
- * {containers: [id...]} -> {session}; GET /timeline?session=[&since=t]; POST /stop {session} -> timeline; GET
- * /snapshot?containers=id,id
+ * {containers: [id...], roles?: {id: role}} -> {session}; GET /timeline?session=[&since=t]; POST /stop {session} ->
+ * timeline; GET /snapshot?containers=id,id
  * @param {{ token: string, cgroupRoot?: string, procRoot?: string, intervalMs?: number, pidOf?: (id: string) =>
  *   Promise<number | null>, maxSessions?: number, maxSamples?: number }} opts
  * @returns {{ app: import('express').Express, close: () => void }}
@@ -179,6 +190,14 @@ export function createRcApp ({ token, cgroupRoot = '/sys/fs/cgroup', procRoot = 
     if (!got || !timingSafeEqual(digest(got), want)) return res.status(401).json({ error: `missing or wrong ${TOKEN_HEADER} header` })
     next()
   })
+
+  const rolesOf = (roles, ids) => {
+    if (roles === undefined) return {}
+    const ok = roles && typeof roles === 'object' && !Array.isArray(roles) &&
+      Object.entries(roles).every(([id, role]) => ids.includes(id) && ROLE_NAME.test(String(role)) && role !== 'rc')
+    if (!ok) throw new HttpError(400, 'roles: expected { containerId: role } for containers of the list, a role in lower-case words joined by dashes (not "rc")')
+    return roles
+  }
 
   const resolve = (ids) => {
     if (!Array.isArray(ids) || !ids.length || ids.length > 256) throw new HttpError(400, 'containers: expected a list of 1 to 256 container ids')
@@ -205,11 +224,12 @@ export function createRcApp ({ token, cgroupRoot = '/sys/fs/cgroup', procRoot = 
 
   app.post('/start', async (req, res) => {
     const containers = resolve(req.body?.containers)
+    const roles = rolesOf(req.body?.roles, req.body.containers)
     if (sessions.size >= maxSessions) throw new HttpError(429, `already ${sessions.size} sessions; stop one first`)
     const pids = new Map()
     for (const c of containers) pids.set(c.id, await pidOf(c.id))
     const session = randomUUID()
-    sessions.set(session, createSession({ containers, cgroupRoot, procRoot, intervalMs, pids, maxSamples }))
+    sessions.set(session, createSession({ containers, roles, cgroupRoot, procRoot, intervalMs, pids, maxSamples }))
     res.status(201).json({ session, containers: containers.map(c => c.id), source: containers[0].kind, intervalMs })
   })
 

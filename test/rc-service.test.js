@@ -87,6 +87,42 @@ test('cgroup v2 (recorded layout): the container total comes from cpu.stat and m
   assert.equal(snap.body.containers[id].usageUsec, usec)
 })
 
+test('a container named with a role (the load balancer\'s) counts as that role, not as the server; the RC says its own', async (t) => {
+  const root = mkdtempSync(join(tmpdir(), 'nodescale-cg2-'))
+  t.after(() => rmSync(root, { recursive: true, force: true }))
+  writeFileSync(join(root, 'cgroup.controllers'), 'cpuset cpu io memory pids\n')
+  const [app, lb] = [fakeId('a'), fakeId('b')]
+  const usec = { [app]: 0, [lb]: 0 }
+  const write = () => {
+    for (const id of [app, lb]) {
+      const dir = join(root, 'system.slice', `docker-${id}.scope`)
+      mkdirSync(dir, { recursive: true })
+      writeFileSync(join(dir, 'cpu.stat'), `usage_usec ${usec[id]}\nuser_usec ${usec[id]}\nsystem_usec 0\n`)
+    }
+  }
+  write()
+  const call = await serve(t, { cgroupRoot: root })
+  for (const roles of [{ [lb]: 'Load Balancer' }, { [fakeId('c')]: 'load-balancer' }, { [lb]: 'rc' }, ['load-balancer']]) {
+    assert.equal((await call('POST', '/start', { body: { containers: [app, lb], roles } })).status, 400, JSON.stringify(roles))
+  }
+  const started = await call('POST', '/start', { body: { containers: [app, lb], roles: { [lb]: 'load-balancer' } } })
+  assert.equal(started.status, 201, JSON.stringify(started.body))
+  // per 250 ms: the app 125 ms of CPU (0.5 cores), the balancer 50 ms (0.2 cores)
+  const timer = setInterval(() => { usec[app] += 125_000; usec[lb] += 50_000; write() }, 250)
+  t.after(() => clearInterval(timer))
+  await sleep(1300)
+  clearInterval(timer)
+  const tl = (await call('POST', '/stop', { body: { session: started.body.session } })).body
+  const steady = tl.samples.slice(1, -1)
+  assert.ok(steady.length >= 2, `${tl.samples.length} samples`)
+  for (const x of steady) {
+    assert.ok(Math.abs(x.serverTotal - 0.5) < 0.2, `server ${x.serverTotal}: the balancer is not the server`)
+    assert.ok(Math.abs(x.roles['load-balancer'] - 0.2) < 0.1, JSON.stringify(x.roles))
+    assert.ok(x.roles.rc >= 0 && x.roles.rc < 0.5, JSON.stringify(x.roles))
+    assert.deepEqual(Object.keys(x.containers), [app], 'only the server\'s containers are rows')
+  }
+})
+
 const { docker, skip } = await swarmEngine()
 const v1 = detectCgroup() === 'v1'
 

@@ -25,7 +25,11 @@ import { createLocalBackend } from './local.js'
  * @typedef {object} Deployment
  * @property {string} url where the load goes (the load balancer, or the one replica)
  * @property {PlacementRow[]} placement where each instance runs (run.json's `placement`)
- * @property {() => Sampler} createSampler the server's CPU per core while the load runs
+ * @property {() => Sampler} createSampler the server's CPU per core while the load runs; its timeline's samples may
+ *   also hold `roles` (the cores of the load balancer and of the sampler itself, `rc`) and the timeline `lb` (HAProxy's
+ *   sessions, queue and rate)
+ * @property {(window: { from: number, to: number }) => Promise<TelemetryRecord[]>} telemetry what the instances said of
+ *   themselves (lib/telemetry.js) within a window (ms epoch): event loop, GC, heap, CPU per process
  * @property {() => Promise<void>} teardown see Backend
  * @property {() => NodeWatch} [createWatch] Swarm: watches the nodes that run tasks, so a lost node makes the run
  *   degraded
@@ -37,6 +41,7 @@ import { createLocalBackend } from './local.js'
  *   (validateRunConfig)
  * @typedef {(line: string) => void} Log
  * @typedef {Record<string, any>} PlacementRow
+ * @typedef {import('../../lib/telemetry.js').TelemetryRecord} TelemetryRecord
  * @typedef {{ start: () => void | Promise<void>, stop: () => Promise<any> }} Sampler stop resolves with the timeline
  * @typedef {{ start: () => void, stop: () => Promise<import('../docker/node-watch.js').LossEpisode[]> }} NodeWatch
  */

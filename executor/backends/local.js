@@ -8,7 +8,7 @@ import { launch } from '../../register/launch.js'
 import { createCpuGroup } from '../../rc/cpu-group.js'
 import { createSampler } from '../../rc/sampler.js'
 import { createQuotaGroup } from '../cpu-quota.js'
-import { requireHaproxy, startHaproxy } from '../haproxy.js'
+import { requireHaproxy, startHaproxy, withLbStats } from '../haproxy.js'
 
 /** Runs a list of wrappers innermost-last: the process joins every group before it execs. */
 function composeWraps (wraps) {
@@ -91,9 +91,10 @@ export function createLocalBackend ({ cpus = availableParallelism() } = {}) {
           cleanups.push(() => h.stop())
         }
         let url = replicas[0].url
+        let lb = null
         if (shape.balanced) {
           const port = config.port || await freePort()
-          const lb = await startHaproxy({ port, backends: replicas.map(h => h.port), runDir })
+          lb = await startHaproxy({ port, backends: replicas.map(h => h.port), runDir })
           cleanups.push(() => lb.stop())
           url = `http://127.0.0.1:${port}`
           try {
@@ -109,10 +110,20 @@ export function createLocalBackend ({ cpus = availableParallelism() } = {}) {
           }
         }
         const pids = () => replicas.flatMap(h => h.pids())
+        const lbPid = lb?.pid
+        const statsSocket = lb?.statsSocket
         return {
           url,
-          /** CPU of the server's own processes (their cgroup, or their threads) and the throttling of their quota. */
-          createSampler: () => createSampler({ group, pids, quotaDirs: () => quotaDirs, intervalMs: 1000 }),
+          /**
+           * CPU of the server's own processes (their cgroup, or their threads) and the throttling of their quota;
+           * HAProxy's CPU and figures beside it, and this process's own (the sampler's: the RC's role here).
+           */
+          createSampler () {
+            const sampler = createSampler({ group, pids, quotaDirs: () => quotaDirs, roles: () => (lbPid ? { 'load-balancer': [lbPid] } : {}), self: 'rc', intervalMs: 1000 })
+            return statsSocket ? withLbStats(sampler, statsSocket) : sampler
+          },
+          /** What the instances said of themselves (their telemetry lines) within a window. */
+          telemetry: async (window) => replicas.flatMap(h => h.telemetry(window)),
           placement: replicas.map((h, i) => ({
             instance: shape.balanced ? `r${i + 1}` : h.shape,
             node: hostname(),

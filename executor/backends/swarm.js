@@ -10,6 +10,7 @@ import { renderStack, writeStackFiles } from '../docker/stack-render.js'
 import { deployStack, removeStack, removeLeftovers, ingressWorks, taskRows } from '../docker/stack-deploy.js'
 import { createNodeWatch } from '../docker/node-watch.js'
 import { ensureControlPlane } from '../docker/control-plane.js'
+import { serviceTelemetry } from '../docker/service-telemetry.js'
 import { createRcSampler } from '../docker/rc-client.js'
 import { planPlacement, nodeRef } from '../docker/placement.js'
 import { copyImages, pushImages } from '../docker/image-copy.js'
@@ -222,8 +223,11 @@ export function createSwarmBackend ({ connect = connectDocker } = {}) {
       const refs = new Map(nodes.map(n => [n.ID, nodeRef(n)]))
       const nodeName = (id) => refs.get(id)?.label ?? refs.get(id)?.hostname ?? id
       // sorted by node, so that the merged timeline numbers the nodes' cores in label order
+      const lbService = deployment.services.find(s => s.name.endsWith('_lb'))?.name
       const containers = deployment.tasks.filter(t => t.service === appService).map(t => ({ node: t.node, containerId: t.containerId }))
         .sort((a, b) => nodeName(a.node).localeCompare(nodeName(b.node), 'en', { numeric: true }))
+      // the load balancer's container is sampled for its CPU, as a role beside the server's
+      const lbContainers = deployment.tasks.filter(t => t.service === lbService).map(t => ({ node: t.node, containerId: t.containerId, role: 'load-balancer' }))
       /** @type {ReturnType<typeof createNodeWatch> | null} */
       let watch = null
       let removed = false
@@ -233,7 +237,8 @@ export function createSwarmBackend ({ connect = connectDocker } = {}) {
         readyMs: deployment.readyMs,
         placement: placementOf(deployment, refs),
         placementRule: plan.rule,
-        createSampler: () => namedNodes(createRcSampler({ rcs: plane.rcs, token: plane.token, containers, log }), refs),
+        createSampler: () => namedNodes(createRcSampler({ rcs: plane.rcs, token: plane.token, containers: [...containers, ...lbContainers], log }), refs),
+        telemetry: (window) => serviceTelemetry(engine, appService, window),
         /** A watch over the nodes that run the stack's tasks (run.js starts it with the load and stops it after). */
         createWatch () {
           const ids = [...new Set(deployment.tasks.map(t => t.node))]

@@ -84,6 +84,7 @@ export function mergeTimelines (parts) {
       serverTotal: present.reduce((a, s) => a + (s.serverTotal ?? 0), 0),
       host: row.flatMap((s, k) => s ? s.host : none(withData[k].timeline.cpus)),
       containers: Object.assign({}, ...present.map(s => s.containers ?? {})),
+      roles: sumRoles(present.map(s => s.roles ?? {})),
       ...(throttled.length ? { throttle: throttled.reduce(addThrottle, { periods: 0, throttled: 0, throttledMs: 0 }) } : {})
     })
   }
@@ -98,10 +99,22 @@ export function mergeTimelines (parts) {
 }
 
 /**
+ * Cores by role summed over nodes.
+ * @param {Record<string, number>[]} list
+ */
+function sumRoles (list) {
+  /** @type {Record<string, number>} */
+  const out = {}
+  for (const roles of list) for (const [k, v] of Object.entries(roles)) out[k] = Math.round(((out[k] ?? 0) + v) * 1000) / 1000
+  return out
+}
+
+/**
  * A sampler with the interface of rc/sampler.js (start, stop → timeline) over the RCs of the nodes that run the
  * containers.
- * @param {{ rcs: { node: string, url: string }[], token: string, containers: { node: string, containerId: string | null
- *   }[], log?: (line: string) => void, checkpointMs?: number }} opts
+ * Containers with a `role` (the load balancer's) are sampled for their CPU by role, not as the server's.
+ * @param {{ rcs: { node: string, url: string }[], token: string, containers: { node: string, containerId: string |
+ *   null, role?: string }[], log?: (line: string) => void, checkpointMs?: number }} opts
  */
 export function createRcSampler ({ rcs, token, containers, log = () => {}, checkpointMs = 3000 }) {
   const byNode = new Map()
@@ -109,8 +122,9 @@ export function createRcSampler ({ rcs, token, containers, log = () => {}, check
     if (!c.containerId) continue
     const rc = rcs.find(r => r.node === c.node)
     if (!rc) throw new NsError('NS_ERR_RUN', `no RC runs on node ${c.node}, where container ${c.containerId.slice(0, 12)} is; is the control plane up? (executor up)`)
-    if (!byNode.has(c.node)) byNode.set(c.node, { rc: { url: rc.url, token }, ids: [] })
+    if (!byNode.has(c.node)) byNode.set(c.node, { rc: { url: rc.url, token }, ids: [], roles: {} })
     byNode.get(c.node).ids.push(c.containerId)
+    if (c.role) byNode.get(c.node).roles[c.containerId] = c.role
   }
   /** @type {{ node: string, rc: { url: string, token: string }, session: string, last: any, fetching?: boolean }[]} */
   let sessions = []
@@ -135,8 +149,8 @@ export function createRcSampler ({ rcs, token, containers, log = () => {}, check
   }))
   return {
     async start () {
-      for (const [node, { rc, ids }] of byNode) {
-        const { session } = await rcJson(rc, 'POST', '/start', { containers: ids })
+      for (const [node, { rc, ids, roles }] of byNode) {
+        const { session } = await rcJson(rc, 'POST', '/start', { containers: ids, roles })
         sessions.push({ node, rc, session, last: null })
       }
       if (checkpointMs > 0) {
