@@ -24,6 +24,8 @@ export function capacityAsRun (c) {
     config: { ...c.config, capacity: { objective: c.objective }, ...(c.sweep ? { sweep: c.sweep } : {}) },
     summary: throughput === null ? null : { throughput, errorRate: at?.errorRate ?? null, latency: at?.latency ?? {} },
     cpu: at?.cpu ?? null,
+    // what limited the server: read beyond the capacity, where the search missed
+    diagnosis: c.limit ?? null,
     environment: c.environment ?? null,
     validity: c.confirmed ? { ok: true, flags: [] } : { ok: false, flags: [{ name: 'capacity-not-found', message: why }] }
   }

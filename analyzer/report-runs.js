@@ -9,8 +9,9 @@ import { runsAndSearches } from './capacity-runs.js'
 /**
  * @typedef {{ id: string, dir: string, file: string, status: string, config: Record<string, any>, startedAt:
  *   string|null, throughput: number|null, p95: number|null, errorRate: number|null, reason: string|null, valid:
- *   boolean, cpu: Record<string, any>|null, environment: Record<string, any>|null }} RunEntry valid: false when its
- *   validity says it did not measure the server
+ *   boolean, cpu: Record<string, any>|null, diagnosis: Record<string, any>|null, environment: Record<string,
+ *   any>|null }} RunEntry valid: false when its validity says it did not measure the server; diagnosis: what limited
+ *   it (a capacity search's: beyond its capacity)
  */
 
 const finite = v => (Number.isFinite(v) ? v : null)
@@ -65,6 +66,7 @@ export async function readRunList (sources) {
       reason: reasonOf(run),
       valid: validityOf(run).ok,
       cpu: run.status === 'done' && Array.isArray(run.cpu?.cores) && run.cpu.cores.length ? run.cpu : null,
+      diagnosis: run.diagnosis?.bottleneck ? run.diagnosis : null,
       environment: run.environment && typeof run.environment === 'object' ? run.environment : null
     })
   }

@@ -142,8 +142,10 @@ export async function findCapacity (config, opts = {}) {
     if (r.status !== 'done') throw new NsError('NS_ERR_RUN', `capacity probe (${phase}) ${r.status}: ${r.error?.message ?? ''}`)
     return r
   }
+  /** the run.json of every probe that missed its rate, by rate: what stopped the server is read from the lowest */
+  const missed = new Map()
   const said = (r, fields) => {
-    const p = { ...fields, throughput: r.summary.throughput, p99: r.summary.latency.p99, errorRate: r.summary.errorRate, flags: r.validity?.flags.map(f => f.name) ?? [], run: r.id }
+    const p = { ...fields, throughput: r.summary.throughput, p99: r.summary.latency.p99, errorRate: r.summary.errorRate, flags: r.validity?.flags.map(f => f.name) ?? [], bottleneck: r.diagnosis?.bottleneck?.kind ?? null, run: r.id }
     probes.push(p)
     onProbe?.(p)
     return p
@@ -152,6 +154,7 @@ export async function findCapacity (config, opts = {}) {
     const r = await run({ rate, concurrency: undefined }, phase)
     const judged = judgeProbe(r, rate, config.slo, served)
     if (judged.verdict === 'meets') met.set(rate, [...(met.get(rate) ?? []), r])
+    if (judged.verdict === 'misses') missed.set(rate, r)
     return said(r, { phase, rate, ...judged })
   }
 
@@ -220,12 +223,28 @@ export async function findCapacity (config, opts = {}) {
     bounds: { lo, hi },
     confirmed,
     atCapacity: confirmed ? measuredAt(lo, met.get(lo)) : null,
+    limit: limitOf(lo, missed, met),
     notes,
     probes,
     environment
   }
   await writeJsonAtomic(join(dir, CAPACITY_FILE), record)
   return record
+}
+
+/**
+ * What stopped the server: the diagnosis of the lowest rate above the capacity that missed (there the limit binds),
+ * else of the highest rate met; with the rate it was read at.
+ * @param {number | null} lo
+ * @param {Map<number, any>} missed
+ * @param {Map<number, any[]>} met
+ */
+function limitOf (lo, missed, met) {
+  const above = [...missed.keys()].filter(rate => lo === null || rate > lo).sort((a, b) => a - b)[0]
+  const rate = above ?? (lo !== null && met.has(lo) ? lo : null)
+  const run = rate === null ? null : above !== undefined ? missed.get(above) : met.get(rate).at(-1)
+  if (!run?.diagnosis) return null
+  return { rate, verdict: above !== undefined ? 'misses' : 'meets', run: run.id, ...run.diagnosis }
 }
 
 /**

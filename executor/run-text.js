@@ -30,6 +30,7 @@ export function formatRunSummary (run) {
   }
   if (run.degraded) lines.push(formatLoss(run.degraded))
   lines.push(...validityLines(run.validity, run.load?.generator))
+  lines.push(...diagnosisLines(run.diagnosis))
   if (run.error) lines.push(`  error ${run.error.code ?? ''}: ${run.error.message}`)
   lines.push(`  results: ${run.dir}`)
   return lines.join('\n')
@@ -59,4 +60,19 @@ export function validityLines (validity, generator) {
     ? `  validity: ok${validity.flags.length ? ', with a warning' : ''}${figures}`
     : `  validity: NOT VALID: ${validity.flags.filter(f => f.severity === 'invalid').map(f => f.name).join(', ')}${figures}`
   return [head, ...validity.flags.map(f => `    ${f.severity === 'warning' ? 'warning' : 'flag'} ${f.name}: ${f.message}`)]
+}
+
+/**
+ * What limited the run, in one line, and where the cores went (the roles), in another.
+ * @param {any} diagnosis run.json's `diagnosis`
+ */
+export function diagnosisLines (diagnosis) {
+  if (!diagnosis?.bottleneck) return []
+  const b = diagnosis.bottleneck
+  const lines = [`  bottleneck: ${b.kind} — ${b.line}${b.confidence === 'high' ? '' : ` (confidence ${b.confidence}${b.also.length ? `; also ${b.also.map(a => a.kind).join(', ')}` : ''})`}`]
+  if (diagnosis.roles && diagnosis.host) {
+    const parts = Object.entries(diagnosis.roles).filter(([, c]) => c >= 0.005).map(([r, c]) => `${r} ${c.toFixed(2)}`)
+    lines.push(`  cores by role: ${parts.join(' · ')} (host ${diagnosis.host.busy.toFixed(2)} of ${diagnosis.host.cores} busy)`)
+  }
+  return lines
 }

@@ -5,6 +5,7 @@ import { loadBenchmark } from '../benchmarks/index.js'
 import { summarizeCpu } from '../rc/cpu-summary.js'
 import { createGeneratorMeter, summarizeGenerator } from '../rc/generator-cpu.js'
 import { summarize } from '../analyzer/summary.js'
+import { diagnoseRun } from '../analyzer/bottleneck.js'
 import { runLoad } from './drivers/index.js'
 import { ensureJmeter } from './jmeter-install.js'
 import { resolveBackend } from './backends/index.js'
@@ -79,6 +80,8 @@ export async function run (config, { log = () => {}, onProgress, signal, prepare
   let losses = []
   let placementAfter = null
   let teardownError = null
+  /** @type {import('../lib/telemetry.js').TelemetryRecord[]} */
+  let telemetry = []
   try {
     signal?.throwIfAborted()
     if (!deployment) {
@@ -123,6 +126,8 @@ export async function run (config, { log = () => {}, onProgress, signal, prepare
     }
     timeline = await sampler.stop()
     sampler = null
+    // what the instances said of themselves over the steady window (a run without it is still a run)
+    telemetry = await deployment.telemetry({ from: load.steadyStart, to: load.steadyEnd + 1000 }).catch(err => { log(`telemetry: ${err.message}`); return [] })
     runJson.status = load.interrupted ? 'interrupted' : losses.length ? 'degraded' : 'done'
     runJson.cpu = summarizeCpu(timeline, { from: load.steadyStart, to: load.steadyEnd })
   } catch (err) {
@@ -149,6 +154,7 @@ export async function run (config, { log = () => {}, onProgress, signal, prepare
       if (losses.length) runJson.degraded = await describeLoss(losses, { jtl, load: runJson.load, before: runJson.placement, after: placementAfter })
       if (runJson.summary) {
         runJson.validity = judgeRun({ summary: runJson.summary, cpu: runJson.cpu, generator: runJson.load.generator, schedule: runJson.load.schedule, slo: config.slo })
+        if (timeline) runJson.diagnosis = diagnoseRun({ config, timeline, telemetry, window: steady, cpu: runJson.cpu, generator: runJson.load.generator, validity: runJson.validity, summary: runJson.summary })
       }
     }
     runJson.finishedAt = new Date().toISOString()

@@ -129,3 +129,15 @@ export function serverCores (config, machineCores) {
   const quota = shape.cpusPerReplica === undefined ? Infinity : shape.cpusPerReplica * shape.replicas
   return Math.min(quota, shape.replicas * shape.workers, machineCores)
 }
+
+/**
+ * The CPU a deployed shape is given, in cores, whatever its processes can use of it: its quota over all replicas, else
+ * the cores it is pinned to, else the machine's.
+ * @param {{ strategy: string, instances: number, cpusPerInstance?: number }} config
+ * @param {number} machineCores
+ */
+export function serverAllowance (config, machineCores) {
+  const shape = deploymentShape(config)
+  if (shape.cpusPerReplica !== undefined) return Math.min(shape.cpusPerReplica * shape.replicas, machineCores)
+  return shape.pinnedCores ? Math.min(shape.pinnedCores, machineCores) : machineCores
+}

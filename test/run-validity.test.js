@@ -104,6 +104,8 @@ test('a server held back by a tiny CPU quota: the run measures the throttling an
   assert.ok(run.cpu.throttling.msPerSecond > 400, JSON.stringify(run.cpu.throttling))
   assert.ok(names(run.validity).includes('throttled'), JSON.stringify(run.validity))
   assert.match(r.stdout, /warning throttled: the CPU quota held the server back in \d+% of its periods/)
+  assert.equal(run.diagnosis.bottleneck.kind, 'cpu-quota', JSON.stringify(run.diagnosis.bottleneck))
+  assert.match(r.stdout, /bottleneck: cpu-quota — throttled in \d+% of CFS periods/)
 })
 
 test('a server that warms up slowly, measured for 6 s: flagged unstable, and the summary says so', { timeout: 60000 }, async () => {
@@ -140,6 +142,7 @@ test('a load generator starved by its own CPU quota is flagged generator-saturat
     assert.ok(run.load.generator.share >= THRESHOLDS.generatorBusy, JSON.stringify(run.load.generator))
     assert.ok(names(run.validity).includes('generator-saturated'), JSON.stringify(run.validity))
     assert.equal(run.validity.ok, false)
+    assert.equal(run.diagnosis.bottleneck.kind, 'load-generator', JSON.stringify(run.diagnosis.bottleneck))
   } finally {
     if (existsSync(group)) rmdirSync(group)
   }

@@ -70,6 +70,7 @@ test('swarm: a container at a tiny CPU quota: the RC counts its throttled period
   assert.ok(run.cpu.throttling.share > 0.5, JSON.stringify(run.cpu.throttling))
   assert.ok(run.cpu.containers[0].throttling.throttledPeriods > 10, JSON.stringify(run.cpu.containers[0].throttling))
   assert.ok(run.validity.flags.some(f => f.name === 'throttled'), JSON.stringify(run.validity))
+  assert.equal(run.diagnosis.bottleneck.kind, 'cpu-quota', JSON.stringify(run.diagnosis.bottleneck))
   await assertGone(run)
 })
 

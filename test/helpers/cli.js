@@ -4,7 +4,10 @@ import { readFileSync, readdirSync, existsSync } from 'node:fs'
 import assert from 'node:assert/strict'
 import { join, dirname } from 'node:path'
 import { fileURLToPath } from 'node:url'
+import { BOTTLENECK_RULES } from '../../analyzer/bottleneck.js'
+import { deploymentShape } from '../../lib/strategies.js'
 
+const BOTTLENECK_KINDS = [...BOTTLENECK_RULES.map(r => r.kind), 'none']
 export const ROOT = dirname(dirname(dirname(fileURLToPath(import.meta.url))))
 
 /**
@@ -96,5 +99,36 @@ export function assertCompleteRun (out, { strategy, instances }) {
   const timeline = JSON.parse(readFileSync(join(dir, 'timeline.json'), 'utf8'))
   assert.ok(timeline.samples.length >= 2)
   assert.deepEqual(readdirSync(dir).filter(f => f.endsWith('.tmp')), [], 'no temp files left')
+  assertDiagnosis(run)
   return { dir, run }
+}
+
+/** The role each process shape adds to the workers' (a cluster's primary, PM2's daemon), and the balancer's. */
+const SHAPE_ROLE = { up: null, cm: 'primary', pm2: 'pm2-daemon', hs: 'load-balancer' }
+
+/**
+ * A run's diagnosis: a bottleneck of a known kind with its evidence; every instance's telemetry (one per worker, a
+ * cluster's primary too); the strategy's own role among the roles, which sum to the host's busy cores.
+ * @param {any} run
+ */
+export function assertDiagnosis (run) {
+  const d = run.diagnosis
+  assert.ok(d, 'run.json has a diagnosis')
+  assert.ok(BOTTLENECK_KINDS.includes(d.bottleneck.kind), d.bottleneck.kind)
+  assert.ok(['high', 'medium', 'low'].includes(d.bottleneck.confidence))
+  assert.ok(d.bottleneck.evidence.length > 0 || d.bottleneck.kind === 'none', JSON.stringify(d.bottleneck))
+  const { strategy } = run.config
+  const workers = d.instances.filter(i => i.role === 'worker')
+  // one per process that serves: up's one process whatever its vCPUs, each worker, PM2 instance or replica
+  const serving = deploymentShape(run.config).answering
+  assert.equal(new Set(workers.map(i => i.id)).size, serving, `one telemetry per serving process: ${JSON.stringify(d.instances.map(i => i.id))}`)
+  for (const i of workers) assert.ok(i.samples >= 1 && i.elu >= 0 && i.elu <= 1 && i.heapMB > 0, JSON.stringify(i))
+  assert.equal(d.instances.some(i => i.role === 'primary'), strategy === 'cm', 'a cluster\'s primary says its own')
+  const role = SHAPE_ROLE[strategy]
+  if (role) assert.ok(role in d.roles, `${strategy}: ${role} among ${JSON.stringify(d.roles)}`)
+  assert.ok(d.roles.workers > 0.02, JSON.stringify(d.roles))
+  const sum = Object.values(d.roles).reduce((a, b) => a + b, 0)
+  // `other` is the host's rest, never negative: the roles make the host's busy cores, or a little more when the
+  // processes' own counters ran ahead of /proc/stat's
+  assert.ok(sum >= d.host.busy - 0.02 && sum <= d.host.busy + 0.3, `roles ${sum} vs host ${d.host.busy}`)
 }

@@ -1,0 +1,220 @@
+// What limited a run: one row per kind of bottleneck, tried in order; the first whose figures are over their thresholds
+// names the run's bottleneck, the others that also hold are said beside it, and every figure that decided is evidence.
+import { deploymentShape, serverAllowance } from '../lib/strategies.js'
+import { summarizeInstances, summarizeLb, summarizeRoles } from './diagnosis-figures.js'
+
+/** The thresholds the rules read (a share is 0..1, cores are CPU cores, idle is a percent of the host). */
+export const BOTTLENECK_THRESHOLDS = Object.freeze({
+  generatorShare: 0.9, // the generator's busiest process at 90% of the cores it may use
+  throttledShare: 0.5, // the server's groups throttled in half the CFS periods or more: held at the quota
+  hostIdlePct: 5, // the host's cores all busy
+  lbCores: 0.9, // HAProxy's CPU: about one core (it balances on one thread per core it is given)
+  lbQueue: 1, // requests waiting in HAProxy for a server, on average
+  elu: 0.95, // an event loop busy 95% of the time or more: saturated
+  gcShare: 0.2, // a fifth of an instance's time in GC pauses
+  gcElu: 0.8, // ... while its loop is mostly busy
+  ioElu: 0.7, // loops mostly idle
+  ioWait: 5, // and a request's latency at least 5 times the loop time it costs: it waits on something else
+  ioLatencyMs: 2 // ... and long enough not to be the network's and the generator's own fixed cost
+})
+
+const T = BOTTLENECK_THRESHOLDS
+const pct = (x) => `${Math.round(x * 100)}%`
+const fix = (x, d = 2) => Number(x).toFixed(d)
+
+/**
+ * @typedef {{ figure: string, value: number, threshold?: number, op?: string, says: string }} Evidence
+ * @typedef {{ instances: any[], workers: any[], roles: Record<string, number> | null, hostIdle: number | null,
+ *   hostCores: number | null, server: number | null, allowance: number, throttling: { share: number, msPerSecond:
+ *   number } | null, generator: { share: number | null, cores: number | null } | null, generatorFlagged: boolean, lb:
+ *   any, latencyMs: number | null, throughput: number | null }} Facts
+ * @typedef {{ kind: string, needs: string, test: (f: Facts) => Evidence[] | null, line: (f: Facts, ev: Evidence[]) =>
+ *   string }} Rule
+ * @typedef {{ kind: string, confidence: 'high'|'medium'|'low', line: string, evidence: Evidence[], also: { kind:
+ *   string, line: string }[], unchecked: string[] }} Bottleneck
+ */
+
+const busiest = (list) => list.reduce((a, b) => (b.elu > (a?.elu ?? -1) ? b : a), null)
+const hostIdleEvidence = (f) => (f.hostIdle === null ? [] : [{ figure: 'host-idle', value: f.hostIdle, says: `host ${Math.round(f.hostIdle)}% idle` }])
+
+/** @type {Rule[]} */
+export const BOTTLENECK_RULES = [
+  {
+    kind: 'load-generator',
+    needs: 'the generator meter',
+    test: (f) => {
+      const share = f.generator?.share ?? null
+      if (!f.generatorFlagged && !(share !== null && share >= T.generatorShare)) return null
+      return [{ figure: 'generator-share', value: share ?? 1, threshold: T.generatorShare, op: '>=', says: share === null ? 'the run\'s validity flags the generator saturated' : `the load generator at ${pct(share)} of the cores it may use${f.generatorFlagged ? ' (the run is flagged generator-saturated)' : ''}` }]
+    },
+    line: (f, ev) => `${ev[0].says}; the server was not the limit`
+  },
+  {
+    kind: 'cpu-quota',
+    needs: 'the quota groups\' cpu.stat',
+    test: (f) => {
+      if (!f.throttling || f.throttling.share < T.throttledShare) return null
+      return [
+        { figure: 'throttled-share', value: f.throttling.share, threshold: T.throttledShare, op: '>=', says: `throttled in ${pct(f.throttling.share)} of CFS periods (${Math.round(f.throttling.msPerSecond)} ms/s held back)` },
+        ...(f.server === null ? [] : [{ figure: 'server-cores', value: f.server, threshold: f.allowance, says: `${fix(f.server)} cores of ${fix(f.allowance, 1)} allowed` }])
+      ]
+    },
+    line: (f, ev) => ev.map(e => e.says).join(', ')
+  },
+  {
+    kind: 'host-cpu',
+    needs: 'the host\'s /proc/stat',
+    test: (f) => {
+      if (f.hostIdle === null || f.hostIdle >= T.hostIdlePct) return null
+      const top = Object.entries(f.roles ?? {}).sort((a, b) => b[1] - a[1]).slice(0, 3).map(([r, c]) => `${r} ${fix(c)}`).join(', ')
+      return [{ figure: 'host-idle', value: f.hostIdle, threshold: T.hostIdlePct, op: '<', says: `host ${fix(f.hostIdle, 1)}% idle of ${f.hostCores} cores${top ? ` (${top} cores)` : ''}` }]
+    },
+    line: (f, ev) => ev[0].says
+  },
+  {
+    kind: 'load-balancer',
+    needs: 'the load balancer\'s CPU or stats',
+    test: (f) => {
+      const cores = f.roles?.['load-balancer']
+      const ev = []
+      if (cores !== undefined && cores >= T.lbCores) ev.push({ figure: 'lb-cores', value: cores, threshold: T.lbCores, op: '>=', says: `HAProxy at ${fix(cores)} cores` })
+      if (f.lb && f.lb.queue >= T.lbQueue) ev.push({ figure: 'lb-queue', value: f.lb.queue, threshold: T.lbQueue, op: '>=', says: `${fix(f.lb.queue, 1)} requests queued in HAProxy on average (at most ${f.lb.maxQueue})` })
+      return ev.length ? ev : null
+    },
+    line: (f, ev) => ev.map(e => e.says).join(', ')
+  },
+  {
+    kind: 'gc',
+    needs: 'the instances\' telemetry',
+    test: (f) => {
+      const hit = f.workers.filter(i => i.gcShare >= T.gcShare && i.elu >= T.gcElu).sort((a, b) => b.gcShare - a.gcShare)[0]
+      if (!hit) return null
+      return [{ figure: 'gc-share', value: hit.gcShare, threshold: T.gcShare, op: '>=', says: `instance ${hit.id} ${pct(hit.gcShare)} of its time in GC (ELU ${fix(hit.elu)}, heap ${hit.heapMB} MB)` }]
+    },
+    line: (f, ev) => ev[0].says
+  },
+  {
+    kind: 'event-loop',
+    needs: 'the instances\' telemetry',
+    test: (f) => {
+      const top = busiest(f.workers)
+      if (!top || top.elu < T.elu) return null
+      const saturated = f.workers.filter(i => i.elu >= T.elu).length
+      return [
+        { figure: 'elu', value: top.elu, threshold: T.elu, op: '>=', says: `instance ${top.id} ELU ${fix(top.elu)}${f.workers.length > 1 ? ` (${saturated} of ${f.workers.length} instances at ${T.elu} or more)` : ''}` },
+        { figure: 'instance-cores', value: top.cpu, says: `${fix(top.cpu)} cores of ${fix(f.allowance, 1)} allowed` },
+        ...hostIdleEvidence(f)
+      ]
+    },
+    line: (f, ev) => ev.map(e => e.says).join(', ')
+  },
+  {
+    kind: 'io',
+    needs: 'the instances\' telemetry and the latency',
+    test: (f) => {
+      if (!f.workers.length || !f.latencyMs || !f.throughput) return null
+      const elu = f.workers.reduce((s, i) => s + i.elu, 0) / f.workers.length
+      // the loops' busy time a request costs, against how long a request takes: the rest is waiting elsewhere
+      const loopMs = f.workers.reduce((s, i) => s + i.elu, 0) * 1000 / f.throughput
+      const wait = loopMs > 0 ? f.latencyMs / loopMs : Infinity
+      if (elu >= T.ioElu || wait < T.ioWait || f.latencyMs < T.ioLatencyMs) return null
+      return [
+        { figure: 'mean-elu', value: elu, threshold: T.ioElu, op: '<', says: `event loops ${pct(elu)} busy` },
+        { figure: 'wait-ratio', value: wait, threshold: T.ioWait, op: '>=', says: `a request takes ${fix(f.latencyMs, 1)} ms for ${fix(loopMs, 2)} ms of its loop's time` },
+        ...(f.server === null ? [] : [{ figure: 'server-cores', value: f.server, says: `${fix(f.server)} cores of ${fix(f.allowance, 1)} allowed (the I/O threads' work included)` }])
+      ]
+    },
+    line: (f, ev) => ev.map(e => e.says).join(', ')
+  }
+]
+
+/**
+ * Judges a run from its figures (analyzer/diagnosis-figures.js): the first rule that holds is the bottleneck, with its
+ * evidence; `also` names the other rules that hold. When none does, `none`: nothing was at its limit, the offered load
+ * was below the capacity. Confidence is `high` when one rule holds, `medium` when several do, `low` when none does but
+ * a figure is near its threshold or a rule could not be checked (no telemetry).
+ * @param {Facts} f
+ * @returns {Bottleneck}
+ */
+export function judgeBottleneck (f) {
+  const held = []
+  const unchecked = []
+  for (const rule of BOTTLENECK_RULES) {
+    if (rule.needs.includes('telemetry') && !f.instances.length) { unchecked.push(rule.kind); continue }
+    const ev = rule.test(f)
+    if (ev) held.push({ rule, ev })
+  }
+  if (held.length) {
+    const [first, ...rest] = held
+    return {
+      kind: first.rule.kind,
+      confidence: rest.length ? 'medium' : 'high',
+      line: first.rule.line(f, first.ev),
+      evidence: first.ev,
+      also: rest.map(h => ({ kind: h.rule.kind, line: h.rule.line(f, h.ev) })),
+      unchecked
+    }
+  }
+  const top = busiest(f.workers)
+  const near = (top && top.elu >= T.elu - 0.1) || (f.hostIdle !== null && f.hostIdle < 3 * T.hostIdlePct) || unchecked.length > 0
+  /** @type {Evidence[]} */
+  const evidence = [
+    ...(top ? [{ figure: 'elu', value: top.elu, threshold: T.elu, op: '<', says: `busiest instance ${top.id} ELU ${fix(top.elu)}` }] : []),
+    ...(f.server === null ? [] : [{ figure: 'server-cores', value: f.server, says: `${fix(f.server)} cores of ${fix(f.allowance, 1)} allowed` }]),
+    ...hostIdleEvidence(f)
+  ]
+  return {
+    kind: 'none',
+    confidence: near ? 'low' : 'high',
+    line: `nothing at its limit: ${evidence.map(e => e.says).join(', ') || 'no figures'}; the offered load was below the capacity`,
+    evidence,
+    also: [],
+    unchecked
+  }
+}
+
+/**
+ * The facts of a run for judgeBottleneck, from what run.json and the deployment hold.
+ * @param {{ config: any, instances: any[], roles: ReturnType<typeof import('./diagnosis-figures.js').summarizeRoles>,
+ *   lb: any, cpu: any, generator: any, validity: any, summary: any }} run
+ * @returns {Facts}
+ */
+export function factsOf ({ config, instances, roles, lb, cpu, generator, validity, summary }) {
+  const hostCores = roles?.hostCores ?? cpu?.host?.cores?.length ?? null
+  const hostIdle = cpu?.host?.overall === undefined || cpu?.host?.overall === null ? null : 100 - cpu.host.overall
+  return {
+    instances,
+    workers: instances.filter(i => i.role === 'worker'),
+    roles: roles?.roles ?? null,
+    hostIdle,
+    hostCores,
+    server: roles?.server ?? cpu?.total ?? null,
+    allowance: serverAllowance(config, hostCores ?? 1),
+    throttling: cpu?.throttling ?? null,
+    generator: generator ?? null,
+    generatorFlagged: Boolean(validity?.flags?.some(x => x.name === 'generator-saturated')),
+    lb,
+    latencyMs: summary?.latency?.mean ?? null,
+    throughput: summary?.throughput ?? null
+  }
+}
+
+/**
+ * A run's `diagnosis`: its bottleneck and the figures behind it, over the steady window: CPU by role (in cores, summing
+ * to the host's busy cores), each instance's event loop, HAProxy's queue where it was read.
+ * @param {{ config: any, timeline: any, telemetry: import('../lib/telemetry.js').TelemetryRecord[], window: { from:
+ *   number, to: number }, cpu: any, generator: any, validity: any, summary: any }} run
+ */
+export function diagnoseRun ({ config, timeline, telemetry, window, cpu, generator, validity, summary }) {
+  const instances = summarizeInstances(telemetry)
+  const roles = summarizeRoles({ timeline, window, instances, processShape: deploymentShape(config).process, generatorCores: generator?.cores ?? null })
+  const lb = summarizeLb(timeline?.lb, window)
+  const bottleneck = judgeBottleneck(factsOf({ config, instances, roles, lb, cpu, generator, validity, summary }))
+  return {
+    bottleneck,
+    roles: roles?.roles ?? null,
+    host: roles ? { cores: roles.hostCores, busy: roles.hostBusy } : null,
+    instances,
+    ...(lb ? { lb } : {})
+  }
+}

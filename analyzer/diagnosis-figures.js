@@ -1,0 +1,103 @@
+// The figures a bottleneck is judged by, over a run's steady window: each instance's event loop, GC and CPU (from its
+// telemetry), CPU by role (the sampler's roles, the generator's meter, the rest of the host), HAProxy's queue.
+
+const round3 = (x) => Math.round(x * 1000) / 1000
+const mean = (xs) => (xs.length ? xs.reduce((a, b) => a + b, 0) / xs.length : null)
+
+/** The roles a run's CPU is split into, in the order tables show them. */
+export const ROLES = Object.freeze(['workers', 'primary', 'pm2-daemon', 'load-balancer', 'rc', 'load-generator', 'other'])
+
+/**
+ * Per instance (one process of the server: a worker, a PM2 instance, a replica, a cluster's primary), its telemetry
+ * over the window: mean event-loop utilisation and CPU, event-loop delay (mean of the per-second p50 and p99, the
+ * highest max), the share of its time in GC, its heap at the end.
+ * @param {import('../lib/telemetry.js').TelemetryRecord[]} records
+ */
+export function summarizeInstances (records) {
+  /** @type {Map<string, import('../lib/telemetry.js').TelemetryRecord[]>} */
+  const byId = new Map()
+  for (const r of records) {
+    const key = `${r.id}@${r.pid}`
+    if (!byId.has(key)) byId.set(key, [])
+    byId.get(key).push(r)
+  }
+  return [...byId.values()].map(rs => {
+    rs.sort((a, b) => a.t - b.t)
+    const ms = rs.reduce((s, r) => s + r.ms, 0)
+    return {
+      id: rs[0].id,
+      pid: rs[0].pid,
+      role: rs[0].role,
+      samples: rs.length,
+      elu: round3(mean(rs.map(r => r.elu))),
+      cpu: round3(mean(rs.map(r => r.cpu))),
+      delay: {
+        p50: round3(mean(rs.map(r => r.delay.p50))),
+        p99: round3(mean(rs.map(r => r.delay.p99))),
+        max: round3(Math.max(...rs.map(r => r.delay.max)))
+      },
+      gcShare: ms > 0 ? round3(rs.reduce((s, r) => s + r.gcMs, 0) / ms) : 0,
+      heapMB: rs.at(-1).heapMB
+    }
+  }).sort((a, b) => (a.role === b.role ? a.id.localeCompare(b.id, 'en', { numeric: true }) : a.role === 'primary' ? -1 : 1))
+}
+
+/**
+ * The timeline's samples whose interval's midpoint lies in the window (the rule of rc/cpu-summary.js).
+ * @param {{ intervalMs?: number, samples?: any[] } | null} timeline
+ * @param {{ from: number, to: number }} window
+ */
+function inWindow (timeline, { from, to }) {
+  const half = (timeline?.intervalMs ?? 1000) / 2
+  return (timeline?.samples ?? []).filter(s => s.t - half >= from && s.t - half <= to)
+}
+
+/**
+ * Where the host's cores went over the window, in cores, role by role; `other` is the rest of the host's busy time
+ * (the kernel, Docker, whatever else runs), so the roles sum to the host's busy cores. The server's CPU (its cgroup or
+ * its containers) is split by the instances' telemetry: a cluster's primary says its own, PM2's daemon is what the
+ * server used beyond its instances, the workers the rest.
+ * @param {{ timeline: any, window: { from: number, to: number }, instances: ReturnType<typeof summarizeInstances>,
+ *   processShape: string, generatorCores: number | null }} input
+ */
+export function summarizeRoles ({ timeline, window, instances, processShape, generatorCores }) {
+  const samples = inWindow(timeline, window)
+  if (!samples.length) return null
+  const hostBusy = mean(samples.map(s => s.host.filter(x => x !== null).reduce((a, b) => a + b, 0) / 100))
+  const server = mean(samples.map(s => s.serverTotal ?? 0))
+  const sumOf = (role) => instances.filter(i => i.role === role).reduce((s, i) => s + i.cpu, 0)
+  /** @type {Record<string, number>} */
+  const roles = {}
+  const primary = sumOf('primary')
+  if (processShape === 'cluster') roles.primary = primary
+  if (processShape === 'pm2' && instances.length) {
+    roles.workers = Math.min(server, sumOf('worker'))
+    roles['pm2-daemon'] = Math.max(0, server - roles.workers)
+  } else {
+    roles.workers = Math.max(0, server - (roles.primary ?? 0))
+  }
+  const others = new Set(samples.flatMap(s => Object.keys(s.roles ?? {})))
+  for (const role of others) roles[role] = mean(samples.map(s => s.roles?.[role] ?? 0))
+  if (generatorCores !== null) roles['load-generator'] = generatorCores
+  const known = Object.values(roles).reduce((a, b) => a + b, 0)
+  roles.other = Math.max(0, hostBusy - known)
+  const ordered = Object.fromEntries([...ROLES, ...Object.keys(roles).filter(r => !ROLES.includes(r))].filter(r => r in roles).map(r => [r, round3(roles[r])]))
+  return { roles: ordered, hostBusy: round3(hostBusy), hostCores: timeline.cpus, server: round3(server) }
+}
+
+/**
+ * HAProxy's figures over the window (a local run's `lb` timeline): mean sessions, queue and its highest, request rate.
+ * @param {{ t: number, sessions: number, queue: number, rate: number }[] | undefined} lb
+ * @param {{ from: number, to: number }} window
+ */
+export function summarizeLb (lb, { from, to }) {
+  const s = (lb ?? []).filter(x => x.t >= from && x.t <= to + 1000)
+  if (!s.length) return null
+  return {
+    samples: s.length,
+    sessions: round3(mean(s.map(x => x.sessions))),
+    queue: round3(mean(s.map(x => x.queue))),
+    maxQueue: Math.max(...s.map(x => x.queue)),
+    rate: round3(mean(s.map(x => x.rate)))
+  }
+}
