@@ -5,6 +5,8 @@ import { fitUsl } from './usl-fit.js'
 import { fTest1 } from './stats-math.js'
 import { jointData, fitSeparate, testShared } from './group-tests.js'
 import { adviseTest } from './power.js'
+import { readRunList } from './report-runs.js'
+import { whyCurvesBend } from './why-bends.js'
 
 /**
  * @typedef {import('./group-tests.js').TestResult} TestResult
@@ -111,7 +113,11 @@ export async function compare (sources, { model = 'usl', x, groupBy, bootstrap =
     }
   }
   if (!rows.length) throw new NsError('NS_ERR_BAD_DATA', `${sources.join(', ')}: no groups of points to compare`)
-  return { sources, x: loaded.x, groupBy: loaded.groupBy, skipped: loaded.skipped, rows, overlaps: overlapping, pairs }
+  // why each curve bends: the bottleneck its runs name at each N (sweep folders only: a CSV has no runs)
+  const { runs } = await readRunList(sources)
+  const fitted = new Map(rows.filter(r => r.model === 'usl').map(r => [r.name, r]))
+  const bends = whyCurvesBend(loaded.groups.map(g => ({ ...g, fits: fitted.has(g.name) ? { usl: fitted.get(g.name) } : {} })), runs)
+  return { sources, x: loaded.x, groupBy: loaded.groupBy, skipped: loaded.skipped, rows, overlaps: overlapping, pairs, bends }
 }
 
 /**

@@ -168,6 +168,32 @@ function cpuSpec (report) {
   }
 }
 
+/** Stacked bars of the cores by role against N, one panel per group: where the host's cores went as N grew. */
+function rolesSpec (report) {
+  const rows = (report.comparison?.bends ?? []).flatMap(b => b.steps.flatMap(s => Object.entries(s.roles ?? {}).map(([role, cores], i) => ({
+    group: b.group, n: s.n, role, order: i, cores, label: `${b.group} N=${s.n}: ${role} ${cores.toFixed(2)} cores (${s.kind ?? 'no diagnosis'})`
+  }))))
+  if (!rows.length) return null
+  return {
+    title: { text: 'Where the cores went, by role', subtitle: 'mean cores of each role over the steady window at each N; the bars sum to the host\'s busy cores' },
+    data: { values: rows },
+    facet: { field: 'group', type: 'nominal', title: null },
+    columns: 3,
+    spec: {
+      width: FIT_WIDTH,
+      height: FIT_HEIGHT,
+      mark: { type: 'bar' },
+      encoding: {
+        x: { field: 'n', type: 'ordinal', title: xTitle(report).split(' (')[0] },
+        y: { field: 'cores', type: 'quantitative', title: 'cores', stack: 'zero' },
+        color: { field: 'role', type: 'nominal', title: 'role', sort: ['workers', 'primary', 'pm2-daemon', 'load-balancer', 'rc', 'load-generator', 'other'] },
+        order: { field: 'order', type: 'quantitative' },
+        description: { field: 'label' }
+      }
+    }
+  }
+}
+
 /**
  * Every chart of a report as SVG text (null where there is nothing to draw).
  * @param {import('./report.js').Report} report
@@ -186,6 +212,7 @@ export async function renderCharts (report, opts = {}) {
   const fits = new Map()
   for (const g of report.groups) fits.set(g.name, await draw(fitSpec(report, g)))
   const cpu = await draw(cpuSpec(report))
-  const count = [throughput, latency, clusterCpu, cpu, ...fits.values()].filter(Boolean).length
-  return { throughput, latency, clusterCpu, fits, cpu, count }
+  const roles = await draw(rolesSpec(report))
+  const count = [throughput, latency, clusterCpu, cpu, roles, ...fits.values()].filter(Boolean).length
+  return { throughput, latency, clusterCpu, fits, cpu, roles, count }
 }

@@ -1,6 +1,6 @@
 // The report as one self-contained HTML file: inline CSS, inline SVG charts, no script and nothing fetched at view
 // time.
-import { fitsTable, verdictLines, pointsTable, fitNote, cpuTableOf, environmentTable, runsTable, overviewLine, cellText, correlationsTable, correlationNotes, CORRELATIONS_HINT, pairsTable, PAIRS_HINT, searchesTable, SEARCHES_HINT } from './report-tables.js'
+import { fitsTable, verdictLines, pointsTable, fitNote, cpuTableOf, environmentTable, runsTable, overviewLine, cellText, correlationsTable, correlationNotes, CORRELATIONS_HINT, pairsTable, PAIRS_HINT, searchesTable, SEARCHES_HINT, bendsTable, BENDS_HINT } from './report-tables.js'
 import { excludedLine } from './run-validity.js'
 
 const ESCAPES = { '&': '&amp;', '<': '&lt;', '>': '&gt;', '"': '&quot;', "'": '&#39;' }
@@ -106,6 +106,13 @@ function correlationsSection (report) {
     correlationNotes(c).map(n => `<p class="hint">${esc(n)}</p>`).join('') + '</section>'
 }
 
+function bendsSection (report, charts) {
+  const bends = (report.comparison?.bends ?? []).filter(b => b.kind)
+  if (!bends.length) return ''
+  return '<section id="why"><h2>Why the curves bend</h2>' + '<ul class="verdicts">' + bends.map(b => `<li>${esc(b.sentence)}</li>`).join('') + '</ul>' +
+    `<p class="hint">${esc(BENDS_HINT)}</p>` + htmlTable(bendsTable(bends), { cls: 'bends' }) + `<div class="charts">${figure(charts.roles, 'roles')}</div></section>`
+}
+
 function searchesSection (report) {
   if (!report.searches.length) return ''
   return '<section id="capacity"><h2>Capacity searches</h2>' + `<p class="hint">${esc(SEARCHES_HINT)}</p>` +
@@ -158,6 +165,7 @@ ${report.notes.map(noteBox).join('\n')}
 </header>
 ${fitsSection(report, charts)}
 ${pointsSection(report, charts)}
+${bendsSection(report, charts)}
 ${searchesSection(report)}
 ${correlationsSection(report)}
 ${cpuSection(report, charts)}

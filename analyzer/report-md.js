@@ -1,5 +1,5 @@
 // The report as Markdown for a terminal or a CI summary: the same tables and verdicts as the HTML, no charts.
-import { fitsTable, verdictLines, pointsTable, fitNote, cpuTableOf, environmentTable, runsTable, overviewLine, cellText, correlationsTable, correlationNotes, CORRELATIONS_HINT, pairsTable, PAIRS_HINT, searchesTable, SEARCHES_HINT } from './report-tables.js'
+import { fitsTable, verdictLines, pointsTable, fitNote, cpuTableOf, environmentTable, runsTable, overviewLine, cellText, correlationsTable, correlationNotes, CORRELATIONS_HINT, pairsTable, PAIRS_HINT, searchesTable, SEARCHES_HINT, bendsTable, BENDS_HINT } from './report-tables.js'
 import { excludedLine } from './run-validity.js'
 
 const mdCell = c => cellText(c).replace(/\|/g, '\\|').replace(/\n/g, ' ') || ' '
@@ -40,6 +40,8 @@ export function renderMarkdown (report) {
       if (g.notes.length) out.push('')
     }
   }
+  const bends = (report.comparison?.bends ?? []).filter(b => b.kind)
+  if (bends.length) out.push('## Why the curves bend', '', ...bends.map(b => `- ${b.sentence}`), '', BENDS_HINT, '', mdTable(bendsTable(bends)), '')
   if (report.searches.length) out.push('## Capacity searches', '', SEARCHES_HINT, '', mdTable(searchesTable(report)), '')
   if (report.correlations) {
     out.push('## Correlations', '', CORRELATIONS_HINT, '', mdTable(correlationsTable(report.correlations)), '')

@@ -254,3 +254,23 @@ export function correlationNotes (corr) {
   }
   return lines
 }
+
+export const BENDS_HINT = 'What limited each group\'s runs at each N (the bottleneck most of its runs name; a capacity ' +
+  'search reads it beyond its capacity, where it missed), and where the host\'s cores went, role by role, in cores: the ' +
+  'server\'s workers, a cluster\'s primary, PM2\'s daemon, the load balancer, the RC, the load generator, and the rest.'
+
+/**
+ * Why the curves bend: per group and N, the bottleneck and the cores by role (the roles any step has, in order).
+ * @param {import('./why-bends.js').Bend[]} bends
+ * @returns {Table}
+ */
+export function bendsTable (bends) {
+  const said = bends.filter(b => b.kind)
+  const roles = [...new Set(said.flatMap(b => b.steps.flatMap(s => Object.keys(s.roles ?? {}))))]
+  const kindText = s => (s.kind ?? '-') + (Object.keys(s.kinds).length > 1 ? ` (${Object.entries(s.kinds).map(([k, c]) => `${c} ${k}`).join(', ')})` : '')
+  return {
+    header: ['group', 'N', 'runs', 'bottleneck', ...roles.map(r => `${r} (cores)`), 'evidence'],
+    rows: said.flatMap(b => b.steps.map(s => [b.group, String(s.n), String(s.runs), kindText(s),
+      ...roles.map(r => (s.roles && ok(s.roles[r]) ? { text: s.roles[r].toFixed(2), value: s.roles[r] } : '-')), s.line ?? '-']))
+  }
+}

@@ -107,9 +107,26 @@ export function formatCompare (r) {
   if (r.overlaps.length) out.push('', ...r.overlaps.map(o => o.line))
   const tests = pairLines(r)
   if (tests.length) out.push('', ...tests)
+  const bends = bendLines(r.bends)
+  if (bends.length) out.push('', ...bends)
   const excluded = r.rows.filter(x => excludedLine(x)).map(x => `${x.name}: ${excludedLine(x)}`)
   if (excluded.length) out.push('', ...excluded)
   const skipped = skippedLine(r.skipped, r.x)
   if (skipped) out.push('', skipped)
   return out.join('\n')
+}
+
+/**
+ * Why each curve bends: the sentence per group, then the bottleneck at each N.
+ * @param {import('./why-bends.js').Bend[] | undefined} bends
+ */
+export function bendLines (bends) {
+  const said = (bends ?? []).filter(b => b.kind)
+  if (!said.length) return []
+  const out = ['why the curves bend (the bottleneck each N\'s runs name; analyzer report charts the cores by role):']
+  for (const b of said) {
+    out.push(`  ${b.sentence}`)
+    out.push(`    ${b.steps.map(s => `N=${s.n} ${s.kind ?? '-'}${Object.keys(s.kinds).length > 1 ? ` (${Object.entries(s.kinds).map(([k, c]) => `${c} ${k}`).join(', ')})` : ''}`).join(' · ')}`)
+  }
+  return out
 }

@@ -1,0 +1,85 @@
+// Why a group's curve bends: the bottleneck of its runs at each N, the CPU by role against N, and one sentence that
+// ties the limit the runs name to the coefficient the fit shows it as.
+import { ROLES } from './diagnosis-figures.js'
+
+const round3 = (x) => Math.round(x * 1000) / 1000
+const fix = (x, d = 2) => Number(x).toFixed(d)
+
+/** What each kind of bottleneck means for the curve, in the words of the sentence ("from N = 3 ..."). */
+export const KIND_STORY = Object.freeze({
+  'event-loop': 'the event loop is saturated: CPU given beyond its one thread goes unused',
+  'cpu-quota': 'the instances are held at their CPU quota: throughput follows the quota',
+  'host-cpu': 'the host\'s cores are all busy: the machine, shared with the load generator, is the ceiling',
+  'load-balancer': 'the load balancer is the contention',
+  'load-generator': 'the load generator is the limit: these points measure it, not the server',
+  gc: 'garbage collection takes a large share of the instances\' time',
+  io: 'the instances wait on I/O, not on CPU',
+  none: 'nothing reached its limit in the measured runs'
+})
+
+/**
+ * @typedef {{ n: number, runs: number, kind: string | null, kinds: Record<string, number>, line: string | null, roles:
+ *   Record<string, number> | null }} BendStep kind: the most frequent bottleneck at this N (null when no run said)
+ * @typedef {{ group: string, unit: string, steps: BendStep[], from: number | null, kind: string | null, sentence:
+ *   string }} Bend
+ */
+
+/**
+ * The most frequent kind in a count (ties: the first in order of appearance).
+ * @param {Record<string, number>} kinds
+ */
+const topKind = (kinds) => Object.entries(kinds).reduce((a, b) => (b[1] > a[1] ? b : a), ['', 0])[0] || null
+
+/**
+ * Per group: each N's bottleneck (the kind most of its runs name, with the line of the last such run), the mean CPU by
+ * role, and the sentence: from which N on the same limit holds to the largest N, what it is, and the USL coefficient it
+ * shows as (σ when contention dominates the fit, λ when coherency does).
+ * @param {{ name: string, unit: string, observations: { n: number, run: string | null }[], fits?: Record<string, any>
+ *   }[]} groups
+ * @param {{ id: string, diagnosis: any }[]} runs
+ * @returns {Bend[]}
+ */
+export function whyCurvesBend (groups, runs) {
+  const byId = new Map(runs.map(r => [r.id, r]))
+  return groups.map(g => {
+    /** @type {Map<number, any[]>} */
+    const atN = new Map()
+    for (const o of g.observations) {
+      const d = o.run === null ? null : byId.get(o.run)?.diagnosis
+      if (!atN.has(o.n)) atN.set(o.n, [])
+      if (d?.bottleneck) atN.get(o.n).push(d)
+    }
+    /** @type {BendStep[]} */
+    const steps = [...atN].sort((a, b) => a[0] - b[0]).map(([n, ds]) => {
+      /** @type {Record<string, number>} */
+      const kinds = {}
+      for (const d of ds) kinds[d.bottleneck.kind] = (kinds[d.bottleneck.kind] ?? 0) + 1
+      const kind = topKind(kinds)
+      return { n, runs: ds.length, kind, kinds, line: ds.filter(d => d.bottleneck.kind === kind).at(-1)?.bottleneck.line ?? null, roles: meanRoles(ds) }
+    })
+    return { group: g.name, unit: g.unit, steps, ...sentenceOf(g, steps) }
+  })
+}
+
+/** The mean cores by role over diagnoses (a role a run lacks counts 0 there), in the roles' order. */
+function meanRoles (ds) {
+  const withRoles = ds.filter(d => d.roles)
+  if (!withRoles.length) return null
+  const names = [...new Set(withRoles.flatMap(d => Object.keys(d.roles)))]
+  names.sort((a, b) => (ROLES.indexOf(a) + 1 || 99) - (ROLES.indexOf(b) + 1 || 99))
+  return Object.fromEntries(names.map(r => [r, round3(withRoles.reduce((s, d) => s + (d.roles[r] ?? 0), 0) / withRoles.length)]))
+}
+
+function sentenceOf (g, steps) {
+  const said = steps.filter(s => s.kind)
+  if (!said.length) return { from: null, kind: null, sentence: `${g.name}: no run of this group has a diagnosis (runs made before nodescale diagnosed them)` }
+  const last = said.at(-1)
+  let from = last.n
+  for (let i = said.length - 2; i >= 0 && said[i].kind === last.kind; i--) from = said[i].n
+  const fit = g.fits?.usl && !g.fits.usl.error ? g.fits.usl : null
+  const coefficient = !fit || last.kind === 'none' || last.kind === 'load-generator'
+    ? ''
+    : fit.sigma >= fit.lambda ? ` — the ceiling the USL fit shows as contention σ = ${fix(fit.sigma, 3)}` : ` — the ceiling the USL fit shows as coherency λ = ${fix(fit.lambda, 3)}`
+  const where = from === said[0].n && said.length > 1 ? `at every N (${said[0].n}..${last.n})` : `from N = ${from}`
+  return { from, kind: last.kind, sentence: `${g.name}: ${where} ${KIND_STORY[last.kind] ?? last.kind} (N = ${last.n}: ${last.line})${coefficient}` }
+}
