@@ -1,7 +1,6 @@
 #!/usr/bin/env node
 // Benchmark of the load drivers: req/s of wrk, the autocannon driver (recording its JTL) and the JMeter driver on one
 // pinned server.
-import { spawnSync } from 'node:child_process'
 import { mkdtempSync, rmSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
@@ -9,6 +8,7 @@ import { median } from 'simple-statistics'
 import { runLoad } from '../executor/drivers/index.js'
 import { launch } from '../register/launch.js'
 import { option, parseCommandLine, withDefaults } from '../lib/options.js'
+import { runWrk } from './wrk.js'
 
 const SERVER_CPU = 1
 const LOAD_CPU = 0
@@ -41,14 +41,6 @@ async function startServer () {
   }
 }
 
-function runWrk (url, duration) {
-  const r = spawnSync('taskset', ['-c', String(LOAD_CPU), 'wrk', '-t1', `-c${CONNECTIONS}`, `-d${duration}s`, url], { encoding: 'utf8' })
-  if (r.error || r.status !== 0) throw new Error(`wrk failed (apt-get install -y wrk): ${r.error?.message ?? r.stderr}`)
-  const m = /Requests\/sec:\s*([\d.]+)/.exec(r.stdout)
-  if (!m) throw new Error(`wrk printed no Requests/sec:\n${r.stdout}`)
-  return Number(m[1])
-}
-
 async function runDriver (driver, url, { duration, warmup }, dir) {
   const r = await runLoad({ driver, url, concurrency: CONNECTIONS, duration, warmup: driver === 'jmeter' ? Math.max(2, warmup) : warmup, jtlPath: join(dir, `${driver}.jtl`), cpus: [LOAD_CPU], label: 'baseline' })
   return r.requests / ((r.steadyEnd - r.steadyStart) / 1000)
@@ -67,7 +59,7 @@ async function main () {
       // rotate the order so that no tool always runs first (or right after JMeter's JVM)
       const order = tools.map((_, i) => tools[(i + round) % tools.length])
       for (const tool of order) {
-        const rps = tool === 'wrk' ? runWrk(server.url, opts.duration) : await runDriver(tool, server.url, opts, dir)
+        const rps = tool === 'wrk' ? runWrk(server.url, opts.duration, { cpu: LOAD_CPU, connections: CONNECTIONS }) : await runDriver(tool, server.url, opts, dir)
         figures[tool].push(rps)
         console.log(`  round ${round + 1}  ${tool.padEnd(10)} ${Math.round(rps).toLocaleString('en').padStart(9)} req/s`)
       }

@@ -35,7 +35,8 @@ async function child ({ source, path, rootPid, duration, intervalMs }) {
   const group = source === 'threads' || source === 'idle'
     ? undefined
     : { kind: source, path, wrap: (cmd, args) => ({ cmd, args }), addPid () {}, pids: () => readCgroupProcs(path), remove: async () => {} }
-  const sampler = source === 'idle' ? null : createSampler({ group, pids: () => [rootPid], intervalMs })
+  // as a run samples: the server, one more process by role (the load balancer's, here the same tree's root) and itself
+  const sampler = source === 'idle' ? null : createSampler({ group, pids: () => [rootPid], roles: () => ({ 'load-balancer': [rootPid] }), self: 'rc', intervalMs })
   const keep = setInterval(() => {}, intervalMs) // idle: a timer of the same rate; otherwise it only keeps the process up
   const cpu0 = process.cpuUsage()
   const t0 = process.hrtime.bigint()
