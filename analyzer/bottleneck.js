@@ -1,7 +1,7 @@
 // What limited a run: one row per kind of bottleneck, tried in order; the first whose figures are over their thresholds
 // names the run's bottleneck, the others that also hold are said beside it, and every figure that decided is evidence.
 import { deploymentShape, serverAllowance } from '../lib/strategies.js'
-import { summarizeInstances, summarizeLb, summarizeRoles } from './diagnosis-figures.js'
+import { summarizeInstances, summarizeLb, summarizeNetwork, summarizeRoles } from './diagnosis-figures.js'
 
 /** The thresholds the rules read (a share is 0..1, cores are CPU cores, idle is a percent of the host). */
 export const BOTTLENECK_THRESHOLDS = Object.freeze({
@@ -200,21 +200,36 @@ export function factsOf ({ config, instances, roles, lb, cpu, generator, validit
 }
 
 /**
- * A run's `diagnosis`: its bottleneck and the figures behind it, over the steady window: CPU by role (in cores, summing
- * to the host's busy cores), each instance's event loop, HAProxy's queue where it was read.
+ * The figures a run's diagnosis is made of, over the steady window: CPU by role (in cores, summing to the host's busy
+ * cores), each instance's event loop, HAProxy's queue where it was read, each container's network on Swarm. The
+ * run's validity reads the roles too (something else busy on the host), before the bottleneck is judged.
  * @param {{ config: any, timeline: any, telemetry: import('../lib/telemetry.js').TelemetryRecord[], window: { from:
- *   number, to: number }, cpu: any, generator: any, validity: any, summary: any }} run
+ *   number, to: number }, generator: any }} run
  */
-export function diagnoseRun ({ config, timeline, telemetry, window, cpu, generator, validity, summary }) {
+export function diagnosisFigures ({ config, timeline, telemetry, window, generator }) {
   const instances = summarizeInstances(telemetry)
-  const roles = summarizeRoles({ timeline, window, instances, processShape: deploymentShape(config).process, generatorCores: generator?.cores ?? null })
-  const lb = summarizeLb(timeline?.lb, window)
+  return {
+    instances,
+    roles: summarizeRoles({ timeline, window, instances, processShape: deploymentShape(config).process, generatorCores: generator?.cores ?? null }),
+    lb: summarizeLb(timeline?.lb, window),
+    network: summarizeNetwork(timeline, window)
+  }
+}
+
+/**
+ * A run's `diagnosis`: its bottleneck judged from its figures (diagnosisFigures), with the figures.
+ * @param {{ config: any, figures: ReturnType<typeof diagnosisFigures>, cpu: any, generator: any, validity: any,
+ *   summary: any }} run
+ */
+export function diagnoseRun ({ config, figures, cpu, generator, validity, summary }) {
+  const { instances, roles, lb, network } = figures
   const bottleneck = judgeBottleneck(factsOf({ config, instances, roles, lb, cpu, generator, validity, summary }))
   return {
     bottleneck,
     roles: roles?.roles ?? null,
     host: roles ? { cores: roles.hostCores, busy: roles.hostBusy } : null,
     instances,
-    ...(lb ? { lb } : {})
+    ...(lb ? { lb } : {}),
+    ...(network ? { network } : {})
   }
 }

@@ -101,3 +101,28 @@ export function summarizeLb (lb, { from, to }) {
     rate: round3(mean(s.map(x => x.rate)))
   }
 }
+
+/**
+ * Each container's network over the window, in bytes per second received and sent (the RC reads its network
+ * namespace's counters on Swarm); null where no sample carries them (locally the server shares the host's network).
+ * @param {any} timeline
+ * @param {{ from: number, to: number }} window
+ * @returns {{ container: string, rxBytesPerSec: number, txBytesPerSec: number }[] | null}
+ */
+export function summarizeNetwork (timeline, window) {
+  const all = timeline?.samples ?? []
+  const samples = inWindow(timeline, window)
+  if (!samples.length) return null
+  // the counters are totals: the window's rate is the last sample's minus the one just before the window's first
+  const before = all[all.indexOf(samples[0]) - 1] ?? samples[0]
+  const last = samples.at(-1)
+  const seconds = (last.t - before.t) / 1000
+  const out = []
+  for (const [id, c] of Object.entries(last.containers ?? {})) {
+    const a = before.containers?.[id]?.net
+    const b = /** @type {any} */ (c).net
+    if (!a || !b || seconds <= 0) continue
+    out.push({ container: id, rxBytesPerSec: Math.round((b.rx - a.rx) / seconds), txBytesPerSec: Math.round((b.tx - a.tx) / seconds) })
+  }
+  return out.length ? out : null
+}

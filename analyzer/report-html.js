@@ -2,6 +2,7 @@
 // time.
 import { fitsTable, verdictLines, pointsTable, fitNote, cpuTableOf, environmentTable, runsTable, overviewLine, cellText, correlationsTable, correlationNotes, CORRELATIONS_HINT, pairsTable, PAIRS_HINT, searchesTable, SEARCHES_HINT, bendsTable, BENDS_HINT } from './report-tables.js'
 import { excludedLine } from './run-validity.js'
+import { perCoreWhy } from './why-bends.js'
 
 const ESCAPES = { '&': '&amp;', '<': '&lt;', '>': '&gt;', '"': '&quot;', "'": '&#39;' }
 /** Text for HTML content and attribute values. */
@@ -124,6 +125,8 @@ function cpuSection (report, charts) {
   if (!report.cpu.length) return out.join('') + noteBox('no per-core CPU in these runs (run.json cpu is missing or the runs did not finish)') + '</section>'
   out.push('<p class="hint">The server\'s own CPU per core over the steady window (% of one core), as in the multi-core study: the busiest and the idlest core, their difference, and the mean over all cores; averaged over repeats.</p>')
   out.push(htmlTable(cpuTableOf(report), { cls: 'cpu' }))
+  const why = report.cpu.map(perCoreWhy).filter(Boolean)
+  if (why.length) out.push('<ul class="verdicts">' + why.map(w => `<li>${esc(w)}</li>`).join('') + '</ul>')
   out.push(`<div class="charts">${figure(charts.cpu, 'cpu')}</div></section>`)
   return out.join('')
 }

@@ -1,6 +1,7 @@
 // The report as Markdown for a terminal or a CI summary: the same tables and verdicts as the HTML, no charts.
 import { fitsTable, verdictLines, pointsTable, fitNote, cpuTableOf, environmentTable, runsTable, overviewLine, cellText, correlationsTable, correlationNotes, CORRELATIONS_HINT, pairsTable, PAIRS_HINT, searchesTable, SEARCHES_HINT, bendsTable, BENDS_HINT } from './report-tables.js'
 import { excludedLine } from './run-validity.js'
+import { perCoreWhy } from './why-bends.js'
 
 const mdCell = c => cellText(c).replace(/\|/g, '\\|').replace(/\n/g, ' ') || ' '
 
@@ -50,6 +51,8 @@ export function renderMarkdown (report) {
   }
   out.push('## Per-core CPU', '')
   out.push(report.cpu.length ? mdTable(cpuTableOf(report)) : '> no per-core CPU in these runs', '')
+  const why = report.cpu.map(perCoreWhy).filter(Boolean)
+  if (why.length) out.push(...why.map(w => `- ${w}`), '')
   out.push('## Environment', '')
   out.push(report.environments.length ? mdTable(environmentTable(report)) : '> no run recorded its environment', '')
   out.push('## Runs', '')

@@ -121,10 +121,11 @@ export function cpuTable (runs) {
     const c = r.config
     // on several nodes the cores are those of every node: a node count is a configuration of its own
     const key = JSON.stringify([c.benchmark, c.strategy, c.instances, c.nodes ?? null, c.cpusPerInstance ?? null, loadLevelOf(c)])
-    if (!rows.has(key)) rows.set(key, { benchmark: c.benchmark ?? null, strategy: c.strategy ?? null, instances: c.instances ?? null, nodes: c.nodes ?? null, cpusPerInstance: c.cpusPerInstance ?? null, load: loadLevelOf(c), loadValue: c.rate ?? c.concurrency ?? 0, list: [] })
+    if (!rows.has(key)) rows.set(key, { benchmark: c.benchmark ?? null, strategy: c.strategy ?? null, instances: c.instances ?? null, nodes: c.nodes ?? null, cpusPerInstance: c.cpusPerInstance ?? null, load: loadLevelOf(c), loadValue: c.rate ?? c.concurrency ?? 0, list: [], diagnoses: [] })
     rows.get(key).list.push(r.cpu)
+    if (r.diagnosis) rows.get(key).diagnoses.push(r.diagnosis)
   }
-  return [...rows.values()].map(({ list, ...row }) => {
+  return [...rows.values()].map(({ list, diagnoses, ...row }) => {
     const coreIds = [...new Set(list.flatMap(cpu => cpu.cores.map(x => x.core)))].sort((a, b) => a - b)
     const pick = f => avg(list.map(f).filter(Number.isFinite))
     return {
@@ -136,10 +137,24 @@ export function cpuTable (runs) {
       spread: pick(cpu => cpu.spread),
       overall: pick(cpu => cpu.overall),
       hostOverall: pick(cpu => cpu.host?.overall),
-      cores: coreIds.map(core => ({ core, usage: pick(cpu => cpu.cores.find(x => x.core === core)?.usage) }))
+      cores: coreIds.map(core => ({ core, usage: pick(cpu => cpu.cores.find(x => x.core === core)?.usage) })),
+      ...bottleneckOf(diagnoses)
     }
   }).sort((a, b) => String(a.benchmark).localeCompare(String(b.benchmark)) || String(a.strategy).localeCompare(String(b.strategy)) ||
     (a.instances ?? 0) - (b.instances ?? 0) || (a.nodes ?? 0) - (b.nodes ?? 0) || a.loadValue - b.loadValue)
+}
+
+/**
+ * What limited a configuration's runs: the kind most of them name, and the mean ELU of each run's busiest instance.
+ * @param {any[]} diagnoses
+ */
+function bottleneckOf (diagnoses) {
+  if (!diagnoses.length) return { bottleneck: null, elu: null }
+  const counts = new Map()
+  for (const d of diagnoses) counts.set(d.bottleneck.kind, (counts.get(d.bottleneck.kind) ?? 0) + 1)
+  const bottleneck = [...counts].reduce((a, b) => (b[1] > a[1] ? b : a))[0]
+  const busiest = diagnoses.map(d => Math.max(...(d.instances ?? []).filter(i => i.role === 'worker').map(i => i.elu))).filter(Number.isFinite)
+  return { bottleneck, elu: avg(busiest) }
 }
 
 /**

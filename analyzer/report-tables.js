@@ -144,10 +144,10 @@ export const instancesText = c => String(c.instances ?? '-') + (c.nodes ? ` on $
 export function cpuTableOf (report) {
   const maxCores = Math.max(0, ...report.cpu.map(r => r.cores.length))
   return {
-    header: ['benchmark', 'strategy', 'N', 'load', 'runs', 'highest core', 'lowest core', 'difference', 'overall', ...Array.from({ length: maxCores }, (_, i) => `core ${i}`), 'host overall', 'source'],
+    header: ['benchmark', 'strategy', 'N', 'load', 'runs', 'highest core', 'lowest core', 'difference', 'overall', ...Array.from({ length: maxCores }, (_, i) => `core ${i}`), 'host overall', 'bottleneck', 'source'],
     rows: report.cpu.map(r => [String(r.benchmark ?? '-'), String(r.strategy ?? '-'), instancesText(r) + (ok(r.cpusPerInstance) ? ` (${r.cpusPerInstance} CPU each)` : ''),
       r.load, String(r.runs), { text: pct(r.highest), value: r.highest }, { text: pct(r.lowest), value: r.lowest }, { text: pct(r.spread), value: r.spread },
-      { text: pct(r.overall), value: r.overall }, ...Array.from({ length: maxCores }, (_, i) => pct(r.cores[i]?.usage)), pct(r.hostOverall), r.source ?? '-'])
+      { text: pct(r.overall), value: r.overall }, ...Array.from({ length: maxCores }, (_, i) => pct(r.cores[i]?.usage)), pct(r.hostOverall), r.bottleneck ?? '-', r.source ?? '-'])
   }
 }
 

@@ -83,3 +83,20 @@ function sentenceOf (g, steps) {
   const where = from === said[0].n && said.length > 1 ? `at every N (${said[0].n}..${last.n})` : `from N = ${from}`
   return { from, kind: last.kind, sentence: `${g.name}: ${where} ${KIND_STORY[last.kind] ?? last.kind} (N = ${last.n}: ${last.line})${coefficient}` }
 }
+
+/**
+ * Why a row of the per-core table (analyzer/report-runs.js cpuTable) looks as it does: what limited its runs, and for a
+ * saturated loop with cores left idle, that the idle cores have nothing of it to run (the multi-core study's raw Node).
+ * @param {{ strategy: string | null, instances: number | null, load: string, highest: number | null, lowest: number |
+ *   null, spread: number | null, bottleneck: string | null, elu: number | null }} row
+ * @returns {string | null}
+ */
+export function perCoreWhy (row) {
+  if (!row.bottleneck) return null
+  const label = `${row.strategy} x${row.instances} at ${row.load}${/^\d+$/.test(row.load) ? ' connections' : ''}`
+  const cores = Number.isFinite(row.highest) && Number.isFinite(row.lowest) ? `busiest core ${Math.round(row.highest)}%, idlest ${Math.round(row.lowest)}%` : null
+  if (row.bottleneck === 'event-loop' && cores && row.spread >= 25) {
+    return `${label}: ${cores}: ${row.instances === 1 || row.strategy === 'up' ? 'its one event loop is' : 'its event loops are'} saturated (ELU ${fix(row.elu)}), so the idle core has nothing of it to run`
+  }
+  return `${label}: ${row.bottleneck}${cores ? ` (${cores}${Number.isFinite(row.elu) ? `, busiest loop ELU ${fix(row.elu)}` : ''})` : ''}: ${KIND_STORY[row.bottleneck] ?? row.bottleneck}`
+}

@@ -7,7 +7,7 @@ const rate = (x) => (x === null || x === undefined ? '-' : Math.round(x).toLocal
 export function formatCapacityProbe (p, n) {
   const offered = p.rate === null ? 'closed model' : `${rate(p.rate)} req/s offered`
   const why = p.why.length ? ` (${p.why.join('; ')})` : ''
-  return `probe ${String(n).padStart(2)}  ${p.phase.padEnd(8)} ${offered.padEnd(22)} ${rate(p.throughput).padStart(7)} req/s served · p99 ${p.p99 === null || p.p99 === undefined ? '-' : Math.round(p.p99)} ms · ${(p.errorRate * 100).toFixed(2)}% errors  ${p.verdict.toUpperCase()}${why}`
+  return `probe ${String(n).padStart(2)}  ${p.phase.padEnd(8)} ${offered.padEnd(22)} ${rate(p.throughput).padStart(7)} req/s served · p99 ${p.p99 === null || p.p99 === undefined ? '-' : Math.round(p.p99)} ms · ${(p.errorRate * 100).toFixed(2)}% errors  ${p.verdict.toUpperCase()}${why}${p.bottleneck ? ` · ${p.bottleneck}` : ''}`
 }
 
 /** The human view of a capacity record. */
@@ -17,6 +17,7 @@ export function formatCapacity (c) {
   lines.push(c.capacity === null
     ? `  not found: between ${rate(c.bounds.lo)} and ${rate(c.bounds.hi)} req/s`
     : `  ${rate(c.capacity)} req/s (the next rate up, ${rate(c.bounds.hi)} req/s, misses it; precision ${Math.round(c.precision * 100)}%, ${confirmedText(c.probes.filter(p => p.phase === 'confirm' && p.rate === c.capacity).length)})`)
+  if (c.limit) lines.push(`  limit: ${c.limit.bottleneck.kind} — ${c.limit.bottleneck.line} (read at ${rate(c.limit.rate)} req/s, which ${c.limit.verdict === 'misses' ? 'missed' : 'met'})`)
   lines.push(`  ${c.probes.length} probes in ${formatDuration(c.seconds)}`)
   for (const n of c.notes) lines.push(`  note: ${n}`)
   lines.push(`  written: ${c.dir}/capacity.json (and every probe's run folder)`)

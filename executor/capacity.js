@@ -42,6 +42,8 @@ export const CAPACITY_SEARCH_OPTIONS = Object.freeze([
 
 /** The flags that say the load side (the generator, its host) may have been the limit of a probe. */
 const LOAD_SIDE = ['generator-saturated', 'host-saturated']
+/** How many probes of a search may be repeated because something outside the run disturbed them. */
+const DISTURBED_RETRIES = 3
 /** The server used this share of the CPU it may use: it was the limit, whatever else was busy. */
 const SERVER_BUSY = 0.9
 
@@ -150,12 +152,24 @@ export async function findCapacity (config, opts = {}) {
     onProbe?.(p)
     return p
   }
+  let retries = 0
   const probe = async (rate, phase) => {
-    const r = await run({ rate, concurrency: undefined }, phase)
-    const judged = judgeProbe(r, rate, config.slo, served)
-    if (judged.verdict === 'meets') met.set(rate, [...(met.get(rate) ?? []), r])
-    if (judged.verdict === 'misses') missed.set(rate, r)
-    return said(r, { phase, rate, ...judged })
+    for (;;) {
+      const r = await run({ rate, concurrency: undefined }, phase)
+      const judged = judgeProbe(r, rate, config.slo, served)
+      // a rate missed while something outside the run competed for the host says nothing of the server: again
+      const disturbed = judged.verdict !== 'meets' && invalidFlags(r).includes('disturbed')
+      if (disturbed && retries < DISTURBED_RETRIES) {
+        retries++
+        const flag = r.validity.flags.find(f => f.name === 'disturbed')
+        notes.push(`at ${rate} req/s something outside the run used ${flag.value} cores of the host: probed again`)
+        said(r, { phase, rate, verdict: 'disturbed', why: [...judged.why, `other processes ${flag.value} cores`] })
+        continue
+      }
+      if (judged.verdict === 'meets') met.set(rate, [...(met.get(rate) ?? []), r])
+      if (judged.verdict === 'misses') missed.set(rate, r)
+      return said(r, { phase, rate, ...judged })
+    }
   }
 
   const notes = []

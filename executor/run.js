@@ -5,7 +5,7 @@ import { loadBenchmark } from '../benchmarks/index.js'
 import { summarizeCpu } from '../rc/cpu-summary.js'
 import { createGeneratorMeter, summarizeGenerator } from '../rc/generator-cpu.js'
 import { summarize } from '../analyzer/summary.js'
-import { diagnoseRun } from '../analyzer/bottleneck.js'
+import { diagnoseRun, diagnosisFigures } from '../analyzer/bottleneck.js'
 import { runLoad } from './drivers/index.js'
 import { ensureJmeter } from './jmeter-install.js'
 import { resolveBackend } from './backends/index.js'
@@ -153,8 +153,10 @@ export async function run (config, { log = () => {}, onProgress, signal, prepare
       if (config.duration === 'auto' && runJson.summary) runJson.autoDuration = autoDurationOf(config, runJson.load, runJson.summary)
       if (losses.length) runJson.degraded = await describeLoss(losses, { jtl, load: runJson.load, before: runJson.placement, after: placementAfter })
       if (runJson.summary) {
-        runJson.validity = judgeRun({ summary: runJson.summary, cpu: runJson.cpu, generator: runJson.load.generator, schedule: runJson.load.schedule, slo: config.slo })
-        if (timeline) runJson.diagnosis = diagnoseRun({ config, timeline, telemetry, window: steady, cpu: runJson.cpu, generator: runJson.load.generator, validity: runJson.validity, summary: runJson.summary })
+        const generator = runJson.load.generator
+        const figures = timeline ? diagnosisFigures({ config, timeline, telemetry, window: steady, generator }) : null
+        runJson.validity = judgeRun({ summary: runJson.summary, cpu: runJson.cpu, generator, schedule: runJson.load.schedule, roles: figures?.roles, slo: config.slo })
+        if (figures) runJson.diagnosis = diagnoseRun({ config, figures, cpu: runJson.cpu, generator, validity: runJson.validity, summary: runJson.summary })
       }
     }
     runJson.finishedAt = new Date().toISOString()

@@ -1,6 +1,7 @@
 // What a sweep prints: its plan (--dry-run), a line per run, and the end (counts, per-core table, fits, report).
 import { table } from '../analyzer/text-table.js'
 import { formatCompare, formatCorrelate } from '../analyzer/text-format.js'
+import { perCoreWhy } from '../analyzer/why-bends.js'
 import { RUN_OPTION } from '../lib/run-options.js'
 import { DEFAULT_SLO, sloText } from '../lib/slo.js'
 import { benchmarkName, countInvalid, shapeText } from './sweep.js'
@@ -96,9 +97,11 @@ function capacityText (c) {
 const pct = v => (v === null || v === undefined ? '-' : v.toFixed(1))
 
 export function formatPerCoreTable (rows) {
-  return table(['benchmark', 'approach', 'load (connections)', 'runs', 'highest core %', 'lowest core %', 'difference', 'overall %'],
-    [...rows].sort((a, b) => String(a.benchmark).localeCompare(String(b.benchmark)) || a.loadValue - b.loadValue || a.strategy.localeCompare(b.strategy))
-      .map(r => [r.benchmark, `${r.strategy} x${r.instances}`, r.load, r.runs, pct(r.highest), pct(r.lowest), pct(r.spread), pct(r.overall)]))
+  const sorted = [...rows].sort((a, b) => String(a.benchmark).localeCompare(String(b.benchmark)) || a.loadValue - b.loadValue || a.strategy.localeCompare(b.strategy))
+  const why = sorted.map(perCoreWhy).filter(Boolean)
+  return table(['benchmark', 'approach', 'load (connections)', 'runs', 'highest core %', 'lowest core %', 'difference', 'overall %', 'bottleneck'],
+    sorted.map(r => [r.benchmark, `${r.strategy} x${r.instances}`, r.load, r.runs, pct(r.highest), pct(r.lowest), pct(r.spread), pct(r.overall), r.bottleneck ?? '-'])) +
+    (why.length ? `\n\n${why.map(w => `  ${w}`).join('\n')}` : '')
 }
 
 /** The lines printed at the end of a sweep. */

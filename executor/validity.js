@@ -1,5 +1,6 @@
 // How far a run can be trusted: one row per way a measurement goes wrong (the load generator or the host saturated,
-// the CPU quota throttling, a drifting throughput, errors over the objective), each with its figure and threshold.
+// something else busy on the host, the CPU quota throttling, a drifting throughput, errors over the objective), each
+// with its figure and threshold.
 import { sloText } from '../lib/slo.js'
 
 /**
@@ -16,7 +17,9 @@ export const THRESHOLDS = Object.freeze({
   throttledShare: 0.1,
   throttleStallOfP99: 0.1,
   drift: 0.05,
-  relHalfWidth: 0.05
+  relHalfWidth: 0.05,
+  otherCores: 0.3,
+  otherShare: 0.15
 })
 
 const pct = (x, d = 1) => `${Math.round(x * 100 * 10 ** d) / 10 ** d}%`
@@ -48,6 +51,17 @@ export const VALIDITY_CHECKS = [
       if (generator?.hostIdle === null || generator?.hostIdle === undefined) return { unchecked: 'no host CPU sample in the steady window' }
       if (generator.hostIdle >= THRESHOLDS.hostIdle) return null
       return { value: generator.hostIdle, threshold: THRESHOLDS.hostIdle, message: `the host was ${generator.hostIdle}% idle (under ${THRESHOLDS.hostIdle}%): the server and the generator starved each other` }
+    }
+  },
+  {
+    name: 'disturbed',
+    severity: 'invalid',
+    check ({ roles }) {
+      if (!roles?.roles) return { unchecked: 'no CPU by role in the steady window' }
+      const other = roles.roles.other ?? 0
+      const bound = Math.max(THRESHOLDS.otherCores, THRESHOLDS.otherShare * roles.hostCores)
+      if (other < bound) return null
+      return { value: other, threshold: bound, message: `processes outside the run (not the server, the generator, the balancer or the RC) used ${other.toFixed(2)} cores of the host's ${roles.hostCores}: something else competed with the measurement` }
     }
   },
   {
@@ -88,7 +102,8 @@ export const VALIDITY_CHECKS = [
 /**
  * Judges a run's measurements: every check of VALIDITY_CHECKS that flags makes a flag; a run is ok when none of its
  * flags is of the invalid kind (a warning says something to keep in mind).
- * @param {{ summary: any, cpu: any, generator: any, schedule?: any, slo: import('../lib/slo.js').Slo }} run
+ * @param {{ summary: any, cpu: any, generator: any, schedule?: any, roles?: { roles: Record<string, number>, hostCores:
+ *   number } | null, slo: import('../lib/slo.js').Slo }} run roles: the CPU by role (analyzer/diagnosis-figures.js)
  * @returns {Validity}
  */
 export function judgeRun (run) {

@@ -39,6 +39,10 @@ test('executor capacity finds the capacity of a server that spends 10 ms of CPU 
     assert.equal(run.config.rate, p.rate)
   }
   assert.ok(existsSync(join(out, record.id, 'capacity.json')))
+  // what stopped it, read where the search missed: 10 ms of CPU a request on one loop
+  assert.equal(record.limit.rate, record.bounds.hi)
+  assert.equal(record.limit.verdict, 'misses')
+  assert.equal(record.limit.bottleneck.kind, 'event-loop', JSON.stringify(record.limit.bottleneck))
   // the text view says the same, with the progress on stderr
   assert.match(r.stderr, /probe +1 +estimate/)
 })

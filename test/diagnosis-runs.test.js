@@ -1,12 +1,12 @@
 // Each run names what limited it, on real servers of this machine: UP given more vCPUs than its one loop can use, HS
-// replicas at a tiny quota behind HAProxy, a disk app waiting on synchronous writes. (The generator-limited run is in
+// replicas at a tiny quota behind HAProxy, a server waiting on something slow, the disk app's synchronous writes. (The generator-limited run is in
 // run-validity.test.js; every strategy's roles and telemetry are checked by assertDiagnosis on every complete run.)
 import { test } from 'node:test'
 import assert from 'node:assert/strict'
-import { mkdtempSync } from 'node:fs'
+import { mkdtempSync, readdirSync, writeFileSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
-import { runCli, assertCompleteRun } from './helpers/cli.js'
+import { runCli, assertCompleteRun, ROOT } from './helpers/cli.js'
 import { BOTTLENECK_THRESHOLDS } from '../analyzer/bottleneck.js'
 
 const tmp = () => mkdtempSync(join(tmpdir(), 'ns-diagnosis-'))
@@ -36,13 +36,52 @@ test('hs x2 at 0.1 CPU each: the quota is the bottleneck; HAProxy\'s CPU is a ro
   assert.ok(run.diagnosis.lb.sessions > 0, 'the clients\' sessions are in HAProxy')
 })
 
-test('disk with O_SYNC writes: the loop partly idle while requests wait on the thread pool\'s writes: io', { timeout: 60000 }, async () => {
+test('a server waiting on something slow (a disk, a downstream service): loops idle, requests long: io', { timeout: 60000 }, async () => {
+  const out = tmp()
+  const r = await runCli('executor', ['run', '--strategy', 'up', '--instances', '1', '--app', join(ROOT, 'test/fixtures/apps/waits.js'), '--concurrency', '16', '--duration', '4', '--out', out, ...local])
+  assert.equal(r.code, 0, r.stderr)
+  const { run } = assertCompleteRun(out, { strategy: 'up', instances: 1 })
+  assert.equal(run.diagnosis.bottleneck.kind, 'io', JSON.stringify(run.diagnosis))
+  const [elu, wait] = run.diagnosis.bottleneck.evidence
+  assert.ok(elu.value < BOTTLENECK_THRESHOLDS.ioElu && wait.value >= BOTTLENECK_THRESHOLDS.ioWait, JSON.stringify(run.diagnosis.bottleneck))
+  assert.match(r.stdout, /bottleneck: io — event loops \d+% busy, a request takes [\d.]+ ms for [\d.]+ ms of its loop's time/)
+})
+
+test('disk with O_SYNC writes: every write succeeds, and the verdict agrees with the loop\'s own figures', { timeout: 60000 }, async () => {
   const out = tmp()
   const r = await runCli('executor', ['run', '--strategy', 'up', '--instances', '1', '--benchmark', 'disk', '--param', 'sync=true', '--concurrency', '16', '--duration', '4', '--out', out, ...local])
   assert.equal(r.code, 0, r.stderr)
   const { run } = assertCompleteRun(out, { strategy: 'up', instances: 1 })
-  assert.equal(run.diagnosis.bottleneck.kind, 'io', JSON.stringify(run.diagnosis))
   assert.equal(run.summary.errors, 0, 'every write succeeded')
-  const [elu, wait] = run.diagnosis.bottleneck.evidence
-  assert.ok(elu.value < BOTTLENECK_THRESHOLDS.ioElu && wait.value >= BOTTLENECK_THRESHOLDS.ioWait, JSON.stringify(run.diagnosis.bottleneck))
+  // this machine's disk syncs in well under a millisecond: the loop's own work (and the thread pool's, on its one pinned
+  // core) decides as often as the wait; whichever the run names, its evidence holds
+  const { kind } = run.diagnosis.bottleneck
+  const elu = run.diagnosis.instances[0].elu
+  assert.ok(['io', 'event-loop', 'none', 'host-cpu'].includes(kind), kind)
+  if (kind === 'event-loop') assert.ok(elu >= BOTTLENECK_THRESHOLDS.elu)
+  if (kind === 'io') assert.ok(elu < BOTTLENECK_THRESHOLDS.ioElu)
+  if (kind === 'none') assert.ok(elu < BOTTLENECK_THRESHOLDS.elu)
+})
+
+test('the multi-core study\'s table explains itself: raw Node\'s second core idle because its one loop is saturated', { timeout: 120000 }, async () => {
+  const dir = tmp()
+  const file = join(dir, 'multicore.yml')
+  writeFileSync(file, `backend: local
+benchmark: page
+strategies: [up, cm]
+instances: { up: 1, cm: 2 }
+concurrency: 16
+duration: 3
+warmup: 1
+analysis: { fit: none, cpu-table: true }
+`)
+  const out = join(dir, 'out')
+  const r = await runCli('executor', ['sweep', file, '--out', out])
+  assert.equal(r.code, 0, r.stderr)
+  assert.match(r.stdout, /per-core CPU of the server[\s\S]*up x1 .* event-loop/)
+  assert.match(r.stdout, /up x1 at 16 connections: busiest core \d+%, idlest \d+%: its one event loop is saturated \(ELU (0\.9\d|1\.00)\), so the idle core has nothing of it to run/)
+  const [id] = readdirSync(out)
+  const md = await runCli('analyzer', ['report', join(out, id), '--format', 'md'])
+  assert.equal(md.code, 0, md.stderr)
+  assert.match(md.stdout, /## Per-core CPU[\s\S]*\| event-loop \|[\s\S]*- up x1 at 16 connections: .*its one event loop is saturated/)
 })

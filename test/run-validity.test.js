@@ -21,6 +21,7 @@ const fine = {
   summary: { errorRate: 0, latency: { p99: 20 }, stability: steady },
   cpu: { throttling: { periods: 100, throttledPeriods: 0, share: 0, throttledMs: 0, msPerSecond: 0 } },
   generator: { share: 0.3, cores: 0.3, hostIdle: 40 },
+  roles: { roles: { workers: 0.9, 'load-generator': 0.3, other: 0.05 }, hostCores: 2 },
   slo: SLO
 }
 const names = (v) => v.flags.map(f => f.name)
@@ -29,7 +30,7 @@ test('a run whose figures are all within bounds is valid, and says what it check
   const v = judgeRun(fine)
   assert.equal(v.ok, true)
   assert.deepEqual(v.flags, [])
-  assert.deepEqual(v.checked, ['generator-saturated', 'host-saturated', 'throttled', 'unstable', 'errors'])
+  assert.deepEqual(v.checked, ['generator-saturated', 'host-saturated', 'disturbed', 'throttled', 'unstable', 'errors'])
 })
 
 test('each check flags its own figure with the threshold it crossed; only warnings keep a run valid', () => {
@@ -37,6 +38,8 @@ test('each check flags its own figure with the threshold it crossed; only warnin
     [{ generator: { share: 0.95, cores: 0.95, hostIdle: 30 } }, 'generator-saturated', 0.95, THRESHOLDS.generatorBusy],
     [{ generator: { share: 0.2, cores: 0.2, hostIdle: 30 }, schedule: { sent: 1000, late: 50, maxLagMs: 120 } }, 'generator-saturated', 0.05, THRESHOLDS.lateSends],
     [{ generator: { share: 0.5, cores: 0.5, hostIdle: 2 } }, 'host-saturated', 2, THRESHOLDS.hostIdle],
+    [{ roles: { roles: { workers: 0.6, other: 1.08 }, hostCores: 2 } }, 'disturbed', 1.08, THRESHOLDS.otherCores],
+    [{ roles: { roles: { workers: 4, other: 2.5 }, hostCores: 16 } }, 'disturbed', 2.5, THRESHOLDS.otherShare * 16],
     [{ summary: { ...fine.summary, stability: { ...steady, halves: [800, 1200], drift: 0.4, driftSignificant: true } } }, 'unstable', 0.4, THRESHOLDS.drift],
     [{ summary: { ...fine.summary, stability: { ...steady, relHalfWidth: 0.09 } } }, 'unstable', 0.09, THRESHOLDS.relHalfWidth],
     [{ summary: { ...fine.summary, stability: { ...steady, seconds: 2, drift: null, halves: null, relHalfWidth: null } } }, 'unstable', 2, 3],
@@ -58,8 +61,10 @@ test('each check flags its own figure with the threshold it crossed; only warnin
   assert.equal(throttled.flags[0].severity, 'warning')
   assert.equal(throttled.ok, true)
   // no quota, no generator process: not measured, and said so
-  const unmeasured = judgeRun({ ...fine, cpu: { throttling: null }, generator: { share: null, cores: null, hostIdle: null } })
-  assert.deepEqual(unmeasured.unchecked.map(u => u.name), ['generator-saturated', 'host-saturated', 'throttled'])
+  const unmeasured = judgeRun({ ...fine, cpu: { throttling: null }, generator: { share: null, cores: null, hostIdle: null }, roles: null })
+  assert.deepEqual(unmeasured.unchecked.map(u => u.name), ['generator-saturated', 'host-saturated', 'disturbed', 'throttled'])
+  // the usual rest of the host (the kernel, the engine): not a disturbance
+  assert.equal(judgeRun({ ...fine, roles: { roles: { workers: 1, other: 0.09 }, hostCores: 2 } }).ok, true)
 })
 
 test('stability: a steady throughput is steady; a climbing one drifts significantly; 3 seconds say nothing', () => {

@@ -48,6 +48,9 @@ function assertSwarmRun (run, { tasks }) {
     assert.ok(run.placement.some(p => p.container === c.id), 'CPU rows are the app containers')
     assert.ok(c.total > 0, `container ${c.id.slice(0, 12)} used CPU (${c.total})`)
   }
+  // each app container's network, as its namespace counts it: the responses it sent
+  assert.equal(run.diagnosis.network.length, tasks, JSON.stringify(run.diagnosis.network))
+  for (const n of run.diagnosis.network) assert.ok(n.txBytesPerSec > 1000 && n.rxBytesPerSec > 0, JSON.stringify(n))
 }
 
 for (const [strategy, instances, tasks] of /** @type {Array<[string, number, number]>} */ ([['up', 2, 1], ['cm', 2, 1], ['pm2', 2, 1], ['hs', 2, 2]])) {
