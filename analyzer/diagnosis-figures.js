@@ -5,7 +5,7 @@ const round3 = (x) => Math.round(x * 1000) / 1000
 const mean = (xs) => (xs.length ? xs.reduce((a, b) => a + b, 0) / xs.length : null)
 
 /** The roles a run's CPU is split into, in the order tables show them. */
-export const ROLES = Object.freeze(['workers', 'primary', 'pm2-daemon', 'load-balancer', 'rc', 'load-generator', 'other'])
+export const ROLES = Object.freeze(['workers', 'primary', 'pm2-daemon', 'load-balancer', 'docker-proxy', 'rc', 'load-generator', 'kernel', 'other'])
 
 /**
  * Per instance (one process of the server: a worker, a PM2 instance, a replica, a cluster's primary), its telemetry
@@ -53,8 +53,9 @@ function inWindow (timeline, { from, to }) {
 }
 
 /**
- * Where the host's cores went over the window, in cores, role by role; `other` is the rest of the host's busy time
- * (the kernel, Docker, whatever else runs), so the roles sum to the host's busy cores. The server's CPU (its cgroup or
+ * Where the host's cores went over the window, in cores, role by role; `kernel` is the kernel's interrupt work (the
+ * network's packets), `other` the rest of the host's busy time (Docker, whatever else runs), so the roles sum to the
+ * host's busy cores. The server's CPU (its cgroup or
  * its containers) is split by the instances' telemetry: a cluster's primary says its own, PM2's daemon is what the
  * server used beyond its instances, the workers the rest.
  * @param {{ timeline: any, window: { from: number, to: number }, instances: ReturnType<typeof summarizeInstances>,
@@ -78,6 +79,9 @@ export function summarizeRoles ({ timeline, window, instances, processShape, gen
   }
   const others = new Set(samples.flatMap(s => Object.keys(s.roles ?? {})))
   for (const role of others) roles[role] = mean(samples.map(s => s.roles?.[role] ?? 0))
+  // roles sampled apart from the server, on the executor's host (Docker's proxy of a Swarm run's published port)
+  const apart = inWindow({ intervalMs: timeline.intervalMs, samples: timeline.roleSamples ?? [] }, window)
+  for (const role of new Set(apart.flatMap(s => Object.keys(s.roles)))) roles[role] = mean(apart.map(s => s.roles[role] ?? 0))
   if (generatorCores !== null) roles['load-generator'] = generatorCores
   const known = Object.values(roles).reduce((a, b) => a + b, 0)
   roles.other = Math.max(0, hostBusy - known)

@@ -36,16 +36,17 @@ const topKind = (kinds) => Object.entries(kinds).reduce((a, b) => (b[1] > a[1] ?
  * shows as (σ when contention dominates the fit, λ when coherency does).
  * @param {{ name: string, unit: string, observations: { n: number, run: string | null }[], fits?: Record<string, any>
  *   }[]} groups
- * @param {{ id: string, diagnosis: any }[]} runs
+ * @param {{ dir: string, diagnosis: any }[]} runs
  * @returns {Bend[]}
  */
 export function whyCurvesBend (groups, runs) {
-  const byId = new Map(runs.map(r => [r.id, r]))
+  // an observation names its run by folder (analyzer/points.js)
+  const byRun = new Map(runs.map(r => [r.dir, r]))
   return groups.map(g => {
     /** @type {Map<number, any[]>} */
     const atN = new Map()
     for (const o of g.observations) {
-      const d = o.run === null ? null : byId.get(o.run)?.diagnosis
+      const d = o.run === null ? null : byRun.get(o.run)?.diagnosis
       if (!atN.has(o.n)) atN.set(o.n, [])
       if (d?.bottleneck) atN.get(o.n).push(d)
     }
@@ -81,7 +82,7 @@ function sentenceOf (g, steps) {
     ? ''
     : fit.sigma >= fit.lambda ? ` — the ceiling the USL fit shows as contention σ = ${fix(fit.sigma, 3)}` : ` — the ceiling the USL fit shows as coherency λ = ${fix(fit.lambda, 3)}`
   const where = from === said[0].n && said.length > 1 ? `at every N (${said[0].n}..${last.n})` : `from N = ${from}`
-  return { from, kind: last.kind, sentence: `${g.name}: ${where} ${KIND_STORY[last.kind] ?? last.kind} (N = ${last.n}: ${last.line})${coefficient}` }
+  return { from, kind: last.kind, sentence: `${g.name}: ${where} ${KIND_STORY[last.kind] ?? last.kind}; at N = ${last.n}: ${last.line}${coefficient}` }
 }
 
 /**

@@ -61,7 +61,7 @@ export const VALIDITY_CHECKS = [
       const other = roles.roles.other ?? 0
       const bound = Math.max(THRESHOLDS.otherCores, THRESHOLDS.otherShare * roles.hostCores)
       if (other < bound) return null
-      return { value: other, threshold: bound, message: `processes outside the run (not the server, the generator, the balancer or the RC) used ${other.toFixed(2)} cores of the host's ${roles.hostCores}: something else competed with the measurement` }
+      return { value: other, threshold: bound, message: `processes outside the run (not the server, the generator, the balancer, Docker's proxy or the RC; not the kernel's interrupts) used ${other.toFixed(2)} cores of the host's ${roles.hostCores}: something else competed with the measurement` }
     }
   },
   {

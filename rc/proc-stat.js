@@ -64,3 +64,21 @@ export function coreUsage (prev, cur) {
   }
   return out
 }
+
+/**
+ * The cores the kernel spent on interrupts between two readings (irq and softirq time, summed over cores): work no
+ * process is charged for, such as receiving and sending network packets.
+ * @param {CoreTicks[]} prev
+ * @param {CoreTicks[]} cur
+ * @returns {number}
+ */
+export function interruptCores (prev, cur) {
+  const before = new Map(prev.map(c => [c.core, c]))
+  let cores = 0
+  for (const c of cur) {
+    const p = before.get(c.core)
+    const dt = p ? c.total - p.total : 0
+    if (dt > 0) cores += Math.max(0, c.irq + c.softirq - p.irq - p.softirq) / dt
+  }
+  return Math.round(cores * 1000) / 1000
+}

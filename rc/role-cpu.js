@@ -1,5 +1,6 @@
 // CPU by role between readings: the processes that play a part in a run besides the server's own (the load balancer,
 // the sampler itself), each a list of pids, answered in cores.
+import { readdirSync } from 'node:fs'
 import { join } from 'node:path'
 import { readText } from './read-text.js'
 import { CLOCK_TICKS, parseTaskStat } from './thread-cpu.js'
@@ -61,6 +62,66 @@ export function createRoleCpu ({ roles = () => ({}), self, procRoot = '/proc' })
         out[self] = seconds > 0 ? round3(us / 1e6 / seconds) : 0
       }
       return out
+    }
+  }
+}
+
+/**
+ * The pids of Docker's userland proxy for a published port on this host (`docker-proxy ... -host-port <port>`): it
+ * relays every connection made to the port through the loopback interface, so it is in a run's request path.
+ * @param {number} port
+ * @param {string} [procRoot]
+ * @returns {number[]}
+ */
+export function dockerProxyPids (port, procRoot = '/proc') {
+  const out = []
+  let names = []
+  try { names = readdirSync(procRoot) } catch { return out }
+  for (const name of names) {
+    if (!/^\d+$/.test(name)) continue
+    try {
+      if (readText(join(procRoot, name, 'comm')).trim() !== 'docker-proxy') continue
+      const args = readText(join(procRoot, name, 'cmdline')).split('\0')
+      if (args[args.indexOf('-host-port') + 1] === String(port)) out.push(Number(name))
+    } catch {}
+  }
+  return out
+}
+
+/**
+ * Wraps a sampler so that its timeline also holds the CPU of some roles' processes on this host, every interval, as
+ * `roleSamples` [{ t, roles }] (for a sampler whose own samples come from elsewhere, such as the RCs of a swarm).
+ * @template {{ start(): any, stop(): Promise<any> }} S
+ * @param {S} sampler
+ * @param {() => Record<string, number[]>} roles
+ * @param {{ intervalMs?: number, procRoot?: string }} [opts]
+ * @returns {S}
+ */
+export function withLocalRoles (sampler, roles, { intervalMs = 1000, procRoot = '/proc' } = {}) {
+  const meter = createRoleCpu({ roles, procRoot })
+  /** @type {{ t: number, roles: Record<string, number> }[]} */
+  const samples = []
+  let timer = null
+  let last = 0
+  const tick = () => {
+    const now = Date.now()
+    const r = meter.read((now - last) / 1000)
+    last = now
+    samples.push({ t: now, roles: r })
+  }
+  return {
+    ...sampler,
+    async start () {
+      await sampler.start()
+      meter.read(0)
+      last = Date.now()
+      timer = setInterval(tick, intervalMs)
+      timer.unref()
+    },
+    async stop () {
+      clearInterval(timer)
+      const timeline = await sampler.stop()
+      return timeline && { ...timeline, roleSamples: samples.slice() }
     }
   }
 }

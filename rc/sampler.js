@@ -1,7 +1,7 @@
 // Samples the server's CPU per core (its cgroup, or its threads) and the host's (/proc/stat) every interval into a
 // timeline.
 import { isAbsolute, join } from 'node:path'
-import { readProcStat, coreUsage } from './proc-stat.js'
+import { readProcStat, coreUsage, interruptCores } from './proc-stat.js'
 import { readUsagePercpu, readCpuStat } from './cgroup.js'
 import { createThreadCpu } from './thread-cpu.js'
 import { createThrottleMeter } from './throttle.js'
@@ -11,7 +11,7 @@ import { createRoleCpu } from './role-cpu.js'
  * @typedef {import('./cpu-group.js').CpuGroup} CpuGroup
  * @typedef {{ t: number, server: number[], serverTotal: number, host: number[], throttle?:
  *   import('./throttle.js').Throttle | null, roles?: Record<string, number> }} Sample roles: the cores of the other
- *   processes that play a part (the load balancer, the sampler itself)
+ *   processes that play a part (the load balancer, the sampler itself) and the kernel's interrupt work (`kernel`)
  * @typedef {{ intervalMs: number, cpus: number, source: 'cgroup-v1'|'cgroup-v2'|'threads', samples: Sample[] }}
  *   Timeline
  */
@@ -121,6 +121,7 @@ export function createSampler ({ group, pids = () => [], quotaDirs = () => [], r
       const wall = process.hrtime.bigint()
       const hostCur = readProcStat(procRoot)
       const host = coreUsage(hostPrev, hostCur)
+      const kernel = interruptCores(hostPrev, hostCur)
       hostPrev = hostCur
       const ns = serverNs(host)
       const throttle = quota.read()
@@ -137,7 +138,7 @@ export function createSampler ({ group, pids = () => [], quotaDirs = () => [], r
         serverTotal: round3(ns.reduce((s, x) => s + x, 0) / dtNs),
         host: Array.from({ length: cpus }, (_, i) => round1(host[i] ?? 0)),
         ...(throttle ? { throttle } : {}),
-        ...(roleCores ? { roles: roleCores } : {})
+        roles: { ...roleCores, kernel }
       })
     } catch (err) {
       lastError = err // e.g. the group was removed under us: skip this sample, keep the timeline

@@ -8,7 +8,7 @@ import { join } from 'node:path'
 import { pathToFileURL } from 'node:url'
 import { cpuacctRoot, cpuRoot, detectCgroup, readUsagePercpu, readCpuStat } from './cgroup.js'
 import { addThrottle, createThrottleMeter } from './throttle.js'
-import { readProcStat, coreUsage } from './proc-stat.js'
+import { readProcStat, coreUsage, interruptCores } from './proc-stat.js'
 import { splitTotal } from './sampler.js'
 import { createRoleCpu, ROLE_NAME } from './role-cpu.js'
 import { readText } from './read-text.js'
@@ -116,12 +116,13 @@ function createSession ({ containers, roles = {}, cgroupRoot, procRoot, interval
     wallPrev = wall
     const hostCur = readProcStat(procRoot)
     const host = coreUsage(hostPrev, hostCur)
+    const kernel = interruptCores(hostPrev, hostCur)
     hostPrev = hostCur
     if (dtNs <= 0) return
     const server = new Array(cpus).fill(0)
     const per = {}
     /** @type {Record<string, number>} */
-    const roleCores = self.read(dtNs / 1e9)
+    const roleCores = { ...self.read(dtNs / 1e9), kernel }
     let throttle = null
     for (const s of state.values()) {
       try {
@@ -194,8 +195,8 @@ export function createRcApp ({ token, cgroupRoot = '/sys/fs/cgroup', procRoot = 
   const rolesOf = (roles, ids) => {
     if (roles === undefined) return {}
     const ok = roles && typeof roles === 'object' && !Array.isArray(roles) &&
-      Object.entries(roles).every(([id, role]) => ids.includes(id) && ROLE_NAME.test(String(role)) && role !== 'rc')
-    if (!ok) throw new HttpError(400, 'roles: expected { containerId: role } for containers of the list, a role in lower-case words joined by dashes (not "rc")')
+      Object.entries(roles).every(([id, role]) => ids.includes(id) && ROLE_NAME.test(String(role)) && role !== 'rc' && role !== 'kernel')
+    if (!ok) throw new HttpError(400, 'roles: expected { containerId: role } for containers of the list, a role in lower-case words joined by dashes (not "rc" or "kernel": the RC says those)')
     return roles
   }
 

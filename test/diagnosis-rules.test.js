@@ -6,6 +6,7 @@ import { test } from 'node:test'
 import assert from 'node:assert/strict'
 import { judgeBottleneck, BOTTLENECK_THRESHOLDS as T, BOTTLENECK_RULES } from '../analyzer/bottleneck.js'
 import { summarizeInstances, summarizeRoles } from '../analyzer/diagnosis-figures.js'
+import { whyCurvesBend } from '../analyzer/why-bends.js'
 import { formatTelemetry, parseTelemetry } from '../lib/telemetry.js'
 import { startTelemetry } from '../register/telemetry.js'
 import { parseHaproxyStat } from '../executor/haproxy.js'
@@ -130,4 +131,25 @@ test('HAProxy\'s show stat: the frontend\'s sessions and rate, the backend\'s qu
   const csv = '# pxname,svname,qcur,qmax,scur,smax,rate\nbench,FRONTEND,,,12,30,950\napp,s0,0,0,6,9,\napp,BACKEND,3,7,12,30,900\n'
   assert.deepEqual(parseHaproxyStat(csv), { sessions: 12, rate: 950, queue: 3, backendSessions: 12 })
   assert.equal(parseHaproxyStat('Unknown command'), null)
+})
+
+test('why the curves bend: each N\'s bottleneck from its runs (by folder), the limit that holds to the largest N, the fit', () => {
+  const diag = (kind, line, workers) => ({ bottleneck: { kind, line }, roles: { workers, 'load-generator': 0.1, other: 0.05 } })
+  const runs = [
+    { dir: '/s/a1', diagnosis: diag('cpu-quota', 'throttled in 80% of CFS periods', 0.5) },
+    { dir: '/s/a2', diagnosis: diag('event-loop', 'instance r1 ELU 0.99', 1) },
+    { dir: '/s/a3', diagnosis: diag('event-loop', 'instance r1 ELU 1.00', 1) },
+    { dir: '/s/a4', diagnosis: diag('none', 'nothing at its limit', 0.9) },
+    { dir: '/s/a5', diagnosis: diag('event-loop', 'instance r1 ELU 0.98', 1) }
+  ]
+  const group = { name: 'up/cpu', unit: 'cores', fits: { usl: { sigma: 0, lambda: 0.103 } }, observations: [[1, 'a1'], [2, 'a2'], [3, 'a3'], [3, 'a4'], [4, 'a5'], [4, null]].map(([n, r]) => ({ n: Number(n), run: r && `/s/${r}` })) }
+  const [bend] = whyCurvesBend([group], runs)
+  assert.deepEqual(bend.steps.map(s => [s.n, s.kind, s.runs]), [[1, 'cpu-quota', 1], [2, 'event-loop', 1], [3, 'event-loop', 2], [4, 'event-loop', 1]])
+  assert.deepEqual(bend.steps[2].kinds, { 'event-loop': 1, none: 1 })
+  assert.deepEqual(bend.steps[2].roles, { workers: 0.95, 'load-generator': 0.1, other: 0.05 })
+  assert.equal(bend.from, 2)
+  assert.equal(bend.sentence, 'up/cpu: from N = 2 the event loop is saturated: CPU given beyond its one thread goes unused; at N = 4: instance r1 ELU 0.98 — the ceiling the USL fit shows as coherency λ = 0.103')
+  const [none] = whyCurvesBend([{ ...group, observations: [{ n: 1, run: '/other' }] }], runs)
+  assert.equal(none.kind, null)
+  assert.match(none.sentence, /no run of this group has a diagnosis/)
 })

@@ -1,6 +1,7 @@
 // Each run names what limited it, on real servers of this machine: UP given more vCPUs than its one loop can use, HS
-// replicas at a tiny quota behind HAProxy, a server waiting on something slow, the disk app's synchronous writes. (The generator-limited run is in
-// run-validity.test.js; every strategy's roles and telemetry are checked by assertDiagnosis on every complete run.)
+// replicas at a tiny quota behind HAProxy, a server waiting on something slow, the disk app's synchronous writes. (The
+// generator-limited run is in run-validity.test.js; every strategy's roles and telemetry are checked by assertDiagnosis
+// on every complete run.)
 import { test } from 'node:test'
 import assert from 'node:assert/strict'
 import { mkdtempSync, readdirSync, writeFileSync } from 'node:fs'
@@ -53,8 +54,8 @@ test('disk with O_SYNC writes: every write succeeds, and the verdict agrees with
   assert.equal(r.code, 0, r.stderr)
   const { run } = assertCompleteRun(out, { strategy: 'up', instances: 1 })
   assert.equal(run.summary.errors, 0, 'every write succeeded')
-  // this machine's disk syncs in well under a millisecond: the loop's own work (and the thread pool's, on its one pinned
-  // core) decides as often as the wait; whichever the run names, its evidence holds
+  // this machine's disk syncs in well under a millisecond: the loop's own work (and the thread pool's, on its one
+  // pinned core) decides as often as the wait; whichever the run names, its evidence holds
   const { kind } = run.diagnosis.bottleneck
   const elu = run.diagnosis.instances[0].elu
   assert.ok(['io', 'event-loop', 'none', 'host-cpu'].includes(kind), kind)

@@ -5,7 +5,7 @@ import { join, dirname } from 'node:path'
 import { fileURLToPath } from 'node:url'
 import { availableParallelism, tmpdir } from 'node:os'
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs'
-import { readProcStat, parseProcStat, coreUsage } from '../rc/proc-stat.js'
+import { readProcStat, parseProcStat, coreUsage, interruptCores } from '../rc/proc-stat.js'
 
 const FIX = join(dirname(fileURLToPath(import.meta.url)), 'fixtures', 'proc-stat')
 
@@ -62,4 +62,13 @@ test('a /proc/stat larger than the read buffer (a 512-core host) is read whole',
   const cores = readProcStat(dir)
   assert.equal(cores.length, 512)
   assert.deepEqual([cores[511].core, cores[511].user], [511, 1511])
+})
+
+test('interrupt work: irq and softirq ticks over total ticks, summed over cores', () => {
+  const line = (n, irq, softirq, idle) => `cpu${n} 100 0 100 ${idle} 0 ${irq} ${softirq} 0 0 0`
+  const before = parseProcStat([line(0, 10, 10, 1000), line(1, 0, 0, 1000)].join('\n'))
+  const after = parseProcStat([line(0, 30, 40, 1050), line(1, 0, 25, 1075)].join('\n'))
+  // core 0: 50 of 100 ticks; core 1: 25 of 100
+  assert.equal(interruptCores(before, after), 0.75)
+  assert.equal(interruptCores(after, after), 0)
 })

@@ -102,7 +102,7 @@ test('a container named with a role (the load balancer\'s) counts as that role, 
   }
   write()
   const call = await serve(t, { cgroupRoot: root })
-  for (const roles of [{ [lb]: 'Load Balancer' }, { [fakeId('c')]: 'load-balancer' }, { [lb]: 'rc' }, ['load-balancer']]) {
+  for (const roles of [{ [lb]: 'Load Balancer' }, { [fakeId('c')]: 'load-balancer' }, { [lb]: 'rc' }, { [lb]: 'kernel' }, ['load-balancer']]) {
     assert.equal((await call('POST', '/start', { body: { containers: [app, lb], roles } })).status, 400, JSON.stringify(roles))
   }
   const started = await call('POST', '/start', { body: { containers: [app, lb], roles: { [lb]: 'load-balancer' } } })
@@ -119,6 +119,7 @@ test('a container named with a role (the load balancer\'s) counts as that role, 
     assert.ok(Math.abs(x.serverTotal - 0.5) < 0.2, `server ${x.serverTotal}: the balancer is not the server`)
     assert.ok(Math.abs(x.roles['load-balancer'] - 0.2) < 0.1, JSON.stringify(x.roles))
     assert.ok(x.roles.rc >= 0 && x.roles.rc < 0.5, JSON.stringify(x.roles))
+    assert.ok(x.roles.kernel >= 0 && x.roles.kernel <= x.host.length, 'the kernel\'s interrupt work, from /proc/stat')
     assert.deepEqual(Object.keys(x.containers), [app], 'only the server\'s containers are rows')
   }
 })

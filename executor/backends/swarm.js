@@ -12,6 +12,7 @@ import { createNodeWatch } from '../docker/node-watch.js'
 import { ensureControlPlane } from '../docker/control-plane.js'
 import { serviceTelemetry } from '../docker/service-telemetry.js'
 import { createRcSampler } from '../docker/rc-client.js'
+import { dockerProxyPids, withLocalRoles } from '../../rc/role-cpu.js'
 import { planPlacement, nodeRef } from '../docker/placement.js'
 import { copyImages, pushImages } from '../docker/image-copy.js'
 import { ensureRegistry, pushToRegistry } from '../docker/image-registry.js'
@@ -237,7 +238,9 @@ export function createSwarmBackend ({ connect = connectDocker } = {}) {
         readyMs: deployment.readyMs,
         placement: placementOf(deployment, refs),
         placementRule: plan.rule,
-        createSampler: () => namedNodes(createRcSampler({ rcs: plane.rcs, token: plane.token, containers: [...containers, ...lbContainers], log }), refs),
+        // the RCs sample the containers; this host, where the load enters, samples Docker's proxy of the published port
+        createSampler: () => withLocalRoles(namedNodes(createRcSampler({ rcs: plane.rcs, token: plane.token, containers: [...containers, ...lbContainers], log }), refs),
+          () => ({ 'docker-proxy': dockerProxyPids(deployment.port) })),
         telemetry: (window) => serviceTelemetry(engine, appService, window),
         /** A watch over the nodes that run the stack's tasks (run.js starts it with the load and stops it after). */
         createWatch () {
