@@ -64,7 +64,8 @@ function inWindow (timeline, { from, to }) {
 export function summarizeRoles ({ timeline, window, instances, processShape, generatorCores }) {
   const samples = inWindow(timeline, window)
   if (!samples.length) return null
-  const hostBusy = mean(samples.map(s => s.host.filter(x => x !== null).reduce((a, b) => a + b, 0) / 100))
+  // a node that runs only a role's containers (HAProxy on the manager) adds its busy cores (see mergeTimelines)
+  const hostBusy = mean(samples.map(s => s.host.filter(x => x !== null).reduce((a, b) => a + b, 0) / 100 + (s.apartBusy ?? 0)))
   const server = mean(samples.map(s => s.serverTotal ?? 0))
   const sumOf = (role) => instances.filter(i => i.role === role).reduce((s, i) => s + i.cpu, 0)
   /** @type {Record<string, number>} */
@@ -86,7 +87,7 @@ export function summarizeRoles ({ timeline, window, instances, processShape, gen
   const known = Object.values(roles).reduce((a, b) => a + b, 0)
   roles.other = Math.max(0, hostBusy - known)
   const ordered = Object.fromEntries([...ROLES, ...Object.keys(roles).filter(r => !ROLES.includes(r))].filter(r => r in roles).map(r => [r, round3(roles[r])]))
-  return { roles: ordered, hostBusy: round3(hostBusy), hostCores: timeline.cpus, server: round3(server) }
+  return { roles: ordered, hostBusy: round3(hostBusy), hostCores: timeline.cpus + (timeline.apartCpus ?? 0), server: round3(server) }
 }
 
 /**

@@ -126,8 +126,9 @@ export async function run (config, { log = () => {}, onProgress, signal, prepare
     }
     timeline = await sampler.stop()
     sampler = null
-    // what the instances said of themselves over the steady window (a run without it is still a run)
-    telemetry = await deployment.telemetry({ from: load.steadyStart, to: load.steadyEnd + 1000 }).catch(err => { log(`telemetry: ${err.message}`); return [] })
+    // what the instances said of themselves over the steady window (a run without it is still a run; a run that lost a
+    // node has lost that node's part of it)
+    if (!losses.length) telemetry = await deployment.telemetry({ from: load.steadyStart, to: load.steadyEnd + 1000 }).catch(err => { log(`telemetry: ${err.message}`); return [] })
     runJson.status = load.interrupted ? 'interrupted' : losses.length ? 'degraded' : 'done'
     runJson.cpu = summarizeCpu(timeline, { from: load.steadyStart, to: load.steadyEnd })
   } catch (err) {

@@ -3,6 +3,7 @@
 import { test } from 'node:test'
 import assert from 'node:assert/strict'
 import { mkdtempSync, readFileSync, existsSync, writeFileSync, readdirSync } from 'node:fs'
+import { spawn } from 'node:child_process'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { runCli, ROOT } from './helpers/cli.js'
@@ -187,4 +188,25 @@ analysis: { fit: none }
   const resumed = await runCli('executor', ['sweep', '--resume', sweep.dir, '--json'])
   assert.equal(resumed.code, 0, resumed.stderr)
   assert.deepEqual(JSON.parse(resumed.stdout).plan.map(e => [e.status, e.run]), sweep.plan.map(e => ['done', e.run]))
+})
+
+test('a miss while something outside the run keeps a core busy is probed again (up to 3 times), and said', { timeout: 240000 }, async (t) => {
+  // the disturbance: a process of nobody's run, spinning on a core for the whole search
+  const hog = spawn(process.execPath, ['-e', 'for (;;) {}'], { stdio: 'ignore' })
+  t.after(() => hog.kill('SIGKILL'))
+  const out = tmp()
+  const r = await runCli('executor', ['capacity', '--strategy', 'up', '--instances', '1', '--app', APP, '--param', 'rate=100',
+    '--backend', 'local', '--slo', 'p99=100ms', '--duration', '4', '--warmup', '0.5', '--confirm', '1', '--json', '--out', out], { timeoutMs: 230000 })
+  assert.equal(r.code, 0, r.stderr)
+  const record = JSON.parse(r.stdout)
+  const disturbed = record.probes.filter(p => p.verdict === 'disturbed')
+  assert.equal(disturbed.length, 3, JSON.stringify(record.probes.map(p => [p.rate, p.verdict])))
+  for (const p of disturbed) {
+    const run = JSON.parse(readFileSync(join(record.dir, p.run, 'run.json'), 'utf8'))
+    assert.ok(run.validity.flags.some(f => f.name === 'disturbed' && f.value >= 0.8), JSON.stringify(run.validity.flags))
+    assert.ok(run.diagnosis.roles.other >= 0.8, JSON.stringify(run.diagnosis.roles))
+  }
+  assert.equal(record.notes.filter(n => /something outside the run used [\d.]+ cores of the host: probed again/.test(n)).length, 3)
+  // the virtual clock serves 100 req/s whatever the CPU: the search still finds it once its retries are spent
+  assert.ok(record.capacity >= 90 && record.capacity <= 110, `capacity ${record.capacity}`)
 })

@@ -139,6 +139,19 @@ test('a merged timeline keeps the samples of every node; a node that ended early
   assert.equal(cpu.total, 0.6 + 0.2, 'the cluster total counts the lost node as idle where it has no samples: 0.6 + 0.4 x 2/4')
 })
 
+test('a node that runs only the load balancer adds its roles and busy cores to the merge, not cores of the server', () => {
+  const sample = (t, server, host, roles) => ({ t, server, serverTotal: server.reduce((a, b) => a + b, 0) / 100, host, containers: {}, roles })
+  const worker = { intervalMs: 1000, cpus: 2, source: 'cgroup-v1', samples: [1, 2, 3].map(i => sample(i * 1000, [50, 50], [60, 60], { rc: 0.01, kernel: 0.05 })) }
+  const manager = { intervalMs: 1000, cpus: 2, source: 'cgroup-v1', samples: [1, 2, 3].map(i => sample(i * 1000, [0, 0], [20, 10], { rc: 0.01, kernel: 0.02, 'load-balancer': 0.2 })) }
+  const merged = mergeTimelines([{ node: 'w1', timeline: worker }, { node: 'm0', timeline: manager, rolesOnly: true }])
+  assert.equal(merged.cpus, 2, 'the server\'s cores are the worker\'s')
+  assert.deepEqual(merged.nodes.map(n => n.node), ['w1'])
+  assert.deepEqual(merged.samples[0].roles, { rc: 0.02, kernel: 0.07, 'load-balancer': 0.2 })
+  assert.equal(merged.samples[0].apartBusy, 0.3)
+  assert.equal(merged.apartCpus, 2)
+  assert.equal(summarizeCpu(merged).cores.length, 2)
+})
+
 test('the printed summary of a multi-node run: a line per node, the lost one marked, and the degraded lines', async () => {
   const { formatRunSummary } = await import('../executor/run-text.js')
   const node = (label, usage, extra = {}) => ({ label, cores: usage.map((u, core) => ({ core, usage: u })), total: usage.reduce((a, b) => a + b, 0) / 100, host: { overall: 50 }, ...extra })

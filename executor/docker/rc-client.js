@@ -58,11 +58,30 @@ async function rcJson (rc, method, path, body) {
  * Joins the timelines of several nodes' RCs into one: cores are numbered node after node (node 0's cores first),
  * samples are paired by their order (every RC samples each interval from its start), and `nodes` says which cores are
  * whose. A node whose timeline ends early (lost mid-run: its last checkpoint) has null cores in the samples it lacks,
- * and its `nodes` entry says `partial`. One node's timeline is returned as it is, with `nodes` added.
- * @param {{ node: string, timeline: any, partial?: boolean }[]} parts
+ * and its `nodes` entry says `partial`. One node's timeline is returned as it is, with `nodes` added. A node that runs
+ * only a role's containers (`rolesOnly`) adds its roles and its busy cores (`apartBusy`, `apartCpus`), not its cores.
+ * @param {{ node: string, timeline: any, partial?: boolean, rolesOnly?: boolean }[]} parts
  */
 export function mergeTimelines (parts) {
-  const withData = parts.filter(p => p.timeline)
+  const withData = parts.filter(p => p.timeline && !p.rolesOnly)
+  const merged = joinServerNodes(withData)
+  const apart = parts.filter(p => p.timeline && p.rolesOnly)
+  if (!merged || !apart.length) return merged
+  // nodes that run no server container, only a role's (the load balancer on the manager): their roles and their busy
+  // cores join each sample by its order, and the timeline says how many cores they add to the host
+  for (let i = 0; i < merged.samples.length; i++) {
+    const row = apart.map(p => p.timeline.samples[i]).filter(Boolean)
+    merged.samples[i] = {
+      ...merged.samples[i],
+      roles: sumRoles([merged.samples[i].roles ?? {}, ...row.map(s => s.roles ?? {})]),
+      apartBusy: Math.round(row.reduce((a, s) => a + s.host.reduce((b, x) => b + (x ?? 0), 0) / 100, 0) * 1000) / 1000
+    }
+  }
+  return { ...merged, apartCpus: apart.reduce((a, p) => a + p.timeline.cpus, 0), apartNodes: apart.map(p => p.node) }
+}
+
+/** mergeTimelines for the nodes that run the server's containers. */
+function joinServerNodes (withData) {
   if (!withData.length) return null
   let offset = 0
   const nodes = withData.map(({ node, timeline, partial }) => {
@@ -122,11 +141,14 @@ export function createRcSampler ({ rcs, token, containers, log = () => {}, check
     if (!c.containerId) continue
     const rc = rcs.find(r => r.node === c.node)
     if (!rc) throw new NsError('NS_ERR_RUN', `no RC runs on node ${c.node}, where container ${c.containerId.slice(0, 12)} is; is the control plane up? (executor up)`)
-    if (!byNode.has(c.node)) byNode.set(c.node, { rc: { url: rc.url, token }, ids: [], roles: {} })
-    byNode.get(c.node).ids.push(c.containerId)
-    if (c.role) byNode.get(c.node).roles[c.containerId] = c.role
+    if (!byNode.has(c.node)) byNode.set(c.node, { rc: { url: rc.url, token }, ids: [], roles: {}, server: false })
+    const entry = byNode.get(c.node)
+    entry.ids.push(c.containerId)
+    if (c.role) entry.roles[c.containerId] = c.role
+    else entry.server = true
   }
-  /** @type {{ node: string, rc: { url: string, token: string }, session: string, last: any, fetching?: boolean }[]} */
+  /** @type {{ node: string, rc: { url: string, token: string }, session: string, last: any, rolesOnly: boolean,
+   *   fetching?: boolean }[]} */
   let sessions = []
   let timer = null
   // Each node's timeline so far, kept up to date now and then (only the samples since the last copy are fetched, and
@@ -149,9 +171,9 @@ export function createRcSampler ({ rcs, token, containers, log = () => {}, check
   }))
   return {
     async start () {
-      for (const [node, { rc, ids, roles }] of byNode) {
+      for (const [node, { rc, ids, roles, server }] of byNode) {
         const { session } = await rcJson(rc, 'POST', '/start', { containers: ids, roles })
-        sessions.push({ node, rc, session, last: null })
+        sessions.push({ node, rc, session, last: null, rolesOnly: !server })
       }
       if (checkpointMs > 0) {
         timer = setInterval(() => { checkpoint() }, checkpointMs)
@@ -162,12 +184,12 @@ export function createRcSampler ({ rcs, token, containers, log = () => {}, check
       clearInterval(timer)
       const open = sessions
       sessions = []
-      const parts = await Promise.all(open.map(async ({ node, rc, session, last }) => {
+      const parts = await Promise.all(open.map(async ({ node, rc, session, last, rolesOnly }) => {
         try {
-          return { node, timeline: await rcJson(rc, 'POST', '/stop', { session }) }
+          return { node, rolesOnly, timeline: await rcJson(rc, 'POST', '/stop', { session }) }
         } catch (err) {
           log(`rc: ${err.message}${last ? `; keeping its timeline up to ${last.samples?.length ?? 0} samples` : ''}`)
-          return { node, timeline: last, partial: Boolean(last) }
+          return { node, rolesOnly, timeline: last, partial: Boolean(last) }
         }
       }))
       return mergeTimelines(parts)
