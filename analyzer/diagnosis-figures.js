@@ -1,5 +1,6 @@
 // The figures a bottleneck is judged by, over a run's steady window: each instance's event loop, GC and CPU (from its
 // telemetry), CPU by role (the sampler's roles, the generator's meter, the rest of the host), HAProxy's queue.
+import { samplesInWindow as inWindow } from '../rc/cpu-summary.js'
 
 const round3 = (x) => Math.round(x * 1000) / 1000
 const mean = (xs) => (xs.length ? xs.reduce((a, b) => a + b, 0) / xs.length : null)
@@ -43,21 +44,10 @@ export function summarizeInstances (records) {
 }
 
 /**
- * The timeline's samples whose interval's midpoint lies in the window (the rule of rc/cpu-summary.js).
- * @param {{ intervalMs?: number, samples?: any[] } | null} timeline
- * @param {{ from: number, to: number }} window
- */
-function inWindow (timeline, { from, to }) {
-  const half = (timeline?.intervalMs ?? 1000) / 2
-  return (timeline?.samples ?? []).filter(s => s.t - half >= from && s.t - half <= to)
-}
-
-/**
  * Where the host's cores went over the window, in cores, role by role; `kernel` is the kernel's interrupt work (the
  * network's packets), `other` the rest of the host's busy time (Docker, whatever else runs), so the roles sum to the
- * host's busy cores. The server's CPU (its cgroup or
- * its containers) is split by the instances' telemetry: a cluster's primary says its own, PM2's daemon is what the
- * server used beyond its instances, the workers the rest.
+ * host's busy cores. The server's CPU (its cgroup or its containers) is split by the instances' telemetry: a cluster's
+ * primary says its own, PM2's daemon is what the server used beyond its instances, the workers the rest.
  * @param {{ timeline: any, window: { from: number, to: number }, instances: ReturnType<typeof summarizeInstances>,
  *   processShape: string, generatorCores: number | null }} input
  */
@@ -81,7 +71,7 @@ export function summarizeRoles ({ timeline, window, instances, processShape, gen
   const others = new Set(samples.flatMap(s => Object.keys(s.roles ?? {})))
   for (const role of others) roles[role] = mean(samples.map(s => s.roles?.[role] ?? 0))
   // roles sampled apart from the server, on the executor's host (Docker's proxy of a Swarm run's published port)
-  const apart = inWindow({ intervalMs: timeline.intervalMs, samples: timeline.roleSamples ?? [] }, window)
+  const apart = inWindow(timeline.roleSamples, window)
   for (const role of new Set(apart.flatMap(s => Object.keys(s.roles)))) roles[role] = mean(apart.map(s => s.roles[role] ?? 0))
   if (generatorCores !== null) roles['load-generator'] = generatorCores
   const known = Object.values(roles).reduce((a, b) => a + b, 0)
@@ -91,12 +81,13 @@ export function summarizeRoles ({ timeline, window, instances, processShape, gen
 }
 
 /**
- * HAProxy's figures over the window (a local run's `lb` timeline): mean sessions, queue and its highest, request rate.
- * @param {{ t: number, sessions: number, queue: number, rate: number }[] | undefined} lb
+ * HAProxy's figures over the window (a local run's `lb` series): mean sessions, queue and its highest, request rate.
+ * @param {{ intervalMs: number, samples: { t: number, sessions: number, queue: number, rate: number }[] } | undefined}
+ *   lb
  * @param {{ from: number, to: number }} window
  */
-export function summarizeLb (lb, { from, to }) {
-  const s = (lb ?? []).filter(x => x.t >= from && x.t <= to + 1000)
+export function summarizeLb (lb, window) {
+  const s = inWindow(lb, window)
   if (!s.length) return null
   return {
     samples: s.length,

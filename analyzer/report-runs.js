@@ -5,6 +5,7 @@ import { mean } from 'simple-statistics'
 import { readRunFiles } from '../lib/run-files.js'
 import { invalidReason, validityOf } from './run-validity.js'
 import { runsAndSearches } from './capacity-runs.js'
+import { kindsNamed } from './why-bends.js'
 
 /**
  * @typedef {{ id: string, dir: string, file: string, status: string, config: Record<string, any>, startedAt:
@@ -150,9 +151,7 @@ export function cpuTable (runs) {
  */
 function bottleneckOf (diagnoses) {
   if (!diagnoses.length) return { bottleneck: null, elu: null }
-  const counts = new Map()
-  for (const d of diagnoses) counts.set(d.bottleneck.kind, (counts.get(d.bottleneck.kind) ?? 0) + 1)
-  const bottleneck = [...counts].reduce((a, b) => (b[1] > a[1] ? b : a))[0]
+  const bottleneck = kindsNamed(diagnoses).kind
   const busiest = diagnoses.map(d => Math.max(...(d.instances ?? []).filter(i => i.role === 'worker').map(i => i.elu))).filter(Number.isFinite)
   return { bottleneck, elu: avg(busiest) }
 }

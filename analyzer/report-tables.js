@@ -3,6 +3,7 @@
 import { human } from './fit-verdict.js'
 import { loadLevelOf } from './report-runs.js'
 import { ROLES } from './diagnosis-figures.js'
+import { kindText } from './why-bends.js'
 
 /**
  * A cell: its text, and optionally the exact figures behind it (the HTML keeps them as data attributes).
@@ -269,7 +270,6 @@ export function bendsTable (bends) {
   const said = bends.filter(b => b.kind)
   const roles = [...new Set(said.flatMap(b => b.steps.flatMap(s => Object.keys(s.roles ?? {}))))]
     .sort((a, b) => (ROLES.indexOf(a) + 1 || 99) - (ROLES.indexOf(b) + 1 || 99))
-  const kindText = s => (s.kind ?? '-') + (Object.keys(s.kinds).length > 1 ? ` (${Object.entries(s.kinds).map(([k, c]) => `${c} ${k}`).join(', ')})` : '')
   return {
     header: ['group', 'N', 'runs', 'bottleneck', ...roles.map(r => `${r} (cores)`), 'evidence'],
     rows: said.flatMap(b => b.steps.map(s => [b.group, String(s.n), String(s.runs), kindText(s),

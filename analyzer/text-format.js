@@ -3,6 +3,7 @@ import { table } from './text-table.js'
 import { human } from './fit-verdict.js'
 import { correlationsTable, correlationNotes, cellText, pairLines } from './report-tables.js'
 import { excludedLine } from './run-validity.js'
+import { kindText } from './why-bends.js'
 
 const ms = v => (v === null || v === undefined ? '-' : v >= 100 ? v.toFixed(0) : v.toFixed(1))
 const pct = v => `${(v * 100).toFixed(2)}%`
@@ -126,7 +127,7 @@ export function bendLines (bends) {
   const out = ['why the curves bend (the bottleneck each N\'s runs name; analyzer report charts the cores by role):']
   for (const b of said) {
     out.push(`  ${b.sentence}`)
-    out.push(`    ${b.steps.map(s => `N=${s.n} ${s.kind ?? '-'}${Object.keys(s.kinds).length > 1 ? ` (${Object.entries(s.kinds).map(([k, c]) => `${c} ${k}`).join(', ')})` : ''}`).join(' · ')}`)
+    out.push(`    ${b.steps.map(s => `N=${s.n} ${kindText(s)}`).join(' · ')}`)
   }
   return out
 }

@@ -25,10 +25,23 @@ export const KIND_STORY = Object.freeze({
  */
 
 /**
- * The most frequent kind in a count (ties: the first in order of appearance).
- * @param {Record<string, number>} kinds
+ * The bottleneck kinds some runs name, counted, and the one most of them name (ties: the first named); null when none.
+ * @param {{ bottleneck: { kind: string } }[]} diagnoses
  */
-const topKind = (kinds) => Object.entries(kinds).reduce((a, b) => (b[1] > a[1] ? b : a), ['', 0])[0] || null
+export function kindsNamed (diagnoses) {
+  /** @type {Record<string, number>} */
+  const kinds = {}
+  for (const d of diagnoses) kinds[d.bottleneck.kind] = (kinds[d.bottleneck.kind] ?? 0) + 1
+  const kind = Object.entries(kinds).reduce((a, b) => (b[1] > a[1] ? b : a), ['', 0])[0] || null
+  return { kind, kinds }
+}
+
+/**
+ * A step's bottleneck for a person: its kind, and how many runs named each kind when they did not agree.
+ * @param {{ kind: string | null, kinds: Record<string, number> }} step
+ */
+export const kindText = (step) => (step.kind ?? '-') +
+  (Object.keys(step.kinds).length > 1 ? ` (${Object.entries(step.kinds).map(([k, c]) => `${c} ${k}`).join(', ')})` : '')
 
 /**
  * Per group: each N's bottleneck (the kind most of its runs name, with the line of the last such run), the mean CPU by
@@ -52,10 +65,7 @@ export function whyCurvesBend (groups, runs) {
     }
     /** @type {BendStep[]} */
     const steps = [...atN].sort((a, b) => a[0] - b[0]).map(([n, ds]) => {
-      /** @type {Record<string, number>} */
-      const kinds = {}
-      for (const d of ds) kinds[d.bottleneck.kind] = (kinds[d.bottleneck.kind] ?? 0) + 1
-      const kind = topKind(kinds)
+      const { kind, kinds } = kindsNamed(ds)
       return { n, runs: ds.length, kind, kinds, line: ds.filter(d => d.bottleneck.kind === kind).at(-1)?.bottleneck.line ?? null, roles: meanRoles(ds) }
     })
     return { group: g.name, unit: g.unit, steps, ...sentenceOf(g, steps) }

@@ -127,39 +127,3 @@ export function parseHaproxyStat (csv) {
   if (!front || !back) return null
   return { sessions: at(front, 'scur'), rate: at(front, 'rate'), queue: at(back, 'qcur'), backendSessions: at(back, 'scur') }
 }
-
-/**
- * Wraps a CPU sampler so that its timeline also holds HAProxy's figures (readHaproxyStats) every interval, as `lb`.
- * @template {{ start(): any, stop(): Promise<any> }} S
- * @param {S} sampler
- * @param {string} socketPath
- * @param {{ intervalMs?: number }} [opts]
- * @returns {S}
- */
-export function withLbStats (sampler, socketPath, { intervalMs = 1000 } = {}) {
-  /** @type {{ t: number, sessions: number, rate: number, queue: number, backendSessions: number }[]} */
-  const samples = []
-  let timer = null
-  let reading = false
-  const poll = async () => {
-    if (reading) return
-    reading = true
-    const s = await readHaproxyStats(socketPath)
-    reading = false
-    if (s && timer) samples.push({ t: Date.now(), ...s })
-  }
-  return {
-    ...sampler,
-    async start () {
-      await sampler.start()
-      timer = setInterval(poll, intervalMs)
-      timer.unref()
-    },
-    async stop () {
-      clearInterval(timer)
-      timer = null
-      const timeline = await sampler.stop()
-      return timeline && { ...timeline, lb: samples.slice() }
-    }
-  }
-}

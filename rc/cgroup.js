@@ -53,7 +53,7 @@ const USER = /^user_usec (\d+)$/m
 const SYSTEM = /^system_usec (\d+)$/m
 
 /**
- * A group's cpu.stat: its path, its text, and the number of the line a pattern matches (NaN when none does).
+ * A group's cpu.stat: its path, its text, and `get(re)`: the number a line's pattern captures (NaN when none matches).
  * @param {string} dir
  */
 function cpuStatOf (dir) {

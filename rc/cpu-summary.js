@@ -40,6 +40,20 @@ function table (rows, cpus) {
 }
 
 /**
+ * The samples of a timeline that lie in a window (ms epoch): a sample covers (t - intervalMs, t] and is in the window
+ * when its midpoint is. Every summary of a run's steady window takes its samples by this rule.
+ * @param {{ intervalMs?: number, samples?: any[] } | null | undefined} timeline
+ * @param {{ from?: number, to?: number }} [window] open on a side that is not given (or not finite)
+ * @returns {any[]}
+ */
+export function samplesInWindow (timeline, { from = -Infinity, to = Infinity } = {}) {
+  const half = (timeline?.intervalMs ?? 0) / 2
+  const lo = Number.isFinite(from) ? from : -Infinity
+  const hi = Number.isFinite(to) ? to : Infinity
+  return (timeline?.samples ?? []).filter(s => s.t - half >= lo && s.t - half <= hi)
+}
+
+/**
  * The per-core table of the multi-core study (thesis Table 4.3.1: highest core, lowest core, their difference, overall)
  * for the server's own CPU over [from, to] (ms epoch, the steady window), and the same for the whole host.
  * A sample covers (t - intervalMs, t]; it is in the window when its midpoint is. Usage is the mean percent of that core
@@ -52,13 +66,10 @@ function table (rows, cpus) {
  *   lowest: number, spread: number, overall: number }, containers: any[], nodes?: any[], throttling: ReturnType<typeof
  *   summarizeThrottle> }}
  */
-export function summarizeCpu (timeline, { from = -Infinity, to = Infinity } = {}) {
+export function summarizeCpu (timeline, window = {}) {
   const all = timeline?.samples ?? []
   const cpus = timeline?.cpus ?? Math.max(0, ...all.map(s => s.server?.length ?? 0))
-  const half = (timeline?.intervalMs ?? 0) / 2
-  const lo = Number.isFinite(from) ? from : -Infinity
-  const hi = Number.isFinite(to) ? to : Infinity
-  const inWindow = all.filter(s => s.t - half >= lo && s.t - half <= hi)
+  const inWindow = samplesInWindow(timeline, window)
   const server = table(inWindow.map(s => s.server), cpus)
   const host = table(inWindow.map(s => s.host), cpus)
   const seconds = inWindow.length * (timeline?.intervalMs ?? 1000) / 1000

@@ -5,6 +5,7 @@ import { readText } from './read-text.js'
 import { CLOCK_TICKS, parseTaskStat } from './thread-cpu.js'
 import { readProcStat, coreUsage } from './proc-stat.js'
 import { cpuQuotaOf } from './cgroup.js'
+import { samplesInWindow } from './cpu-summary.js'
 
 /**
  * @typedef {'node'|'java'} Engine
@@ -135,8 +136,7 @@ export function createGeneratorMeter ({ procRoot = '/proc', intervalMs = 1000, n
  * @param {{ from?: number, to?: number }} [window]
  */
 export function summarizeGenerator (timeline, { from = -Infinity, to = Infinity } = {}) {
-  const half = (timeline?.intervalMs ?? 0) / 2
-  const inWindow = (timeline?.samples ?? []).filter(s => s.t - half >= from && s.t - half <= to)
+  const inWindow = samplesInWindow(timeline, { from, to })
   const mean = (xs) => (xs.length ? xs.reduce((a, b) => a + b, 0) / xs.length : null)
   const measured = Boolean(timeline?.processes.length) && inWindow.length > 0
   const hostBusy = mean(inWindow.map(s => mean(s.host)))

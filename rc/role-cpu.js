@@ -4,6 +4,7 @@ import { readdirSync } from 'node:fs'
 import { join } from 'node:path'
 import { readText } from './read-text.js'
 import { CLOCK_TICKS, parseTaskStat } from './thread-cpu.js'
+import { withSamples } from './with-samples.js'
 
 /** A role's name as it appears in timelines and run.json: lower case words joined by dashes. */
 export const ROLE_NAME = /^[a-z][a-z0-9-]{0,30}$/
@@ -90,7 +91,8 @@ export function dockerProxyPids (port, procRoot = '/proc') {
 
 /**
  * Wraps a sampler so that its timeline also holds the CPU of some roles' processes on this host, every interval, as
- * `roleSamples` [{ t, roles }] (for a sampler whose own samples come from elsewhere, such as the RCs of a swarm).
+ * `roleSamples` ({ intervalMs, samples: [{ t, roles }] }): for a sampler whose own samples come from elsewhere, such
+ * as the RCs of a swarm.
  * @template {{ start(): any, stop(): Promise<any> }} S
  * @param {S} sampler
  * @param {() => Record<string, number[]>} roles
@@ -99,29 +101,5 @@ export function dockerProxyPids (port, procRoot = '/proc') {
  */
 export function withLocalRoles (sampler, roles, { intervalMs = 1000, procRoot = '/proc' } = {}) {
   const meter = createRoleCpu({ roles, procRoot })
-  /** @type {{ t: number, roles: Record<string, number> }[]} */
-  const samples = []
-  let timer = null
-  let last = 0
-  const tick = () => {
-    const now = Date.now()
-    const r = meter.read((now - last) / 1000)
-    last = now
-    samples.push({ t: now, roles: r })
-  }
-  return {
-    ...sampler,
-    async start () {
-      await sampler.start()
-      meter.read(0)
-      last = Date.now()
-      timer = setInterval(tick, intervalMs)
-      timer.unref()
-    },
-    async stop () {
-      clearInterval(timer)
-      const timeline = await sampler.stop()
-      return timeline && { ...timeline, roleSamples: samples.slice() }
-    }
-  }
+  return withSamples(sampler, 'roleSamples', (seconds) => ({ roles: meter.read(seconds) }), { intervalMs })
 }

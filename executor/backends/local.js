@@ -7,8 +7,9 @@ import { deploymentShape } from '../../lib/strategies.js'
 import { launch } from '../../register/launch.js'
 import { createCpuGroup } from '../../rc/cpu-group.js'
 import { createSampler } from '../../rc/sampler.js'
+import { withSamples } from '../../rc/with-samples.js'
 import { createQuotaGroup } from '../cpu-quota.js'
-import { requireHaproxy, startHaproxy, withLbStats } from '../haproxy.js'
+import { readHaproxyStats, requireHaproxy, startHaproxy } from '../haproxy.js'
 
 /** Runs a list of wrappers innermost-last: the process joins every group before it execs. */
 function composeWraps (wraps) {
@@ -120,7 +121,7 @@ export function createLocalBackend ({ cpus = availableParallelism() } = {}) {
            */
           createSampler () {
             const sampler = createSampler({ group, pids, quotaDirs: () => quotaDirs, roles: () => (lbPid ? { 'load-balancer': [lbPid] } : {}), self: 'rc', intervalMs: 1000 })
-            return statsSocket ? withLbStats(sampler, statsSocket) : sampler
+            return statsSocket ? withSamples(sampler, 'lb', () => readHaproxyStats(statsSocket)) : sampler
           },
           /** What the instances said of themselves (their telemetry lines) within a window. */
           telemetry: async (window) => replicas.flatMap(h => h.telemetry(window)),

@@ -77,7 +77,7 @@ export function mergeTimelines (parts) {
       apartBusy: Math.round(row.reduce((a, s) => a + s.host.reduce((b, x) => b + (x ?? 0), 0) / 100, 0) * 1000) / 1000
     }
   }
-  return { ...merged, apartCpus: apart.reduce((a, p) => a + p.timeline.cpus, 0), apartNodes: apart.map(p => p.node) }
+  return { ...merged, apartCpus: apart.reduce((a, p) => a + p.timeline.cpus, 0) }
 }
 
 /** mergeTimelines for the nodes that run the server's containers. */
