@@ -39,7 +39,9 @@ saturated, the throughput steady). A closed-model probe estimates it; the search
 that and steps by x1.25 until a rate misses (or down until one is met; x2 from --start-rate),
 bisects to --precision, and confirms the capacity by repeating it. A probe the load side could not
 drive (generator or host saturated, the server not busy) ends the search with a note instead of
-counting as a miss. Every probe is a run; the search's folder holds them and capacity.json.
+counting as a miss; a miss while something outside the run kept the host busy (run validity
+"disturbed") is probed again, up to 3 times. Every probe is a run; the search's folder holds them
+and capacity.json.
 
 Options:
 ${optionsHelp(CAPACITY_OPTIONS)}
