@@ -1,11 +1,11 @@
 // A sweep's plan: the grid's cells as validated run configs, their order per repeat (seeded), and how long it takes;
 // planSweep puts them together with the calibration and the swarm check, once, before anything runs.
 import { existsSync } from 'node:fs'
-import { basename, dirname, join } from 'node:path'
+import { basename, dirname, join, resolve } from 'node:path'
 import { randomInt } from 'node:crypto'
 import { NsError, badFlag, exitCodeOf } from '../lib/errors.js'
 import { checkOption, flagOf, keyOf } from '../lib/options.js'
-import { RUN_OPTION, longestSeconds, validateRunConfig } from '../lib/run-options.js'
+import { RUN_OPTION, validateRunConfig } from '../lib/run-options.js'
 import { seededRandom } from '../lib/random.js'
 import { makeWritableDir } from '../lib/run-files.js'
 import { loadBenchmark } from '../benchmarks/index.js'
@@ -14,6 +14,7 @@ import { shapeKeyOf } from './shape-runner.js'
 import { calibrateToFile, readCalibration, CALIBRATION_DEFAULTS } from './calibrate.js'
 import { checkSwarmNodes, largestNodes } from './sweep-nodes.js'
 import { typicalProbes, checkProbeDuration } from './capacity.js'
+import { SWEEP_BYTES, checkRoom, freeBytes, plannedCost, samplesFormat } from './sweep-estimate.js'
 
 /**
  * Seconds a run costs beyond warm-up + duration (sampler, summary, files), and a deployment per strategy (measured
@@ -191,16 +192,24 @@ export function buildPlan (cells, { repeats, order, seed }) {
 }
 
 /**
- * Runs, deployments and seconds of the plan entries still to run (all of them for a new sweep).
+ * Runs, deployments, seconds and bytes of the plan entries still to run (all of them for a new sweep). The plan's
+ * figures (warm-up + duration, the requests the load brings, the run's files) give way to what the sweep's finished
+ * runs took, per cell where the cell has some, else their mean: `basis` says which.
  * @param {{ cell: number }[]} entries in order
  * @param {{ shape: string, config: any, capacity?: any }[]} cells
- * @param {{ backendName?: string }} [opts] the backend that will run (local or swarm)
+ * @param {{ backendName?: string, calibration?: any, measured?: import('./sweep-estimate.js').Measured,
+ *   sweepBytes?: boolean }} [opts] the backend that will run (local or swarm); the calibration file's content (its
+ *   probes' throughput); what the finished runs cost; sweepBytes: count the sweep's own files (a new sweep)
  */
-export function estimatePlan (entries, cells, { backendName = 'local' } = {}) {
+export function estimatePlan (entries, cells, { backendName = 'local', calibration, measured, sweepBytes = true } = {}) {
   let seconds = 0
+  let bytes = sweepBytes ? SWEEP_BYTES.fixed + SWEEP_BYTES.perEntry * entries.length : 0
   let deployments = 0
   let last = null
   const searched = new Set()
+  const assumed = new Set()
+  const bases = new Set()
+  const formats = new Set()
   for (const e of entries) {
     const c = cells[e.cell]
     if (c.shape !== last) {
@@ -208,12 +217,26 @@ export function estimatePlan (entries, cells, { backendName = 'local' } = {}) {
       seconds += (COSTS.deploy[backendName] ?? COSTS.deploy.local)[c.config.strategy] ?? 2
       last = c.shape
     }
+    const cellMeasured = measured?.byCell.get(e.cell)
+    const m = cellMeasured ?? (measured?.all.n ? measured.all : null)
+    if (m) {
+      bases.add(cellMeasured ? 'cell' : 'overall')
+      seconds += m.seconds / m.n
+      bytes += m.bytes / m.n
+      continue
+    }
+    bases.add('plan')
+    formats.add(samplesFormat(c.config))
     // a capacity entry is a search: its probes, each a run (fewer once an earlier repeat found where it is)
     const runs = c.capacity ? typicalProbes(c.capacity, searched.has(e.cell)) : 1
     searched.add(e.cell)
-    seconds += runs * (c.config.warmup + longestSeconds(c.config) + COSTS.run)
+    const cost = plannedCost(c, { runs, calibration, overhead: COSTS.run })
+    seconds += cost.seconds
+    bytes += cost.bytes
+    if (cost.assumed) assumed.add(c.config.benchmark ?? 'app')
   }
-  return { runs: entries.length, deployments, seconds: Math.round(seconds) }
+  const basis = bases.size > 1 ? 'mixed' : [...bases][0] ?? 'plan'
+  return { runs: entries.length, deployments, seconds: Math.round(seconds), bytes: Math.round(bytes), basis, samples: [...formats], assumedRates: [...assumed] }
 }
 
 /** The most a missing calibration adds: every probe of the budget, each warm-up + duration + a run's overhead. */
@@ -288,9 +311,27 @@ export async function planSweep (file, { profile, out, backend, seed = newSeed()
     if (!dryRun) throw e
     warnings.push(`${e.message} (without --dry-run the sweep stops here, exit ${exitCodeOf(e)})`)
   }
+  const backendName = estimateBackend(exp, backend)
+  const free = await freeBytes(dryRun && !existsSync(out) ? nearestFolder(out) : out)
+  if (!dryRun && exp.usesLevels && !existsSync(exp.calibration)) {
+    // before calibrating: the runs whose requests the calibration will tell cannot fit even with none at all
+    const floor = estimatePlan(buildPlan(cells, { repeats: exp.repeats, order: exp.order, seed }), cells.map(withoutSamples), { backendName })
+    checkRoom({ bytes: floor.bytes, free, dir: out, flag: '--out' })
+  }
   const calibration = exp.usesLevels && (dryRun ? (existsSync(exp.calibration) ? await readCalibration(exp.calibration) : null) : await calibrationOf(exp, { backend, say, onProbe, signal }))
   if (calibration) cells = resolveLevels(exp, cells, calibration)
   const plan = buildPlan(cells, { repeats: exp.repeats, order: exp.order, seed })
-  const estimate = estimatePlan(plan, cells, { backendName: estimateBackend(exp, backend) })
-  return { exp, cells, plan, seed, calibration: calibration || null, estimate, warnings, backend }
+  const estimate = estimatePlan(plan, cells, { backendName, calibration })
+  if (!dryRun) checkRoom({ bytes: estimate.bytes, free: await freeBytes(out), dir: out, flag: '--out' })
+  return { exp, cells, plan, seed, calibration: calibration || null, estimate, free, out, warnings, backend }
+}
+
+/** A cell whose runs keep no samples: what it writes whatever its requests. */
+const withoutSamples = (cell) => ({ ...cell, config: { ...cell.config, samples: 'none' } })
+
+/** The folder itself or its nearest parent that exists: the file system a folder not yet made will be on. */
+function nearestFolder (dir) {
+  let d = resolve(dir)
+  while (!existsSync(d) && dirname(d) !== d) d = dirname(d)
+  return d
 }

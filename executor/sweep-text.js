@@ -6,6 +6,7 @@ import { RUN_OPTION } from '../lib/run-options.js'
 import { DEFAULT_SLO, sloText } from '../lib/slo.js'
 import { benchmarkName, countInvalid, shapeText } from './sweep.js'
 import { calibrationBound } from './sweep-plan.js'
+import { ASSUMED_RATES, SAMPLE_BYTES, formatBytes } from './sweep-estimate.js'
 
 /** "1 h 02 min", "4 min 10 s", "12 s". */
 export function formatDuration (seconds) {
@@ -13,6 +14,30 @@ export function formatDuration (seconds) {
   if (s >= 3600) return `${Math.floor(s / 3600)} h ${String(Math.floor((s % 3600) / 60)).padStart(2, '0')} min`
   if (s >= 60) return `${Math.floor(s / 60)} min ${String(s % 60).padStart(2, '0')} s`
   return `${s} s`
+}
+
+/** Where an estimate's figures come from, in a few words. */
+const BASIS_TEXT = {
+  plan: 'from the plan',
+  cell: 'from the finished runs of each cell',
+  overall: 'from the mean of the finished runs',
+  mixed: 'from the finished runs where a cell has some (their mean elsewhere), the plan for the rest'
+}
+
+/**
+ * The estimate's disk line: bytes, what they rest on, and the free space where they go.
+ * "estimated disk: 1.4 GB (from the plan: samples gz 12 B a request; assumed, as no calibration or finished run says:
+ * cpu 500 req/s) · 31 GB free on /work/results"
+ * @param {{ bytes: number, basis?: string, samples?: string[], assumedRates?: string[] }} estimate
+ * @param {{ free?: number, dir?: string }} where
+ */
+export function diskText (estimate, { free, dir }) {
+  const formats = estimate.samples ?? []
+  const samples = formats.length ? `: samples ${formats.map(f => `${f} ${SAMPLE_BYTES[f]} B`).join(', ')} a request` : ''
+  const assumed = (estimate.assumedRates ?? []).map(b => `${b} ${(ASSUMED_RATES[b] ?? ASSUMED_RATES.other).toLocaleString('en')}`)
+  const rates = assumed.length ? `; assumed, as no calibration or finished run says: ${assumed.join(', ')} req/s` : ''
+  const room = free === undefined ? '' : ` · ${formatBytes(free)} free on ${dir}`
+  return `estimated disk: ${formatBytes(estimate.bytes ?? 0)} (${BASIS_TEXT[estimate.basis ?? 'plan']}${samples}${rates})${room}`
 }
 
 /** A plan entry's cell in a few aligned words: "cm x2     page      c=25 (relaxed)". */
@@ -26,7 +51,7 @@ export function entryText (cell) {
  * The dry run's view: grid, counts, estimate, seed and the order.
  * @param {Awaited<ReturnType<typeof import('./sweep-plan.js').planSweep>>} planned
  */
-export function formatPlan ({ exp, cells, plan, seed, estimate, backend, calibration, warnings }) {
+export function formatPlan ({ exp, cells, plan, seed, estimate, backend, calibration, warnings, free, out }) {
   const lines = [`experiment ${exp.name} (profile ${exp.profile}) from ${exp.file}`]
   const perStrategy = axis => exp.strategies.map(s => `${s} ${axis[s].map(i => i.value).join(',')}`).join(' · ')
   const loads = exp.capacity
@@ -43,6 +68,7 @@ export function formatPlan ({ exp, cells, plan, seed, estimate, backend, calibra
   // nodes are Swarm worker nodes: the estimate is the swarm's whatever the file says
   const backendName = backend ?? (exp.nodes ? 'swarm' : undefined) ?? exp.settings.backend ?? RUN_OPTION.backend.default
   lines.push(`estimated time: ${formatDuration(estimate.seconds)} on the ${backendName} backend${backendName === 'auto' ? ' (figures of the local backend; on Swarm each deployment adds about 12 s)' : ''}`)
+  lines.push(diskText(estimate, { free, dir: out }))
   if (exp.usesLevels) {
     lines.push(calibration
       ? `calibration ${exp.calibration}: relaxed ${calibration.relaxed.concurrency}, exhausted ${calibration.exhausted?.concurrency ?? '-'}, ${calibration.cores} cores`
@@ -59,12 +85,13 @@ export function formatPlan ({ exp, cells, plan, seed, estimate, backend, calibra
  * The dry run's view for machines: the plan with each entry's label.
  * @param {Awaited<ReturnType<typeof import('./sweep-plan.js').planSweep>>} planned
  */
-export function planJson ({ exp, cells, plan, seed, estimate, calibration, warnings }) {
+export function planJson ({ exp, cells, plan, seed, estimate, calibration, warnings, free, out }) {
   return {
     experiment: exp.name,
     profile: exp.profile,
     seed,
     estimate,
+    disk: { out, free },
     warnings,
     calibration: calibration && { relaxed: calibration.relaxed, exhausted: calibration.exhausted, cores: calibration.cores },
     plan: plan.map(e => ({ ...e, label: entryText(cells[e.cell]).replace(/\s+/g, ' ') }))
