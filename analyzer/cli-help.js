@@ -12,13 +12,16 @@ Commands:
 Every command but report takes --json: the same data as the table, for scripts.
 Exit codes: 0 done · 1 failed · 2 bad input (the message names the flag or file)`
 
-export const SUMMARY_HELP = `Usage: analyzer summary <file.jtl | run-folder> [--label L] [--json]
+export const SUMMARY_HELP = `Usage: analyzer summary <file.jtl | file.jtl.gz | run-folder> [--label L] [--json]
 
-Streams a JMeter CSV JTL (any size, constant memory) and prints per label and in total:
+Streams a JMeter CSV JTL, plain or gzip (any size, constant memory) and prints per label and in total:
 requests, errors, error rate, throughput (JMeter's: samples / (last end - first start)),
 and latency of 'elapsed' in ms: mean, p50, p90, p95, p99, max.
 Percentiles follow JMeter's dashboard (commons-math3 LEGACY estimation, pos = p(n+1)/100),
-computed exactly over every sample. Malformed rows are counted and shown, never fatal.
+computed exactly over every sample. Malformed rows are counted and shown, never fatal; a gzip
+file cut short (a killed run) gives its rows up to the cut, with a note.
+A run folder means its samples.jtl, else its samples.jtl.gz, else (a run with --samples none)
+its latency.json: the same figures, per label and in total, from the histograms the run kept.
 
 Options:
   --label L   only samples with this label
@@ -26,7 +29,8 @@ Options:
   -h, --help  this help
 
 Examples:
-  analyzer summary results/20261122-101500-cm2-ab12            # a run folder: its samples.jtl
+  analyzer summary results/20261122-101500-cm2-ab12            # a run folder: its samples
+  analyzer summary results/sweep-x/20261122-101500-up1-ab12/samples.jtl.gz
   analyzer summary out.jtl --label "GET /search"
   analyzer summary out.jtl --json | jq .total.latency.p95`
 

@@ -1,6 +1,7 @@
-// Streams a CSV JTL with a byte-level scanner: projected columns only, numbers parsed from bytes, no per-row
-// allocation.
+// Streams a CSV JTL, plain or gzip, with a byte-level scanner: projected columns only, numbers parsed from bytes, no
+// per-row allocation.
 import { open } from 'node:fs/promises'
+import { createGunzip } from 'node:zlib'
 import { ROLE, detectLayout } from './jtl-columns.js'
 import { boolAt, intAt, controllerKind, rowText, parseRowText } from './jtl-fields.js'
 
@@ -290,57 +291,144 @@ class JtlScanner {
   }
 }
 
+const GZIP_MAGIC = [0x1f, 0x8b]
+const EMPTY_SCAN = () => ({ rows: 0, blankLines: 0, outsideWindow: 0, malformed: { count: 0, examples: [] }, layout: null })
+
 /**
- * Reads a CSV JTL and feeds every valid sample to the sink. Malformed rows are counted with a few examples;
- * a file that is not a CSV JTL at all throws NS_ERR_BAD_FILE.
+ * A scanner fed bytes as they come (a file's blocks, a gunzip stream's chunks, a writer's chunks): the first line says
+ * the layout, then every complete row goes to the sink. `parse` reads in place and says how far it got (the caller
+ * keeps the rest); `push` keeps the rest itself. `end()` reads what is left as the file's end and gives the result.
+ */
+export class JtlFeed {
+  /**
+   * @param {JtlSink} sink
+   * @param {{ window?: { from?: number, to?: number }, file?: string }} [opts] file: named in a bad header's message
+   */
+  constructor (sink, { window = {}, file = 'JTL' } = {}) {
+    this.sink = sink
+    this.window = { from: window.from ?? -Infinity, to: window.to ?? Infinity }
+    this.file = file
+    /** @type {JtlScanner | null} */
+    this.scanner = null
+    this.layout = null
+    /** @type {Buffer | null} bytes of an incomplete row, kept by push() */
+    this.carry = null
+    /** @type {{ line: number, reason: string, text: string } | null} */
+    this.cut = null
+  }
+
+  /**
+   * Reads every complete row of data[0..len); returns how many bytes it used (the rest starts an incomplete row, or
+   * the first line is not complete yet).
+   * @param {Buffer} data
+   * @param {boolean} eof no byte follows data
+   */
+  parse (data, eof) {
+    let offset = 0
+    if (!this.scanner) {
+      if (data.length < 3 && !eof) return 0
+      const start = data.length >= 3 && data[0] === 0xef && data[1] === 0xbb && data[2] === 0xbf ? 3 : 0
+      if (data.length - start === 0) return data.length
+      let nl = data.indexOf(LF, start)
+      if (nl === -1) {
+        if (!eof) return 0
+        nl = data.length
+      }
+      const firstLine = data.toString('utf8', start, nl).replace(/\r$/, '')
+      this.layout = detectLayout(firstLine, Math.min(nl + 1, data.length), this.file)
+      this.scanner = new JtlScanner(this.layout, this.sink, this.window)
+      offset = this.layout.assumed ? start : this.layout.headerBytes
+    }
+    return offset + this.scanner.parseChunk(offset ? data.subarray(offset) : data, data.length - offset, eof)
+  }
+
+  /**
+   * Feeds a chunk that follows the bytes fed so far; the chunk may be reused by the caller afterwards.
+   * @param {Buffer} chunk
+   */
+  push (chunk) {
+    const data = this.carry ? Buffer.concat([this.carry, chunk]) : chunk
+    const used = this.parse(data, false)
+    this.carry = used < data.length ? Buffer.from(data.subarray(used)) : null
+  }
+
+  /**
+   * Notes that the bytes stop short of the file's end (a truncated gzip stream): counted as one malformed entry.
+   * @param {string} reason
+   */
+  truncated (reason) {
+    this.cut = { line: this.scanner?.line ?? 1, reason, text: '' }
+  }
+
+  /** @returns {ScanResult} */
+  end () {
+    if (this.carry) this.parse(this.carry, true)
+    this.carry = null
+    const s = this.scanner
+    const result = s ? { rows: s.rows, blankLines: s.blankLines, outsideWindow: s.outsideWindow, malformed: s.malformed, layout: this.layout } : EMPTY_SCAN()
+    if (this.cut) {
+      result.malformed.count++
+      if (result.malformed.examples.length < MAX_EXAMPLES) result.malformed.examples.push(this.cut)
+    }
+    return result
+  }
+}
+
+/**
+ * Reads a CSV JTL, plain or gzip (told by its first bytes, not its name; concatenated gzip members read as one), and
+ * feeds every valid sample to the sink, streaming in constant memory. Malformed rows are counted with a few examples;
+ * a gzip stream that ends early (a killed run) gives its rows up to there and one malformed entry saying so; a file
+ * that is not a CSV JTL at all throws NS_ERR_BAD_FILE.
  * @param {string} path
  * @param {JtlSink} sink
  * @param {{ window?: { from?: number, to?: number }, chunkSize?: number }} [opts]
  * @returns {Promise<ScanResult>}
  */
 export async function scanJtl (path, sink, { window = {}, chunkSize = 1 << 22 } = {}) {
+  const feed = new JtlFeed(sink, { window, file: path })
   const fh = await open(path, 'r')
   try {
-    let buf = Buffer.allocUnsafe(chunkSize)
-    let len = 0
-    let pos = 0
-    let eof = false
-    const fill = async () => {
-      while (!eof && len < buf.length) {
-        const { bytesRead } = await fh.read(buf, len, buf.length - len, pos)
-        if (bytesRead === 0) eof = true
-        pos += bytesRead
-        len += bytesRead
-      }
-    }
-    await fill()
-    let start = 0
-    if (len >= 3 && buf[0] === 0xef && buf[1] === 0xbb && buf[2] === 0xbf) start = 3
-    if (len - start === 0) return { rows: 0, blankLines: 0, outsideWindow: 0, malformed: { count: 0, examples: [] }, layout: null }
-    let nl = buf.indexOf(LF, start)
-    while (nl === -1 || nl >= len) {
-      if (eof) { nl = len; break }
-      buf = grow(buf, len)
-      await fill()
-      nl = buf.indexOf(LF, start)
-    }
-    const firstLine = buf.toString('utf8', start, nl).replace(/\r$/, '')
-    const layout = detectLayout(firstLine, Math.min(nl + 1, len), path)
-    const scanner = new JtlScanner(layout, sink, { from: window.from ?? -Infinity, to: window.to ?? Infinity })
-    let offset = layout.assumed ? start : layout.headerBytes
-    for (;;) {
-      const used = offset + scanner.parseChunk(buf.subarray(offset, len), len - offset, eof)
-      if (used === len && eof) break
-      if (used === offset && len === buf.length) buf = grow(buf, len)
-      buf.copy(buf, 0, used, len)
-      len -= used
-      offset = 0
-      await fill()
-      if (len === 0 && eof) break
-    }
-    return { rows: scanner.rows, blankLines: scanner.blankLines, outsideWindow: scanner.outsideWindow, malformed: scanner.malformed, layout }
+    const magic = Buffer.alloc(2)
+    const { bytesRead } = await fh.read(magic, 0, 2, 0)
+    if (bytesRead === 2 && magic[0] === GZIP_MAGIC[0] && magic[1] === GZIP_MAGIC[1]) await feedGzip(fh, feed, chunkSize)
+    else await feedPlain(fh, feed, chunkSize)
+    return feed.end()
   } finally {
     await fh.close()
+  }
+}
+
+/** A plain file: blocks read into one buffer, parsed in place, the incomplete row moved to its front. */
+async function feedPlain (fh, feed, chunkSize) {
+  let buf = Buffer.allocUnsafe(chunkSize)
+  let len = 0
+  let pos = 0
+  for (;;) {
+    const { bytesRead } = await fh.read(buf, len, buf.length - len, pos)
+    pos += bytesRead
+    len += bytesRead
+    const eof = bytesRead === 0
+    const used = feed.parse(buf.subarray(0, len), eof)
+    if (eof) return
+    if (used === 0 && len === buf.length) buf = grow(buf, len)
+    buf.copy(buf, 0, used, len)
+    len -= used
+  }
+}
+
+/** A gzip file: gunzipped in the thread pool while the previous chunk is parsed; an early end is noted, not thrown. */
+async function feedGzip (fh, feed, chunkSize) {
+  const gunzip = createGunzip({ chunkSize: Math.min(chunkSize, 1 << 20) })
+  const input = fh.createReadStream({ start: 0, highWaterMark: 1 << 20, autoClose: false })
+  input.on('error', (err) => gunzip.destroy(err))
+  input.pipe(gunzip)
+  try {
+    for await (const chunk of gunzip) feed.push(chunk)
+  } catch (err) {
+    if (err.code !== 'Z_BUF_ERROR' && err.code !== 'Z_DATA_ERROR') throw err
+    feed.truncated(`the gzip stream ${err.code === 'Z_BUF_ERROR' ? 'ends early' : 'is damaged'} (a killed run?); its rows up to there are read`)
+  } finally {
+    input.destroy()
   }
 }
 

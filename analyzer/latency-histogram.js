@@ -28,6 +28,8 @@ export class LatencyHistogram {
     this.slots = new Uint32Array(0)
     this.firstSlot = Infinity
     this.firstEnd = Infinity
+    /** @type {Map<number, number> | null} failed completions per tenth of a second (what a node loss costs) */
+    this.errorSlots = null
   }
 
   /**
@@ -45,7 +47,7 @@ export class LatencyHistogram {
     this.sum += elapsed
     if (elapsed < this.min) this.min = elapsed
     if (elapsed > this.max) this.max = elapsed
-    if (!success) this.errors++
+    if (!success) this.countError(start + elapsed)
     this.bytes += bytes
     this.sentBytes += sentBytes
     if (start < this.firstStart) this.firstStart = start
@@ -55,6 +57,31 @@ export class LatencyHistogram {
     const i = Math.floor(end / 100) - this.firstSlot
     if (i >= 0 && i < this.slots.length) this.slots[i]++
     else this.countSlot(Math.floor(end / 100), 1)
+  }
+
+  /** @param {number} end the failed sample's end (ms since the epoch) */
+  countError (end) {
+    this.errors++
+    const slot = Math.floor(end / 100)
+    this.errorSlots ??= new Map()
+    this.errorSlots.set(slot, (this.errorSlots.get(slot) ?? 0) + 1)
+  }
+
+  /**
+   * Completions and failed ones by end time, to the tenth of a second: the tenths that start in [from, to).
+   * @param {number} from ms since the epoch
+   * @param {number} to
+   * @returns {{ requests: number, errors: number }}
+   */
+  endedIn (from, to) {
+    let requests = 0
+    let errors = 0
+    for (let slot = Math.ceil(from / 100); slot * 100 < to; slot++) {
+      const i = slot - this.firstSlot
+      if (i >= 0 && i < this.slots.length) requests += this.slots[i]
+      errors += this.errorSlots?.get(slot) ?? 0
+    }
+    return { requests, errors }
   }
 
   /**
@@ -135,6 +162,10 @@ export class LatencyHistogram {
     this.sentBytes += other.sentBytes
     this.firstStart = Math.min(this.firstStart, other.firstStart)
     other.slots.forEach((n, i) => { if (n) this.countSlot(other.firstSlot + i, n) })
+    if (other.errorSlots) {
+      this.errorSlots ??= new Map()
+      for (const [slot, n] of other.errorSlots) this.errorSlots.set(slot, (this.errorSlots.get(slot) ?? 0) + n)
+    }
     this.firstEnd = Math.min(this.firstEnd, other.firstEnd)
     this.lastEnd = Math.max(this.lastEnd, other.lastEnd)
     return this
@@ -184,5 +215,72 @@ export class LatencyHistogram {
     const values = this.valuesAtRanks(ranks)
     const at = new Map(ranks.map((k, i) => [k, values[i]]))
     return plan.map(({ lo, hi, d }) => at.get(lo) + d * (at.get(hi) - at.get(lo)))
+  }
+
+  /**
+   * A compact copy for a file: sums and extremes, the latency counts as sparse pairs (the ms that occur and how often),
+   * the completions per tenth of a second from the first tenth that has one, the failed ones as sparse pairs.
+   * `LatencyHistogram.fromJSON` gives back a histogram whose every figure is the same.
+   */
+  toJSON () {
+    const ms = []
+    const n = []
+    this.counts.forEach((c, v) => { if (c) { ms.push(v); n.push(c) } })
+    for (const [v, c] of [...(this.sparse ?? [])].sort((a, b) => a[0] - b[0])) { ms.push(v); n.push(c) }
+    let last = this.slots.length
+    while (last > 0 && this.slots[last - 1] === 0) last--
+    const finite = (x) => (Number.isFinite(x) ? x : null)
+    const errorSlots = [...(this.errorSlots ?? [])].sort((a, b) => a[0] - b[0])
+    return {
+      count: this.count,
+      sum: this.sum,
+      min: finite(this.min),
+      max: finite(this.max),
+      errors: this.errors,
+      bytes: this.bytes,
+      sentBytes: this.sentBytes,
+      firstStart: finite(this.firstStart),
+      firstEnd: finite(this.firstEnd),
+      lastEnd: finite(this.lastEnd),
+      latency: { ms, n },
+      tenths: { first: finite(this.firstSlot), n: Array.from(this.slots.subarray(0, last)) },
+      errorTenths: { at: errorSlots.map(e => e[0]), n: errorSlots.map(e => e[1]) }
+    }
+  }
+
+  /**
+   * A histogram from its `toJSON` copy.
+   * @param {ReturnType<LatencyHistogram['toJSON']>} j
+   * @returns {LatencyHistogram}
+   */
+  static fromJSON (j) {
+    const { ms, n } = j.latency
+    const dense = ms.filter(v => v < DENSE_LIMIT)
+    let size = 256
+    while (dense.length && size <= dense[dense.length - 1]) size *= 2
+    const h = new LatencyHistogram(Math.min(size, DENSE_LIMIT))
+    for (let i = 0; i < ms.length; i++) {
+      if (ms[i] < DENSE_LIMIT) h.counts[ms[i]] = n[i]
+      else (h.sparse ??= new Map()).set(ms[i], n[i])
+    }
+    const orInf = (x, inf) => (x === null ? inf : x)
+    Object.assign(h, {
+      count: j.count,
+      sum: j.sum,
+      min: orInf(j.min, Infinity),
+      max: orInf(j.max, -Infinity),
+      errors: j.errors,
+      bytes: j.bytes,
+      sentBytes: j.sentBytes,
+      firstStart: orInf(j.firstStart, Infinity),
+      firstEnd: orInf(j.firstEnd, Infinity),
+      lastEnd: orInf(j.lastEnd, -Infinity)
+    })
+    if (j.tenths.first !== null) {
+      h.slots = Uint32Array.from(j.tenths.n)
+      h.firstSlot = j.tenths.first
+    }
+    if (j.errorTenths.at.length) h.errorSlots = new Map(j.errorTenths.at.map((slot, i) => [slot, j.errorTenths.n[i]]))
+    return h
   }
 }

@@ -1,11 +1,12 @@
-// `analyzer summary`: requests, errors, throughput and latency percentiles of a JTL, per label and in total, as JMeter
-// defines them.
+// `analyzer summary`: requests, errors, throughput and latency percentiles of a JTL (or a run's latency histograms),
+// per label and in total, as JMeter defines them.
 import { stat } from 'node:fs/promises'
 import { join } from 'node:path'
 import { NsError } from '../lib/errors.js'
 import { RUN_FILES } from '../lib/run-files.js'
 import { LatencyHistogram } from './latency-histogram.js'
 import { scanJtl } from './jtl-reader.js'
+import { histogramSink, looksLikeJson, readLatencyFile } from './latency-file.js'
 import { tQuantile } from './stats-math.js'
 
 /** The percentile definition, stated once for the docs and --json consumers. */
@@ -83,7 +84,8 @@ export function summaryOf (h, { steady } = {}) {
 }
 
 /**
- * Resolves a JTL path or a run folder (which holds samples.jtl).
+ * Resolves a JTL path (plain or gzip) or a run folder: its samples.jtl, else its samples.jtl.gz, else its latency
+ * histograms (latency.json, a run with --samples none).
  * @param {string} pathOrRunDir
  */
 export async function resolveJtl (pathOrRunDir) {
@@ -91,52 +93,54 @@ export async function resolveJtl (pathOrRunDir) {
   try {
     s = await stat(pathOrRunDir)
   } catch {
-    throw new NsError('NS_ERR_BAD_FILE', `${pathOrRunDir}: no such file or folder; give a .jtl file or a run folder holding samples.jtl`)
+    throw new NsError('NS_ERR_BAD_FILE', `${pathOrRunDir}: no such file or folder; give a .jtl or .jtl.gz file or a run folder`)
   }
   if (!s.isDirectory()) return pathOrRunDir
-  const file = join(pathOrRunDir, RUN_FILES.samples)
-  try {
-    await stat(file)
-  } catch {
-    throw new NsError('NS_ERR_BAD_FILE', `${pathOrRunDir}: this folder has no samples.jtl; give a .jtl file or a run folder (<out>/<run-id>/)`)
+  for (const name of [RUN_FILES.samples, RUN_FILES.samplesGz, RUN_FILES.latency]) {
+    const file = join(pathOrRunDir, name)
+    if (await stat(file).then(f => f.isFile(), () => false)) return file
   }
-  return file
+  throw new NsError('NS_ERR_BAD_FILE', `${pathOrRunDir}: this folder has no ${RUN_FILES.samples}, ${RUN_FILES.samplesGz} or ` +
+    `${RUN_FILES.latency}; give a .jtl or .jtl.gz file or a run folder (<out>/<run-id>/)`)
 }
 
 /**
- * Streams a CSV JTL (constant memory) and summarises it per label and in total, the way JMeter's dashboard does:
- * transaction-controller samples count for their label but not in the total. Malformed rows are counted and
- * reported with examples, never fatal; an empty or header-only file gives zero requests.
- * @param {string} pathOrRunDir a .jtl file or a run folder holding samples.jtl
+ * Summarises a JTL (plain or gzip, streamed in constant memory) or a run's latency histograms per label and in total,
+ * the way JMeter's dashboard does: transaction-controller samples count for their label but not in the total.
+ * Malformed rows are counted and reported with examples, never fatal; an empty or header-only file gives zero
+ * requests. From latency.json (a run folder without samples, or the file itself) the figures are the same as from
+ * the run's samples, which it was built from; a window cannot be applied there (NS_ERR_BAD_FILE).
+ * @param {string} pathOrRunDir a .jtl or .jtl.gz file, a latency.json, or a run folder
  * @param {{ label?: string, window?: { from?: number, to?: number }, steady?: { from?: number, to?: number } }} [opts]
  *   only this label; only samples
  *   starting in [from, to) (ms since the epoch); steady: the run's steady window, whose seconds the throughput's
  *   stability is counted over (default: from the first completion to the last)
- * @returns {Promise<{ file: string, rows: number, malformed: { count: number, examples: { line: number, reason: string,
- *   text: string }[] }, total: Summary, labels: Record<string, Summary>, header: { columns: string[], assumed: boolean
- *   } | null, outsideWindow: number, percentiles: string }>}
+ * @returns {Promise<{ file: string, source: 'samples'|'histogram', rows: number, malformed: { count: number, examples:
+ *   { line: number, reason: string, text: string }[] }, total: Summary, labels: Record<string, Summary>, header: {
+ *   columns: string[], assumed: boolean } | null, outsideWindow: number, percentiles: string }>}
  */
 export async function summarize (pathOrRunDir, { label, window, steady } = {}) {
   const file = await resolveJtl(pathOrRunDir)
-  /** @type {Map<string, LatencyHistogram>} */
-  const plain = new Map()
-  /** @type {Map<string, LatencyHistogram>} */
-  const controllers = new Map()
-  const sink = {
-    record (name) {
-      if (label !== undefined && name !== label) return null
-      const h = new LatencyHistogram()
-      plain.set(name, h)
-      return h
-    },
-    controller (name) {
-      if (label !== undefined && name !== label) return null
-      const h = new LatencyHistogram()
-      controllers.set(name, h)
-      return h
+  let read
+  if (await looksLikeJson(file)) {
+    if (window && (window.from !== undefined || window.to !== undefined)) {
+      throw new NsError('NS_ERR_BAD_FILE', `${file}: a latency histogram has no per-request start times to window; give the run's samples file`)
+    }
+    read = { source: /** @type {const} */ ('histogram'), ...await readLatencyFile(file, { label }) }
+  } else {
+    const sink = histogramSink({ label })
+    const scan = await scanJtl(file, sink, { window })
+    read = {
+      source: /** @type {const} */ ('samples'),
+      plain: sink.plain,
+      controllers: sink.controllers,
+      rows: scan.rows,
+      malformed: scan.malformed,
+      header: scan.layout ? { columns: scan.layout.columns, assumed: scan.layout.assumed } : null,
+      outsideWindow: scan.outsideWindow
     }
   }
-  const scan = await scanJtl(file, sink, { window })
+  const { plain, controllers } = read
   const total = new LatencyHistogram()
   for (const h of plain.values()) total.merge(h)
   /** @type {Record<string, Summary>} */
@@ -150,12 +154,13 @@ export async function summarize (pathOrRunDir, { label, window, steady } = {}) {
   }
   return {
     file,
-    rows: scan.rows,
-    malformed: scan.malformed,
+    source: read.source,
+    rows: read.rows,
+    malformed: read.malformed,
     total: summaryOf(total, { steady }),
     labels,
-    header: scan.layout ? { columns: scan.layout.columns, assumed: scan.layout.assumed } : null,
-    outsideWindow: scan.outsideWindow,
+    header: read.header,
+    outsideWindow: read.outsideWindow,
     percentiles: PERCENTILE_DEFINITION
   }
 }

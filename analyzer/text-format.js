@@ -14,6 +14,10 @@ export function formatSummary (s) {
   const lines = [`${s.file}: ${s.rows.toLocaleString('en')} rows` +
     (s.header?.assumed ? ' (no header line: JMeter\'s default columns assumed)' : '') +
     (s.outsideWindow ? `, ${s.outsideWindow} outside the window` : '')]
+  if (s.source === 'histogram') {
+    lines.push('the run kept no samples file (--samples none): these figures, per label and in total, come from its latency ' +
+      'histograms, built from every row as it was written')
+  }
   const row = (name, x) => [name, x.requests.toLocaleString('en'), x.errors.toLocaleString('en'), pct(x.errorRate), human(x.throughput),
     ms(x.latency.mean), ms(x.latency.p50), ms(x.latency.p90), ms(x.latency.p95), ms(x.latency.p99), ms(x.latency.max)]
   const rows = Object.entries(s.labels).map(([name, x]) => row(name, x))
@@ -21,7 +25,7 @@ export function formatSummary (s) {
   lines.push('', table(['label', 'requests', 'errors', 'error %', 'req/s', 'mean ms', 'p50', 'p90', 'p95', 'p99', 'max'], rows))
   if (s.malformed.count) {
     lines.push('', `${s.malformed.count} malformed row${s.malformed.count > 1 ? 's' : ''} skipped, e.g.:`)
-    for (const e of s.malformed.examples) lines.push(`  line ${e.line}: ${e.reason}: ${JSON.stringify(e.text.slice(0, 100))}`)
+    for (const e of s.malformed.examples) lines.push(`  line ${e.line}: ${e.reason}${e.text ? `: ${JSON.stringify(e.text.slice(0, 100))}` : ''}`)
   }
   return lines.join('\n')
 }

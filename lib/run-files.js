@@ -10,9 +10,22 @@ export const RUN_SCHEMA = 'nodescale.run/v1'
 export const SWEEP_SCHEMA = 'nodescale.sweep/v1'
 export const CALIBRATION_SCHEMA = 'nodescale.calibration/v1'
 export const CAPACITY_SCHEMA = 'nodescale.capacity/v1'
+export const LATENCY_SCHEMA = 'nodescale.latency/v1'
 
-/** The files of a run's folder: run.json (its record), samples.jtl (every request), timeline.json (1 s CPU samples). */
-export const RUN_FILES = Object.freeze({ run: 'run.json', samples: 'samples.jtl', timeline: 'timeline.json' })
+/**
+ * The files of a run's folder: run.json (its record), samples.jtl or samples.jtl.gz (every request, by --samples),
+ * latency.json (the latency histograms per label, always), timeline.json (1 s CPU samples).
+ */
+export const RUN_FILES = Object.freeze({
+  run: 'run.json',
+  samples: 'samples.jtl',
+  samplesGz: 'samples.jtl.gz',
+  latency: 'latency.json',
+  timeline: 'timeline.json'
+})
+
+/** The samples file each --samples value keeps (none: no per-request file, only latency.json). */
+export const SAMPLES_FILES = Object.freeze({ jtl: RUN_FILES.samples, gz: RUN_FILES.samplesGz, none: null })
 /** The file of a sweep's folder: its plan and the status of every run. */
 export const SWEEP_FILE = 'sweep.json'
 
@@ -95,6 +108,7 @@ export async function writeJsonAtomic (path, data) {
  * @param {{ id: string, dir: string, config: object, environment: object, request: object }} start
  */
 export function newRunRecord ({ id, dir, config, environment, request }) {
+  const samples = SAMPLES_FILES[/** @type {any} */ (config).samples ?? 'jtl'] ?? null
   const head = { schema: RUN_SCHEMA, id, dir, status: 'running', startedAt: new Date().toISOString(), finishedAt: null }
   return {
     ...head,
@@ -107,7 +121,7 @@ export function newRunRecord ({ id, dir, config, environment, request }) {
     placement: [],
     degraded: null,
     validity: null,
-    files: { samples: RUN_FILES.samples, timeline: RUN_FILES.timeline },
+    files: { samples, latency: RUN_FILES.latency, timeline: RUN_FILES.timeline },
     error: null
   }
 }

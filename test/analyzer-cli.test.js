@@ -21,7 +21,7 @@ test('summary --json prints the summary object and nothing else; exit 0', async 
   const r = await runCli('analyzer', ['summary', JTL, '--json'])
   assert.equal(r.code, 0, r.stderr)
   const s = JSON.parse(r.stdout)
-  assert.deepEqual(Object.keys(s).sort(), ['file', 'header', 'labels', 'malformed', 'outsideWindow', 'percentiles', 'rows', 'total'])
+  assert.deepEqual(Object.keys(s).sort(), ['file', 'header', 'labels', 'malformed', 'outsideWindow', 'percentiles', 'rows', 'source', 'total'])
   assert.deepEqual(Object.keys(s.total).sort(), ['bytes', 'end', 'errorRate', 'errors', 'latency', 'requests', 'sentBytes', 'stability', 'start', 'throughput'])
   assert.deepEqual(Object.keys(s.total.latency).sort(), ['max', 'mean', 'min', 'p50', 'p90', 'p95', 'p99'])
   assert.equal(s.total.requests, 903)
