@@ -14,7 +14,7 @@ import { shapeKeyOf } from './shape-runner.js'
 import { calibrateToFile, readCalibration, CALIBRATION_DEFAULTS } from './calibrate.js'
 import { checkSwarmNodes, largestNodes } from './sweep-nodes.js'
 import { typicalProbes, checkProbeDuration } from './capacity.js'
-import { SWEEP_BYTES, checkRoom, freeBytes, plannedCost, samplesFormat } from './sweep-estimate.js'
+import { SWEEP_BYTES, SWEEP_SAMPLES_DEFAULT, checkRoom, freeBytes, plannedCost, samplesFormat } from './sweep-estimate.js'
 
 /**
  * Seconds a run costs beyond warm-up + duration (sampler, summary, files), and a deployment per strategy (measured
@@ -69,6 +69,7 @@ function buildCell (exp, { benchmark, strategy, node, inst, load, index }, { out
   // a setting that only some strategies take (lb: hs's alone) goes to those
   const settings = Object.fromEntries(Object.entries(exp.settings).filter(([key]) => !RUN_OPTION[key].strategies || RUN_OPTION[key].strategies.includes(strategy)))
   const values = {
+    samples: SWEEP_SAMPLES_DEFAULT, // a sweep keeps its samples gzipped unless the file says otherwise
     ...settings,
     strategy,
     instances: exp.perNode ? inst.value * node.value : inst.value,

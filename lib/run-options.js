@@ -7,6 +7,7 @@ import { badApp } from './errors.js'
 import { STRATEGIES, strategyOf } from './strategies.js'
 import { checkOption, badOption, keyOf, option, optionsHelp } from './options.js'
 import { DEFAULT_SLO, checkSlo, parseSlo } from './slo.js'
+import { SAMPLES_FILES } from './run-files.js'
 
 /** @typedef {import('./options.js').Option} Option */
 
@@ -14,9 +15,9 @@ import { DEFAULT_SLO, checkSlo, parseSlo } from './slo.js'
  * A run's config as run.json records it: every option's value, defaults filled in (lib/run-options.js).
  * @typedef {{ strategy: string, instances: number, benchmark?: string, params: Readonly<Record<string, string>>, app?:
  *   string, concurrency?: number, rate?: number, duration: number|'auto', minDuration: number, maxDuration: number,
- *   warmup: number, driver: string, backend: string, cpusPerInstance?: number, memoryPerInstance?: number, lb: string,
- *   port: number, readyTimeout: number, nodes?: number, placement: string, constraints: readonly string[], registry?:
- *   string, out: string, json: boolean, quiet: boolean, [more: string]: any }} RunConfig
+ *   warmup: number, driver: string, samples: string, backend: string, cpusPerInstance?: number, memoryPerInstance?:
+ *   number, lb: string, port: number, readyTimeout: number, nodes?: number, placement: string, constraints: readonly
+ *   string[], registry?: string, out: string, json: boolean, quiet: boolean, [more: string]: any }} RunConfig
  */
 
 /**
@@ -190,6 +191,20 @@ export const RUN_OPTIONS = Object.freeze([
     arg: 'D',
     help: 'autocannon | jmeter (default {default}); JMeter is installed on first use',
     experiment: 'driver'
+  }),
+  option({
+    flag: 'samples',
+    type: 'choice',
+    choices: Object.freeze(Object.keys(SAMPLES_FILES)),
+    default: 'jtl',
+    arg: 'F',
+    help: [
+      'what the run keeps of every request (default {default}; gz in a sweep whose file names none):',
+      'jtl   samples.jtl, JMeter\'s CSV JTL (~100 bytes a request)',
+      'gz    samples.jtl.gz, the same rows gzipped as they are written (~10x smaller)',
+      'none  no per-request file; latency.json (kept by every run) still gives every figure'
+    ],
+    experiment: 'samples'
   }),
   option({
     flag: 'backend',

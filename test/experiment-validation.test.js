@@ -8,6 +8,7 @@ import { join } from 'node:path'
 import { parseExperiment, EXPERIMENT_KEYS } from '../executor/experiment.js'
 import { buildCells, checkBenchmarks } from '../executor/sweep-plan.js'
 import { NsError } from '../lib/errors.js'
+import { validateRunConfig } from '../lib/run-options.js'
 import { runCli } from './helpers/cli.js'
 
 const tmp = () => mkdtempSync(join(tmpdir(), 'ns-exp-'))
@@ -42,6 +43,7 @@ warmup: 1
 repeats: 2
 cpus-per-instance: 0.5
 driver: autocannon
+samples: none
 lb: auto
 ready-timeout: 20
 slo: p99=500ms,errors=1%
@@ -77,9 +79,20 @@ profiles:
   assert.equal(cells.length, 2 * (2 + 3 + 1 + 2) * 4)
   const levels = cells.filter(c => c.config.strategy === 'up' && c.config.instances === 1 && c.config.benchmark === 'cpu').map(c => [c.level, c.config.concurrency])
   assert.deepEqual(levels, [['relaxed', 3], ['relaxed*cores', 6], ['exhausted', 100], [null, 16]])
+  assert.ok(cells.every(c => c.config.samples === 'none'), 'the file\'s samples: none reaches every run')
   const smoke = parseExperiment(text, { file: 'every.yml', path: '/x/every.yml', profile: 'smoke' })
   assert.equal(smoke.repeats, 1)
   assert.equal(smoke.duration, 1)
+})
+
+test('a sweep keeps its samples gzipped unless the file says which; executor run keeps the plain JTL', () => {
+  const cellsOf = text => buildCells(parseExperiment(text, { file: 's.yml', path: join(tmp(), 's.yml') }), { out: tmp() })
+  const base = 'backend: local\nstrategies: [up]\ninstances: [1, 2]\nconcurrency: 4\n'
+  assert.deepEqual(cellsOf(base).map(c => c.config.samples), ['gz', 'gz'])
+  assert.deepEqual(cellsOf(base + 'samples: jtl\n').map(c => c.config.samples), ['jtl', 'jtl'])
+  assert.deepEqual(cellsOf(base + 'profiles: { default: { samples: none } }\n').map(c => c.config.samples), ['none', 'none'])
+  assert.equal(validateRunConfig({ strategy: 'up', instances: 1 }).samples, 'jtl')
+  assert.throws(() => cellsOf(base + 'samples: zip\n'), (/** @type {any} */ e) => e.code === 'NS_ERR_BAD_FLAG' && /s\.yml:5: samples/.test(e.message) && /jtl, gz, none/.test(e.message))
 })
 
 test('an unknown key: its line, and the keys that are allowed', async () => {
