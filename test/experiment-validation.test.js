@@ -92,7 +92,7 @@ test('a sweep keeps its samples gzipped unless the file says which; executor run
   assert.deepEqual(cellsOf(base + 'samples: jtl\n').map(c => c.config.samples), ['jtl', 'jtl'])
   assert.deepEqual(cellsOf(base + 'profiles: { default: { samples: none } }\n').map(c => c.config.samples), ['none', 'none'])
   assert.equal(validateRunConfig({ strategy: 'up', instances: 1 }).samples, 'jtl')
-  assert.throws(() => cellsOf(base + 'samples: zip\n'), (/** @type {any} */ e) => e.code === 'NS_ERR_BAD_FLAG' && /s\.yml:5: samples/.test(e.message) && /jtl, gz, none/.test(e.message))
+  assert.throws(() => cellsOf(base + 'samples: zip\n'), /s\.yml:5: samples: "zip" is not allowed; one of: jtl, gz, none/)
 })
 
 test('an unknown key: its line, and the keys that are allowed', async () => {
