@@ -5,10 +5,13 @@ import { option, optionsHelp, parseCommandLine } from '../lib/options.js'
 import { RUN_OPTION } from '../lib/run-options.js'
 import { PROFILE_NAMES } from './experiment.js'
 import { planSweep } from './sweep-plan.js'
-import { createSweep, openSweep, executeSweep, countEntries, cellConfigs } from './sweep.js'
+import { createSweep, openSweep, executeSweep, countEntries, cellConfigs, readSweepJson, saveSweep } from './sweep.js'
 import { checkSwarmNodes } from './sweep-nodes.js'
 import { analyseSweep } from './sweep-analysis.js'
-import { formatDuration, formatPlan, formatRunLine, formatSweepEnd, planJson } from './sweep-text.js'
+import { diskText, formatDuration, formatPlan, formatRunLine, formatStatus, formatSweepEnd, planJson } from './sweep-text.js'
+import { checkRoom, dirBytes, freeBytes } from './sweep-estimate.js'
+import { takeLock } from './sweep-lock.js'
+import { endSession, estimateLeft, startSession, sweepStatusOf } from './sweep-status.js'
 import { formatProbe } from './calibrate-text.js'
 import { createSweepProgress } from './progress.js'
 
@@ -20,11 +23,20 @@ export const SWEEP_OPTIONS = Object.freeze([
     flag: 'dry-run',
     type: 'boolean',
     help: [
-      'print the plan (runs, deployments, order, estimated time) and run nothing; with',
+      'print the plan (runs, deployments, order, estimated time and disk, free space) and run nothing; with',
       'nodes, too few swarm workers is a warning here (without it: exit 2 before any run)'
     ]
   }),
   option({ flag: 'resume', type: 'text', arg: 'DIR', help: 'finish a sweep folder: skips finished runs, redoes interrupted, failed and degraded ones' }),
+  option({
+    flag: 'status',
+    type: 'text',
+    arg: 'DIR',
+    help: [
+      'where a sweep folder stands (runs done, failed, left; time and disk; the last error; the run in flight;',
+      'whether a sweep process owns it), read only: also while it runs in another terminal, or after it died'
+    ]
+  }),
   option({ flag: 'fail-fast', type: 'boolean', help: 'stop at the first failed run (default: record it and go on)' }),
   option({ flag: 'seed', type: 'whole', min: 1, max: 2 ** 31 - 1, arg: 'N', help: 'the order\'s seed (printed at the start; the same seed gives the same order)' }),
   option({ ...RUN_OPTION.backend, default: undefined, help: `${RUN_OPTION.backend.choices.join(' | ')}: overrides the file's backend` }),
@@ -37,11 +49,16 @@ export const SWEEP_OPTIONS = Object.freeze([
 
 export const SWEEP_HELP = `Usage: executor sweep <experiment.yml> [options]
        executor sweep --resume <sweep-dir>
+       executor sweep --status <sweep-dir> [--json]
 
 Runs an experiment file's grid (strategies x instances [x nodes] x benchmarks x loads, repeated) and writes
 <out>/<sweep-id>/sweep.json (plan, seed, status of every run) and one run folder per run, each
 written as soon as it ends. One deployment serves every load level and repeat of a shape.
-At the end it prints the fit or the per-core table and writes report.html (analyzer report).
+At the end it prints the fit or the per-core table, the estimate against what the sweep took, and writes
+report.html (analyzer report). Before anything runs it estimates the time and the disk the runs take and refuses
+(exit 2) when --out's file system has too little room; on --resume the finished runs' figures replace the plan's.
+A running sweep owns its folder through <sweep-dir>/sweep.lock: a second --resume of it is refused, a lock left by a
+process of this host that is gone is taken over.
 
 Options:
 ${optionsHelp(SWEEP_OPTIONS, { width: 19 })}
@@ -56,6 +73,10 @@ Exit codes: 0 every run done · 1 a run failed or was degraded (a node lost), or
 export function parseSweepArguments (argv) {
   const { values, positionals } = parseCommandLine(argv, SWEEP_OPTIONS)
   if (values.help) return { help: true }
+  if (values.status !== undefined) {
+    if (positionals.length || values.resume !== undefined || values.dryRun) throw badFlag('--status', 'reads a sweep folder: give it alone (executor sweep --status DIR [--json])')
+    return { help: false, status: values.status, json: Boolean(values.json) }
+  }
   if (positionals.length > 1) throw new NsError('NS_ERR_BAD_FLAG', `unexpected argument "${positionals[1]}": give one experiment file`)
   if (!positionals.length && !values.resume) throw new NsError('NS_ERR_BAD_FLAG', 'give an experiment file (executor sweep experiments/ibench-smisn.yml) or --resume DIR')
   if (values.resume !== undefined && (values.profile || values.seed || values.backend)) {
@@ -63,6 +84,7 @@ export function parseSweepArguments (argv) {
   }
   return {
     help: false,
+    status: undefined,
     file: positionals[0],
     resume: values.resume,
     out: resolve(values.out ?? RUN_OPTION.out.default),
@@ -89,15 +111,29 @@ async function reportOf (sweep) {
   }
 }
 
-/** The sweep folder to resume, checked as a new one is (enough workers for what is left), said in one line. */
+/**
+ * The sweep folder to resume, its lock taken first (nothing is touched while another process owns it), checked as a
+ * new one is (enough workers, room on disk for what is left), said in lines.
+ */
 async function resumeSweep (dir, say) {
-  const sweep = await openSweep(dir)
-  const cells = cellConfigs(sweep)
-  await checkSwarmNodes([...new Set(sweep.plan.filter(e => e.status !== 'done').map(e => cells[e.cell]))])
-    .catch(err => { throw Object.assign(err, { message: `--resume ${dir}: ${err.message}` }) })
-  const left = sweep.plan.filter(e => e.status !== 'done').length
-  say(`resuming ${sweep.id}: ${sweep.plan.length - left} of ${sweep.plan.length} runs done, ${left} to run (seed ${sweep.seed})`)
-  return sweep
+  await readSweepJson(dir)
+  const lock = await takeLock(resolve(dir), { flag: '--resume', say })
+  try {
+    const sweep = await openSweep(dir)
+    const cells = cellConfigs(sweep)
+    await checkSwarmNodes([...new Set(sweep.plan.filter(e => e.status !== 'done').map(e => cells[e.cell]))])
+      .catch(err => { throw Object.assign(err, { message: `--resume ${dir}: ${err.message}` }) })
+    const estimate = await estimateLeft(sweep)
+    const free = await freeBytes(sweep.dir)
+    checkRoom({ bytes: estimate.bytes, free, dir: sweep.dir, flag: '--resume', what: 'the rest of this sweep' })
+    const left = sweep.plan.filter(e => e.status !== 'done').length
+    say(`resuming ${sweep.id}: ${sweep.plan.length - left} of ${sweep.plan.length} runs done, ${left} to run (seed ${sweep.seed}) · estimated ${formatDuration(estimate.seconds)} left`)
+    say(diskText(estimate, { free, dir: sweep.dir }))
+    return { sweep, lock, estimate }
+  } catch (err) {
+    await lock.release()
+    throw err
+  }
 }
 
 /**
@@ -109,12 +145,17 @@ export async function sweepCommand (argv, { stdout, stderr, signal }) {
   const startedAt = Date.now()
   const args = parseSweepArguments(argv)
   if (args.help) { stdout.write(SWEEP_HELP + '\n'); return EXIT.OK }
+  if (args.status) {
+    const st = await sweepStatusOf(args.status)
+    stdout.write((args.json ? JSON.stringify(st, null, 2) : formatStatus(st)) + '\n')
+    return EXIT.OK
+  }
   const bar = createSweepProgress({ enabled: !args.json && !args.quiet && Boolean(stderr.isTTY), stream: stderr })
   const say = args.quiet ? () => {} : line => bar.line(line)
-  let sweep
+  let sweep, lock, estimate
   if (args.resume) {
     if (args.file) say(`--resume: the plan comes from ${args.resume}/sweep.json; ${args.file} is not read`)
-    sweep = await resumeSweep(args.resume, say)
+    ;({ sweep, lock, estimate } = await resumeSweep(args.resume, say))
   } else {
     let probes = 0
     const { profile, out, backend, seed, dryRun } = args
@@ -124,8 +165,21 @@ export async function sweepCommand (argv, { stdout, stderr, signal }) {
       return EXIT.OK
     }
     sweep = await createSweep({ ...planned, out: args.out })
-    say(`sweep ${sweep.id}: ${sweep.estimate.runs} runs on ${sweep.estimate.deployments} deployments · seed ${sweep.seed} · estimated ${formatDuration(sweep.estimate.seconds)}`)
+    lock = await takeLock(sweep.dir, { flag: '--out', say })
+    estimate = planned.estimate
+    say(`sweep ${sweep.id}: ${estimate.runs} runs on ${estimate.deployments} deployments · seed ${sweep.seed} · estimated ${formatDuration(estimate.seconds)}`)
+    say(diskText(estimate, { free: planned.free, dir: args.out }))
   }
+  try {
+    return await runSweep(sweep, { args, bar, say, signal, startedAt, estimate, stdout })
+  } finally {
+    await lock.release()
+  }
+}
+
+/** The sweep's runs, one session of it, and its end printed; the lock is the caller's. */
+async function runSweep (sweep, { args, bar, say, signal, startedAt, estimate, stdout }) {
+  const session = startSession(sweep, { startedAt, estimate })
   const total = sweep.plan.length
   const started = Date.now()
   const doneAtStart = countEntries(sweep.plan).done
@@ -134,7 +188,7 @@ export async function sweepCommand (argv, { stdout, stderr, signal }) {
     const c = countEntries(sweep.plan)
     const left = c.pending + c.running
     const finished = c.done + c.failed + c.degraded - doneAtStart
-    return finished > 0 ? left * (Date.now() - started) / 1000 / finished : (sweep.estimate?.seconds ?? 0) * left / Math.max(1, total)
+    return finished > 0 ? left * (Date.now() - started) / 1000 / finished : estimate.seconds * left / Math.max(1, total - doneAtStart)
   }
   let current = { label: '', eta: 0, at: Date.now() }
   const draw = (label) => {
@@ -142,25 +196,36 @@ export async function sweepCommand (argv, { stdout, stderr, signal }) {
     const left = Math.max(0, current.eta - (Date.now() - current.at) / 1000)
     bar.update({ done: c.done, total, failed: c.failed + c.degraded, remaining: formatDuration(left), current: label })
   }
-  await executeSweep(sweep, {
-    log: args.verbose ? line => say(`  ${line}`) : () => {},
-    signal,
-    failFast: args.failFast,
-    onStart (e) {
-      current = { label: e.label, eta: secondsLeft(), at: Date.now() }
-      draw(e.label)
-    },
-    // a capacity search says its probes as they go
-    onProgress: (e, p) => draw(p?.probe ? `${current.label} · probe ${p.probe.phase} ${p.probe.rate ?? ''} ${p.probe.verdict}` : current.label),
-    onEnd (e, run) {
-      say(formatRunLine(e, run, total))
-      current = { label: '', eta: secondsLeft(), at: Date.now() }
-      draw('')
-    }
-  })
-  bar.done()
+  try {
+    await executeSweep(sweep, {
+      log: args.verbose ? line => say(`  ${line}`) : () => {},
+      note: say,
+      signal,
+      failFast: args.failFast,
+      onStart (e) {
+        current = { label: e.label, eta: secondsLeft(), at: Date.now() }
+        draw(e.label)
+      },
+      // a capacity search says its probes as they go
+      onProgress: (e, p) => draw(p?.probe ? `${current.label} · probe ${p.probe.phase} ${p.probe.rate ?? ''} ${p.probe.verdict}` : current.label),
+      onEnd (e, run) {
+        say(formatRunLine(e, run, total))
+        current = { label: '', eta: secondsLeft(), at: Date.now() }
+        draw('')
+      }
+    })
+  } finally {
+    bar.done()
+    await endSession(sweep, session)
+    await saveSweep(sweep)
+  }
   const analysis = sweep.status === 'interrupted' ? null : await analyseSweep(sweep)
-  if (analysis && !args.noReport) analysis.report = await reportOf(sweep)
+  if (analysis && !args.noReport) {
+    analysis.report = await reportOf(sweep)
+    // the report is part of what the sweep wrote
+    sweep.actual.bytes = await dirBytes(sweep.dir)
+    await saveSweep(sweep)
+  }
   stdout.write((args.json
     ? JSON.stringify({ ...sweep, analysis }, null, 2)
     : formatSweepEnd(sweep, analysis, { seconds: (Date.now() - startedAt) / 1000 })) + '\n')

@@ -21,7 +21,7 @@ const BASIS_TEXT = {
   plan: 'from the plan',
   cell: 'from the finished runs of each cell',
   overall: 'from the mean of the finished runs',
-  mixed: 'from the finished runs where a cell has some (their mean elsewhere), the plan for the rest'
+  mixed: 'from the finished runs: of each cell where it has some, their mean elsewhere'
 }
 
 /**
@@ -136,6 +136,7 @@ export function formatSweepEnd (sweep, analysis, { seconds }) {
   const c = sweep.counts
   const d = sweep.deployments
   const lines = [`sweep ${sweep.id}: ${sweep.status} · ${c.done}/${c.runs} runs done${c.failed ? ` · ${c.failed} failed` : ''}${c.degraded ? ` · ${c.degraded} degraded` : ''}${c.interrupted ? ` · ${c.interrupted} interrupted` : ''}${c.pending ? ` · ${c.pending} not run` : ''} · ${d} deployment${d === 1 ? '' : 's'} · ${formatDuration(seconds)}`]
+  if (sweep.actual && sweep.estimate) lines.push(`  ${estimateVsActual(sweep)}`)
   const invalid = countInvalid(sweep.plan)
   if (invalid.runs) {
     const why = Object.entries(invalid.byFlag).map(([f, n]) => `${f} ${n}`).join(', ')
@@ -153,5 +154,47 @@ export function formatSweepEnd (sweep, analysis, { seconds }) {
   if (analysis?.report?.path) lines.push('', `report: ${analysis.report.path}`)
   else if (analysis?.report?.error) lines.push('', `report: not written (${analysis.report.error})`)
   lines.push('', `results: ${sweep.dir}`)
+  return lines.join('\n')
+}
+
+/** "estimated 15 min 34 s and 4.7 MB; took 14 min 10 s (2 sessions) and 3.9 MB: 0.91 x the time, 0.83 x the disk". */
+export function estimateVsActual ({ estimate, actual, status }) {
+  const ratio = (a, e) => (e > 0 ? `${(a / e).toFixed(2)} x` : '-')
+  const sessions = actual.sessions > 1 ? ` (${actual.sessions} sessions)` : ''
+  return `estimated ${formatDuration(estimate.seconds)} and ${formatBytes(estimate.bytes ?? 0)}; ` +
+    `${status === 'done' ? 'took' : 'so far'} ${formatDuration(actual.seconds)}${sessions} and ${formatBytes(actual.bytes)}: ` +
+    `${ratio(actual.seconds, estimate.seconds)} the time, ${ratio(actual.bytes, estimate.bytes)} the disk`
+}
+
+const OWNER_TEXT = {
+  alive: (o) => `owned by the running process ${o.pid} on host ${o.host} (since ${o.startedAt})`,
+  'other-host': (o) => `locked by process ${o.pid} on host ${o.host}, another host: whether it runs cannot be told from here`,
+  unreadable: () => 'its sweep.lock cannot be read: delete it if no sweep process runs on this folder'
+}
+
+/**
+ * The view of `executor sweep --status DIR`.
+ * @param {Awaited<ReturnType<typeof import('./sweep-status.js').sweepStatusOf>>} st
+ */
+export function formatStatus (st) {
+  const r = st.runs
+  const resume = `executor sweep --resume ${st.dir}`
+  const o = st.owner
+  const owner = !o
+    ? `no sweep process owns it${st.status === 'done' ? '' : `; ${resume}`}`
+    : o.state === 'gone'
+      ? `no sweep process owns it: the process ${o.pid} on host ${o.host} is gone; ${resume}`
+      : OWNER_TEXT[o.state](o)
+  const lines = [
+    `sweep ${st.id} (${st.experiment}): ${st.status}${o?.state === 'gone' ? ' (its process died)' : ''} · sweep.json written ${st.updatedAt}`,
+    `  runs: ${r.done} of ${r.total} done · ${r.failed} failed · ${r.interrupted} interrupted · ${r.invalid} not valid · ${r.left} left`,
+    `  time: ${formatDuration(st.seconds.spent)} spent${r.left ? ` · about ${formatDuration(st.seconds.left)} left (${BASIS_TEXT[st.seconds.basis]})` : ''}` +
+      (st.seconds.estimated !== null ? ` · planned ${formatDuration(st.seconds.estimated)}` : ''),
+    `  disk: ${formatBytes(st.bytes.used)} used${r.left ? ` · about ${formatBytes(st.bytes.left)} to come` : ''} · ${formatBytes(st.bytes.free)} free` +
+      (st.bytes.estimated !== null && st.bytes.estimated !== undefined ? ` · planned ${formatBytes(st.bytes.estimated)}` : ''),
+    `  in flight: ${st.inFlight ? `#${st.inFlight.index + 1} ${st.inFlight.label} (repeat ${st.inFlight.repeat}), since ${st.inFlight.startedAt}` : 'nothing'}`,
+    `  last error: ${st.lastError ? `#${st.lastError.index + 1} ${st.lastError.label} (repeat ${st.lastError.repeat}) ${st.lastError.status}: ${String(st.lastError.reason).split('\n')[0]}` : 'none'}`,
+    `  ${owner}`
+  ]
   return lines.join('\n')
 }

@@ -4,10 +4,11 @@ import { basename, extname, join, resolve } from 'node:path'
 import { NsError } from '../lib/errors.js'
 import { parseCommandLine } from '../lib/options.js'
 import { RUN_OPTIONS, validateRunConfig } from '../lib/run-options.js'
-import { SWEEP_FILE, SWEEP_SCHEMA, makeDirs, readRunFiles, stampedId, writeJsonAtomic } from '../lib/run-files.js'
+import { SWEEP_FILE, SWEEP_SCHEMA, freeBytes, isNoSpace, makeDirs, readRunFiles, stampedId, writeJsonAtomic } from '../lib/run-files.js'
 import { degradedReason } from '../analyzer/report-runs.js'
 import { instancesText } from '../analyzer/report-tables.js'
 import { prepareRun } from './run.js'
+import { resolveBackend } from './backends/index.js'
 import { createShapeRunner } from './shape-runner.js'
 import { findCapacity } from './capacity.js'
 import { invalidFlags } from './validity.js'
@@ -111,22 +112,32 @@ export function sweepStatus (counts, { aborted = false } = {}) {
 }
 
 /**
- * Opens a sweep folder to resume it: finished runs stay done (a run folder whose run.json says done counts even when
- * sweep.json did not record it, e.g. after kill -9); running, interrupted, failed and degraded entries become pending.
+ * A sweep folder's sweep.json as it is on disk, read only (its dir the folder given); exit 2 when there is none.
  * @param {string} dir
+ * @param {string} [flag] the flag that named the folder
  */
-export async function openSweep (dir) {
+export async function readSweepJson (dir, flag = '--resume') {
   const file = join(resolve(dir), SWEEP_FILE)
   let sweep
   try {
     sweep = JSON.parse(await readFile(file, 'utf8'))
   } catch (err) {
-    throw new NsError('NS_ERR_BAD_FILE', `--resume ${dir}: no readable sweep.json there (${err.code ?? err.message}); give a folder made by executor sweep`)
+    throw new NsError('NS_ERR_BAD_FILE', `${flag} ${dir}: no readable sweep.json there (${err.code ?? err.message}); give a folder made by executor sweep`)
   }
   if (sweep?.schema !== SWEEP_SCHEMA || !Array.isArray(sweep.plan) || !Array.isArray(sweep.cells)) {
-    throw new NsError('NS_ERR_BAD_FILE', `--resume ${dir}: sweep.json is not a ${SWEEP_SCHEMA} file`)
+    throw new NsError('NS_ERR_BAD_FILE', `${flag} ${dir}: sweep.json is not a ${SWEEP_SCHEMA} file`)
   }
   sweep.dir = resolve(dir)
+  return sweep
+}
+
+/**
+ * Opens a sweep folder to resume it: finished runs stay done (a run folder whose run.json says done counts even when
+ * sweep.json did not record it, e.g. after kill -9); running, interrupted, failed and degraded entries become pending.
+ * @param {string} dir
+ */
+export async function openSweep (dir) {
+  const sweep = await readSweepJson(dir)
   const finished = await finishedRuns(sweep.dir, sweep.id)
   for (const e of sweep.plan) {
     const done = finished.get(e.index)
@@ -173,17 +184,26 @@ function flagTexts (texts) {
   return parseCommandLine(argv, RUN_OPTIONS).values
 }
 
+/** Free space a run needs to start: below it the sweep stops before the run rather than in the middle of it. */
+export const MIN_FREE_BYTES = 16 * 2 ** 20
+
 /**
  * Runs the plan's pending entries in order, one deployment per shape kept across its runs. Each run folder and
  * sweep.json are written as soon as a run ends. A failed run is recorded with its reason and the sweep goes on
  * (unless failFast); when the signal aborts, the current run stops, everything is torn down and the entry is
  * marked interrupted, so `--resume` redoes it.
+ *
+ * Faults of a long sweep: before each run the backend must answer (a Docker daemon restarting is waited for, up to 10
+ * min; the run it cut is failed, and redone on --resume); what earlier processes left deployed is removed first; a full
+ * disk (before a run: less than MIN_FREE_BYTES free; or a write failing with ENOSPC) stops the sweep with every file as
+ * it was (atomic writes) and throws NS_ERR_NO_SPACE: free space, then --resume.
  * @param {any} sweep from createSweep or openSweep
- * @param {{ log?: (line: string) => void, signal?: AbortSignal, failFast?: boolean,
+ * @param {{ log?: (line: string) => void, note?: (line: string) => void, signal?: AbortSignal, failFast?: boolean,
  *   onStart?: (entry: any, cell: any) => void, onEnd?: (entry: any, run: any) => void,
- *   onProgress?: (entry: any, p: any) => void }} [opts]
+ *   onProgress?: (entry: any, p: any) => void }} [opts] log: the runs' own lines; note: what the user must hear (a
+ *   daemon waited for, leftovers removed)
  */
-export async function executeSweep (sweep, { log = () => {}, signal, failFast = false, onStart, onEnd, onProgress } = {}) {
+export async function executeSweep (sweep, { log = () => {}, note = log, signal, failFast = false, onStart, onEnd, onProgress } = {}) {
   const cells = cellConfigs(sweep)
   const todo = sweep.plan.filter(e => e.status !== 'done')
   // everything a run checks before it starts, for every shape still to run, before the first run
@@ -192,25 +212,30 @@ export async function executeSweep (sweep, { log = () => {}, signal, failFast = 
     const cell = cells[e.cell]
     if (!prepared.has(cell.shape)) prepared.set(cell.shape, await prepareRun(cell.config, { log }))
   }
+  const backends = await backendsOf(cells, prepared)
+  await cleanupAll(backends, note)
   const runner = createShapeRunner({ log, signal })
   sweep.status = 'running'
-  await saveSweep(sweep)
+  let stopped = await saved(sweep)
   let deployFailed = null
   try {
-    for (const e of todo) {
+    for (const e of stopped ? [] : todo) {
       if (signal?.aborted) break
       const cell = cells[e.cell]
+      const { backend } = prepared.get(cell.shape)
+      stopped = await backendAnswers(backend, { note, signal }) ?? await spaceFor(sweep)
+      if (stopped) break
       const started = Date.now()
       onStart?.(e, cell)
       if (deployFailed?.shape === cell.shape && runner.live === null) {
         Object.assign(e, { status: 'failed', reason: `not run: deploying this shape failed just before (${deployFailed.reason.split('\n')[0]})` })
         e.attempts.push({ run: null, status: 'failed', reason: e.reason })
-        await saveSweep(sweep)
+        if ((stopped = await saved(sweep))) break
         onEnd?.(e, null)
         continue
       }
       Object.assign(e, { status: 'running', startedAt: new Date().toISOString() })
-      await saveSweep(sweep)
+      if ((stopped = await saved(sweep))) break
       const entry = { id: sweep.id, index: e.index, repeat: e.repeat, level: cell.level }
       let run = null
       try {
@@ -224,24 +249,82 @@ export async function executeSweep (sweep, { log = () => {}, signal, failFast = 
         }
         deployFailed = null
       } catch (err) {
-        Object.assign(e, { status: signal?.aborted ? 'interrupted' : 'failed', reason: `${err.code ? `${err.code}: ` : ''}${err.message}` })
-        if (err.phase === 'deploy') deployFailed = { shape: cell.shape, reason: err.message }
+        if (isNoSpace(err)) stopped = noSpaceError(sweep, e, err)
+        // a daemon that went away under the run is waited for before the next: it failed this run, not its shape
+        const daemonDown = !stopped && !signal?.aborted && Boolean(backend.waitAvailable) &&
+          (err.code === 'NS_ERR_MISSING_DOCKER' || (await backend.waitAvailable({ log: note, signal }).catch(() => null))?.waitedMs !== 0)
+        Object.assign(e, { status: signal?.aborted || stopped ? 'interrupted' : 'failed', reason: `${err.code ? `${err.code}: ` : ''}${err.message}` })
+        if (err.phase === 'deploy' && !daemonDown && !stopped) deployFailed = { shape: cell.shape, reason: err.message }
       }
       e.seconds = Math.round((Date.now() - started) / 100) / 10
       e.attempts.push({ run: e.run, status: e.status, reason: e.reason })
-      await saveSweep(sweep)
+      stopped ??= await saved(sweep)
+      if (stopped) break
       onEnd?.(e, run)
       if (e.status === 'interrupted' || signal?.aborted) break
       if ((e.status === 'failed' || e.status === 'degraded') && failFast) break
     }
   } finally {
     await runner.close()
+    await cleanupAll(backends, note)
     sweep.deployments = (sweep.deployments ?? 0) + runner.deploys
-    sweep.status = sweepStatus(countEntries(sweep.plan), { aborted: signal?.aborted })
+    sweep.status = sweepStatus(countEntries(sweep.plan), { aborted: signal?.aborted || Boolean(stopped) })
     sweep.finishedAt = new Date().toISOString()
-    await saveSweep(sweep)
+    // on a full disk this write fails too, and sweep.json stays as it was after the last run that ended
+    stopped ??= await saved(sweep)
   }
+  if (stopped) throw stopped
   return sweep
+}
+
+/** Saves sweep.json; a full disk is returned as the error that stops the sweep (anything else throws). */
+async function saved (sweep) {
+  try {
+    await saveSweep(sweep)
+    return null
+  } catch (err) {
+    if (isNoSpace(err)) return noSpaceError(sweep, null, err)
+    throw err
+  }
+}
+
+/** The error that stops a sweep on a full disk: where, how much is free, and what to do. */
+function noSpaceError (sweep, entry, cause) {
+  const at = entry ? ` during run ${entry.index + 1} (${entry.label})` : ''
+  return new NsError('NS_ERR_NO_SPACE', `the disk of ${sweep.dir} is full${at}: the sweep stopped; every finished run and sweep.json are as ` +
+    'they were (nothing is torn)', { hint: `free space on that disk, then: executor sweep --resume ${sweep.dir}`, cause })
+}
+
+/** Null when the folder's disk has room for a run; else the error that stops the sweep before it starts one. */
+async function spaceFor (sweep) {
+  const free = await freeBytes(sweep.dir).catch(() => Infinity)
+  return free < MIN_FREE_BYTES ? noSpaceError(sweep, null, Object.assign(new Error(`${free} bytes free, a run needs ${MIN_FREE_BYTES}`), { code: 'ENOSPC' })) : null
+}
+
+/** Null when the backend answers (after waiting through a daemon restart); else the error that stops the sweep. */
+async function backendAnswers (backend, { note, signal }) {
+  if (!backend.waitAvailable) return null
+  try {
+    await backend.waitAvailable({ log: note, signal })
+    return null
+  } catch (err) {
+    return signal?.aborted ? null : err
+  }
+}
+
+/** The backends of a sweep's shapes (one per prepared shape; the first cell's when nothing is left to run). */
+async function backendsOf (cells, prepared) {
+  const list = [...prepared.values()].map(p => p.backend)
+  if (!list.length && cells.length) list.push(await resolveBackend(cells[0].config).catch(() => null))
+  return list.filter(Boolean)
+}
+
+/** Removes what runs of dead processes (kill -9) left deployed and what this one could not remove; never fatal. */
+async function cleanupAll (backends, note) {
+  for (const b of backends) {
+    const removed = await b.cleanup?.({ log: note }).catch(err => { note(`cleanup: ${err.message}`); return [] })
+    if (removed?.length) note(`removed ${removed.length} stack(s) left deployed by earlier runs: ${removed.join(', ')}`)
+  }
 }
 
 /**
