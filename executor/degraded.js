@@ -1,6 +1,8 @@
 // What run.json says of a run that lost a node: which node, when, what the load saw meanwhile, where Swarm put its
 // tasks.
 import { scanJtl } from '../analyzer/jtl-reader.js'
+import { readLatencyFile } from '../analyzer/latency-file.js'
+import { LatencyHistogram } from '../analyzer/latency-histogram.js'
 
 const iso = (ms) => (Number.isFinite(ms) ? new Date(/** @type {number} */ (ms)).toISOString() : null)
 
@@ -42,16 +44,33 @@ export async function countAroundLoss (jtl, { steadyStart }, { from, to }) {
 }
 
 /**
+ * The same counts from a run's latency histograms (a run without a samples file): completions and failed ones by the
+ * tenth of a second they ended in, so the spans' edges are a tenth of a second apart at most.
+ * @param {string} histogramFile latency.json
+ * @param {{ steadyStart: number }} load
+ * @param {{ from: number, to: number }} window
+ */
+export async function countAroundLossFromHistogram (histogramFile, { steadyStart }, { from, to }) {
+  const { plain } = await readLatencyFile(histogramFile)
+  const all = new LatencyHistogram()
+  for (const h of plain.values()) all.merge(h)
+  const rate = (c, ms) => ({ ...c, throughput: ms > 0 ? c.requests / ms * 1000 : 0 })
+  return { before: from > steadyStart ? rate(all.endedIn(steadyStart, from), from - steadyStart) : null, during: rate(all.endedIn(from, to), to - from) }
+}
+
+/**
  * run.json's `degraded`: the lost nodes, the errors and throughput during the loss against before it, and the tasks
  * Swarm rescheduled (present at the end of the load, not at deploy) or could not place.
  * @param {import('./docker/node-watch.js').LossEpisode[]} episodes
- * @param {{ jtl: string, load: { steadyStart: number, steadyEnd: number }, before: any[], after: any[] | null }} opts
- *   before/after: run.json placement rows at deploy and at the end of the load (after is null when it could not be
- *   read)
+ * @param {{ jtl: string | null, histogram?: string, load: { steadyStart: number, steadyEnd: number }, before: any[],
+ *   after: any[] | null }} opts jtl: the run's samples file (plain or gzip), or null when it kept none: then its
+ *   latency histograms (histogram) are counted; before/after: run.json placement rows at deploy and at the end of the
+ *   load (after is null when it could not be read)
  */
-export async function describeLoss (episodes, { jtl, load, before, after }) {
+export async function describeLoss (episodes, { jtl, histogram, load, before, after }) {
   const window = lossWindow(episodes, load)
-  const counts = await countAroundLoss(jtl, load, window).catch(() => null)
+  const counted = jtl ? countAroundLoss(jtl, load, window) : histogram ? countAroundLossFromHistogram(histogram, load, window) : Promise.reject(new Error('no samples'))
+  const counts = await counted.catch(() => null)
   const known = new Set(before.map(p => p.task))
   const isApp = (p) => p.service.endsWith('_app')
   const nodes = episodes.map(e => ({

@@ -1,6 +1,10 @@
-// Writes samples in JMeter's CSV JTL format, buffered in large chunks, to a temp file renamed into place at the end.
-import { openSync, write, writeSync, closeSync, close, renameSync, rm, existsSync, fstatSync, readSync, ftruncateSync } from 'node:fs'
-import { JTL_COLUMNS } from '../lib/run-files.js'
+// Writes samples in JMeter's CSV JTL format, plain or gzip or not at all, buffered in large chunks, to a temp file
+// renamed into place at the end, and the run's latency histograms built from the same rows.
+import { openSync, write, writeSync, closeSync, close, renameSync, rm, existsSync, fstatSync, readSync, ftruncateSync, writeFileSync } from 'node:fs'
+import { gzip, gzipSync, gunzipSync } from 'node:zlib'
+import { JTL_COLUMNS, writeJsonAtomic } from '../lib/run-files.js'
+import { JtlFeed, scanJtl } from '../analyzer/jtl-reader.js'
+import { histogramSink, latencyFileOf } from '../analyzer/latency-file.js'
 
 /** JMeter 5.6's default CSV JTL columns, in order (formatJtlRow writes them in this order). */
 export const JTL_FIELDS = JTL_COLUMNS
@@ -57,51 +61,131 @@ export function formatJtlRow (s) {
 
 /**
  * @typedef {{ write: (sample: JtlSample) => void, writeLine: (line: string) => void, writeFields: (fields: string[]) =>
- *   void, close: () => Promise<void>, abort: () => void, readonly rows: number, readonly path: string }} JtlWriter
+ *   void, close: () => Promise<void>, abort: () => void, readonly rows: number, readonly path: string | null }}
+ *   JtlWriter
  */
 
 /**
- * Opens `<path>.tmp`, writes the header, and returns a writer. Rows are joined into chunks of about
- * `chunkBytes` and written at explicit offsets by the thread pool, so the event loop never waits on the disk.
- * close() flushes, waits for every write and renames the file to `path`; abort() does the same synchronously
- * (for signal and exit handlers): every complete row written so far ends up in a readable file.
- * @param {string} path
- * @param {{ chunkBytes?: number }} [opts]
+ * The gzip level of a `gz` writer: 1, the fastest. Measured on a JMeter-recorded JTL (perf/analyzer.js): level 1
+ * already takes a row from ~96 bytes to ~10, and the load generator's CPU counts for more than a few % of size.
+ */
+export const GZIP_LEVEL = 1
+
+/**
+ * The file a writer of this format makes for a run's samples.jtl path: the path itself, `<path>.gz`, or none.
+ * @param {string} jtlPath
+ * @param {string} [format] jtl (default), gz or none
+ * @returns {string | null}
+ */
+export function samplesPathOf (jtlPath, format = 'jtl') {
+  return format === 'gz' ? `${jtlPath}.gz` : format === 'none' ? null : jtlPath
+}
+
+// A gz writer's members carry their own length in an extra field of the gzip header (subfield "NS", 4 bytes, little
+// endian), as BGZF does: readers skip it, recovery walks the members by it without inflating them.
+const MEMBER_HEAD = 20
+const EXTRA_ID = [0x4e, 0x53]
+
+/** One gzip member as zlib writes it (a 10-byte header without flags), given the length field. */
+function withLength (gz) {
+  const out = Buffer.allocUnsafe(gz.length + 10)
+  gz.copy(out, 0, 0, 10)
+  out[3] |= 4
+  out.writeUInt16LE(8, 10)
+  out[12] = EXTRA_ID[0]
+  out[13] = EXTRA_ID[1]
+  out.writeUInt16LE(4, 14)
+  out.writeUInt32LE(out.length, 16)
+  gz.copy(out, MEMBER_HEAD, 10)
+  return out
+}
+
+const gzipMember = (data, level) => withLength(gzipSync(data, { level }))
+
+/**
+ * Opens `<path>.tmp`, writes the header, and returns a writer. Rows are joined into chunks of about `chunkBytes` and
+ * written at explicit offsets by the thread pool, so the event loop never waits on the disk. close() flushes, waits
+ * for every write and renames the file to `path`; abort() does the same synchronously (for signal and exit handlers):
+ * every complete row written so far ends up in a readable file.
+ *
+ * format `gz`: each chunk is compressed in the thread pool as a gzip member of its own (concatenated members are one
+ * .gz file to gunzip, zcat and the analyzer) and the members are written in order; abort() compresses what is left
+ * synchronously. `none`: no file. With `histogramPath` every row also goes through the analyzer's JTL scanner into a
+ * histogram per label, written there (latency.json) on close or abort: the run's figures whatever the format.
+ * @param {string | null} path the samples file (null with format none)
+ * @param {{ chunkBytes?: number, format?: string, histogramPath?: string, level?: number }} [opts]
  * @returns {JtlWriter}
  */
-export function createJtlWriter (path, { chunkBytes = 1 << 20 } = {}) {
+export function createJtlWriter (path, { chunkBytes = 1 << 20, format = 'jtl', histogramPath, level = GZIP_LEVEL } = {}) {
+  const keep = format !== 'none'
+  const gz = format === 'gz'
   const tmp = `${path}.tmp`
-  const fd = openSync(tmp, 'w')
+  const fd = keep ? openSync(tmp, 'w') : -1
+  const sink = histogramPath ? histogramSink() : null
+  const feed = sink ? new JtlFeed(sink, { file: histogramPath }) : null
   // Rows gather in a short string batch, encoded into a chunk Buffer every ~16 KB: one native call per batch, and
   // row strings die young instead of sitting in a 1 MB rope until the flush (survivors cost the GC far more).
   let batch = ''
   let chunk = Buffer.allocUnsafe(chunkBytes)
   let used = chunk.write(JTL_HEADER, 0, 'latin1')
+  feed?.push(chunk.subarray(0, used))
   let pos = 0
   let rows = 0
   let done = false
+  let aborted = false
   let failure = null
   /** @type {Map<number, Buffer>} chunks handed to the thread pool and not yet confirmed, by offset */
   const inflight = new Map()
   let drained = null
+  // gz: chunks by their order, kept until their member is written; members compressed ahead of their turn wait
+  /** @type {Map<number, Buffer>} */
+  const raw = new Map()
+  /** @type {Map<number, Buffer>} */
+  const ready = new Map()
+  let seq = 0
+  let nextWrite = 0
+  let compressing = 0
+
+  const settle = () => { if (inflight.size === 0 && compressing === 0 && drained) drained() }
 
   function flush () {
     if (batch.length) encode()
     flushChunk()
   }
 
-  function flushChunk () {
-    if (used === 0) return
-    const data = chunk.subarray(0, used)
-    chunk = Buffer.allocUnsafe(chunkBytes)
-    used = 0
+  function writeAt (data) {
     const at = pos
     pos += data.length
     inflight.set(at, data)
     write(fd, data, 0, data.length, at, (err) => {
       if (err && !failure) failure = err
       inflight.delete(at)
-      if (inflight.size === 0 && drained) drained()
+      settle()
+    })
+  }
+
+  function flushChunk () {
+    if (used === 0) return
+    if (!keep) { used = 0; return }
+    const data = chunk.subarray(0, used)
+    chunk = Buffer.allocUnsafe(chunkBytes)
+    used = 0
+    if (!gz) return writeAt(data)
+    const n = seq++
+    raw.set(n, data)
+    compressing++
+    gzip(data, { level }, (err, out) => {
+      compressing--
+      if (aborted) return settle()
+      if (err) failure ??= err
+      else ready.set(n, withLength(out))
+      while (ready.has(nextWrite)) {
+        const member = ready.get(nextWrite)
+        ready.delete(nextWrite)
+        raw.delete(nextWrite++)
+        writeAt(member)
+      }
+      settle()
     })
   }
 
@@ -111,8 +195,11 @@ export function createJtlWriter (path, { chunkBytes = 1 << 20 } = {}) {
       flushChunk()
       if (batch.length * 3 > chunk.length) chunk = Buffer.allocUnsafe(batch.length * 3)
     }
+    const from = used
     used += chunk.write(batch, used, 'utf8')
     batch = ''
+    // the histogram takes each batch as it is encoded: small steps on the load generator's loop, whole rows each
+    feed?.push(chunk.subarray(from, used))
   }
 
   function append (line) {
@@ -122,9 +209,17 @@ export function createJtlWriter (path, { chunkBytes = 1 << 20 } = {}) {
     if (batch.length >= 16384) encode()
   }
 
+  /** latency.json, written synchronously (close and abort alike, after the samples). */
+  function writeHistogram () {
+    if (!sink || !feed || !histogramPath) return
+    const text = JSON.stringify(latencyFileOf(sink, feed.end())) + '\n'
+    writeFileSync(`${histogramPath}.tmp`, text)
+    renameSync(`${histogramPath}.tmp`, histogramPath)
+  }
+
   return {
     get rows () { return rows },
-    path,
+    path: keep ? path : null,
     write (sample) { append(formatJtlRow(sample)) },
     /** A ready CSV line with its newline (formatJtlRow's output, or a faster equivalent built by the caller). */
     writeLine (line) { append(line) },
@@ -138,34 +233,75 @@ export function createJtlWriter (path, { chunkBytes = 1 << 20 } = {}) {
       if (done) return
       flush()
       done = true
-      if (inflight.size) await new Promise(resolve => { drained = resolve })
-      await new Promise((resolve) => close(fd, () => resolve(undefined)))
-      if (failure) {
-        await new Promise(resolve => rm(tmp, { force: true }, () => resolve(undefined)))
-        throw failure
+      if (keep) {
+        if (inflight.size || compressing) await new Promise(resolve => { drained = resolve })
+        await new Promise((resolve) => close(fd, () => resolve(undefined)))
+        if (failure) {
+          await new Promise(resolve => rm(tmp, { force: true }, () => resolve(undefined)))
+          throw failure
+        }
+        renameSync(tmp, path)
       }
-      renameSync(tmp, path)
+      writeHistogram()
     },
     abort () {
       if (done) return
       done = true
-      // Chunks still in the thread pool are written again at their offsets: the same bytes, so whichever lands last,
-      // the file has no hole even if the process exits right after this.
-      for (const [at, data] of inflight) writeSync(fd, data, 0, data.length, at)
+      aborted = true
       if (batch.length) encode()
-      if (used) writeSync(fd, chunk, 0, used, pos)
-      pos += used
-      used = 0
-      renameSync(tmp, path)
-      if (inflight.size === 0) closeSync(fd)
-      else drained = () => close(fd, () => {})
+      if (keep) {
+        // Chunks still in the thread pool are written again at their offsets: the same bytes, so whichever lands
+        // last, the file has no hole even if the process exits right after this.
+        for (const [at, data] of inflight) writeSync(fd, data, 0, data.length, at)
+        if (gz) {
+          // members not written yet, in order: compressed now unless the thread pool has already done it
+          for (; nextWrite < seq; nextWrite++) {
+            const member = ready.get(nextWrite) ?? gzipMember(raw.get(nextWrite), level)
+            writeSync(fd, member, 0, member.length, pos)
+            pos += member.length
+          }
+          raw.clear()
+          ready.clear()
+        }
+        if (used) {
+          const rest = gz ? gzipMember(chunk.subarray(0, used), level) : chunk.subarray(0, used)
+          writeSync(fd, rest, 0, rest.length, pos)
+          pos += rest.length
+        }
+        used = 0
+        renameSync(tmp, path)
+        if (inflight.size === 0 && compressing === 0) closeSync(fd)
+        else drained = () => { drained = null; close(fd, () => {}) }
+      }
+      writeHistogram()
     }
   }
 }
 
 /**
- * Makes a readable JTL out of what a killed writer left behind: `<path>.tmp` is cut after its last complete row
- * and renamed to `path`. Returns true when it recovered a file.
+ * What a killed writer of a run's samples leaves made readable: its samples file recovered (recoverJtl) and, when it
+ * died before writing its latency histograms, those rebuilt from the recovered rows (with samples none nothing is left
+ * to rebuild them from). Resolves with the samples file, or null when none was recovered.
+ * @param {string} jtlPath the run's samples.jtl, as given to the driver
+ * @param {{ samples?: string, histogramPath?: string }} opts
+ * @returns {Promise<string | null>}
+ */
+export async function recoverSamples (jtlPath, { samples, histogramPath }) {
+  const path = samplesPathOf(jtlPath, samples)
+  if (path === null || !recoverJtl(path)) return null
+  if (histogramPath && !existsSync(histogramPath)) {
+    const sink = histogramSink()
+    const scan = await scanJtl(path, sink)
+    await writeJsonAtomic(histogramPath, latencyFileOf(sink, scan))
+  }
+  return path
+}
+
+/**
+ * Makes a readable file out of what a killed writer left behind, `<path>.tmp`, and renames it to `path`. A plain JTL
+ * is cut after its last complete row; a gzip one after its last whole member (told by the gzip magic bytes): the
+ * members are walked by the length in their header, and the last ones, whose writes may still have been in flight,
+ * are inflated to check they hold what they say. Returns true when it recovered a file.
  * @param {string} path
  * @returns {boolean}
  */
@@ -175,20 +311,54 @@ export function recoverJtl (path) {
   const fd = openSync(tmp, 'r+')
   try {
     const size = fstatSync(fd).size
-    const tail = Buffer.alloc(Math.min(size, 1 << 16))
-    let end = size
-    // walk back in blocks to the last newline
-    for (let at = size; at > 0; at -= tail.length) {
-      const from = Math.max(0, at - tail.length)
-      const n = readSync(fd, tail, 0, at - from, from)
-      const nl = tail.subarray(0, n).lastIndexOf(10)
-      if (nl >= 0) { end = from + nl + 1; break }
-      end = from
-    }
-    ftruncateSync(fd, end)
+    const magic = Buffer.alloc(2)
+    const isGz = readSync(fd, magic, 0, 2, 0) === 2 && magic[0] === 0x1f && magic[1] === 0x8b
+    ftruncateSync(fd, isGz ? wholeMembersEnd(fd, size) : lastRowEnd(fd, size))
   } finally {
     closeSync(fd)
   }
   renameSync(tmp, path)
   return true
+}
+
+/** Where the last complete row of a plain JTL ends: walking back in blocks to the last newline. */
+function lastRowEnd (fd, size) {
+  const tail = Buffer.alloc(Math.min(size, 1 << 16))
+  let end = size
+  for (let at = size; at > 0; at -= tail.length) {
+    const from = Math.max(0, at - tail.length)
+    const n = readSync(fd, tail, 0, at - from, from)
+    const nl = tail.subarray(0, n).lastIndexOf(10)
+    if (nl >= 0) { end = from + nl + 1; break }
+    end = from
+  }
+  return end
+}
+
+/** Members whose write may not have landed when the writer was killed: the last ones, checked by inflating them. */
+const CHECKED_MEMBERS = 64
+
+/** Where the last whole gzip member of a gz writer's file ends. */
+function wholeMembersEnd (fd, size) {
+  const head = Buffer.alloc(MEMBER_HEAD)
+  /** @type {[number, number][]} */
+  const members = []
+  let at = 0
+  while (at + MEMBER_HEAD <= size && readSync(fd, head, 0, MEMBER_HEAD, at) === MEMBER_HEAD) {
+    const ours = head[0] === 0x1f && head[1] === 0x8b && (head[3] & 4) && head[12] === EXTRA_ID[0] && head[13] === EXTRA_ID[1]
+    const len = ours ? head.readUInt32LE(16) : 0
+    if (len < MEMBER_HEAD + 8 || at + len > size) break
+    members.push([at, len])
+    at += len
+  }
+  for (const [from, len] of members.slice(-CHECKED_MEMBERS)) {
+    const member = Buffer.allocUnsafe(len)
+    readSync(fd, member, 0, len, from)
+    try {
+      gunzipSync(member)
+    } catch {
+      return from
+    }
+  }
+  return at
 }

@@ -1,5 +1,6 @@
 // One run end to end: deploy, sample CPU, drive load, tear down (always), summarise, write run.json.
-import { join } from 'node:path'
+import { existsSync } from 'node:fs'
+import { basename, join } from 'node:path'
 import { RUN_FILES, newRunId, newRunRecord, makeDirs, makeWritableDir, writeJsonAtomic } from '../lib/run-files.js'
 import { loadBenchmark } from '../benchmarks/index.js'
 import { summarizeCpu } from '../rc/cpu-summary.js'
@@ -111,6 +112,8 @@ export async function run (config, { log = () => {}, onProgress, signal, prepare
       until: config.duration === 'auto' ? { minSeconds: config.minDuration, relHalfWidth: AUTO_DURATION.relHalfWidth } : undefined,
       warmup: config.warmup,
       jtlPath: join(dir, RUN_FILES.samples),
+      samples: config.samples,
+      histogramPath: join(dir, RUN_FILES.latency),
       label: config.benchmark,
       signal,
       onProgress,
@@ -146,13 +149,19 @@ export async function run (config, { log = () => {}, onProgress, signal, prepare
     generatorTimeline ??= generator.stop()
     if (timeline) await writeJsonAtomic(join(dir, RUN_FILES.timeline), { ...timeline, generator: generatorTimeline })
     if (runJson.load) {
-      const jtl = join(dir, RUN_FILES.samples)
+      // the histograms hold every figure of the samples (built from the same rows by the same scanner): the summary
+      // reads them rather than the samples again, and the samples file when a killed writer left no histograms
+      const jtl = runJson.load.jtlPath && existsSync(runJson.load.jtlPath) ? runJson.load.jtlPath : null
+      const histogram = join(dir, RUN_FILES.latency)
+      const hasHistogram = existsSync(histogram)
+      runJson.files = { ...runJson.files, samples: jtl && basename(jtl), latency: hasHistogram ? RUN_FILES.latency : null }
       const steady = { from: runJson.load.steadyStart, to: runJson.load.steadyEnd }
-      const s = await summarize(jtl, { steady }).catch(err => { log(`summary: ${err.message}`); return null })
+      const source = hasHistogram ? histogram : jtl
+      const s = source ? await summarize(source, { steady }).catch(err => { log(`summary: ${err.message}`); return null }) : null
       runJson.summary = s ? s.total : null
       if (s?.malformed?.count) runJson.summary.malformedRows = s.malformed.count
       if (config.duration === 'auto' && runJson.summary) runJson.autoDuration = autoDurationOf(config, runJson.load, runJson.summary)
-      if (losses.length) runJson.degraded = await describeLoss(losses, { jtl, load: runJson.load, before: runJson.placement, after: placementAfter })
+      if (losses.length) runJson.degraded = await describeLoss(losses, { jtl, histogram: hasHistogram ? histogram : undefined, load: runJson.load, before: runJson.placement, after: placementAfter })
       if (runJson.summary) {
         const generator = runJson.load.generator
         const figures = timeline ? diagnosisFigures({ config, timeline, telemetry, window: steady, generator }) : null

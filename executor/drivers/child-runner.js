@@ -1,7 +1,7 @@
 // Runs the autocannon driver in a child Node process (optionally pinned with taskset) and relays progress and abort.
 import { spawn } from 'node:child_process'
 import { fileURLToPath } from 'node:url'
-import { recoverJtl } from '../jtl-writer.js'
+import { recoverSamples } from '../jtl-writer.js'
 import { NsError } from '../../lib/errors.js'
 
 const CHILD = fileURLToPath(new URL('./load-child.js', import.meta.url))
@@ -45,16 +45,16 @@ export function runInChild (o, jtlPath, { cpus, log = () => {}, onSpawn } = {}) 
     child.on('error', (err) => {
       outcome = { type: 'error', error: { message: `cannot start the load generator (${cmd}): ${err.message}` } }
     })
-    child.on('close', (code, sig) => {
+    child.on('close', async (code, sig) => {
       clearTimeout(killTimer)
       signal?.removeEventListener('abort', onAbort)
       if (outcome?.type === 'done') return resolve(outcome.result)
-      // killed or crashed: keep whatever complete rows it wrote
-      const recovered = recoverJtl(jtlPath)
-      if (signal?.aborted && recovered) {
+      // killed or crashed: keep whatever complete rows it wrote (and their histograms)
+      const recovered = await recoverSamples(jtlPath, plain).catch(err => { log(`autocannon driver: recovering its samples: ${err.message}`); return null })
+      if (signal?.aborted && (recovered || plain.samples === 'none')) {
         // the figures of its last progress report are the best left
         const steady = last.phase === 'steady'
-        return resolve({ driver: 'autocannon', requests: steady ? last.requests : 0, errors: steady ? last.errors : 0, warmupRequests: steady ? 0 : last.requests, steadyStart: 0, steadyEnd: Date.now(), interrupted: true, jtlPath, version: 'autocannon (killed after abort)' })
+        return resolve({ driver: 'autocannon', requests: steady ? last.requests : 0, errors: steady ? last.errors : 0, warmupRequests: steady ? 0 : last.requests, steadyStart: 0, steadyEnd: Date.now(), interrupted: true, jtlPath: recovered, version: 'autocannon (killed after abort)' })
       }
       const why = outcome?.error?.message ?? `the load generator exited (code ${code}, signal ${sig})${stderr.trim() ? `: ${stderr.trim().split('\n').slice(-5).join(' | ')}` : ''}`
       reject(new NsError('NS_ERR_RUN', `autocannon driver: ${why}`, { details: { stderr } }))

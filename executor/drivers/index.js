@@ -4,6 +4,7 @@ import { mkdirSync } from 'node:fs'
 import { dirname } from 'node:path'
 import { NsError, badFlag } from '../../lib/errors.js'
 import { RUN_OPTION } from '../../lib/run-options.js'
+import { SAMPLES_FILES } from '../../lib/run-files.js'
 import { runLocalLoad } from './local-load.js'
 import { runInChild } from './child-runner.js'
 import { runJmeter } from './jmeter.js'
@@ -37,6 +38,8 @@ export function normalizeLoadOptions (opts) {
   if (opts.maxSockets !== undefined && !(Number.isInteger(opts.maxSockets) && opts.maxSockets > 0)) throw badFlag('maxSockets', `${opts.maxSockets} is not a positive integer`)
   if (opts.body !== undefined && !Buffer.isBuffer(opts.body)) throw badFlag('body', 'must be a Buffer')
   if (!opts.jtlPath) throw new NsError('NS_ERR_BAD_FLAG', 'jtlPath: the JTL file to write is missing')
+  const samples = opts.samples ?? 'jtl'
+  if (!(samples in SAMPLES_FILES)) throw badFlag('--samples', `"${samples}" is not allowed; one of: ${Object.keys(SAMPLES_FILES).join(', ')}`)
   const until = opts.until
   if (until && opts.driver !== 'autocannon') throw badFlag('--duration', 'auto needs --driver autocannon: JMeter runs for a fixed time')
   if (until && !(positive(until.minSeconds) && positive(until.relHalfWidth) && until.minSeconds <= opts.duration)) {
@@ -56,12 +59,16 @@ export function normalizeLoadOptions (opts) {
     maxSockets: opts.maxSockets,
     signal: opts.signal,
     onProgress: opts.onProgress,
+    samples,
+    ...(opts.histogramPath ? { histogramPath: opts.histogramPath } : {}),
     ...(until ? { until: { minSeconds: until.minSeconds, relHalfWidth: until.relHalfWidth } } : {})
   }
 }
 
 /**
- * Drives HTTP load at one URL and writes every steady-window request as a row of `jtlPath` (JMeter CSV JTL).
+ * Drives HTTP load at one URL and writes every steady-window request as a row of `jtlPath` (JMeter CSV JTL), or of
+ * `jtlPath`.gz (`samples: 'gz'`), or of no file (`samples: 'none'`); with `histogramPath`, the latency histograms of
+ * the same rows there (latency.json).
  *
  * autocannon driver: the closed model is autocannon with C keep-alive connections; the open model (`rate`) is
  * nodescale's own scheduler over node:http (requests leave at t0 + i/R, latency counts from that intended time; at
@@ -74,10 +81,11 @@ export function normalizeLoadOptions (opts) {
  *   timeoutSec?: number, signal?: AbortSignal, onProgress?: (p: { phase: 'warmup'|'steady', elapsed: number, total:
  *   number, requests: number, errors: number }) => void, cpus?: number[], log?: (line: string) => void, inProcess?:
  *   boolean, maxSockets?: number, onSpawn?: (pid: number, engine: 'node'|'java') => void,
- *   until?: import('./load-common.js').Until }} opts onSpawn: each generator process as it starts (so its CPU can be
- *   measured); until: end the steady window early once the throughput is known well (`duration` its longest)
+ *   until?: import('./load-common.js').Until, samples?: string, histogramPath?: string }} opts onSpawn: each generator
+ *   process as it starts (so its CPU can be measured); until: end the steady window early once the throughput is known
+ *   well (`duration` its longest); samples: jtl (default), gz or none
  * @returns {Promise<{ driver: string, requests: number, errors: number, warmupRequests: number, steadyStart: number,
- *   steadyEnd: number, interrupted: boolean, jtlPath: string, version: string }>}
+ *   steadyEnd: number, interrupted: boolean, jtlPath: string | null, version: string }>}
  */
 export async function runLoad (opts) {
   const o = normalizeLoadOptions(opts)

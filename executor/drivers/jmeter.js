@@ -6,7 +6,7 @@ import { createReadStream, openSync, readSync, closeSync, fstatSync, rmSync, wri
 import { dirname, join } from 'node:path'
 import { parse } from 'csv-parse'
 import { ensureJmeter, JMETER_VERSION } from '../jmeter-install.js'
-import { createJtlWriter, JTL_FIELDS } from '../jtl-writer.js'
+import { createJtlWriter, samplesPathOf, JTL_FIELDS } from '../jtl-writer.js'
 import { NsError } from '../../lib/errors.js'
 import { buildJmx } from './jmeter-plan.js'
 
@@ -82,11 +82,17 @@ function sendStop (port) {
 }
 
 /**
- * Copies rows with steadyStart <= timeStamp < steadyEnd from JMeter's raw JTL into jtlPath (streamed), columns in
- * JTL_FIELDS order. A torn last row (JMeter killed) is skipped.
+ * Copies rows with steadyStart <= timeStamp < steadyEnd from JMeter's raw JTL into jtlPath (streamed; or its .gz, or
+ * no file, by `samples`), columns in JTL_FIELDS order, and the latency histograms of those rows to `histogramPath`.
+ * A torn last row (JMeter killed) is skipped.
+ * @param {string} rawPath
+ * @param {string} jtlPath
+ * @param {number} steadyStart
+ * @param {number} steadyEnd
+ * @param {{ samples?: string, histogramPath?: string }} out
  */
-async function copySteadyRows (rawPath, jtlPath, steadyStart, steadyEnd) {
-  const writer = createJtlWriter(jtlPath)
+async function copySteadyRows (rawPath, jtlPath, steadyStart, steadyEnd, { samples, histogramPath }) {
+  const writer = createJtlWriter(samplesPathOf(jtlPath, samples), { format: samples, histogramPath })
   let requests = 0
   let errors = 0
   let warmupRequests = 0
@@ -117,7 +123,7 @@ async function copySteadyRows (rawPath, jtlPath, steadyStart, steadyEnd) {
     throw err
   }
   await writer.close()
-  return { requests, errors, warmupRequests }
+  return { requests, errors, warmupRequests, path: writer.path }
 }
 
 /**
@@ -206,7 +212,7 @@ export async function runJmeter (o, jtlPath, { cpus, log = () => {}, onSpawn } =
   }
   const steadyStart = t0 + o.warmup * 1000
   const steadyEnd = Math.max(steadyStart, Math.min(steadyStart + o.duration * 1000, abortedAt))
-  const copied = await copySteadyRows(rawPath, jtlPath, steadyStart, steadyEnd)
+  const { path: written, ...copied } = await copySteadyRows(rawPath, jtlPath, steadyStart, steadyEnd, o)
   if (!aborted && copied.requests + copied.warmupRequests === 0) {
     throw new NsError('NS_ERR_RUN', `jmeter driver: JMeter ran ${scheduled} s but recorded no sample: ${errorLines(logPath, stderr).join(' | ') || 'no error in its log'} (log: ${logPath})`)
   }
@@ -219,7 +225,7 @@ export async function runJmeter (o, jtlPath, { cpus, log = () => {}, onSpawn } =
     steadyStart,
     steadyEnd,
     interrupted: aborted,
-    jtlPath,
+    jtlPath: written,
     version: `JMeter ${JMETER_VERSION} (java -jar ${jar})`
   }
 }

@@ -8,14 +8,15 @@ export const clock = () => performance.timeOrigin + performance.now()
 /**
  * @typedef {{ url: string, method: 'GET'|'POST', headers: Record<string,string>, body?: Buffer, concurrency?: number,
  *   rate?: number, duration: number, warmup: number, label: string, timeoutSec: number, maxSockets?: number,
- *   signal?: AbortSignal, onProgress?: (p: Progress) => void, until?: Until }} LoadOptions
+ *   signal?: AbortSignal, onProgress?: (p: Progress) => void, until?: Until, samples: string, histogramPath?: string
+ *   }} LoadOptions samples: the samples file's format (jtl, gz, none); histogramPath: where the latency histograms go
  * @typedef {{ minSeconds: number, relHalfWidth: number }} Until --duration auto: the steady window ends at the first
  *   whole second from minSeconds on where the mean throughput's 95% interval is within relHalfWidth of it (duration
  *   is then the longest it may last)
  * @typedef {{ phase: 'warmup'|'steady', elapsed: number, total: number, requests: number, errors: number }} Progress
  * @typedef {{ driver: string, requests: number, errors: number, warmupRequests: number, steadyStart: number,
- *   steadyEnd: number, interrupted: boolean, jtlPath: string, version: string, until?: { reached: boolean } }}
- *   LoadResult
+ *   steadyEnd: number, interrupted: boolean, jtlPath: string | null, version: string, until?: { reached: boolean } }}
+ *   LoadResult jtlPath: the samples file written (null with samples none)
  */
 
 /**
