@@ -1,6 +1,7 @@
 // One run end to end: deploy, sample CPU, drive load, tear down (always), summarise, write run.json.
 import { existsSync } from 'node:fs'
 import { basename, join } from 'node:path'
+import { NsError } from '../lib/errors.js'
 import { RUN_FILES, newRunId, newRunRecord, makeDirs, makeWritableDir, writeJsonAtomic } from '../lib/run-files.js'
 import { loadBenchmark } from '../benchmarks/index.js'
 import { summarizeCpu } from '../rc/cpu-summary.js'
@@ -124,7 +125,10 @@ export async function run (config, { log = () => {}, onProgress, signal, prepare
     runJson.load = { ...load, generator: summarizeGenerator(generatorTimeline, { from: load.steadyStart, to: load.steadyEnd }) }
     if (watch) {
       losses = await watch.stop()
+      const outages = watch.outages?.() ?? []
       watch = null
+      // the daemon restarted under the load: its containers were stopped and started again, nothing was measured
+      if (outages.length) throw daemonOutageError(outages)
       if (losses.length) placementAfter = await deployment.currentPlacement?.().catch(err => { log(`placement after the loss: ${err.message}`); return null })
     }
     timeline = await sampler.stop()
@@ -175,6 +179,14 @@ export async function run (config, { log = () => {}, onProgress, signal, prepare
   // reached only when the run itself did not throw: its error wins over the teardown's
   if (teardownError) throw teardownError
   return runJson
+}
+
+/** The error of a run during which the manager's Docker daemon did not answer (a restart, a crash). */
+function daemonOutageError (outages) {
+  const o = outages[0]
+  const lasted = o.to === null ? 'and had not answered again when the load ended' : `for ${((o.to - o.from) / 1000).toFixed(1)} s`
+  return new NsError('NS_ERR_RUN', `the Docker daemon did not answer during the load (${o.why}) ${lasted}: it restarted or stopped, ` +
+    'the server\'s containers with it, so this run is no measurement', { details: { outages } })
 }
 
 /**

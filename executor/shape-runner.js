@@ -49,6 +49,11 @@ export function createShapeRunner ({ log = () => {}, signal } = {}) {
     async runOn (config, { prepared, onProgress }) {
       const key = shapeKeyOf(config)
       if (live?.key !== key) await close()
+      // a daemon restart since the last run replaced the containers: the deployment kept is no longer the one sampled
+      if (live && live.deployment.intact && !(await live.deployment.intact())) {
+        log('the deployment kept from the last run lost its containers (a daemon restart?); deploying it again')
+        await close()
+      }
       const onDeployed = deployment => { live = { key, deployment }; deploys++ }
       let result
       try {

@@ -26,6 +26,7 @@ const MEANINGS = {
     NS_ERR_DEPLOY: 'the server under test did not start or did not answer',
     NS_ERR_RUN: 'the run failed while load was running',
     NS_ERR_INTERRUPTED: 'the run was interrupted (Ctrl-C or a signal)',
+    NS_ERR_NO_SPACE: 'the results folder\'s disk is full: the sweep stopped with nothing torn; free space, then --resume',
     NS_ERR_INTERNAL: 'an internal check failed: a bug in nodescale (please report it with the message)'
   }
 }
@@ -40,7 +41,8 @@ export const CODES = Object.freeze(Object.fromEntries(Object.entries(MEANINGS).f
 /**
  * @typedef {'NS_ERR_BAD_FLAG'|'NS_ERR_BAD_APP'|'NS_ERR_BAD_FILE'|'NS_ERR_BAD_DATA'|'NS_ERR_BAD_ENV'|
  *   'NS_ERR_MISSING_JAVA'|'NS_ERR_MISSING_JMETER'|'NS_ERR_MISSING_HAPROXY'|'NS_ERR_MISSING_REGISTRY'|
- *   'NS_ERR_MISSING_DOCKER'|'NS_ERR_MISSING_HOST'|'NS_ERR_DEPLOY'|'NS_ERR_RUN'|'NS_ERR_INTERRUPTED'|'NS_ERR_INTERNAL'
+ *   'NS_ERR_MISSING_DOCKER'|'NS_ERR_MISSING_HOST'|'NS_ERR_DEPLOY'|'NS_ERR_RUN'|'NS_ERR_INTERRUPTED'|
+ *   'NS_ERR_NO_SPACE'|'NS_ERR_INTERNAL'
  * } ErrorCode
  */
 

@@ -1,6 +1,6 @@
 // The files runs, sweeps and calibrations leave on disk: their schemas and ids, atomic writes, folders made with a
 // bound on time, and the one reader of run.json files that every command uses.
-import { mkdir, readdir, readFile, rename, rm, stat, writeFile } from 'node:fs/promises'
+import { mkdir, readdir, readFile, rename, rm, stat, statfs, writeFile } from 'node:fs/promises'
 import { basename, dirname, join, resolve } from 'node:path'
 import { randomBytes } from 'node:crypto'
 import { NsError, badFlag } from './errors.js'
@@ -95,11 +95,40 @@ export async function makeWritableDir (dir, { flag = '--out', timeoutMs = 5000 }
   }
 }
 
-/** Writes JSON atomically (temp file + rename): a reader never sees a torn file. */
+/**
+ * Writes JSON atomically (temp file + rename): a reader never sees a torn file. A write that fails (a full disk) leaves
+ * the file as it was and no temp file behind.
+ */
 export async function writeJsonAtomic (path, data) {
   const tmp = `${path}.${process.pid}.tmp`
-  await writeFile(tmp, JSON.stringify(data, null, 2) + '\n')
+  try {
+    await writeFile(tmp, JSON.stringify(data, null, 2) + '\n')
+  } catch (err) {
+    await rm(tmp, { force: true }).catch(() => {})
+    throw err
+  }
   await rename(tmp, path)
+}
+
+/**
+ * True when an error, or one it was caused by, says the disk is full (ENOSPC, or EDQUOT: over a quota), also when it
+ * came back from a child process as a message.
+ * @param {any} err
+ */
+export function isNoSpace (err) {
+  for (let e = err, depth = 0; e && depth < 8; e = e.cause, depth++) {
+    if (e.code === 'ENOSPC' || e.code === 'EDQUOT' || e.code === 'NS_ERR_NO_SPACE' || /\bENOSPC\b|no space left on device/i.test(e.message ?? '')) return true
+  }
+  return false
+}
+
+/**
+ * Free bytes for an unprivileged writer on the file system that holds `dir` (statfs).
+ * @param {string} dir
+ */
+export async function freeBytes (dir) {
+  const s = await statfs(dir)
+  return s.bavail * s.bsize
 }
 
 /**

@@ -18,6 +18,11 @@ import { createLocalBackend } from './local.js'
  *   resolves with facts for run.json's `environment` (versions, images)
  * @property {(config: RunConfig, ctx: { runId: string, runDir: string, log: Log, signal?: AbortSignal }) =>
  *   Promise<Deployment>} deploy
+ * @property {(ctx?: { log?: Log, signal?: AbortSignal, timeoutMs?: number }) => Promise<{ waitedMs: number }>}
+ *   [waitAvailable] Swarm: resolves when the engine answers, waiting through a daemon restart (a sweep calls it before
+ *   each run); rejects after the time limit
+ * @property {(ctx?: { log?: Log }) => Promise<string[]>} [cleanup] Swarm: removes what runs of dead processes left
+ *   deployed, and what this process failed to remove
  */
 
 /**
@@ -34,6 +39,8 @@ import { createLocalBackend } from './local.js'
  * @property {() => NodeWatch} [createWatch] Swarm: watches the nodes that run tasks, so a lost node makes the run
  *   degraded
  * @property {() => Promise<PlacementRow[]>} [currentPlacement] Swarm: where the tasks run now (after a node was lost)
+ * @property {() => Promise<boolean>} [intact] Swarm: whether the containers deployed still run (not after a daemon
+ *   restart); a kept deployment that is not intact is deployed again
  */
 
 /**
@@ -43,7 +50,8 @@ import { createLocalBackend } from './local.js'
  * @typedef {Record<string, any>} PlacementRow
  * @typedef {import('../../lib/telemetry.js').TelemetryRecord} TelemetryRecord
  * @typedef {{ start: () => void | Promise<void>, stop: () => Promise<any> }} Sampler stop resolves with the timeline
- * @typedef {{ start: () => void, stop: () => Promise<import('../docker/node-watch.js').LossEpisode[]> }} NodeWatch
+ * @typedef {{ start: () => void, stop: () => Promise<import('../docker/node-watch.js').LossEpisode[]>, outages?: () =>
+ *   import('../docker/node-watch.js').DaemonOutage[] }} NodeWatch
  */
 
 /**

@@ -4,7 +4,7 @@ import { join } from 'node:path'
 import { NsError, badApp } from '../../lib/errors.js'
 import { deploymentShape } from '../../lib/strategies.js'
 import { cacheDir, readCacheJson, writeCacheJson } from '../../lib/paths.js'
-import { connectDocker, ensureSwarm, swarmInfo, dockerError } from '../docker/engine.js'
+import { connectDocker, ensureSwarm, swarmInfo, dockerError, waitForDaemon } from '../docker/engine.js'
 import { buildImage } from '../docker/image-build.js'
 import { renderStack, writeStackFiles } from '../docker/stack-render.js'
 import { deployStack, removeStack, removeLeftovers, ingressWorks, taskRows } from '../docker/stack-deploy.js'
@@ -185,6 +185,18 @@ export function createSwarmBackend ({ connect = connectDocker } = {}) {
       }
     },
 
+    /** Resolves when the Docker daemon answers (waiting through a restart, up to 10 min): see the contract. */
+    async waitAvailable ({ log = () => {}, signal, timeoutMs } = {}) {
+      if (!docker) throw new Error('swarm backend: prepare() first')
+      return waitForDaemon(docker, { log, signal, timeoutMs })
+    },
+
+    /** Removes the stacks of runs whose process is gone (kill -9) and those this process could not remove. */
+    async cleanup ({ log = () => {} } = {}) {
+      docker ??= await connect()
+      return removeLeftovers(docker, { log })
+    },
+
     /** Deploys the stack and resolves when every instance answers; the control plane is started when it is not up. */
     async deploy (config, { runId, runDir, log, signal }) {
       if (!docker || !parts) throw new Error('swarm backend: prepare() first')
@@ -268,6 +280,19 @@ export function createSwarmBackend ({ connect = connectDocker } = {}) {
           }
           const rows = taskRows(tasks, deployment.services, now)
           return placementOf({ tasks: rows }, new Map(now.map(n => [n.ID, nodeRef(n)]))).map((p, i) => ({ ...p, state: rows[i].state ?? 'unknown' }))
+        },
+        /**
+         * Do the deployed containers still run? Not after a daemon restart or a crash, when Swarm started new ones,
+         * which the sampler does not know.
+         */
+        async intact () {
+          try {
+            const tasks = await engine.listTasks({ filters: { service: deployment.services.map(s => s.name), 'desired-state': ['running'] } })
+            const running = new Set(tasks.filter(t => t.Status?.State === 'running').map(t => t.Status?.ContainerStatus?.ContainerID))
+            return deployment.tasks.every(t => running.has(t.containerId))
+          } catch {
+            return false
+          }
         },
         async teardown () {
           if (removed) return

@@ -9,6 +9,12 @@ export const DOCKER_UP_HINT = 'bash scripts/docker-up.sh'
 const UNREACHABLE = new Set(['ENOENT', 'ECONNREFUSED', 'EACCES', 'ECONNRESET', 'EHOSTUNREACH', 'ETIMEDOUT', 'EPIPE'])
 
 /**
+ * True when a call failed because no daemon is there to answer (refused, reset, no socket), not because it said no.
+ * @param {any} err
+ */
+export const daemonUnreachable = (err) => Boolean(err && UNREACHABLE.has(err.code) && !err.statusCode)
+
+/**
  * The daemon's own words for a failed API call: dockerode errors carry `statusCode`, `reason` and `json`.
  * @param {any} err
  * @returns {string}
@@ -31,7 +37,7 @@ export function dockerMessage (err) {
 export function dockerError (err, what, { code = 'NS_ERR_DEPLOY' } = {}) {
   if (err instanceof NsError) return err
   const e = /** @type {any} */ (err)
-  if (e && UNREACHABLE.has(e.code) && !e.statusCode) {
+  if (daemonUnreachable(e)) {
     return new NsError('NS_ERR_MISSING_DOCKER', `${what}: no Docker daemon answers (${e.code}${e.address ? ` at ${e.address}` : ''})`, { hint: DOCKER_UP_HINT, cause: err })
   }
   return new NsError(/** @type {any} */ (code), `${what}: ${dockerMessage(e)}`, { cause: err, details: e?.statusCode ? { statusCode: e.statusCode } : undefined })
@@ -52,6 +58,43 @@ export async function connectDocker ({ socketPath, timeoutMs = 5000 } = {}) {
     throw new NsError('NS_ERR_MISSING_DOCKER', `no Docker daemon answers at ${where}: ${e?.code ?? dockerMessage(e)}`, { hint: DOCKER_UP_HINT, cause: err })
   }
   return docker
+}
+
+/**
+ * Resolves when the daemon answers again and its swarm manager lists this node ready: at once when it does (the usual
+ * case), else after waiting through a restart. Says when it starts waiting and when the daemon is back; gives up after
+ * `timeoutMs` (NS_ERR_MISSING_DOCKER) or on an abort.
+ * @param {import('dockerode')} docker
+ * @param {{ timeoutMs?: number, intervalMs?: number, signal?: AbortSignal, log?: (line: string) => void }} [opts]
+ * @returns {Promise<{ waitedMs: number }>} how long it waited (0: the daemon answered at once)
+ */
+export async function waitForDaemon (docker, { timeoutMs = 600_000, intervalMs = 1000, signal, log = () => {} } = {}) {
+  const started = Date.now()
+  let why = null
+  let said = false
+  for (;;) {
+    signal?.throwIfAborted()
+    try {
+      await withTimeout(docker.ping(), 5000)
+      const info = await withTimeout(docker.info(), 5000)
+      const self = info.Swarm?.NodeID
+      const nodes = self ? await withTimeout(docker.listNodes(), 5000) : []
+      const state = nodes.find(n => n.ID === self)?.Status?.State
+      if (!self || state === 'ready') break
+      why = `the swarm manager lists this node ${state ?? 'unknown'}`
+    } catch (err) {
+      why = err.code ?? dockerMessage(err)
+    }
+    if (!said) log(`the Docker daemon does not answer (${why}); waiting up to ${Math.round(timeoutMs / 60_000)} min for it to come back`)
+    said = true
+    if (Date.now() - started > timeoutMs) {
+      throw new NsError('NS_ERR_MISSING_DOCKER', `the Docker daemon has not answered for ${Math.round(timeoutMs / 1000)} s (${why})`, { hint: DOCKER_UP_HINT })
+    }
+    await new Promise(resolve => setTimeout(resolve, intervalMs))
+  }
+  const waitedMs = Date.now() - started
+  if (why) log(`the Docker daemon answers again after ${(waitedMs / 1000).toFixed(1)} s`)
+  return { waitedMs: why ? waitedMs : 0 }
 }
 
 /**

@@ -4,6 +4,7 @@
 import { setTimeout as sleep } from 'node:timers/promises'
 import { probe } from '../../lib/net.js'
 import { withTimeout } from '../../lib/with-timeout.js'
+import { daemonUnreachable } from './engine.js'
 
 /**
  * @typedef {{ id: string, hostname: string, label: string | null, rcUrl: string | null }} WatchedNode
@@ -66,12 +67,53 @@ export function createLossTracker (nodes, { confirm = 2, log = () => {} } = {}) 
 }
 
 /**
- * Polls the manager's node list and each watched node's RC /healthz every intervalMs until stopped.
+ * @typedef {{ from: number, to: number | null, why: string }} DaemonOutage the manager's Docker daemon did not answer
+ *   from `from` (the first failed tick) to `to` (the first answer again; null: still down when the watch stopped)
+ */
+
+/**
+ * The manager's daemon, fed one observation per tick: out after `confirm` failed calls in a row (a restart, a crash),
+ * back at its first answer. Pure, like the loss tracker.
+ * @param {{ confirm?: number, log?: (line: string) => void }} [opts]
+ */
+export function createOutageTracker ({ confirm = 2, log = () => {} } = {}) {
+  /** @type {DaemonOutage[]} */
+  const outages = []
+  let fails = 0
+  let firstFail = 0
+  /** @type {DaemonOutage | null} */
+  let open = null
+  return {
+    /** @param {{ at: number, ok: boolean, why?: string }} seen */
+    observe ({ at, ok, why }) {
+      if (ok) {
+        if (open) {
+          open.to = at
+          log(`swarm: the Docker daemon answers again after ${((at - open.from) / 1000).toFixed(1)} s; this run is no measurement`)
+          open = null
+        }
+        fails = 0
+        return
+      }
+      if (fails++ === 0) firstFail = at
+      if (open || fails < confirm) return
+      open = { from: firstFail, to: null, why: why ?? 'no answer' }
+      outages.push(open)
+      log(`swarm: warning: the Docker daemon does not answer (${open.why}); the run will be marked failed`)
+    },
+    outages: () => outages.map(o => ({ ...o }))
+  }
+}
+
+/**
+ * Polls the manager's node list and each watched node's RC /healthz every intervalMs until stopped. A manager that
+ * does not answer at all is a daemon outage (a restart), kept apart from the nodes' losses.
  * @param {{ docker: import('dockerode'), nodes: WatchedNode[], intervalMs?: number, probeTimeoutMs?: number, confirm?:
  *   number, log?: (line: string) => void, now?: () => number }} opts
  */
 export function createNodeWatch ({ docker, nodes, intervalMs = 1000, probeTimeoutMs = 1000, confirm = 2, log = () => {}, now = Date.now }) {
   const tracker = createLossTracker(nodes, { confirm, log })
+  const daemon = createOutageTracker({ confirm, log })
   /** @type {AbortController | null} */
   let stopper = null
   /** @type {Promise<void> | null} */
@@ -85,7 +127,11 @@ export function createNodeWatch ({ docker, nodes, intervalMs = 1000, probeTimeou
       // bounded: a manager that does not answer must not stall a tick (no verdict on the nodes then)
       const list = await withTimeout(docker.listNodes(), probeTimeoutMs * 2)
       states = new Map(list.map(n => [n.ID, n.Status?.State ?? 'unknown']))
-    } catch {}
+      daemon.observe({ at, ok: true })
+    } catch (err) {
+      // refused or reset: the daemon is not there (a slow answer under load is no outage)
+      if (daemonUnreachable(err) && err.code !== 'ETIMEDOUT') daemon.observe({ at, ok: false, why: err.code })
+    }
     await Promise.all(nodes.map(async n => {
       let rcOk = true
       let rcError
@@ -118,6 +164,8 @@ export function createNodeWatch ({ docker, nodes, intervalMs = 1000, probeTimeou
         }
       })()
     },
+    /** Every outage of the manager's daemon seen so far. */
+    outages: () => daemon.outages(),
     /** Stops after the current tick; resolves with every loss episode seen. */
     async stop () {
       stopper?.abort()

@@ -32,7 +32,30 @@ export async function stackResources (docker, stack) {
  * @param {{ log?: (line: string) => void, timeoutMs?: number, force?: boolean, lostNodes?: Iterable<string> }} [opts]
  * @returns {Promise<{ services: number, networks: number, configs: number, ms: number }>}
  */
-export async function removeStack (docker, stack, { log = () => {}, timeoutMs = 60_000, force = true, lostNodes = [] } = {}) {
+export async function removeStack (docker, stack, opts = {}) {
+  try {
+    const removed = await removeStackOnce(docker, stack, opts)
+    unremoved.delete(stack)
+    return removed
+  } catch (err) {
+    unremoved.add(stack)
+    throw err
+  }
+}
+
+/**
+ * Stacks this process deployed and failed to remove (the daemon was down, a removal timed out): removeLeftovers takes
+ * them too, although their owner, this process, still runs.
+ * @type {Set<string>}
+ */
+const unremoved = new Set()
+
+/**
+ * @param {import('dockerode')} docker
+ * @param {string} stack
+ * @param {{ log?: (line: string) => void, timeoutMs?: number, force?: boolean, lostNodes?: Iterable<string> }} [opts]
+ */
+async function removeStackOnce (docker, stack, { log = () => {}, timeoutMs = 60_000, force = true, lostNodes = [] } = {}) {
   const started = Date.now()
   const deadline = started + timeoutMs
   let first
@@ -156,7 +179,7 @@ export async function removeLeftovers (docker, { label = RUN_LABEL, all = false,
   const removed = []
   const errors = []
   await Promise.all([...stacks].map(async ([stack, owner]) => {
-    if (!all && ownerAlive(owner)) return
+    if (!all && ownerAlive(owner) && !unremoved.has(stack)) return
     log(`swarm: removing leftover stack ${stack} of an earlier run (owner ${owner ?? 'unknown'})`)
     try {
       await removeStack(docker, stack, { log, timeoutMs })
