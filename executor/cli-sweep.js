@@ -23,8 +23,8 @@ export const SWEEP_OPTIONS = Object.freeze([
     flag: 'dry-run',
     type: 'boolean',
     help: [
-      'print the plan (runs, deployments, order, estimated time and disk, free space) and run nothing; with',
-      'nodes, too few swarm workers is a warning here (without it: exit 2 before any run)'
+      'print the plan (runs, deployments, order, estimated time and disk, free space) and run',
+      'nothing; with nodes, too few swarm workers is a warning here (without it: exit 2 before a run)'
     ]
   }),
   option({ flag: 'resume', type: 'text', arg: 'DIR', help: 'finish a sweep folder: skips finished runs, redoes interrupted, failed and degraded ones' }),
@@ -33,8 +33,8 @@ export const SWEEP_OPTIONS = Object.freeze([
     type: 'text',
     arg: 'DIR',
     help: [
-      'where a sweep folder stands (runs done, failed, left; time and disk; the last error; the run in flight;',
-      'whether a sweep process owns it), read only: also while it runs in another terminal, or after it died'
+      'where a sweep folder stands (runs done, failed, left; time and disk; the last error; the run',
+      'in flight; whether a sweep process owns it), read only: while it runs elsewhere or once it died'
     ]
   }),
   option({ flag: 'fail-fast', type: 'boolean', help: 'stop at the first failed run (default: record it and go on)' }),

@@ -6,16 +6,17 @@ import { badFlag } from '../lib/errors.js'
 import { longestSeconds } from '../lib/run-options.js'
 
 /**
- * Bytes a request costs in the run's samples, by samples format. `jtl` measured here (baseline, cm x1: 2,990,317
- * bytes for 28,209 requests); `gz` is a guess until the compressed writer is measured; `none` keeps no samples.
+ * Bytes a request costs in the run's samples, by samples format, measured on baseline, cm x1: `jtl` 2,990,317 bytes
+ * for 28,209 requests; `gz` 303,240 bytes for 125,809 (2.4), rounded up for apps whose rows vary more; `none` keeps
+ * no samples (latency.json is one of the run's fixed files).
  */
-export const SAMPLE_BYTES = Object.freeze({ jtl: 106, gz: 12, none: 0 })
+export const SAMPLE_BYTES = Object.freeze({ jtl: 106, gz: 4, none: 0 })
 /** The samples format a sweep's run writes when its cell names none. */
 export const SWEEP_SAMPLES_DEFAULT = 'gz'
 
 /**
- * A run folder's other files as disk blocks (du): run.json (8 KiB), the folder (4 KiB), haproxy.cfg for hs, the
- * latency histogram, and timeline.json's 1 s samples (~570 bytes a second on 2 cores), measured on local runs.
+ * A run folder's other files as disk blocks (du): run.json (8 KiB), the folder, latency.json and haproxy.cfg for hs
+ * (4 KiB each), and timeline.json's 1 s samples (~570 bytes a second on 2 cores), measured on local runs.
  */
 export const RUN_BYTES = Object.freeze({ fixed: 24 * 1024, perSecond: 600 })
 /** A capacity search's own folder and capacity.json; the sweep's sweep.json (and its atomic copy), report.html. */
