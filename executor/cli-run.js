@@ -9,7 +9,8 @@ import { formatRunSummary } from './run-text.js'
 export const RUN_HELP = `Usage: executor run --strategy <up|cm|pm2|hs> --instances N [options]
 
 Deploys a Node.js server in a scaling strategy, drives HTTP load at it, samples CPU
-per core, and writes <out>/<run-id>/{run.json,samples.jtl,timeline.json}.
+per core, and writes <out>/<run-id>/{run.json,samples.jtl,latency.json,timeline.json}
+(samples.jtl.gz with --samples gz, no samples file with --samples none).
 
 Strategies (what --instances N means):
 ${Object.values(STRATEGY_TABLE).map(s => `  ${s.name.padEnd(5)} ${s.summary}`).join('\n')}
