@@ -113,6 +113,8 @@ async function timeAnalyzer (file, what) {
  * Every row of the file through the run's JTL writer, as a driver writes them (writeLine), in one format: the
  * process's CPU (the thread pool's compression included) and wall time, the file's size. The read-and-split cost is
  * the `bare` case's (no file, no histogram), to subtract.
+ * @param {string} text
+ * @param {{ format: string, level?: number, histogram: boolean }} c
  */
 async function timeWriter (text, { format, level, histogram }) {
   const out = join(cache, `writer.${format === 'gz' ? 'jtl.gz' : 'jtl'}`)
@@ -169,9 +171,9 @@ console.log('\nnote: JMeter\'s default dashboard takes percentiles over the last
 log('the JTL writer on every row, in each format ...')
 const text = readFileSync(data.file, 'latin1')
 const cases = [
-  { name: 'bare (read and split only)', format: 'none', histogram: false },
-  { name: 'none (latency.json only)', format: 'none', histogram: true },
-  { name: 'jtl + latency.json', format: 'jtl', histogram: true },
+  { name: 'bare (read and split only)', format: 'none', level: undefined, histogram: false },
+  { name: 'none (latency.json only)', format: 'none', level: undefined, histogram: true },
+  { name: 'jtl + latency.json', format: 'jtl', level: undefined, histogram: true },
   ...[1, 2, 3, 6].map(level => ({ name: `gz level ${level} + latency.json${level === GZIP_LEVEL ? ' (used)' : ''}`, format: 'gz', level, histogram: true }))
 ]
 const written = []
