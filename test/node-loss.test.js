@@ -4,11 +4,12 @@
 import { test } from 'node:test'
 import assert from 'node:assert/strict'
 import { createServer, request } from 'node:http'
+import Docker from 'dockerode'
 import { mkdtempSync, mkdirSync, writeFileSync, rmSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { setTimeout as sleep } from 'node:timers/promises'
-import { createLossTracker, createNodeWatch } from '../executor/docker/node-watch.js'
+import { createLossTracker, createNodeWatch, createOutageTracker } from '../executor/docker/node-watch.js'
 import { lossWindow, describeLoss, formatLoss } from '../executor/degraded.js'
 import { mergeTimelines, createRcSampler } from '../executor/docker/rc-client.js'
 import { summarizeCpu } from '../rc/cpu-summary.js'
@@ -82,6 +83,48 @@ test('the watch over real RC servers: a closed RC is lost within a few ticks, ba
   assert.ok(e.lastSeenAt <= closedAt + 100 && e.lostAt >= closedAt - 100, `lost between ${e.lastSeenAt} and ${e.lostAt}, closed at ${closedAt}`)
   assert.ok(e.recoveredAt > e.lostAt)
   assert.ok(listCalls >= 3, 'the manager was asked every tick')
+})
+
+test('a manager that refuses twice in a row is a daemon outage, from the first refusal to its first answer; one blip is not', () => {
+  const t = createOutageTracker()
+  t.observe({ at: 0, ok: true })
+  t.observe({ at: 1000, ok: false, why: 'ECONNREFUSED' })
+  t.observe({ at: 2000, ok: true })
+  assert.deepEqual(t.outages(), [], 'one refusal is no outage')
+  t.observe({ at: 3000, ok: false, why: 'ENOENT' })
+  t.observe({ at: 4000, ok: false, why: 'ENOENT' })
+  t.observe({ at: 5000, ok: false, why: 'ECONNREFUSED' })
+  assert.deepEqual(t.outages(), [{ from: 3000, to: null, why: 'ENOENT' }])
+  t.observe({ at: 6000, ok: true })
+  assert.deepEqual(t.outages(), [{ from: 3000, to: 6000, why: 'ENOENT' }])
+})
+
+test('the watch through a real Docker client: the engine\'s socket gone and back is a daemon outage, not a lost node', async () => {
+  const dir = mkdtempSync(join(tmpdir(), 'ns-daemon-'))
+  const socketPath = join(dir, 'docker.sock')
+  // an engine's node list on a unix socket, as dockerd serves it: stopped (socket removed) and started again
+  const engine = () => createServer((req, res) => { res.writeHead(200, { 'content-type': 'application/json' }).end(JSON.stringify([{ ID: 'w1id', Status: { State: 'ready' } }])) })
+  let server = engine().listen(socketPath)
+  await new Promise(resolve => server.on('listening', resolve))
+  const watch = createNodeWatch({ docker: new Docker({ socketPath }), nodes: [w1], intervalMs: 100, probeTimeoutMs: 300 })
+  watch.start()
+  await sleep(250)
+  const stoppedAt = Date.now()
+  server.closeAllConnections()
+  await new Promise(resolve => server.close(resolve))
+  await sleep(600)
+  assert.equal(watch.outages().length, 1, 'the refused calls are an outage')
+  assert.equal(watch.outages()[0].to, null)
+  server = engine().listen(socketPath)
+  await new Promise(resolve => server.on('listening', resolve))
+  await sleep(400)
+  const episodes = await watch.stop()
+  server.close()
+  rmSync(dir, { recursive: true, force: true })
+  const [o] = watch.outages()
+  assert.ok(o.from >= stoppedAt - 100 && o.to > o.from, JSON.stringify(o))
+  assert.match(o.why, /ENOENT|ECONNREFUSED/)
+  assert.deepEqual(episodes, [], 'no node was lost: the manager said nothing about them while it was away')
 })
 
 /** A JMeter CSV JTL: one row per [timeStamp, success, elapsed]. */
