@@ -41,7 +41,8 @@ if ! engine_answers; then
       rm -f /var/run/docker/containerd/containerd.pid
     fi
     say "starting dockerd (log: $LOG)"
-    nohup dockerd >"$LOG" 2>&1 </dev/null &
+    # its own session: not killed with the process group of whoever started it (a test, a timeout wrapper)
+    setsid nohup dockerd >"$LOG" 2>&1 </dev/null &
     disown || true
   fi
   for ((i = 0; i < WAIT_SECONDS * 2; i++)); do
