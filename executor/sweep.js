@@ -208,9 +208,10 @@ export async function executeSweep (sweep, { log = () => {}, note = log, signal,
   const todo = sweep.plan.filter(e => e.status !== 'done')
   // everything a run checks before it starts, for every shape still to run, before the first run
   const prepared = new Map()
+  const resumed = sweep.plan.some(e => e.attempts.length)
   for (const e of todo) {
     const cell = cells[e.cell]
-    if (!prepared.has(cell.shape)) prepared.set(cell.shape, await prepareRun(cell.config, { log }))
+    if (!prepared.has(cell.shape)) prepared.set(cell.shape, await prepareWaiting(cell.config, { log, note, signal, resumed }))
   }
   const backends = await backendsOf(cells, prepared)
   await cleanupAll(backends, note)
@@ -275,6 +276,23 @@ export async function executeSweep (sweep, { log = () => {}, note = log, signal,
   }
   if (stopped) throw stopped
   return sweep
+}
+
+/**
+ * prepareRun; when a sweep that has run before finds no Docker daemon (it is restarting), it waits for it (the
+ * backend's waitAvailable, up to 10 min) and prepares again. A new sweep without a daemon fails at once (exit 3, with
+ * the fix).
+ */
+async function prepareWaiting (config, { log, note, signal, resumed }) {
+  try {
+    return await prepareRun(config, { log, signal })
+  } catch (err) {
+    if (err.code !== 'NS_ERR_MISSING_DOCKER' || !resumed) throw err
+    const backend = await resolveBackend(config)
+    if (!backend.waitAvailable) throw err
+    await backend.waitAvailable({ log: note, signal })
+    return prepareRun(config, { log, signal })
+  }
 }
 
 /** Saves sweep.json; a full disk is returned as the error that stops the sweep (anything else throws). */

@@ -30,8 +30,8 @@ const OPTIONS = [
   option({ flag: 'json', type: 'boolean', default: false })
 ]
 
-// unref'd: a race's losing timer must not keep the script alive once the soak is over
-const sleep = ms => new Promise(resolve => setTimeout(resolve, ms).unref())
+// a race's losing timer outlives the race: main ends with process.exit rather than wait for it
+const sleep = ms => new Promise(resolve => setTimeout(resolve, ms))
 
 /** The experiment: 4 shapes x 1 load, repeated in blocks of random order (many deployments and teardowns). */
 function experimentText (runs) {
@@ -276,5 +276,5 @@ async function main () {
 }
 
 if (import.meta.url === `file://${process.argv[1]}`) {
-  main().catch(err => { console.error(err); process.exit(1) })
+  main().then(() => process.exit(), err => { console.error(err); process.exit(1) })
 }

@@ -27,7 +27,7 @@ test('every flag is parsed', () => {
   const app = join(dir, 'app.js')
   writeFileSync(app, 'export default (req, res) => res.end("x")\n')
   const { config } = parseArguments(['-s', 'hs', '-n', '3', '-b', 'mine', '--app', app, '-p', 'a=1', '-p', 'b=x=y',
-    '--rate', '250.5', '-d', '7', '-w', '0', '--driver', 'jmeter', '--backend', 'local', '--cpus-per-instance', '0.25',
+    '--rate', '250.5', '-d', '7', '-w', '0', '--driver', 'jmeter', '--samples', 'gz', '--backend', 'local', '--cpus-per-instance', '0.25',
     '--memory-per-instance', '256M', '--lb', 'haproxy', '--port', '8080', '--ready-timeout', '5', '-o', dir, '--json', '-q'])
   assert.deepEqual({ ...config, params: { ...config.params } }, {
     strategy: 'hs',
@@ -42,6 +42,7 @@ test('every flag is parsed', () => {
     maxDuration: 60,
     warmup: 0,
     driver: 'jmeter',
+    samples: 'gz',
     backend: 'local',
     cpusPerInstance: 0.25,
     memoryPerInstance: 256 * 1024 * 1024,

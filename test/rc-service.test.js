@@ -152,6 +152,14 @@ test('cgroup v1 on real containers: a busy container shows CPU on a core, an idl
   const fresh = (await call('GET', `/timeline?session=${started.body.session}&since=${since}`)).body
   assert.ok(fresh.samples.length >= 1 && fresh.samples.every(x => x.t > since), JSON.stringify(fresh.samples.map(x => x.t)))
   assert.equal((await call('GET', `/timeline?session=${started.body.session}&since=soon`)).status, 400)
+  // drop: the client holds every sample up to since, and the RC forgets them (its memory that of one checkpoint)
+  const held = fresh.samples.at(-1).t
+  const kept = (await call('GET', `/timeline?session=${started.body.session}&since=${held}&drop=1`)).body
+  assert.equal(kept.dropped, mid.body.samples.length + fresh.samples.length, 'every sample up to since is forgotten')
+  const all = (await call('GET', `/timeline?session=${started.body.session}`)).body
+  assert.ok(all.samples.every(x => x.t > held) && all.dropped === kept.dropped, JSON.stringify(all.samples.map(x => x.t)))
+  assert.equal((await call('GET', `/timeline?session=${started.body.session}&drop=1`)).status, 400, 'drop needs since')
+  await sleep(1100)
   const tl = (await call('POST', '/stop', { body: { session: started.body.session } })).body
   const mean = (id) => tl.samples.reduce((s, x) => s + x.containers[id].total, 0) / tl.samples.length
   assert.ok(mean(busy) > mean(idle), `busy ${mean(busy)} vs idle ${mean(idle)}`)

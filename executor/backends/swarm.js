@@ -1,6 +1,7 @@
 // The swarm backend: the server under test as a Docker Swarm stack (up, cm, pm2, hs), its CPU per core from the RC of
 // each node.
 import { join } from 'node:path'
+import Docker from 'dockerode'
 import { NsError, badApp } from '../../lib/errors.js'
 import { deploymentShape } from '../../lib/strategies.js'
 import { cacheDir, readCacheJson, writeCacheJson } from '../../lib/paths.js'
@@ -187,8 +188,8 @@ export function createSwarmBackend ({ connect = connectDocker } = {}) {
 
     /** Resolves when the Docker daemon answers (waiting through a restart, up to 10 min): see the contract. */
     async waitAvailable ({ log = () => {}, signal, timeoutMs } = {}) {
-      if (!docker) throw new Error('swarm backend: prepare() first')
-      return waitForDaemon(docker, { log, signal, timeoutMs })
+      // before prepare (a daemon down when a resumed sweep starts): a client that has not pinged yet
+      return waitForDaemon(docker ?? new Docker(), { log, signal, timeoutMs })
     },
 
     /** Removes the stacks of runs whose process is gone (kill -9) and those this process could not remove. */

@@ -160,7 +160,8 @@ export function createRcSampler ({ rcs, token, containers, log = () => {}, check
     s.fetching = true
     const since = s.last?.samples.at(-1)?.t
     try {
-      const fresh = await rcJson(s.rc, 'GET', `/timeline?session=${s.session}${since === undefined ? '' : `&since=${since}`}`)
+      // the RC forgets what this copy holds: its memory does not grow with the run
+      const fresh = await rcJson(s.rc, 'GET', `/timeline?session=${s.session}${since === undefined ? '' : `&since=${since}&drop=1`}`)
       const samples = s.last?.samples ?? []
       for (const x of fresh.samples) samples.push(x)
       s.last = { ...fresh, samples }
@@ -186,7 +187,11 @@ export function createRcSampler ({ rcs, token, containers, log = () => {}, check
       sessions = []
       const parts = await Promise.all(open.map(async ({ node, rc, session, last, rolesOnly }) => {
         try {
-          return { node, rolesOnly, timeline: await rcJson(rc, 'POST', '/stop', { session }) }
+          const rest = await rcJson(rc, 'POST', '/stop', { session })
+          // what the RC dropped is in the copy: the copy, then what came after it
+          const held = last?.samples ?? []
+          const after = held.at(-1)?.t ?? -Infinity
+          return { node, rolesOnly, timeline: { ...rest, samples: [...held, ...rest.samples.filter(x => x.t > after)] } }
         } catch (err) {
           log(`rc: ${err.message}${last ? `; keeping its timeline up to ${last.samples?.length ?? 0} samples` : ''}`)
           return { node, rolesOnly, timeline: last, partial: Boolean(last) }
