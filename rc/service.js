@@ -158,20 +158,28 @@ function createSession ({ containers, roles = {}, cgroupRoot, procRoot, interval
   }
   const timer = setInterval(() => { try { tick() } catch (err) { lastError = err } }, intervalMs)
   timer.unref()
+  let dropped = 0
   // since (ms epoch): only the samples taken after it, so a client that keeps a copy fetches what is new (samples are
-  // in time order)
-  const timeline = (since = -Infinity) => {
+  // in time order). drop: the client holds every sample up to since, so this session forgets them: its memory stays
+  // that of the samples since the last fetch however long the run (a lost answer is harmless: the next fetch, with the
+  // same since, gets them again). `dropped` counts what it forgot, so a timeline that starts late says why.
+  const timeline = (since = -Infinity, { drop = false } = {}) => {
     let from = samples.length
     while (from > 0 && samples[from - 1].t > since) from--
-    return { intervalMs, cpus, source, containers: [...state.keys()], samples: samples.slice(from), lastError: lastError ? String(lastError.message ?? lastError) : null }
+    if (drop && from > 0) {
+      samples.splice(0, from)
+      dropped += from
+      from = 0
+    }
+    return { intervalMs, cpus, source, containers: [...state.keys()], samples: samples.slice(from), dropped, lastError: lastError ? String(lastError.message ?? lastError) : null }
   }
   return { timeline, stop () { clearInterval(timer); return timeline() } }
 }
 
 /**
  * The RC's express app. Every route but /healthz needs the token in the X-Nodescale-Token header. POST /start
- * {containers: [id...], roles?: {id: role}} -> {session}; GET /timeline?session=[&since=t]; POST /stop {session} ->
- * timeline; GET /snapshot?containers=id,id
+ * {containers: [id...], roles?: {id: role}} -> {session}; GET /timeline?session=[&since=t[&drop=1]]; POST /stop
+ * {session} -> timeline (after drops, what is left); GET /snapshot?containers=id,id
  * @param {{ token: string, cgroupRoot?: string, procRoot?: string, intervalMs?: number, pidOf?: (id: string) =>
  *   Promise<number | null>, maxSessions?: number, maxSamples?: number }} opts
  * @returns {{ app: import('express').Express, close: () => void }}
@@ -243,7 +251,8 @@ export function createRcApp ({ token, cgroupRoot = '/sys/fs/cgroup', procRoot = 
   app.get('/timeline', (req, res) => {
     const since = req.query.since === undefined ? undefined : Number(req.query.since)
     if (since !== undefined && !Number.isFinite(since)) throw new HttpError(400, 'since: a time in ms since the epoch (the t of the last sample you have)')
-    res.json(sessionOf(req.query.session).timeline(since))
+    if (req.query.drop !== undefined && (req.query.drop !== '1' || since === undefined)) throw new HttpError(400, 'drop: 1, with since (the t of the last sample you hold)')
+    res.json(sessionOf(req.query.session).timeline(since, { drop: req.query.drop === '1' }))
   })
   app.post('/stop', (req, res) => {
     const s = sessionOf(req.body?.session)
