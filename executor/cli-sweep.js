@@ -63,8 +63,11 @@ process of this host that is gone is taken over.
 Options:
 ${optionsHelp(SWEEP_OPTIONS, { width: 19 })}
 
-Ctrl-C stops the current run, removes every process and leaves the folder resumable.
-Exit codes: 0 every run done · 1 a run failed or was degraded (a node lost), or Ctrl-C · 2 bad input (file:line named) · 3 a needed part is missing`
+Ctrl-C stops the current run, removes every process and leaves the folder resumable; so does kill -9 (--resume
+redoes the cut run and removes what it left deployed). A Docker daemon restart is waited for (up to 10 min): the run
+it cut fails and is redone on --resume, the sweep goes on. A full disk stops the sweep with NS_ERR_NO_SPACE, every
+file as it was: free space, then --resume.
+Exit codes: 0 every run done · 1 a run failed or was degraded (a node lost), Ctrl-C, or a full disk · 2 bad input (file:line named) · 3 a needed part is missing`
 
 /**
  * Parses `executor sweep` arguments.
