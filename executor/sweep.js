@@ -59,6 +59,8 @@ export async function createSweep ({ exp, cells, plan, seed, out, backend, calib
     },
     seed,
     backend: backend ?? null,
+    // the backend the first session's runs went to (an auto sweep keeps it)
+    backendUsed: null,
     calibration: calibration ? { file: exp.calibration, relaxed: calibration.relaxed, exhausted: calibration.exhausted, cores: calibration.cores } : null,
     estimate: estimate ?? estimatePlan(plan, cells, { backendName: estimateBackend(exp, backend) }),
     counts: null,
@@ -211,7 +213,12 @@ export async function executeSweep (sweep, { log = () => {}, note = log, signal,
   const resumed = sweep.plan.some(e => e.attempts.length)
   for (const e of todo) {
     const cell = cells[e.cell]
-    if (!prepared.has(cell.shape)) prepared.set(cell.shape, await prepareWaiting(cell.config, { log, note, signal, resumed }))
+    if (prepared.has(cell.shape)) continue
+    // an auto sweep stays on the backend its first session found: the runs of one study never mix backends (a daemon
+    // down at a resume is waited for, not taken as a reason to go local)
+    const config = cell.config.backend === 'auto' && sweep.backendUsed ? { ...cell.config, backend: sweep.backendUsed } : cell.config
+    prepared.set(cell.shape, await prepareWaiting(config, { log, note, signal, resumed }))
+    sweep.backendUsed ??= prepared.get(cell.shape).backend.name
   }
   const backends = await backendsOf(cells, prepared)
   await cleanupAll(backends, note)

@@ -148,3 +148,28 @@ test('a failed run is recorded with its reason and the sweep goes on; --fail-fas
   const stopped = readSweep(ff.out).sweep
   assert.deepEqual(stopped.plan.map(e => e.status), ['failed', 'pending', 'pending', 'pending'])
 })
+
+test('an auto sweep stays on the backend its first session found: local without a daemon, still local once one answers', { timeout: 120000 }, async () => {
+  const { file, out } = experiment('backend: auto\nbenchmark: baseline\nstrategies: [up]\ninstances: [1]\nconcurrency: [2, 4]\nduration: 1\nwarmup: 0\nrepeats: 2\n')
+  let armed = false
+  // no daemon at DOCKER_HOST: auto takes the local backend; Ctrl-C once two runs are done
+  const first = await runCli('executor', ['sweep', file, '--out', out, '--seed', '3'], {
+    env: { DOCKER_HOST: 'unix:///nonexistent/docker.sock' },
+    onStderr (text, child) {
+      if (armed || !/^\[2\/4\]/m.test(text)) return
+      armed = true
+      child.kill('SIGINT')
+    }
+  })
+  assert.equal(first.code, 1, first.stderr)
+  const before = readSweep(out)
+  assert.equal(before.sweep.backendUsed, 'local')
+  assert.ok(before.sweep.counts.done >= 2 && before.sweep.counts.done < 4, JSON.stringify(before.sweep.counts))
+  // a daemon may answer now (this machine's, for the Swarm tests): the rest of the sweep still runs locally
+  const second = await runCli('executor', ['sweep', '--resume', before.dir])
+  assert.equal(second.code, 0, second.stderr)
+  const after = readSweep(out)
+  const done = after.runs.filter(run => run.status === 'done')
+  assert.equal(done.length, 4)
+  assert.deepEqual([...new Set(done.map(run => run.environment.backend))], ['local'], 'no run went to another backend')
+})
