@@ -9,7 +9,8 @@ import { createSweep, openSweep, executeSweep, countEntries, cellConfigs, readSw
 import { checkSwarmNodes } from './sweep-nodes.js'
 import { analyseSweep } from './sweep-analysis.js'
 import { diskText, formatDuration, formatPlan, formatRunLine, formatStatus, formatSweepEnd, planJson } from './sweep-text.js'
-import { checkRoom, dirBytes, freeBytes } from './sweep-estimate.js'
+import { checkRoom, dirBytes } from './sweep-estimate.js'
+import { freeBytes, isNoSpace } from '../lib/run-files.js'
 import { takeLock } from './sweep-lock.js'
 import { endSession, estimateLeft, startSession, sweepStatusOf } from './sweep-status.js'
 import { formatProbe } from './calibrate-text.js'
@@ -220,7 +221,9 @@ async function runSweep (sweep, { args, bar, say, signal, startedAt, estimate, s
   } finally {
     bar.done()
     await endSession(sweep, session)
-    await saveSweep(sweep)
+    // on a full disk this write fails as well: sweep.json stays as the last run left it, and the sweep's own error
+    // (NS_ERR_NO_SPACE, with what to do) is the one the user sees
+    await saveSweep(sweep).catch(err => { if (!isNoSpace(err)) throw err })
   }
   const analysis = sweep.status === 'interrupted' ? null : await analyseSweep(sweep)
   if (analysis && !args.noReport) {

@@ -174,7 +174,8 @@ async function faultedSweep ({ file, out, seed, kills, random, say }) {
         continue
       } else {
         const filler = join(out, 'filler')
-        execFileSync('fallocate', ['-l', String(Math.max(0, freeOn(out) - 256 * 1024)), filler])
+        // every byte: sweep.json's own write must fail too, and the sweep still say why it stopped
+        execFileSync('fallocate', ['-l', String(freeOn(out)), filler])
         ended = await untilEnd(session)
         const { stderr } = session.output()
         entry.stoppedCleanly = ended?.code === 1 && /NS_ERR_NO_SPACE/.test(stderr)
