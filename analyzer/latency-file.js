@@ -30,22 +30,28 @@ export function histogramSink ({ label } = {}) {
 }
 
 /**
- * latency.json's content: the scan's counts (rows, malformed rows with examples, the header) and every histogram.
+ * What a scan says of the file besides its samples: rows, blank lines, rows outside the window, malformed rows with
+ * examples, the header.
+ * @param {import('./jtl-reader.js').ScanResult} scan
+ */
+export function scanFacts (scan) {
+  return {
+    rows: scan.rows,
+    blankLines: scan.blankLines,
+    outsideWindow: scan.outsideWindow,
+    malformed: scan.malformed,
+    header: scan.layout ? { columns: scan.layout.columns, assumed: scan.layout.assumed } : null
+  }
+}
+
+/**
+ * latency.json's content: the scan's facts and every histogram.
  * @param {ReturnType<typeof histogramSink>} sink
  * @param {import('./jtl-reader.js').ScanResult} scan
  */
 export function latencyFileOf (sink, scan) {
   const byName = (map) => Object.fromEntries([...map].map(([name, h]) => [name, h.toJSON()]))
-  return {
-    schema: LATENCY_SCHEMA,
-    rows: scan.rows,
-    blankLines: scan.blankLines,
-    outsideWindow: scan.outsideWindow,
-    malformed: scan.malformed,
-    header: scan.layout ? { columns: scan.layout.columns, assumed: scan.layout.assumed } : null,
-    labels: byName(sink.plain),
-    controllers: byName(sink.controllers)
-  }
+  return { schema: LATENCY_SCHEMA, ...scanFacts(scan), labels: byName(sink.plain), controllers: byName(sink.controllers) }
 }
 
 /**

@@ -6,7 +6,7 @@ import { NsError } from '../lib/errors.js'
 import { RUN_FILES } from '../lib/run-files.js'
 import { LatencyHistogram } from './latency-histogram.js'
 import { scanJtl } from './jtl-reader.js'
-import { histogramSink, looksLikeJson, readLatencyFile } from './latency-file.js'
+import { histogramSink, looksLikeJson, readLatencyFile, scanFacts } from './latency-file.js'
 import { tQuantile } from './stats-math.js'
 
 /** The percentile definition, stated once for the docs and --json consumers. */
@@ -130,15 +130,7 @@ export async function summarize (pathOrRunDir, { label, window, steady } = {}) {
   } else {
     const sink = histogramSink({ label })
     const scan = await scanJtl(file, sink, { window })
-    read = {
-      source: /** @type {const} */ ('samples'),
-      plain: sink.plain,
-      controllers: sink.controllers,
-      rows: scan.rows,
-      malformed: scan.malformed,
-      header: scan.layout ? { columns: scan.layout.columns, assumed: scan.layout.assumed } : null,
-      outsideWindow: scan.outsideWindow
-    }
+    read = { source: /** @type {const} */ ('samples'), plain: sink.plain, controllers: sink.controllers, ...scanFacts(scan) }
   }
   const { plain, controllers } = read
   const total = new LatencyHistogram()

@@ -1,6 +1,6 @@
 // What a sweep's runs cost on disk and in time, from the plan or from the runs already done, and whether the --out
 // file system has room for them.
-import { readdir, lstat, statfs } from 'node:fs/promises'
+import { readdir, lstat } from 'node:fs/promises'
 import { join } from 'node:path'
 import { badFlag } from '../lib/errors.js'
 import { longestSeconds } from '../lib/run-options.js'
@@ -114,15 +114,6 @@ export async function dirBytes (dir) {
     for (const n of names) stack.push(join(d, n))
   }
   return total
-}
-
-/**
- * The bytes an unprivileged user may still write on the file system that holds a folder.
- * @param {string} dir
- */
-export async function freeBytes (dir) {
-  const s = await statfs(dir)
-  return s.bavail * s.bsize
 }
 
 /**

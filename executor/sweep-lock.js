@@ -5,23 +5,21 @@ import { readFileSync, unlinkSync } from 'node:fs'
 import { hostname } from 'node:os'
 import { join } from 'node:path'
 import { badFlag } from '../lib/errors.js'
+import { CLOCK_TICKS, parseTaskStat } from '../rc/thread-cpu.js'
 
 export const LOCK_FILE = 'sweep.lock'
 
-/** Clock ticks a second of /proc/<pid>/stat's start time (USER_HZ, 100 on every Linux nodescale runs on). */
-const TICKS_PER_SECOND = 100
 /** How far a process's start may lie after its lock's startedAt and still be the lock's writer (clock rounding). */
 const START_SLACK_MS = 2000
 
 /**
- * A process's start time as /proc/<pid>/stat gives it (field 22, clock ticks after boot), or null off Linux or when
- * the process is gone.
+ * A process's start time as /proc/<pid>/stat gives it (clock ticks after boot), or null off Linux or when the process
+ * is gone.
  * @param {number} pid
  */
 export function processStartTicks (pid) {
   try {
-    const stat = readFileSync(`/proc/${pid}/stat`, 'utf8')
-    return Number(stat.slice(stat.lastIndexOf(')') + 2).split(' ')[19])
+    return parseTaskStat(readFileSync(`/proc/${pid}/stat`, 'utf8')).start
   } catch {
     return null
   }
@@ -52,7 +50,7 @@ export function ownerAlive (lock) {
   if (ticks === null) return true
   if (Number.isFinite(lock.procStart)) return ticks === lock.procStart
   const boot = bootMs()
-  return boot === null || boot + ticks * 1000 / TICKS_PER_SECOND <= Date.parse(lock.startedAt) + START_SLACK_MS
+  return boot === null || boot + ticks * 1000 / CLOCK_TICKS <= Date.parse(lock.startedAt) + START_SLACK_MS
 }
 
 /**

@@ -7,14 +7,14 @@ import { NsError, badFlag, exitCodeOf } from '../lib/errors.js'
 import { checkOption, flagOf, keyOf } from '../lib/options.js'
 import { RUN_OPTION, validateRunConfig } from '../lib/run-options.js'
 import { seededRandom } from '../lib/random.js'
-import { makeWritableDir } from '../lib/run-files.js'
+import { freeBytes, makeWritableDir } from '../lib/run-files.js'
 import { loadBenchmark } from '../benchmarks/index.js'
 import { loadExperiment, resolveLevel } from './experiment.js'
 import { shapeKeyOf } from './shape-runner.js'
 import { calibrateToFile, readCalibration, CALIBRATION_DEFAULTS } from './calibrate.js'
 import { checkSwarmNodes, largestNodes } from './sweep-nodes.js'
 import { typicalProbes, checkProbeDuration } from './capacity.js'
-import { SWEEP_BYTES, SWEEP_SAMPLES_DEFAULT, checkRoom, freeBytes, plannedCost, samplesFormat } from './sweep-estimate.js'
+import { SWEEP_BYTES, SWEEP_SAMPLES_DEFAULT, checkRoom, plannedCost, samplesFormat } from './sweep-estimate.js'
 
 /**
  * Seconds a run costs beyond warm-up + duration (sampler, summary, files), and a deployment per strategy (measured

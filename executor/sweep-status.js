@@ -6,7 +6,8 @@ import { readFile } from 'node:fs/promises'
 import { join } from 'node:path'
 import { cellConfigs, countEntries, countInvalid, readSweepJson } from './sweep.js'
 import { estimateBackend, estimatePlan } from './sweep-plan.js'
-import { dirBytes, freeBytes, measuredCosts } from './sweep-estimate.js'
+import { freeBytes } from '../lib/run-files.js'
+import { dirBytes, measuredCosts } from './sweep-estimate.js'
 import { readLock } from './sweep-lock.js'
 
 /**
@@ -72,7 +73,8 @@ export async function estimateLeft (sweep) {
   const file = join(sweep.dir, 'calibration.json')
   const calibration = existsSync(file) ? JSON.parse(await readFile(file, 'utf8')) : null
   const left = sweep.plan.filter(e => e.status !== 'done')
-  const backendName = estimateBackend({ settings: { backend: cells[0]?.config.backend }, nodes: cells.some(c => c.config.nodes) }, sweep.backend ?? undefined)
+  // the backend its runs went to; before the first run, the one the file and --backend name
+  const backendName = sweep.backendUsed ?? estimateBackend({ settings: { backend: cells[0]?.config.backend }, nodes: cells.some(c => c.config.nodes) }, sweep.backend ?? undefined)
   return estimatePlan(left, cells, { backendName, calibration, measured: await measuredCosts(sweep), sweepBytes: false })
 }
 

@@ -4,10 +4,11 @@
 // on the Swarm backend, sampled every second from /proc. Memory bounded in the run's length shows as a long/short
 // ratio near 1.
 import { spawn, execFileSync } from 'node:child_process'
-import { readFileSync, readdirSync, mkdtempSync, rmSync } from 'node:fs'
+import { readFileSync, mkdtempSync, rmSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join, resolve } from 'node:path'
 import { option, parseCommandLine, withDefaults } from '../lib/options.js'
+import { listProcesses } from '../register/proc-tree.js'
 
 const EXECUTOR = resolve(import.meta.dirname, '..', 'bin', 'executor.js')
 const RC_SERVICE = 'nodescale_rc'
@@ -31,17 +32,7 @@ function memoryOf (pid) {
 }
 
 /** Pids of the processes whose parent is pid. */
-function childrenOf (pid) {
-  const out = []
-  for (const name of readdirSync('/proc')) {
-    if (!/^\d+$/.test(name)) continue
-    try {
-      const stat = readFileSync(`/proc/${name}/stat`, 'utf8')
-      if (Number(stat.slice(stat.lastIndexOf(')') + 2).split(' ')[1]) === pid) out.push(Number(name))
-    } catch {}
-  }
-  return out
-}
+const childrenOf = (pid) => listProcesses().filter(p => p.ppid === pid).map(p => p.pid)
 
 const cmdline = (pid) => { try { return readFileSync(`/proc/${pid}/cmdline`, 'utf8').replaceAll('\0', ' ') } catch { return '' } }
 
