@@ -1,6 +1,6 @@
 // `executor cluster up|down|status` as a library: this engine as the manager plus K-1 worker engines in network
-// namespaces, joined over a local LAN, labelled io.nodescale.node=<name>; down removes exactly that and restores a
-// loopback swarm.
+// namespaces, joined over a local LAN, labelled io.nodescale.node=<name>, the last L of them io.nodescale.role=load
+// (kept for the load generators); down removes exactly that and restores a loopback swarm.
 import { setTimeout as sleep } from 'node:timers/promises'
 import { existsSync, readdirSync, rmdirSync } from 'node:fs'
 import { NsError, badFlag } from '../../lib/errors.js'
@@ -9,7 +9,7 @@ import { NAMESPACE_LABEL, OWNER_LABEL } from '../docker/stack-render.js'
 import { CONTROL_PLANE_STACK } from '../docker/control-plane.js'
 import { REGISTRY_STACK } from '../docker/image-registry.js'
 import { ownerAlive } from '../docker/stack-remove.js'
-import { NODE_LABEL } from '../docker/placement.js'
+import { NODE_LABEL, ROLE_LABEL, LOAD_ROLE, isLoadNode } from '../docker/placement.js'
 import { checkHost } from './host.js'
 import { ensureLan, removeLan, ensureWorkerNet, removeWorkerNet, listNetns, workerName, workerAddr, workerIndex, MANAGER_ADDR, LAN_NS } from './network.js'
 import { startEngine, stopEngine, engineClient, engineAnswers, enginePaths, removeEngineFiles, DATA_ROOT, RUN_ROOT } from './worker-engine.js'
@@ -21,20 +21,22 @@ export const MAX_LOCAL_NODES = 8
 const LOOPBACK = /^127\.|^::1$/
 
 /**
- * Sets or removes one label of a swarm node.
+ * Sets or removes labels of a swarm node in one update (none when every label is already so); the others are kept.
  * @param {import('dockerode')} docker
  * @param {string} id
- * @param {string | null} value null removes the label
+ * @param {Record<string, string | null>} changes label key to its value; null removes the label
  */
-export async function setNodeLabel (docker, id, value) {
+export async function setNodeLabels (docker, id, changes) {
   const node = docker.getNode(id)
   let info
   try { info = await node.inspect() } catch (err) { throw dockerError(err, `reading node ${id}`) }
-  const labels = { ...(info.Spec?.Labels ?? {}) }
-  if (value === null) delete labels[NODE_LABEL]
-  else labels[NODE_LABEL] = value
-  const had = info.Spec?.Labels?.[NODE_LABEL]
-  if (had === (value ?? undefined)) return
+  const had = info.Spec?.Labels ?? {}
+  const labels = { ...had }
+  for (const [key, value] of Object.entries(changes)) {
+    if (value === null) delete labels[key]
+    else labels[key] = value
+  }
+  if (Object.keys(changes).every(key => had[key] === labels[key])) return
   try {
     await node.update({ _query: { version: info.Version.Index }, _body: { ...info.Spec, Labels: labels } })
   } catch (err) {
@@ -104,11 +106,11 @@ async function nodesById (docker) {
 }
 
 /**
- * Worker i: namespace, engine, joined to the swarm as a worker, Ready, labelled. Repairs what an earlier attempt left
- * half done.
+ * Worker i: namespace, engine, joined to the swarm as a worker, Ready, labelled with its name, and with
+ * io.nodescale.role=load when `load` (the label removed when not). Repairs what an earlier attempt left half done.
  * @returns {Promise<import('./state.js').WorkerEntry>}
  */
-async function ensureWorker (docker, i, { token, log, timeoutMs = 60_000 }) {
+async function ensureWorker (docker, i, { token, load, log, timeoutMs = 60_000 }) {
   const name = workerName(i)
   await ensureWorkerNet(i)
   await startEngine(i, { log })
@@ -137,7 +139,7 @@ async function ensureWorker (docker, i, { token, log, timeoutMs = 60_000 }) {
     if (Date.now() > deadline) throw new NsError('NS_ERR_DEPLOY', `${name} (node ${nodeId}) joined but is not Ready after ${timeoutMs} ms (state ${node?.Status?.State ?? 'unknown'})`)
     await sleep(200)
   }
-  await setNodeLabel(docker, nodeId, name)
+  await setNodeLabels(docker, nodeId, { [NODE_LABEL]: name, [ROLE_LABEL]: load ? LOAD_ROLE : null })
   return { index: i, name, addr: workerAddr(i), nodeId, socket: enginePaths(i).socket }
 }
 
@@ -182,12 +184,26 @@ async function workersPresent (state) {
 }
 
 /**
- * Makes this machine a swarm of `nodes` nodes: the manager (this engine) plus nodes-1 local workers; grows or shrinks
- * an existing one.
- * @param {{ nodes: number, force?: boolean, log?: (line: string) => void, connect?: typeof connectDocker }} opts
+ * Why `loadNodes` load nodes cannot be had of `nodes` nodes (a bad --load-nodes, exit 2), or null: at most nodes-1,
+ * as the manager is never one.
+ * @param {number} nodes
+ * @param {number} loadNodes
  */
-export async function clusterUp ({ nodes, force = false, log = () => {}, connect = connectDocker }) {
+export function checkLoadNodes (nodes, loadNodes) {
+  if (Number.isInteger(loadNodes) && loadNodes >= 0 && loadNodes <= nodes - 1) return null
+  return badFlag('--load-nodes', `${loadNodes} is not allowed with --nodes ${nodes}; a whole number from 0 to ${Math.max(0, nodes - 1)} (the workers; the manager is never a load node)`, { key: 'loadNodes' })
+}
+
+/**
+ * Makes this machine a swarm of `nodes` nodes: the manager (this engine) plus nodes-1 local workers, the last
+ * `loadNodes` of them labelled io.nodescale.role=load and the others not; grows, shrinks or relabels an existing one.
+ * @param {{ nodes: number, loadNodes?: number, force?: boolean, log?: (line: string) => void, connect?: typeof
+ *   connectDocker }} opts
+ */
+export async function clusterUp ({ nodes, loadNodes = 0, force = false, log = () => {}, connect = connectDocker }) {
   if (!Number.isInteger(nodes) || nodes < 1 || nodes > MAX_LOCAL_NODES) throw badFlag('--nodes', `${nodes} is not allowed; a whole number from 1 to ${MAX_LOCAL_NODES} (the manager counts as one)`)
+  const badLoad = checkLoadNodes(nodes, loadNodes)
+  if (badLoad) throw badLoad
   checkHost()
   const started = Date.now()
   const docker = await connect()
@@ -203,7 +219,7 @@ export async function clusterUp ({ nodes, force = false, log = () => {}, connect
   const info = await docker.info()
   state.managerNodeId = info.Swarm.NodeID
   writeState(state)
-  await setNodeLabel(docker, info.Swarm.NodeID, MANAGER_LABEL_VALUE)
+  await setNodeLabels(docker, info.Swarm.NodeID, { [NODE_LABEL]: MANAGER_LABEL_VALUE })
 
   const present = await workersPresent(state)
   for (const i of present.filter(i => i >= nodes).reverse()) {
@@ -214,12 +230,13 @@ export async function clusterUp ({ nodes, force = false, log = () => {}, connect
   let token
   try { token = (await docker.swarmInspect()).JoinTokens.Worker } catch (err) { throw dockerError(err, 'reading the worker join token') }
   const wanted = Array.from({ length: nodes - 1 }, (_, k) => k + 1)
-  const results = await Promise.allSettled(wanted.map(i => ensureWorker(docker, i, { token, log })))
+  const results = await Promise.allSettled(wanted.map(i => ensureWorker(docker, i, { token, load: i >= nodes - loadNodes, log })))
   for (const r of results) if (r.status === 'fulfilled') state.workers = [...state.workers.filter(w => w.index !== r.value.index), r.value]
   writeState(state)
   const failed = results.find(r => r.status === 'rejected')
   if (failed) throw /** @type {PromiseRejectedResult} */ (failed).reason
-  log(`cluster: ${nodes} nodes up in ${Date.now() - started} ms`)
+  const loads = wanted.filter(i => i >= nodes - loadNodes).map(workerName)
+  log(`cluster: ${nodes} nodes up in ${Date.now() - started} ms${loads.length ? `; load nodes (${ROLE_LABEL}=${LOAD_ROLE}): ${loads.join(', ')}` : ''}`)
   return { ...(await clusterStatus({ connect: async () => docker })), ms: Date.now() - started }
 }
 
@@ -245,7 +262,7 @@ export async function clusterDown ({ force = false, log = () => {}, connect = co
   if (docker) {
     const info = await docker.info().catch(() => null)
     if (info?.Swarm?.LocalNodeState === 'active') {
-      await setNodeLabel(docker, info.Swarm.NodeID, null).catch(err => log(`cluster: ${err.message}`))
+      await setNodeLabels(docker, info.Swarm.NodeID, { [NODE_LABEL]: null }).catch(err => log(`cluster: ${err.message}`))
       const addr = info.Swarm.NodeAddr
       if (addr === MANAGER_ADDR) await reinitialise(docker, state.advertiseBefore ?? '127.0.0.1', { log, why: `${MANAGER_ADDR} goes away with the cluster's LAN` })
     }
@@ -274,6 +291,7 @@ export async function clusterStatus ({ connect = connectDocker } = {}) {
       hostname: n.Description?.Hostname ?? '',
       label: n.Spec?.Labels?.[NODE_LABEL] ?? null,
       role: n.Spec?.Role ?? '',
+      loadNode: isLoadNode(n),
       state: n.Status?.State ?? '',
       availability: n.Spec?.Availability ?? '',
       addr: n.Status?.Addr ?? '',
