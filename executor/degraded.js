@@ -74,6 +74,7 @@ export async function describeLoss (episodes, { jtl, histogram, load, before, af
   const known = new Set(before.map(p => p.task))
   const isApp = (p) => p.service.endsWith('_app')
   const nodes = episodes.map(e => ({
+    ...(/** @type {any} */ (e).generator ? { generator: /** @type {any} */ (e).generator } : {}),
     node: e.node,
     nodeId: e.nodeId,
     label: e.label,
@@ -102,7 +103,7 @@ export async function describeLoss (episodes, { jtl, histogram, load, before, af
  * @param {any} degraded run.json's degraded
  */
 export function formatLoss (degraded) {
-  const lines = degraded.nodes.map(n => `  degraded: node ${n.label ?? n.node} lost ${(n.lostAfterMs / 1000).toFixed(1)} s into the steady window (${n.why})` +
+  const lines = degraded.nodes.map(n => `  degraded: ${n.generator ? `generator ${n.generator} on ` : ''}node ${n.label ?? n.node} lost ${(n.lostAfterMs / 1000).toFixed(1)} s into the steady window (${n.why})` +
     `${n.recoveredAt ? `, back at ${n.recoveredAt}` : ', not back by the end'}; ${n.tasksLost} task${n.tasksLost === 1 ? '' : 's'} were on it`)
   const d = degraded.duringLoss
   if (d) {

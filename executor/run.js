@@ -9,6 +9,8 @@ import { createGeneratorMeter, summarizeGenerator } from '../rc/generator-cpu.js
 import { summarize } from '../analyzer/summary.js'
 import { diagnoseRun, diagnosisFigures } from '../analyzer/bottleneck.js'
 import { runLoad } from './drivers/index.js'
+import { generatorPlaces } from './generators/index.js'
+import { runGenerators, combineGenerators } from './generators/run-generators.js'
 import { ensureJmeter } from './jmeter-install.js'
 import { resolveBackend } from './backends/index.js'
 import { describeEnvironment } from './environment.js'
@@ -79,9 +81,11 @@ export async function run (config, { log = () => {}, onProgress, signal, prepare
   const generator = createGeneratorMeter()
   let generatorTimeline = null
   /** @type {import('./docker/node-watch.js').LossEpisode[]} */
-  let losses = []
+  const losses = []
   let placementAfter = null
   let teardownError = null
+  /** @type {Awaited<ReturnType<typeof generatorPlaces>>} the generators of a run with several (their teardown) */
+  let generators = null
   /** @type {import('../lib/telemetry.js').TelemetryRecord[]} */
   let telemetry = []
   try {
@@ -98,10 +102,12 @@ export async function run (config, { log = () => {}, onProgress, signal, prepare
     // backend with nodes to lose has a watch: see the contract in backends/index.js)
     watch = deployment.createWatch?.() ?? null
     watch?.start()
-    const url = `${deployment.url.replace(/\/$/, '')}/${benchmark}${request.path}`
+    const path = `/${benchmark}${request.path}`
+    const url = `${deployment.url.replace(/\/$/, '')}${path}`
+    generators = await generatorPlaces(config, { deployment, dir, log, signal })
     log(`load: ${config.driver} -> ${url}`)
     generator.start()
-    const load = await runLoad({
+    const loadOptions = {
       driver: config.driver,
       url,
       method: request.method,
@@ -120,11 +126,18 @@ export async function run (config, { log = () => {}, onProgress, signal, prepare
       onProgress,
       onSpawn: (pid, engine) => generator.add(pid, { engine }),
       log
-    })
+    }
+    const load = generators
+      ? await runGenerators(generators.places, { ...loadOptions, url: generators.url ? `${generators.url.replace(/\/$/, '')}${path}` : url }, { ...loadOptions, flag: generators.flag, partsDir: join(dir, 'generators') })
+      : await runLoad(loadOptions)
     generatorTimeline = generator.stop()
-    runJson.load = { ...load, generator: summarizeGenerator(generatorTimeline, { from: load.steadyStart, to: load.steadyEnd }) }
+    // several generators: each measured its own CPU (a remote one on its node), the busiest one speaks for the run
+    const generatorFigures = load.generators ? combineGenerators(load.generators.map(g => g.cpu)) : summarizeGenerator(generatorTimeline, { from: load.steadyStart, to: load.steadyEnd })
+    runJson.load = { ...load, generator: generatorFigures }
+    // a generator that stopped answering is a loss like a node's: the run goes on with the others, degraded
+    losses.push(...generatorLosses(load.generators))
     if (watch) {
-      losses = await watch.stop()
+      losses.push(...await watch.stop())
       const outages = watch.outages?.() ?? []
       watch = null
       // the daemon restarted under the load: its containers were stopped and started again, nothing was measured
@@ -135,7 +148,7 @@ export async function run (config, { log = () => {}, onProgress, signal, prepare
     sampler = null
     // what the instances said of themselves over the steady window (a run without it is still a run; a run that lost a
     // node has lost that node's part of it)
-    if (!losses.length) telemetry = await deployment.telemetry({ from: load.steadyStart, to: load.steadyEnd + 1000 }).catch(err => { log(`telemetry: ${err.message}`); return [] })
+    if (!losses.some(l => !l.generator)) telemetry = await deployment.telemetry({ from: load.steadyStart, to: load.steadyEnd + 1000 }).catch(err => { log(`telemetry: ${err.message}`); return [] })
     runJson.status = load.interrupted ? 'interrupted' : losses.length ? 'degraded' : 'done'
     runJson.cpu = summarizeCpu(timeline, { from: load.steadyStart, to: load.steadyEnd })
   } catch (err) {
@@ -145,6 +158,7 @@ export async function run (config, { log = () => {}, onProgress, signal, prepare
   } finally {
     if (watch) await watch.stop().catch(() => [])
     if (sampler) timeline = await sampler.stop().catch(() => null)
+    if (generators) await generators.teardown().catch(err => log(`removing the generators: ${err.message}`))
     if (deployment && !shared && !keepDeployment) {
       // a stack that will not go must not cost the results: run.json is written first, then the error is thrown below
       teardownError = await deployment.teardown().then(() => null, err => err)
@@ -169,7 +183,7 @@ export async function run (config, { log = () => {}, onProgress, signal, prepare
       if (runJson.summary) {
         const generator = runJson.load.generator
         const figures = timeline ? diagnosisFigures({ config, timeline, telemetry, window: steady, generator }) : null
-        runJson.validity = judgeRun({ summary: runJson.summary, cpu: runJson.cpu, generator, schedule: runJson.load.schedule, roles: figures?.roles, slo: config.slo })
+        runJson.validity = judgeRun({ summary: runJson.summary, cpu: runJson.cpu, generator, generators: runJson.load.generators, schedule: runJson.load.schedule, roles: figures?.roles, slo: config.slo })
         if (figures) runJson.diagnosis = diagnoseRun({ config, figures, cpu: runJson.cpu, generator, validity: runJson.validity, summary: runJson.summary })
       }
     }
@@ -179,6 +193,25 @@ export async function run (config, { log = () => {}, onProgress, signal, prepare
   // reached only when the run itself did not throw: its error wins over the teardown's
   if (teardownError) throw teardownError
   return runJson
+}
+
+/**
+ * The loss episodes (as the node watch reports a lost node) of the generators that stopped answering.
+ * @param {any[] | undefined} generators run.json's load.generators
+ * @returns {import('./docker/node-watch.js').LossEpisode[]}
+ */
+function generatorLosses (generators) {
+  return (generators ?? []).filter(g => g.lost).map(g => /** @type {any} */ ({
+    node: g.node ?? g.host ?? g.name,
+    nodeId: g.nodeId ?? null,
+    label: g.label ?? null,
+    why: `generator ${g.name} stopped answering: ${g.lost.message}`,
+    generator: g.name,
+    lastSeenAt: g.lost.lastSeenAt,
+    lostAt: g.lost.lostAt,
+    swarmDownAt: null,
+    recoveredAt: null
+  }))
 }
 
 /** The error of a run during which the manager's Docker daemon did not answer (a restart, a crash). */

@@ -2,7 +2,8 @@
 import { run } from './run.js'
 
 /** Run config fields that only say how the load is driven and recorded; every other field shapes the deployment. */
-const LOAD_ONLY = Object.freeze(['concurrency', 'rate', 'duration', 'warmup', 'driver', 'samples', 'slo', 'out', 'json', 'quiet', 'sweep', 'calibration', 'capacity'])
+const LOAD_ONLY = Object.freeze(['concurrency', 'rate', 'duration', 'warmup', 'driver', 'samples', 'slo', 'out', 'json', 'quiet', 'sweep', 'calibration', 'capacity',
+  'loadProcs', 'loadNodes', 'loadPlacement'])
 
 /**
  * The fields of a run config that decide what is deployed (strategy, instances, benchmark, quota, backend, and any

@@ -19,7 +19,8 @@ export const THRESHOLDS = Object.freeze({
   drift: 0.05,
   relHalfWidth: 0.05,
   otherCores: 0.3,
-  otherShare: 0.15
+  otherShare: 0.15,
+  clockOfP50: 0.1
 })
 
 const pct = (x, d = 1) => `${Math.round(x * 100 * 10 ** d) / 10 ** d}%`
@@ -89,6 +90,27 @@ export const VALIDITY_CHECKS = [
     }
   },
   {
+    name: 'clock-offset',
+    severity: 'warning',
+    check ({ generators, summary }) {
+      const clocks = (generators ?? []).filter(g => g.clock)
+      if (!clocks.length) return { unchecked: 'every generator ran on the executor\'s clock' }
+      const p50 = summary?.latency?.p50
+      if (!p50) return { unchecked: 'no median latency to hold the clocks\' offsets against' }
+      // the timestamps are corrected by each offset; what is left is how well it was measured (half the round trip)
+      const worst = clocks.reduce((a, g) => (g.clock.rttMs / 2 + Math.abs(g.clock.offsetMs) > a.clock.rttMs / 2 + Math.abs(a.clock.offsetMs) ? g : a))
+      const error = worst.clock.rttMs / 2
+      const offset = Math.abs(worst.clock.offsetMs)
+      if (error <= THRESHOLDS.clockOfP50 * p50 && offset <= p50) return null
+      return {
+        value: Math.max(error, offset) / p50,
+        threshold: THRESHOLDS.clockOfP50,
+        message: `generator ${worst.name}'s clock is ${worst.clock.offsetMs.toFixed(2)} ms off the executor's, known to ±${error.toFixed(2)} ms, against a median latency of ${p50} ms: ` +
+          'its samples were shifted by it, but their place in the windows is that uncertain (sync the nodes\' clocks, NTP)'
+      }
+    }
+  },
+  {
     name: 'errors',
     severity: 'invalid',
     check ({ summary, slo }) {
@@ -102,15 +124,18 @@ export const VALIDITY_CHECKS = [
 /**
  * Judges a run's measurements: every check of VALIDITY_CHECKS that flags makes a flag; a run is ok when none of its
  * flags is of the invalid kind (a warning says something to keep in mind).
- * @param {{ summary: any, cpu: any, generator: any, schedule?: any, roles?: { roles: Record<string, number>, hostCores:
- *   number } | null, slo: import('../lib/slo.js').Slo }} run roles: the CPU by role (analyzer/diagnosis-figures.js)
+ * @param {{ summary?: any, cpu?: any, generator: any, generators?: any[], schedule?: any, roles?: { roles:
+ *   Record<string, number>, hostCores: number } | null, slo?: import('../lib/slo.js').Slo }} run roles: the CPU by role
+ *   (analyzer/diagnosis-figures.js); generators: run.json's load.generators (a run's several)
+ * @param {{ only?: string[] }} [opts] only these checks (a generator of several: GENERATOR_CHECKS)
  * @returns {Validity}
  */
-export function judgeRun (run) {
+export function judgeRun (run, { only } = {}) {
   const flags = []
   const checked = []
   const unchecked = []
   for (const { name, severity, check } of VALIDITY_CHECKS) {
+    if (only && !only.includes(name)) continue
     const out = /** @type {any} */ (check(run))
     if (out?.unchecked) { unchecked.push({ name, why: out.unchecked }); continue }
     checked.push(name)
@@ -118,6 +143,9 @@ export function judgeRun (run) {
   }
   return { ok: !flags.some(f => f.severity === 'invalid'), flags, checked, unchecked }
 }
+
+/** The checks that judge one generator of a run's several on its own: its CPU, its host's, its schedule. */
+export const GENERATOR_CHECKS = Object.freeze(['generator-saturated', 'host-saturated'])
 
 /** The flags that make a run not valid (run.json's validity), by name; none for a valid run or one without validity. */
 export const invalidFlags = (run) => (run?.validity?.flags ?? []).filter(f => f.severity === 'invalid').map(f => f.name)

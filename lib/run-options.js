@@ -207,6 +207,45 @@ export const RUN_OPTIONS = Object.freeze([
     experiment: 'samples'
   }),
   option({
+    flag: 'load-procs',
+    type: 'whole',
+    min: 1,
+    max: 64,
+    arg: 'P',
+    help: [
+      'drive the load from P generator processes on this machine, each pinned to a core apart',
+      'from the server\'s, the load split between them (default: one, unpinned)'
+    ],
+    experiment: 'load-procs'
+  }),
+  option({
+    flag: 'load-nodes',
+    type: 'whole',
+    min: 1,
+    max: 64,
+    arg: 'K',
+    help: [
+      'Swarm: drive the load from K generators, one per node labelled io.nodescale.role=load',
+      '(never a node of the server), the load split between them; the manager only orchestrates'
+    ],
+    backends: SWARM,
+    experiment: 'load-nodes'
+  }),
+  option({
+    flag: 'load-placement',
+    type: 'choice',
+    choices: Object.freeze(['labelled', 'free']),
+    default: 'labelled',
+    arg: 'L',
+    help: [
+      'Swarm, --load-nodes: where the generators may go (default {default}):',
+      'labelled  only nodes labelled io.nodescale.role=load',
+      'free      those first, then any node that runs no server task'
+    ],
+    backends: SWARM,
+    experiment: 'load-placement'
+  }),
+  option({
     flag: 'backend',
     type: 'choice',
     choices: Object.freeze(['auto', 'local', 'swarm']),
@@ -390,6 +429,7 @@ export function validateRunConfig (values, { cwd = process.cwd() } = {}) {
   }
   checkBackendOptions(values, config.backend)
   checkAutoDuration(values, config)
+  checkGenerators(values, config)
   if (config.app !== undefined) {
     config.app = config.app.startsWith('cmd:') ? config.app : resolve(cwd, config.app)
     if (!config.app.startsWith('cmd:') && !existsSync(config.app)) throw badApp('', `no file at ${config.app}`)
@@ -417,6 +457,26 @@ function checkAutoDuration (values, config) {
   }
   if (config.driver !== 'autocannon') {
     throw badOption(o.duration, 'auto needs --driver autocannon: JMeter runs for a fixed time; give --duration S seconds with --driver jmeter')
+  }
+}
+
+/**
+ * Several generators: from processes or from nodes, not both; --load-placement only with --load-nodes; a fixed
+ * duration (each generator would end --duration auto on its own share); a connection for each.
+ */
+function checkGenerators (values, config) {
+  const o = RUN_OPTION
+  if (config.loadProcs !== undefined && config.loadNodes !== undefined) {
+    throw badOption(o.loadNodes, 'cannot be combined with --load-procs: the load comes from processes of this machine or from swarm nodes')
+  }
+  if (values.loadPlacement !== undefined && config.loadNodes === undefined) throw badOption(o.loadPlacement, 'only applies with --load-nodes K')
+  const count = config.loadNodes ?? config.loadProcs ?? 1
+  const row = config.loadNodes !== undefined ? o.loadNodes : o.loadProcs
+  if (count > 1 && config.duration === 'auto') {
+    throw badOption(o.duration, `auto cannot end the load of ${count} generators together; give --duration S seconds with --${row.flag}`)
+  }
+  if (config.concurrency !== undefined && config.concurrency < count) {
+    throw badOption(row, `${count} generators cannot share --concurrency ${config.concurrency}: each needs a connection at least; raise --concurrency to ${count} or more`)
   }
 }
 

@@ -11,3 +11,5 @@ export const REGISTRY_PORT = 5000
 export const INSTANCE_HEADER = 'X-Nodescale-Instance'
 /** The per-deployment token every RC request but /healthz carries. */
 export const TOKEN_HEADER = 'x-nodescale-token'
+/** A load generator agent (executor/load-agent/) listens here on its node's own network (host mode, --load-nodes). */
+export const LOAD_AGENT_PORT = 7393

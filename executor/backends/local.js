@@ -131,6 +131,8 @@ export function createLocalBackend ({ cpus = availableParallelism() } = {}) {
             pid: h.rootPid,
             port: h.port
           })),
+          /** The cores 0..n-1 the one process is pinned to (up), which --load-procs generators keep off. */
+          pinnedCores: shape.pinnedCores ? Math.min(shape.pinnedCores, cpus) : 0,
           teardown
         }
       } catch (err) {

@@ -2,7 +2,8 @@
 // each node.
 import { join } from 'node:path'
 import Docker from 'dockerode'
-import { NsError, badApp } from '../../lib/errors.js'
+import { randomBytes } from 'node:crypto'
+import { NsError, badApp, internalError } from '../../lib/errors.js'
 import { deploymentShape } from '../../lib/strategies.js'
 import { cacheDir, readCacheJson, writeCacheJson } from '../../lib/paths.js'
 import { connectDocker, ensureSwarm, swarmInfo, dockerError, waitForDaemon } from '../docker/engine.js'
@@ -14,10 +15,13 @@ import { ensureControlPlane } from '../docker/control-plane.js'
 import { serviceTelemetry } from '../docker/service-telemetry.js'
 import { createRcSampler } from '../docker/rc-client.js'
 import { dockerProxyPids, withLocalRoles } from '../../rc/role-cpu.js'
-import { planPlacement, nodeRef } from '../docker/placement.js'
+import { planPlacement, planLoadPlacement, nodeRef } from '../docker/placement.js'
 import { copyImages, pushImages } from '../docker/image-copy.js'
 import { ensureRegistry, pushToRegistry } from '../docker/image-registry.js'
 import { localWorkerEngines } from '../local-swarm/state.js'
+import { deployLoadService } from '../docker/load-service.js'
+import { agentCaller, agentPlace, measureClock } from '../generators/agent-client.js'
+import { GeneratorLost } from '../generators/run-generators.js'
 
 /**
  * How the published port is reached: `--lb ingress|haproxy` as given; `auto` is the routing mesh where it answers,
@@ -131,13 +135,53 @@ function namedNodes (sampler, refs) {
 }
 
 /**
+ * The generators of a --load-nodes run: placed on load nodes apart from the server's (planLoadPlacement), deployed as
+ * agents, each one's clock measured; what removes them; the server's address as they reach it (the manager's
+ * loopback is the manager's swarm address to them).
+ * @param {import('dockerode')} docker
+ * @param {{ count: number, placement: string, runId: string, partsDir: string, image?: string, serverNodes: string[],
+ *   url: string, log: (line: string) => void, signal?: AbortSignal }} opts
+ */
+async function loadGenerators (docker, { count, placement, runId, partsDir, image, serverNodes, url, log, signal }) {
+  if (!image) throw internalError('--load-nodes: prepare() builds the load image when the config asks for load nodes')
+  const nodes = await listNodes(docker)
+  const plan = planLoadPlacement(nodes, { loadNodes: count, loadPlacement: placement }, serverNodes)
+  log(`swarm: load: ${plan.rule}`)
+  const refs = new Map(nodes.map(n => [n.ID, nodeRef(n)]))
+  const token = randomBytes(24).toString('hex')
+  const service = await deployLoadService(docker, { image, runId, count, constraints: plan.constraints, token, addrOf: (id) => refs.get(id)?.addr ?? id, log, signal })
+  const lost = new Set()
+  try {
+    const byName = (a, b) => (refs.get(a.nodeId)?.label ?? '').localeCompare(refs.get(b.nodeId)?.label ?? '', 'en', { numeric: true })
+    const places = []
+    for (const [i, agent] of [...service.agents].sort(byName).entries()) {
+      const node = /** @type {ReturnType<typeof nodeRef>} */ (refs.get(agent.nodeId))
+      const clock = await measureClock(agentCaller(agent.url, token))
+      log(`swarm: load: g${i + 1} on ${node.label ?? node.hostname}: clock ${clock.offsetMs >= 0 ? '+' : ''}${clock.offsetMs} ms (round trip ${clock.rttMs} ms)`)
+      const place = agentPlace({ name: `g${i + 1}`, group: i + 1, url: agent.url, token, node, task: agent.task, partsDir, clock })
+      places.push({ ...place, run: (o, c) => place.run(o, c).catch(err => { if (err instanceof GeneratorLost) lost.add(agent.nodeId); throw err }) })
+    }
+    const target = new URL(url)
+    if (/^(127\.|localhost$)/.test(target.hostname)) {
+      let info
+      try { info = await docker.info() } catch (err) { throw dockerError(err, 'reading the manager\'s swarm address') }
+      target.hostname = info.Swarm?.NodeAddr ?? target.hostname
+    }
+    return { places, url: target.href, teardown: () => service.remove({ lostNodes: lost }).then(() => {}) }
+  } catch (err) {
+    await service.remove().catch(() => {})
+    throw err
+  }
+}
+
+/**
  * @param {{ connect?: typeof connectDocker }} [opts]
  * @returns {import('./index.js').Backend}
  */
 export function createSwarmBackend ({ connect = connectDocker } = {}) {
   /** @type {import('dockerode') | null} */
   let docker = null
-  /** @type {{ register: any, rc: any, lb: any, lbMode: 'ingress'|'haproxy' } | null} */
+  /** @type {{ register: any, rc: any, lb: any, lbMode: 'ingress'|'haproxy', load: any } | null} */
   let parts = null
 
   return {
@@ -161,11 +205,13 @@ export function createSwarmBackend ({ connect = connectDocker } = {}) {
       // before the ingress probe, whose service runs the register image on any node; HAProxy runs on the manager only
       const lbWanted = deploymentShape(config).balanced && config.lb !== 'ingress'
       const lbImage = lbWanted ? await buildImage(docker, { kind: 'haproxy', log }) : null
-      const { refs, copied, via } = await imagesOnNodes(docker, config, [register.tag, rc.tag], nodes, log, lbImage ? [lbImage.tag] : [])
+      // --load-nodes: the generators' agents run on the load nodes, from an image of their own
+      const load = config.loadNodes !== undefined ? await buildImage(docker, { kind: 'load', log }) : null
+      const { refs, copied, via } = await imagesOnNodes(docker, config, [register.tag, rc.tag, ...(load ? [load.tag] : [])], nodes, log, lbImage ? [lbImage.tag] : [])
       const ref = (tag) => refs[tag] ?? tag
       const lbMode = await resolveLb(docker, config, log, ref(register.tag))
       const lb = lbMode === 'haproxy' ? lbImage : null
-      parts = { register: { ...register, tag: ref(register.tag) }, rc: { ...rc, tag: ref(rc.tag) }, lb: lb && { ...lb, tag: ref(lb.tag) }, lbMode }
+      parts = { register: { ...register, tag: ref(register.tag) }, rc: { ...rc, tag: ref(rc.tag) }, lb: lb && { ...lb, tag: ref(lb.tag) }, lbMode, load: load && { ...load, tag: ref(load.tag) } }
       let version
       try { version = await docker.version() } catch (err) { throw dockerError(err, 'reading the engine version') }
       const swarm = await swarmInfo(docker)
@@ -255,6 +301,8 @@ export function createSwarmBackend ({ connect = connectDocker } = {}) {
         createSampler: () => withLocalRoles(namedNodes(createRcSampler({ rcs: plane.rcs, token: plane.token, containers: [...containers, ...lbContainers], log }), refs),
           () => ({ 'docker-proxy': dockerProxyPids(deployment.port) })),
         telemetry: (window) => serviceTelemetry(engine, appService, window),
+        /** --load-nodes: the run's generators on load nodes that run none of the stack's tasks (see the contract). */
+        createGenerators: (opts) => loadGenerators(engine, { ...opts, image: parts?.load?.tag, serverNodes: deployment.tasks.map(t => t.node), url: deployment.url }),
         /** A watch over the nodes that run the stack's tasks (run.js starts it with the load and stops it after). */
         createWatch () {
           const ids = [...new Set(deployment.tasks.map(t => t.node))]

@@ -11,12 +11,12 @@ import { withTimeout } from '../../lib/with-timeout.js'
 import { dockerError, dockerMessage } from './engine.js'
 import { registerTree, hostRootfs } from './image-context.js'
 import { haproxyVersion } from '../haproxy.js'
-import { APP_PORT, RC_PORT, REGISTRY_PORT } from '../../lib/wire.js'
+import { APP_PORT, LOAD_AGENT_PORT, RC_PORT, REGISTRY_PORT } from '../../lib/wire.js'
 
 /** @typedef {import('./image-context.js').ContextEntry} ContextEntry */
 
 export const IMAGE_BASES = Object.freeze(['auto', 'registry', 'host'])
-export const IMAGE_KINDS = Object.freeze(['register', 'haproxy', 'rc', 'registry'])
+export const IMAGE_KINDS = Object.freeze(['register', 'haproxy', 'rc', 'registry', 'load'])
 const PATH_ENV = 'PATH=/usr/local/bin:/usr/local/sbin:/usr/bin:/usr/sbin:/bin:/sbin'
 const EPOCH = new Date(0)
 
@@ -137,6 +137,13 @@ export async function buildContext (docker, { repo, dockerfile, entries, log = (
   return { tag, id: id ?? await imageId(docker, tag), reused: false }
 }
 
+/** The images of nodescale's own Node programs: the folder whose files (and what they import) go in, the entry. */
+const NODE_IMAGES = Object.freeze({
+  register: { dir: 'register', main: 'register/serve.js', port: APP_PORT },
+  rc: { dir: 'rc', main: 'rc/service.js', port: RC_PORT },
+  load: { dir: 'executor/load-agent', main: 'executor/load-agent/agent.js', port: LOAD_AGENT_PORT }
+})
+
 /** The registry image a kind builds on. */
 export function registryBaseFor (kind) {
   if (kind === 'haproxy') return `haproxy:${/^\d+\.\d+/.exec(haproxyVersion() ?? '')?.[0] ?? 'lts'}`
@@ -169,7 +176,7 @@ async function tryPull (docker, name, timeoutMs) {
 /**
  * Picks the base: `registry` when the registry image is here or can be pulled, else `host`; says which.
  * @param {import('dockerode')} docker
- * @param {{ kind: 'register' | 'haproxy' | 'rc' | 'registry', base: string, log: (line: string) => void,
+ * @param {{ kind: 'register' | 'haproxy' | 'rc' | 'registry' | 'load', base: string, log: (line: string) => void,
  *   pullTimeoutMs?: number }} opts
  * @returns {Promise<{ base: 'registry' | 'host', from: string | null }>}
  */
@@ -242,10 +249,11 @@ function hostProgramImage (docker, { kind, binary, path, cmd, extra = [], log })
  * node_modules + custom apps, on node (registry) or the host's node (host). haproxy: the registry haproxy image, or the
  * host's /usr/sbin/haproxy and its libraries FROM scratch. rc: rc/ and what it imports (the resource collector service
  * of docker-compose.yml), on the same node base. registry: the control plane's image registry: `registry:2`, or
- * Debian's docker-registry binary FROM scratch.
+ * Debian's docker-registry binary FROM scratch. load: the load generator agent of --load-nodes runs
+ * (executor/load-agent/, the drivers, what they import), on the node base.
  * @param {import('dockerode')} docker
- * @param {{ kind: 'register' | 'haproxy' | 'rc' | 'registry', base?: 'auto' | 'registry' | 'host', apps?: string[],
- *   log?: (line: string) => void, root?: string, pullTimeoutMs?: number }} opts
+ * @param {{ kind: 'register' | 'haproxy' | 'rc' | 'registry' | 'load', base?: 'auto' | 'registry' | 'host', apps?:
+ *   string[], log?: (line: string) => void, root?: string, pullTimeoutMs?: number }} opts
  * @returns {Promise<{ tag: string, id: string, base: 'registry' | 'host', reused: boolean, apps: { source: string,
  *   path: string }[] }>}
  */
@@ -271,8 +279,7 @@ export async function buildImage (docker, { kind, base = 'auto', apps = [], log 
     }
   } else {
     const from = chosen.base === 'registry' ? chosen.from : (await nodeHostBase(docker, log)).tag
-    const rc = kind === 'rc'
-    const tree = rc ? registerTree(root, { dirs: ['rc'], required: 'rc', extraPackages: [] }) : registerTree(root, { apps })
+    const tree = kind === 'register' ? registerTree(root, { apps }) : registerTree(root, { dirs: [NODE_IMAGES[kind].dir], required: NODE_IMAGES[kind].dir, extraPackages: [] })
     appPaths = tree.apps
     const dockerfile = [
       `FROM ${from}`,
@@ -280,8 +287,8 @@ export async function buildImage (docker, { kind, base = 'auto', apps = [], log 
       'COPY app/ /app/',
       // pm2 keeps its state under PM2_HOME; HOME may not exist in a scratch image.
       'ENV NODE_ENV=production HOME=/tmp PM2_HOME=/tmp/.pm2',
-      `EXPOSE ${rc ? RC_PORT : APP_PORT}`,
-      `CMD ["node", "${rc ? 'rc/service.js' : 'register/serve.js'}"]`,
+      `EXPOSE ${NODE_IMAGES[kind].port}`,
+      `CMD ["node", "${NODE_IMAGES[kind].main}"]`,
       label(kind, chosen.base),
       ''
     ].join('\n')

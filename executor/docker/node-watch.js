@@ -9,7 +9,8 @@ import { daemonUnreachable } from './engine.js'
 /**
  * @typedef {{ id: string, hostname: string, label: string | null, rcUrl: string | null }} WatchedNode
  * @typedef {{ nodeId: string, node: string, label: string | null, lastSeenAt: number | null, lostAt: number,
- *   swarmDownAt: number | null, recoveredAt: number | null, why: string }} LossEpisode
+ *   swarmDownAt: number | null, recoveredAt: number | null, why: string, generator?: string }} LossEpisode generator:
+ *   the episode is a load generator's that stopped answering (executor/generators/), not a server node's
  */
 
 /**

@@ -42,7 +42,7 @@ export function runClosed (o, writer) {
 
   function setupClient (client) {
     const index = clients.push(client)
-    const threadName = `${label} 1-${index}`
+    const threadName = `${label} ${o.group ?? 1}-${index}`
     if (!sentBytes) sentBytes = client.getRequestBuffer().length
     let headersAt = 0
     let connectMs = 0

@@ -60,6 +60,8 @@ export function normalizeLoadOptions (opts) {
     signal: opts.signal,
     onProgress: opts.onProgress,
     samples,
+    ...(opts.startAt !== undefined ? { startAt: opts.startAt } : {}),
+    ...(opts.group !== undefined ? { group: opts.group } : {}),
     ...(opts.histogramPath ? { histogramPath: opts.histogramPath } : {}),
     ...(until ? { until: { minSeconds: until.minSeconds, relHalfWidth: until.relHalfWidth } } : {})
   }
@@ -81,7 +83,8 @@ export function normalizeLoadOptions (opts) {
  *   timeoutSec?: number, signal?: AbortSignal, onProgress?: (p: { phase: 'warmup'|'steady', elapsed: number, total:
  *   number, requests: number, errors: number }) => void, cpus?: number[], log?: (line: string) => void, inProcess?:
  *   boolean, maxSockets?: number, onSpawn?: (pid: number, engine: 'node'|'java') => void,
- *   until?: import('./load-common.js').Until, samples?: string, histogramPath?: string }} opts onSpawn: each generator
+ *   until?: import('./load-common.js').Until, samples?: string, histogramPath?: string, startAt?: number, group?:
+ *   number }} opts onSpawn: each generator
  *   process as it starts (so its CPU can be measured); until: end the steady window early once the throughput is known
  *   well (`duration` its longest); samples: jtl (default), gz or none
  * @returns {Promise<{ driver: string, requests: number, errors: number, warmupRequests: number, steadyStart: number,

@@ -84,14 +84,14 @@ function sendStop (port) {
 /**
  * Copies rows with steadyStart <= timeStamp < steadyEnd from JMeter's raw JTL into jtlPath (streamed; or its .gz, or
  * no file, by `samples`), columns in JTL_FIELDS order, and the latency histograms of those rows to `histogramPath`.
- * A torn last row (JMeter killed) is skipped.
+ * A torn last row (JMeter killed) is skipped. Generator `group` of several renumbers its thread names (`label 2-7`).
  * @param {string} rawPath
  * @param {string} jtlPath
  * @param {number} steadyStart
  * @param {number} steadyEnd
- * @param {{ samples?: string, histogramPath?: string }} out
+ * @param {{ samples?: string, histogramPath?: string, group?: number }} out
  */
-async function copySteadyRows (rawPath, jtlPath, steadyStart, steadyEnd, { samples, histogramPath }) {
+async function copySteadyRows (rawPath, jtlPath, steadyStart, steadyEnd, { samples, histogramPath, group }) {
   const writer = createJtlWriter(samplesPathOf(jtlPath, samples), { format: samples, histogramPath })
   let requests = 0
   let errors = 0
@@ -115,7 +115,10 @@ async function copySteadyRows (rawPath, jtlPath, steadyStart, steadyEnd, { sampl
         if (!(ts < steadyEnd)) continue
         requests++
         if (rec[index[7]] !== 'true') errors++
-        writer.writeFields(index.map(i => rec[i]))
+        const fields = index.map(i => rec[i])
+        // JMeter numbers its one thread group 1: generator `group` of a run's several names its threads after itself
+        if (group > 1) fields[5] = fields[5].replace(/ 1-(\d+)$/, ` ${group}-$1`)
+        writer.writeFields(fields)
       }
     }
   } catch (err) {
@@ -141,7 +144,10 @@ export async function runJmeter (o, jtlPath, { cpus, log = () => {}, onSpawn } =
   const logPath = join(dir, 'jmeter.log')
   const bodyPath = o.body ? join(dir, 'jmeter-body.bin') : undefined
   if (bodyPath) writeFileSync(bodyPath, o.body)
-  writeFileSync(planPath, buildJmx({ ...o, bodyPath }))
+  // one of a run's several generators: JMeter starts its threads when its JVM is up, before the shared start if it can;
+  // what it sends before then is warm-up, and the windows are the shared ones
+  const lead = o.startAt === undefined ? 0 : Math.max(0, Math.ceil((o.startAt - Date.now()) / 1000))
+  writeFileSync(planPath, buildJmx({ ...o, warmup: o.warmup + lead, bodyPath }))
   rmSync(rawPath, { force: true })
 
   const props = Object.entries(CSV_PROPERTIES).map(([k, v]) => `-J${k}=${v}`)
@@ -150,7 +156,7 @@ export async function runJmeter (o, jtlPath, { cpus, log = () => {}, onSpawn } =
   const cmd = cpus?.length ? ['taskset', '-c', cpus.join(','), ...java] : java
   log(`jmeter driver: ${cmd.slice(0, cmd.indexOf('-jar') + 2).join(' ')} -n -t ${planPath}`)
 
-  const scheduled = o.warmup + o.duration
+  const scheduled = o.warmup + lead + o.duration
   let t0 = 0
   let port = 0
   let stderr = ''
@@ -182,16 +188,18 @@ export async function runJmeter (o, jtlPath, { cpus, log = () => {}, onSpawn } =
   else o.signal?.addEventListener('abort', onAbort, { once: true })
 
   const tail = tailCounter(rawPath)
+  // the steady window opens warmup seconds after JMeter's start, or after the shared start of a run's generators
+  const steadyAt = () => (o.startAt ?? t0) + o.warmup * 1000
   const progress = setInterval(() => {
     tail((ts, ok) => {
-      if (!t0 || ts < t0 + o.warmup * 1000) counts.warmup++
-      else if (ts < t0 + scheduled * 1000) { counts.steady++; if (!ok) counts.errors++ }
+      if (!t0 || ts < steadyAt()) counts.warmup++
+      else if (ts < steadyAt() + o.duration * 1000) { counts.steady++; if (!ok) counts.errors++ }
     })
     if (!o.onProgress) return
     const now = Date.now()
-    const steadyAt = t0 + o.warmup * 1000
-    if (!t0 || now < steadyAt) o.onProgress({ phase: 'warmup', elapsed: t0 ? (now - t0) / 1000 : 0, total: o.warmup, requests: counts.warmup, errors: 0 })
-    else o.onProgress({ phase: 'steady', elapsed: Math.min(o.duration, (now - steadyAt) / 1000), total: o.duration, requests: counts.steady, errors: counts.errors })
+    const from = steadyAt()
+    if (!t0 || now < from) o.onProgress({ phase: 'warmup', elapsed: t0 ? (now - t0) / 1000 : 0, total: o.warmup, requests: counts.warmup, errors: 0 })
+    else o.onProgress({ phase: 'steady', elapsed: Math.min(o.duration, (now - from) / 1000), total: o.duration, requests: counts.steady, errors: counts.errors })
   }, 1000)
 
   const exit = await new Promise((resolve) => {
@@ -210,7 +218,7 @@ export async function runJmeter (o, jtlPath, { cpus, log = () => {}, onSpawn } =
     // JMeter never started its test (killed during start-up, or a bad plan): the window is empty
     t0 = Math.min(abortedAt, Date.now())
   }
-  const steadyStart = t0 + o.warmup * 1000
+  const steadyStart = steadyAt()
   const steadyEnd = Math.max(steadyStart, Math.min(steadyStart + o.duration * 1000, abortedAt))
   const { path: written, ...copied } = await copySteadyRows(rawPath, jtlPath, steadyStart, steadyEnd, o)
   if (!aborted && copied.requests + copied.warmupRequests === 0) {
@@ -226,6 +234,8 @@ export async function runJmeter (o, jtlPath, { cpus, log = () => {}, onSpawn } =
     steadyEnd,
     interrupted: aborted,
     jtlPath: written,
+    // how late JMeter's threads started after the shared start (negative: before it, in the extra warm-up)
+    ...(o.startAt !== undefined ? { startSkewMs: t0 - o.startAt } : {}),
     version: `JMeter ${JMETER_VERSION} (java -jar ${jar})`
   }
 }

@@ -8,8 +8,10 @@ export const clock = () => performance.timeOrigin + performance.now()
 /**
  * @typedef {{ url: string, method: 'GET'|'POST', headers: Record<string,string>, body?: Buffer, concurrency?: number,
  *   rate?: number, duration: number, warmup: number, label: string, timeoutSec: number, maxSockets?: number,
- *   signal?: AbortSignal, onProgress?: (p: Progress) => void, until?: Until, samples: string, histogramPath?: string
- *   }} LoadOptions samples: the samples file's format (jtl, gz, none); histogramPath: where the latency histograms go
+ *   signal?: AbortSignal, onProgress?: (p: Progress) => void, until?: Until, samples: string, histogramPath?: string,
+ *   startAt?: number, group?: number }} LoadOptions samples: the samples file's format (jtl, gz, none); histogramPath:
+ *   where the latency histograms go; startAt: the load's t0 (ms epoch) shared by the generators of one run, which
+ *   wait for it; group: this generator's number among them, the first number of its thread names (`label 2-7`)
  * @typedef {{ minSeconds: number, relHalfWidth: number }} Until --duration auto: the steady window ends at the first
  *   whole second from minSeconds on where the mean throughput's 95% interval is within relHalfWidth of it (duration
  *   is then the longest it may last)
@@ -80,7 +82,7 @@ export function phaseClock (o) {
     /** @param {{ onEnd: () => void, onAbort: () => void, signal?: AbortSignal, t0?: number }} h */
     // --duration auto puts t0 on a tenth of a second: the summary counts completions per tenth
     // (analyzer/latency-histogram.js), so the seconds judged here are the seconds it judges
-    start ({ onEnd, onAbort, signal, t0 = o.until ? Math.ceil(clock() / 100) * 100 : Math.ceil(clock()) }) {
+    start ({ onEnd, onAbort, signal, t0 = o.startAt ?? (o.until ? Math.ceil(clock() / 100) * 100 : Math.ceil(clock())) }) {
       st.t0 = t0
       st.steadyStart = t0 + o.warmup * 1000
       st.steadyEnd = st.steadyStart + o.duration * 1000

@@ -65,7 +65,7 @@ export function runOpen (o, writer) {
     const req = http.request(options)
     const entry = { req, intended, done: false, timedOut: false }
     inflight.add(entry)
-    let threadName = `${label} 1-0`
+    let threadName = `${label} ${o.group ?? 1}-0`
     let connect = 0
     let firstByte = 0
     const settle = () => {
@@ -76,7 +76,7 @@ export function runOpen (o, writer) {
     req.on('socket', (socket) => {
       let id = socketIds.get(socket)
       if (id === undefined) socketIds.set(socket, id = ++sockets)
-      threadName = `${label} 1-${id}`
+      threadName = `${label} ${o.group ?? 1}-${id}`
       if (socket.connecting) {
         const t = clock()
         socket.once('connect', () => { connect = Math.round(clock() - t) })
@@ -139,7 +139,7 @@ export function runOpen (o, writer) {
       next++
       if (intended >= phases.steadyStart && intended < phases.steadyEnd) audit(now - intended)
       if (now - intended >= timeoutMs) {
-        fail(intended, { code: 'QueueTimeout', message: `waited ${o.timeoutSec} s for one of ${bound} connections` }, `${label} 1-0`, inflight.size)
+        fail(intended, { code: 'QueueTimeout', message: `waited ${o.timeoutSec} s for one of ${bound} connections` }, `${label} ${o.group ?? 1}-0`, inflight.size)
       } else {
         send(intended)
       }

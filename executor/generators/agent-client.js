@@ -1,0 +1,122 @@
+// A generator on a swarm node, driven through its agent (executor/load-agent/): its clock measured against ours, its
+// share of the load started at the shared time on its clock, its progress polled, its samples fetched, and a node
+// that stops answering told apart from a load that failed.
+import { createWriteStream } from 'node:fs'
+import { mkdir } from 'node:fs/promises'
+import { dirname } from 'node:path'
+import { Readable } from 'node:stream'
+import { pipeline } from 'node:stream/promises'
+import { setTimeout as sleep } from 'node:timers/promises'
+import { NsError } from '../../lib/errors.js'
+import { TOKEN_HEADER } from '../../lib/wire.js'
+import { clock } from '../drivers/load-common.js'
+import { GeneratorLost } from './run-generators.js'
+
+/** How often the agent is asked how its load goes, and after how long without an answer it counts as lost. */
+export const AGENT_POLL_MS = 500
+export const AGENT_LOST_MS = 5000
+/** Round trips to the agent's clock; the one with the shortest round trip gives the offset. */
+const CLOCK_PROBES = 9
+/** After an abort, how long the agent may take to finish its samples. */
+const ABORT_GRACE_MS = 20_000
+
+/**
+ * @param {string} base the agent's address, http://host:port
+ * @param {string} token
+ */
+export function agentCaller (base, token) {
+  /** @type {(method: string, path: string, opts?: { body?: any, timeoutMs?: number }) => Promise<Response>} */
+  return async (method, path, { body, timeoutMs = 2000 } = {}) => {
+    const res = await fetch(`${base}${path}`, {
+      method,
+      headers: { [TOKEN_HEADER]: token, ...(body ? { 'content-type': 'application/json' } : {}) },
+      body: body ? JSON.stringify(body) : undefined,
+      signal: AbortSignal.timeout(timeoutMs)
+    })
+    return res
+  }
+}
+
+/**
+ * The agent's clock against ours: for each of a few round trips, its reading minus the midpoint of ours; the round
+ * trip that was shortest bounds the error best (half of it).
+ * @param {(method: string, path: string) => Promise<Response>} call
+ * @returns {Promise<{ offsetMs: number, rttMs: number, probes: number }>}
+ */
+export async function measureClock (call) {
+  let best = null
+  for (let i = 0; i < CLOCK_PROBES; i++) {
+    const t1 = clock()
+    const { now } = await (await call('GET', '/clock')).json()
+    const t2 = clock()
+    const rtt = t2 - t1
+    if (!best || rtt < best.rttMs) best = { offsetMs: now - (t1 + t2) / 2, rttMs: rtt }
+  }
+  const r3 = (x) => Math.round(x * 1000) / 1000
+  return { offsetMs: r3(/** @type {any} */ (best).offsetMs), rttMs: r3(/** @type {any} */ (best).rttMs), probes: CLOCK_PROBES }
+}
+
+/**
+ * A generator place (run-generators.js) for the agent at `url` on a node.
+ * @param {{ name: string, group: number, url: string, token: string, node: { id: string, hostname: string, label:
+ *   string | null, addr: string }, task: string, partsDir: string, clock: { offsetMs: number, rttMs: number } }} opts
+ * @returns {import('./run-generators.js').GeneratorPlace}
+ */
+export function agentPlace ({ name, group, url, token, node, task, partsDir, clock: offset }) {
+  const call = agentCaller(url, token)
+  return {
+    name,
+    group,
+    where: { kind: 'agent', node: node.hostname, nodeId: node.id, label: node.label, addr: node.addr, task, agent: url },
+    clock: offset,
+    // the start request crosses the network: a round trip more than a local child
+    leadMs: 1500 + offset.rttMs * 2,
+    async run (opts, { signal, onProgress, log }) {
+      const { driver, startAt, body } = opts
+      const load = { ...opts, body: body ? Buffer.from(body).toString('base64') : undefined }
+      for (const k of ['signal', 'onProgress', 'onSpawn', 'log', 'jtlPath', 'histogramPath', 'samples', 'until', 'driver', 'startAt']) delete load[k]
+      const started = await call('POST', '/start', { body: { driver, load, startAt: startAt + offset.offsetMs, group }, timeoutMs: 5000 })
+      if (!started.ok) throw new NsError('NS_ERR_RUN', `generator ${name} on ${node.hostname}: the agent refused the load (${started.status} ${await started.text()})`)
+      let lastSeenAt = clock()
+      let last = null
+      let abortedAt = null
+      const abort = () => { abortedAt = clock(); call('POST', '/abort').catch(() => {}) }
+      signal.addEventListener('abort', abort, { once: true })
+      try {
+        for (;;) {
+          await sleep(AGENT_POLL_MS)
+          let status = null
+          try {
+            const res = await call('GET', '/status')
+            if (res.ok) status = await res.json()
+          } catch {}
+          const now = clock()
+          if (status) {
+            lastSeenAt = now
+            last = status
+            if (status.progress) onProgress(status.progress)
+            if (status.state === 'failed') throw new NsError('NS_ERR_RUN', `generator ${name} on ${node.hostname}: ${status.error?.message ?? 'failed'}`)
+            if (status.state === 'done') break
+          } else if (now - lastSeenAt > AGENT_LOST_MS) {
+            throw new GeneratorLost(`its agent at ${url} did not answer for ${((now - lastSeenAt) / 1000).toFixed(1)} s`, { lastSeenAt, lostAt: now, progress: last?.progress ?? null })
+          }
+          if (abortedAt !== null && now - /** @type {number} */ (abortedAt) > ABORT_GRACE_MS) throw new NsError('NS_ERR_RUN', `generator ${name} on ${node.hostname}: its load did not stop within ${ABORT_GRACE_MS / 1000} s of the abort`)
+        }
+      } finally {
+        signal.removeEventListener('abort', abort)
+      }
+      const samplesPath = `${partsDir}/${name}.jtl.gz`
+      await mkdir(dirname(samplesPath), { recursive: true })
+      try {
+        const res = await call('GET', '/samples', { timeoutMs: 300_000 })
+        if (!res.ok || !res.body) throw new Error(`${res.status} ${await res.text()}`)
+        await pipeline(Readable.fromWeb(/** @type {any} */ (res.body)), createWriteStream(samplesPath))
+      } catch (err) {
+        const now = clock()
+        throw new GeneratorLost(`its samples could not be fetched from ${url}: ${err.message}`, { lastSeenAt, lostAt: now, progress: last?.progress ?? null })
+      }
+      log(`${name}: ${last.result.requests} requests from ${node.label ?? node.hostname}`)
+      return { result: last.result, cpu: last.cpu, samplesPath }
+    }
+  }
+}

@@ -1,0 +1,125 @@
+// The samples of a run's generators made one: each generator's JTL (plain or gzip) read as a stream, its timestamps
+// put on the executor's clock, and the rows merged in the order they ended into the run's samples file and latency
+// histograms, through the run's one writer.
+import { createReadStream } from 'node:fs'
+import { open } from 'node:fs/promises'
+import { createGunzip } from 'node:zlib'
+import { createJtlWriter, samplesPathOf } from '../jtl-writer.js'
+
+/** A row as the merge orders it: when the request ended on the executor's clock, and the line to write. */
+const READ_CHUNK = 1 << 20
+
+/** Whether a file starts with gzip's magic bytes. */
+async function isGzip (path) {
+  const fh = await open(path, 'r')
+  try {
+    const head = Buffer.alloc(2)
+    const { bytesRead } = await fh.read(head, 0, 2, 0)
+    return bytesRead === 2 && head[0] === 0x1f && head[1] === 0x8b
+  } finally {
+    await fh.close()
+  }
+}
+
+const quotes = (s) => { let n = 0; for (let i = s.indexOf('"'); i >= 0; i = s.indexOf('"', i + 1)) n++; return n }
+
+/**
+ * One generator's rows, a chunk at a time: `head` is the next row (null at the end), `next()` moves on and resolves
+ * when a row is there. Rows keep JMeter's CSV as written; a quoted field holding a newline joins its lines again.
+ * @param {string} path
+ * @param {number} offsetMs this generator's clock minus the executor's: subtracted from each timestamp
+ */
+async function rowSource (path, offsetMs) {
+  const stream = createReadStream(path, { highWaterMark: READ_CHUNK })
+  const text = (await isGzip(path) ? stream.pipe(createGunzip()) : stream).setEncoding('utf8')
+  const chunks = text[Symbol.asyncIterator]()
+  const shift = Math.round(offsetMs)
+  /** @type {{ ts: number, end: number, ok: boolean, line: string }[]} */
+  let rows = []
+  let at = 0
+  let rest = ''
+  let header = true
+  let done = false
+
+  function parse (line) {
+    if (header) { header = false; return }
+    const c1 = line.indexOf(',')
+    const c2 = line.indexOf(',', c1 + 1)
+    const ts = Number(line.slice(0, c1)) - shift
+    const elapsed = Number(line.slice(c1 + 1, c2))
+    if (!Number.isFinite(ts) || !Number.isFinite(elapsed)) return
+    rows.push({ ts, end: ts + elapsed, ok: !/,false,/.test(line), line: shift ? ts + line.slice(c1) : line })
+  }
+
+  async function fill () {
+    rows = []
+    at = 0
+    while (!rows.length && !done) {
+      const { value, done: end } = await chunks.next()
+      if (end) {
+        done = true
+        if (rest.trim()) parse(rest)
+        rest = ''
+        break
+      }
+      const lines = (rest + value).split('\n')
+      rest = lines.pop() ?? ''
+      let open = ''
+      for (const line of lines) {
+        const whole = open ? `${open}\n${line}` : line
+        // an odd number of quotes: a quoted field goes on past this newline
+        if (quotes(whole) % 2) { open = whole; continue }
+        open = ''
+        if (whole) parse(whole)
+      }
+      if (open) rest = `${open}\n${rest}`
+    }
+  }
+
+  await fill()
+  return {
+    get head () { return at < rows.length ? rows[at] : null },
+    async next () {
+      at++
+      if (at >= rows.length && !done) await fill()
+    }
+  }
+}
+
+/**
+ * Merges the generators' samples into the run's: rows from `steadyStart` (inclusive) to `steadyEnd` (exclusive) on the
+ * executor's clock, in the order they ended (each generator writes its rows as they end: the merge of k such streams
+ * is in that order too). Writes the run's samples file by `samples` (jtl, gz, none) and, with `histogramPath`, the
+ * latency histograms of the merged rows. Resolves with the rows taken from each part: a run's summary is the sum of
+ * its generators' parts, and their latency the union's.
+ * @param {{ path: string, offsetMs?: number }[]} parts
+ * @param {{ jtlPath: string, samples?: string, histogramPath?: string, steadyStart: number, steadyEnd: number }} out
+ * @returns {Promise<{ path: string | null, rows: number, parts: { requests: number, errors: number }[] }>}
+ */
+export async function mergeSamples (parts, { jtlPath, samples = 'jtl', histogramPath, steadyStart, steadyEnd }) {
+  const sources = await Promise.all(parts.map(p => rowSource(p.path, p.offsetMs ?? 0)))
+  const counts = parts.map(() => ({ requests: 0, errors: 0 }))
+  const writer = createJtlWriter(samplesPathOf(jtlPath, samples), { format: samples, histogramPath })
+  try {
+    for (;;) {
+      let pick = -1
+      for (let i = 0; i < sources.length; i++) {
+        const h = sources[i].head
+        if (h && (pick < 0 || h.end < /** @type {any} */ (sources[pick].head).end)) pick = i
+      }
+      if (pick < 0) break
+      const row = /** @type {{ ts: number, ok: boolean, line: string }} */ (sources[pick].head)
+      if (row.ts >= steadyStart && row.ts < steadyEnd) {
+        counts[pick].requests++
+        if (!row.ok) counts[pick].errors++
+        writer.writeLine(row.line + '\n')
+      }
+      await sources[pick].next()
+    }
+  } catch (err) {
+    writer.abort()
+    throw err
+  }
+  await writer.close()
+  return { path: writer.path, rows: writer.rows, parts: counts }
+}

@@ -1,0 +1,160 @@
+// One run's load from several generators: the load split between them, one shared start time, each generator's
+// progress summed, a lost generator told apart from a failed one, and their samples merged into the run's.
+import { mkdirSync } from 'node:fs'
+import { NsError } from '../../lib/errors.js'
+import { clock } from '../drivers/load-common.js'
+import { GENERATOR_CHECKS, judgeRun } from '../validity.js'
+import { splitLoad } from './split.js'
+import { mergeSamples } from './merge.js'
+
+/**
+ * Where a generator runs and how it is driven: a process of this machine (local.js) or an agent on a swarm node
+ * (agent-client.js). `run` resolves when its load is over (its samples at samplesPath, its timestamps on its own
+ * clock) or rejects; a GeneratorLost rejection means it stopped answering, which the run survives.
+ * @typedef {{ name: string, group: number, where: Record<string, any>, clock: { offsetMs: number, rttMs: number } |
+ *   null, leadMs?: number, run: (opts: any, ctx: { signal: AbortSignal, onProgress: (p: any) => void, onSpawn?: (pid:
+ *   number, engine: 'node'|'java') => void, log: (line: string) => void }) => Promise<{ result: any, cpu: any,
+ *   samplesPath: string | null }> }} GeneratorPlace
+ */
+
+/** A generator that stopped answering mid-run: when it was last heard, when it was given up, what it had said. */
+export class GeneratorLost extends Error {
+  /** @param {string} message @param {{ lastSeenAt: number, lostAt: number, progress: any }} facts */
+  constructor (message, facts) {
+    super(message)
+    this.code = 'NS_ERR_GENERATOR_LOST'
+    this.lastSeenAt = facts.lastSeenAt
+    this.lostAt = facts.lostAt
+    this.progress = facts.progress
+  }
+}
+
+/** How long before the shared start the generators are told it: a Node child starts in ~100 ms, a JVM in ~2 s. */
+const LEAD_MS = { autocannon: 800, jmeter: 3500 }
+
+/**
+ * The figures of a run's generators as one, for the run's validity and diagnosis: their CPU summed, the busiest
+ * one's share, the busiest host's idle, the fewest samples.
+ * @param {any[]} cpus each generator's summarizeGenerator (null when not measured)
+ */
+export function combineGenerators (cpus) {
+  const known = cpus.filter(c => c && c.share !== null && c.share !== undefined)
+  const idle = cpus.map(c => c?.hostIdle).filter(x => x !== null && x !== undefined)
+  const round3 = (x) => Math.round(x * 1000) / 1000
+  return {
+    processes: cpus.flatMap(c => c?.processes ?? []),
+    samples: known.length ? Math.min(...known.map(c => c.samples)) : 0,
+    cores: known.length ? round3(known.reduce((a, c) => a + c.cores, 0)) : null,
+    share: known.length ? Math.max(...known.map(c => c.share)) : null,
+    hostIdle: idle.length ? Math.min(...idle) : null,
+    generators: cpus.length
+  }
+}
+
+/** The open model's schedule audit of several generators as one (each keeps its own in load.generators[]). */
+function combineSchedules (schedules) {
+  const all = schedules.filter(Boolean)
+  if (!all.length) return undefined
+  const sum = (k) => all.reduce((a, s) => a + (s[k] ?? 0), 0)
+  return { planned: sum('planned'), sent: sum('sent'), late: sum('late'), queued: sum('queued'), maxLagMs: Math.max(...all.map(s => s.maxLagMs ?? 0)) }
+}
+
+/**
+ * Runs `load` (runLoad's options but jtlPath) from every place at once and merges their samples into the run's.
+ * @param {GeneratorPlace[]} places
+ * @param {any} load the load as one generator would drive it: driver, url, method, headers, body, concurrency or
+ *   rate, duration, warmup, label, timeoutSec
+ * @param {{ jtlPath: string, samples?: string, histogramPath?: string, signal?: AbortSignal, onProgress?: (p: any)
+ *   => void, onSpawn?: (pid: number, engine: 'node'|'java') => void, log?: (line: string) => void, flag?: string,
+ *   partsDir: string }} out flag: the option that asked for the generators (for errors); partsDir: where the
+ *   generators' own files go
+ * @returns {Promise<any>} the run's load result (as runLoad's), with `generators` and `lost`
+ */
+export async function runGenerators (places, load, { jtlPath, samples = 'jtl', histogramPath, signal, onProgress, onSpawn, log = () => {}, flag, partsDir }) {
+  const portions = splitLoad(load, places.length, { flag })
+  mkdirSync(partsDir, { recursive: true })
+  const lead = Math.max(LEAD_MS[load.driver] ?? 1000, ...places.map(p => p.leadMs ?? 0))
+  const startAt = Math.ceil(clock() + lead)
+  log(`load: ${places.length} generators (${places.map((p, i) => `${p.name} ${p.where.node ?? p.where.host}${portions[i].concurrency ? ` c=${portions[i].concurrency}` : ` r=${Math.round(portions[i].rate * 10) / 10}`}`).join(', ')}), starting together at ${new Date(startAt).toISOString()}`)
+
+  const controller = new AbortController()
+  const abort = () => controller.abort()
+  if (signal?.aborted) abort()
+  else signal?.addEventListener('abort', abort, { once: true })
+  const progress = places.map(() => null)
+  const report = () => {
+    if (!onProgress || progress.some(p => p === null)) return
+    const warm = progress.filter(p => p.phase === 'warmup')
+    const shown = warm.length ? warm : progress
+    onProgress({
+      phase: warm.length ? 'warmup' : 'steady',
+      elapsed: Math.min(...shown.map(p => p.elapsed)),
+      total: shown[0].total,
+      requests: shown.reduce((a, p) => a + p.requests, 0),
+      errors: shown.reduce((a, p) => a + p.errors, 0)
+    })
+  }
+  const settled = await Promise.allSettled(places.map((place, i) => place.run({ ...load, ...portions[i], startAt }, {
+    signal: controller.signal,
+    onProgress: (p) => { progress[i] = p; report() },
+    onSpawn,
+    log
+  }).catch(err => {
+    // a generator that failed (not one that was lost) makes the run fail: the others stop rather than run on
+    if (!(err instanceof GeneratorLost)) abort()
+    throw err
+  })))
+  signal?.removeEventListener('abort', abort)
+
+  const failed = settled.find(s => s.status === 'rejected' && !(s.reason instanceof GeneratorLost))
+  if (failed) throw /** @type {PromiseRejectedResult} */ (failed).reason
+  const survivors = settled.flatMap((s, i) => (s.status === 'fulfilled' ? [{ i, ...s.value }] : []))
+  if (!survivors.length) throw new NsError('NS_ERR_RUN', `every generator was lost: ${settled.map(s => /** @type {PromiseRejectedResult} */ (s).reason.message).join('; ')}`)
+
+  const steadyStart = startAt + load.warmup * 1000
+  const offset = (i) => places[i].clock?.offsetMs ?? 0
+  const steadyEnd = Math.min(...survivors.map(s => s.result.steadyEnd - offset(s.i)))
+  const parts = survivors.filter(s => s.samplesPath)
+  const merged = await mergeSamples(parts.map(s => ({ path: s.samplesPath, offsetMs: offset(s.i) })), { jtlPath, samples, histogramPath, steadyStart, steadyEnd })
+  const counted = new Map(parts.map((s, k) => [s.i, merged.parts[k]]))
+  const seconds = Math.max(0.001, (steadyEnd - steadyStart) / 1000)
+
+  const generators = places.map((place, i) => {
+    const s = settled[i]
+    const base = { name: place.name, group: place.group, ...place.where, load: portions[i], clock: place.clock }
+    if (s.status === 'rejected') {
+      const lost = /** @type {GeneratorLost} */ (s.reason)
+      return { ...base, lost: { message: lost.message, lastSeenAt: lost.lastSeenAt, lostAt: lost.lostAt, requestsReported: lost.progress?.requests ?? null }, requests: null, errors: null, throughput: null, cpu: null, validity: null }
+    }
+    const { result, cpu } = s.value
+    const c = counted.get(i) ?? { requests: result.requests, errors: result.errors }
+    return {
+      ...base,
+      lost: null,
+      requests: c.requests,
+      errors: c.errors,
+      throughput: Math.round(c.requests / seconds * 10) / 10,
+      startSkewMs: result.startSkewMs ?? null,
+      version: result.version,
+      interrupted: result.interrupted,
+      schedule: result.schedule,
+      cpu,
+      validity: judgeRun({ generator: cpu, schedule: result.schedule }, { only: [...GENERATOR_CHECKS] })
+    }
+  })
+  const first = survivors[0].result
+  return {
+    driver: first.driver,
+    requests: merged.parts.reduce((a, p) => a + p.requests, 0),
+    errors: merged.parts.reduce((a, p) => a + p.errors, 0),
+    warmupRequests: survivors.reduce((a, s) => a + s.result.warmupRequests, 0),
+    steadyStart,
+    steadyEnd,
+    interrupted: survivors.some(s => s.result.interrupted),
+    jtlPath: merged.path,
+    version: first.version,
+    startAt,
+    ...(load.rate ? { schedule: combineSchedules(survivors.map(s => s.result.schedule)) } : {}),
+    generators
+  }
+}

@@ -1,0 +1,132 @@
+// The load generator agent: one per load node of a --load-nodes run, a Swarm task on the node's own network. It runs
+// one generator's share of the load with the run's driver (runLoad, as on the executor's machine), measures its CPU,
+// and hands its samples over; the executor drives it over HTTP behind a per-run token.
+import { createServer } from 'node:http'
+import { createReadStream, mkdirSync, rmSync, statSync } from 'node:fs'
+import { hostname } from 'node:os'
+import { join } from 'node:path'
+import { pathToFileURL } from 'node:url'
+import { timingSafeEqual } from 'node:crypto'
+import { runLoad } from '../drivers/index.js'
+import { clock } from '../drivers/load-common.js'
+import { createGeneratorMeter, summarizeGenerator } from '../../rc/generator-cpu.js'
+import { LOAD_AGENT_PORT, TOKEN_HEADER } from '../../lib/wire.js'
+import { portFromEnv } from '../../lib/net.js'
+import { formatError, exitCodeOf, badEnv } from '../../lib/errors.js'
+
+/** What a start request may carry of the load: the rest (files, signals) is the agent's own. */
+const LOAD_FIELDS = ['url', 'method', 'headers', 'concurrency', 'rate', 'duration', 'warmup', 'label', 'timeoutSec', 'maxSockets']
+
+/**
+ * The agent's HTTP handler and its one job at a time.
+ * @param {{ token: string, dir: string, log?: (line: string) => void }} opts
+ */
+export function createAgent ({ token, dir, log = () => {} }) {
+  const expected = Buffer.from(token)
+  /** @type {{ state: 'running'|'done'|'failed', progress: any, result: any, error: any, cpu: any, controller:
+   *   AbortController } | null} */
+  let job = null
+
+  const authorised = (req) => {
+    const given = Buffer.from(String(req.headers[TOKEN_HEADER] ?? ''))
+    return given.length === expected.length && timingSafeEqual(given, expected)
+  }
+
+  function start (body) {
+    const controller = new AbortController()
+    const jobDir = join(dir, 'job')
+    rmSync(jobDir, { recursive: true, force: true })
+    mkdirSync(jobDir, { recursive: true })
+    const meter = createGeneratorMeter()
+    meter.start()
+    /** @type {any} */
+    const load = Object.fromEntries(LOAD_FIELDS.filter(k => body.load?.[k] !== undefined).map(k => [k, body.load[k]]))
+    const current = { state: /** @type {'running'|'done'|'failed'} */ ('running'), progress: null, result: null, error: null, cpu: null, controller }
+    job = current
+    runLoad({
+      ...load,
+      driver: body.driver,
+      body: body.load?.body ? Buffer.from(body.load.body, 'base64') : undefined,
+      startAt: body.startAt,
+      group: body.group,
+      jtlPath: join(jobDir, 'samples.jtl'),
+      samples: 'gz',
+      signal: controller.signal,
+      onProgress: (p) => { current.progress = p },
+      onSpawn: (pid, engine) => meter.add(pid, { engine }),
+      log
+    }).then(result => {
+      current.cpu = summarizeGenerator(meter.stop(), { from: result.steadyStart, to: result.steadyEnd })
+      current.result = result
+      current.state = 'done'
+      log(`done: ${result.requests} requests, ${result.errors} errors`)
+    }, err => {
+      meter.stop()
+      current.error = { code: err.code ?? null, message: err.message }
+      current.state = 'failed'
+      log(`failed: ${err.message}`)
+    })
+  }
+
+  const send = (res, status, data) => {
+    res.writeHead(status, { 'content-type': 'application/json' })
+    res.end(JSON.stringify(data))
+  }
+
+  return async function handle (req, res) {
+    const path = (req.url ?? '/').split('?')[0]
+    if (req.method === 'GET' && path === '/healthz') return send(res, 200, { ok: true, host: hostname() })
+    if (!authorised(req)) return send(res, 401, { error: `the ${TOKEN_HEADER} header is missing or wrong` })
+    if (req.method === 'GET' && path === '/clock') return send(res, 200, { now: clock() })
+    if (req.method === 'GET' && path === '/status') {
+      if (!job) return send(res, 200, { state: 'idle' })
+      const { controller, ...shown } = job
+      return send(res, 200, shown)
+    }
+    if (req.method === 'POST' && path === '/start') {
+      if (job?.state === 'running') return send(res, 409, { error: 'a load is running already' })
+      let text = ''
+      for await (const chunk of req) text += chunk
+      let body
+      try { body = JSON.parse(text) } catch { return send(res, 400, { error: 'the body is not JSON' }) }
+      if (!['autocannon', 'jmeter'].includes(body.driver) || !Number.isFinite(body.startAt)) return send(res, 400, { error: 'driver and startAt are required' })
+      start(body)
+      return send(res, 202, { started: true })
+    }
+    if (req.method === 'POST' && path === '/abort') {
+      job?.controller.abort()
+      return send(res, 202, { aborting: job?.state === 'running' })
+    }
+    if (req.method === 'GET' && path === '/samples') {
+      const file = job?.state === 'done' ? job.result?.jtlPath : null
+      if (!file) return send(res, 404, { error: 'no samples: no finished load' })
+      res.writeHead(200, { 'content-type': 'application/gzip', 'content-length': statSync(file).size })
+      createReadStream(file).pipe(res)
+      return
+    }
+    send(res, 404, { error: `no route ${req.method} ${path}` })
+  }
+}
+
+/** Starts the agent on NODESCALE_AGENT_PORT (default 7393) with the token of NODESCALE_AGENT_TOKEN. */
+export async function main () {
+  const token = process.env.NODESCALE_AGENT_TOKEN
+  if (!token) throw badEnv('NODESCALE_AGENT_TOKEN', 'is required: the token the executor sends')
+  const port = portFromEnv(process.env.NODESCALE_AGENT_PORT, LOAD_AGENT_PORT)
+  const dir = process.env.NODESCALE_AGENT_DIR ?? '/tmp/nodescale-load'
+  const log = (line) => process.stdout.write(`load-agent: ${line}\n`)
+  const handle = createAgent({ token, dir, log })
+  const server = createServer((req, res) => { handle(req, res).catch(err => { res.statusCode = 500; res.end(err.message) }) })
+  await new Promise((resolve, reject) => server.once('error', reject).listen(port, () => resolve(undefined)))
+  log(`listening on ${port} (${hostname()})`)
+  const stop = () => server.close(() => process.exit(0))
+  process.on('SIGTERM', stop)
+  process.on('SIGINT', stop)
+}
+
+if (import.meta.url === pathToFileURL(process.argv[1] ?? '').href) {
+  main().catch(err => {
+    process.stderr.write(`${formatError(err)}\n`)
+    process.exit(exitCodeOf(err))
+  })
+}
