@@ -105,7 +105,8 @@ export async function run (config, { log = () => {}, onProgress, signal, prepare
     const path = `/${benchmark}${request.path}`
     const url = `${deployment.url.replace(/\/$/, '')}${path}`
     generators = await generatorPlaces(config, { deployment, dir, log, signal })
-    log(`load: ${config.driver} -> ${url}`)
+    const loadUrl = generators?.url ? `${generators.url.replace(/\/$/, '')}${path}` : url
+    log(`load: ${config.driver} -> ${loadUrl}`)
     generator.start()
     const loadOptions = {
       driver: config.driver,
@@ -128,7 +129,7 @@ export async function run (config, { log = () => {}, onProgress, signal, prepare
       log
     }
     const load = generators
-      ? await runGenerators(generators.places, { ...loadOptions, url: generators.url ? `${generators.url.replace(/\/$/, '')}${path}` : url }, { ...loadOptions, flag: generators.flag, partsDir: join(dir, 'generators') })
+      ? await runGenerators(generators.places, { ...loadOptions, url: loadUrl }, { ...loadOptions, flag: generators.flag, partsDir: join(dir, 'generators') })
       : await runLoad(loadOptions)
     generatorTimeline = generator.stop()
     // several generators: each measured its own CPU (a remote one on its node), the busiest one speaks for the run

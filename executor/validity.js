@@ -101,7 +101,8 @@ export const VALIDITY_CHECKS = [
       const worst = clocks.reduce((a, g) => (g.clock.rttMs / 2 + Math.abs(g.clock.offsetMs) > a.clock.rttMs / 2 + Math.abs(a.clock.offsetMs) ? g : a))
       const error = worst.clock.rttMs / 2
       const offset = Math.abs(worst.clock.offsetMs)
-      if (error <= THRESHOLDS.clockOfP50 * p50 && offset <= p50) return null
+      // a JTL's timestamps are whole ms: an error within that is no error
+      if (error <= Math.max(1, THRESHOLDS.clockOfP50 * p50) && offset <= Math.max(1, p50)) return null
       return {
         value: Math.max(error, offset) / p50,
         threshold: THRESHOLDS.clockOfP50,

@@ -3,7 +3,7 @@
 // behind.
 import { test } from 'node:test'
 import assert from 'node:assert/strict'
-import { mkdtempSync, existsSync, readFileSync } from 'node:fs'
+import { mkdtempSync, existsSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { execFileSync } from 'node:child_process'
@@ -14,6 +14,7 @@ import { checkHost } from '../executor/local-swarm/host.js'
 import { probe } from '../lib/net.js'
 import { swarmEngine } from './swarm-helper.js'
 import { runCli, readRun, assertCompleteRun } from './helpers/cli.js'
+import { cluster, enginePidOf } from './helpers/cluster.js'
 
 const engine = await swarmEngine()
 let skip = engine.skip
@@ -22,18 +23,6 @@ if (!skip) {
   if (skip && process.env.CI === 'true') throw new Error(`${skip} (CI=true: the cluster suite must run)`)
 }
 const docker = /** @type {import('dockerode')} */ (engine.docker)
-
-/**
- * Runs `executor cluster ...`; while someone else's stack runs (the swarm cannot be re-initialised), waits and retries.
- */
-async function cluster (args, { waitMs = 180_000 } = {}) {
-  const started = Date.now()
-  for (;;) {
-    const r = await runCli('executor', ['cluster', ...args], { timeoutMs: 180_000 })
-    if (r.code === 0 || !/would remove running stacks/.test(r.stderr) || Date.now() - started > waitMs) return { ...r, ms: Date.now() - started }
-    await sleep(5000)
-  }
-}
 
 const netns = () => execFileSync('ip', ['-j', 'netns', 'list'], { encoding: 'utf8' }).trim()
 const ourNetns = () => (netns() ? JSON.parse(netns()) : []).map(n => n.name).filter(n => n.startsWith('nodescale-'))
@@ -51,8 +40,6 @@ async function dropImages (i, re) {
     if ((img.RepoTags ?? []).some(t => re.test(t))) await engine.getImage(img.Id).remove({ force: true })
   }
 }
-
-const enginePidOf = (name) => Number(readFileSync(`/var/run/nodescale-cluster/${name}.pid`, 'utf8'))
 
 /**
  * An hs x4 run on both workers (2 tasks each) in which `inject` takes nodescale-w2 away 3 s after the load starts.

@@ -137,11 +137,12 @@ export async function buildContext (docker, { repo, dockerfile, entries, log = (
   return { tag, id: id ?? await imageId(docker, tag), reused: false }
 }
 
-/** The images of nodescale's own Node programs: the folder whose files (and what they import) go in, the entry. */
+/** The images of nodescale's own Node programs: the folders whose files (and what they import) go in, the entry. */
 const NODE_IMAGES = Object.freeze({
-  register: { dir: 'register', main: 'register/serve.js', port: APP_PORT },
-  rc: { dir: 'rc', main: 'rc/service.js', port: RC_PORT },
-  load: { dir: 'executor/load-agent', main: 'executor/load-agent/agent.js', port: LOAD_AGENT_PORT }
+  register: { dirs: ['register'], main: 'register/serve.js', port: APP_PORT },
+  rc: { dirs: ['rc'], main: 'rc/service.js', port: RC_PORT },
+  // the drivers' folder whole: the autocannon driver spawns its child (load-child.js) by path, not by import
+  load: { dirs: ['executor/load-agent', 'executor/drivers'], main: 'executor/load-agent/agent.js', port: LOAD_AGENT_PORT }
 })
 
 /** The registry image a kind builds on. */
@@ -279,7 +280,7 @@ export async function buildImage (docker, { kind, base = 'auto', apps = [], log 
     }
   } else {
     const from = chosen.base === 'registry' ? chosen.from : (await nodeHostBase(docker, log)).tag
-    const tree = kind === 'register' ? registerTree(root, { apps }) : registerTree(root, { dirs: [NODE_IMAGES[kind].dir], required: NODE_IMAGES[kind].dir, extraPackages: [] })
+    const tree = kind === 'register' ? registerTree(root, { apps }) : registerTree(root, { dirs: NODE_IMAGES[kind].dirs, required: NODE_IMAGES[kind].dirs[0], extraPackages: [] })
     appPaths = tree.apps
     const dockerfile = [
       `FROM ${from}`,

@@ -75,7 +75,7 @@ export async function runGenerators (places, load, { jtlPath, samples = 'jtl', h
   mkdirSync(partsDir, { recursive: true })
   const lead = Math.max(LEAD_MS[load.driver] ?? 1000, ...places.map(p => p.leadMs ?? 0))
   const startAt = Math.ceil(clock() + lead)
-  log(`load: ${places.length} generators (${places.map((p, i) => `${p.name} ${p.where.node ?? p.where.host}${portions[i].concurrency ? ` c=${portions[i].concurrency}` : ` r=${Math.round(portions[i].rate * 10) / 10}`}`).join(', ')}), starting together at ${new Date(startAt).toISOString()}`)
+  log(`load: ${places.length} generator${places.length === 1 ? '' : 's'} (${places.map((p, i) => `${p.name} ${p.where.node ?? p.where.host}${portions[i].concurrency ? ` c=${portions[i].concurrency}` : ` r=${Math.round(portions[i].rate * 10) / 10}`}`).join(', ')}), starting together at ${new Date(startAt).toISOString()}`)
 
   const controller = new AbortController()
   const abort = () => controller.abort()
@@ -113,7 +113,7 @@ export async function runGenerators (places, load, { jtlPath, samples = 'jtl', h
 
   const steadyStart = startAt + load.warmup * 1000
   const offset = (i) => places[i].clock?.offsetMs ?? 0
-  const steadyEnd = Math.min(...survivors.map(s => s.result.steadyEnd - offset(s.i)))
+  const steadyEnd = Math.round(Math.min(...survivors.map(s => s.result.steadyEnd - offset(s.i))))
   const parts = survivors.filter(s => s.samplesPath)
   const merged = await mergeSamples(parts.map(s => ({ path: s.samplesPath, offsetMs: offset(s.i) })), { jtlPath, samples, histogramPath, steadyStart, steadyEnd })
   const counted = new Map(parts.map((s, k) => [s.i, merged.parts[k]]))

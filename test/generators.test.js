@@ -1,0 +1,97 @@
+// Several load generators for one run, on this machine (--load-procs): the split, the merge of their samples (time
+// order, clock offsets, the steady window), real runs with both drivers whose summary is the sum of the generators'
+// parts, and the refusals. The swarm's load nodes: test/load-nodes.test.js.
+import { test } from 'node:test'
+import assert from 'node:assert/strict'
+import { mkdtempSync, writeFileSync, readFileSync, existsSync } from 'node:fs'
+import { gzipSync } from 'node:zlib'
+import { tmpdir } from 'node:os'
+import { join } from 'node:path'
+import { splitLoad } from '../executor/generators/split.js'
+import { mergeSamples } from '../executor/generators/merge.js'
+import { generatorCores } from '../executor/generators/local.js'
+import { JTL_HEADER } from '../executor/jtl-writer.js'
+import { parse } from 'csv-parse/sync'
+import { runCli, readRun } from './helpers/cli.js'
+
+test('the load splits into whole connections that differ by one at most, or equal rates; too few connections is exit 2', () => {
+  assert.deepEqual(splitLoad({ concurrency: 10 }, 3), [{ concurrency: 4 }, { concurrency: 3 }, { concurrency: 3 }])
+  assert.deepEqual(splitLoad({ concurrency: 4 }, 4), [{ concurrency: 1 }, { concurrency: 1 }, { concurrency: 1 }, { concurrency: 1 }])
+  assert.deepEqual(splitLoad({ rate: 300 }, 2), [{ rate: 150 }, { rate: 150 }])
+  assert.throws(() => splitLoad({ concurrency: 2 }, 3, { flag: '--load-procs' }), e => e.code === 'NS_ERR_BAD_FLAG' && /--load-procs/.test(e.message) && /raise --concurrency to 3/.test(e.message))
+})
+
+test('generator processes are pinned to the cores the server is not pinned to, in turn; all cores when it holds them all', () => {
+  assert.deepEqual(generatorCores(3, { cpus: 4, serverCores: 2 }), { cores: [[3], [2], [3]], shared: false })
+  assert.deepEqual(generatorCores(2, { cpus: 2, serverCores: 0 }), { cores: [[1], [0]], shared: false })
+  assert.deepEqual(generatorCores(2, { cpus: 2, serverCores: 2 }), { cores: [[1], [0]], shared: true })
+})
+
+/** A JTL row: start, elapsed, thread, success. */
+const row = (ts, elapsed, thread, ok = true) => `${ts},${elapsed},x,${ok ? 200 : 500},${ok ? 'OK' : 'Err'},${thread},text,${ok},${ok ? '' : '"boom, with a comma\nand a newline"'},10,10,1,1,http://h/,${elapsed},0,0\n`
+
+test('the merge: rows of every part in the order they ended, timestamps moved by each clock offset, the window kept, counts per part', async () => {
+  const dir = mkdtempSync(join(tmpdir(), 'ns-merge-'))
+  // part 1 on our clock (plain); part 2 gzipped in two members, its clock 5 ms ahead of ours
+  writeFileSync(join(dir, 'a.jtl'), JTL_HEADER + row(990, 5, 'x 1-1') + row(1000, 10, 'x 1-1') + row(1005, 20, 'x 1-2', false) + row(1030, 1, 'x 1-1') + row(2000, 1, 'x 1-1'))
+  writeFileSync(join(dir, 'b.jtl.gz'), Buffer.concat([gzipSync(JTL_HEADER + row(1008, 2, 'x 2-1')), gzipSync(row(1015, 3, 'x 2-1') + row(1040, 1, 'x 2-1'))]))
+  const out = join(dir, 'samples.jtl')
+  const merged = await mergeSamples([{ path: join(dir, 'a.jtl') }, { path: join(dir, 'b.jtl.gz'), offsetMs: 5 }], { jtlPath: out, samples: 'jtl', histogramPath: join(dir, 'latency.json'), steadyStart: 1000, steadyEnd: 1100 })
+  assert.deepEqual(merged.parts, [{ requests: 3, errors: 1 }, { requests: 3, errors: 0 }], '990 and 2000 are outside the window')
+  const rows = parse(readFileSync(out), { columns: true }).map(r => ({ ...r, timeStamp: Number(r.timeStamp), elapsed: Number(r.elapsed) }))
+  assert.deepEqual(rows.map(r => [r.timeStamp, r.threadName]), [[1003, 'x 2-1'], [1000, 'x 1-1'], [1010, 'x 2-1'], [1005, 'x 1-2'], [1030, 'x 1-1'], [1035, 'x 2-1']])
+  const ends = rows.map(r => r.timeStamp + r.elapsed)
+  assert.deepEqual(ends, [...ends].sort((a, b) => a - b), 'in the order they ended')
+  assert.equal(rows.find(r => r.success === 'false').failureMessage, 'boom, with a comma\nand a newline', 'a quoted newline survives')
+  assert.ok(existsSync(join(dir, 'latency.json')))
+})
+
+test('executor run --load-procs 2 (autocannon): two pinned generators, one shared start, the summary the sum of their parts', { timeout: 120_000 }, async () => {
+  const out = mkdtempSync(join(tmpdir(), 'ns-procs-'))
+  const r = await runCli('executor', ['run', '--backend', 'local', '--strategy', 'cm', '--instances', '1', '--benchmark', 'baseline', '--load-procs', '2',
+    '--concurrency', '5', '--duration', '3', '--warmup', '1', '--out', out, '--json'])
+  assert.equal(r.code, 0, r.stderr)
+  const { run, dir } = readRun(out)
+  const gens = run.load.generators
+  assert.equal(gens.length, 2)
+  assert.deepEqual(gens.map(g => g.load.concurrency), [3, 2])
+  assert.notDeepEqual(gens[0].cpus, gens[1].cpus, 'each on a core of its own')
+  assert.equal(run.summary.requests, gens[0].requests + gens[1].requests)
+  assert.equal(run.summary.errors, gens[0].errors + gens[1].errors)
+  assert.ok(gens.every(g => g.requests > 0 && Math.abs(g.startSkewMs) < 50 && g.cpu.share !== null && g.validity.checked.includes('generator-saturated')), JSON.stringify(gens))
+  assert.equal(run.load.steadyStart, run.load.startAt + 1000)
+  const threads = new Set(readFileSync(join(dir, 'samples.jtl'), 'utf8').split('\n').slice(1, -1).map(l => l.split(',')[5].split(' ').pop().split('-')[0]))
+  assert.deepEqual([...threads].sort(), ['1', '2'], 'each generator names its threads after itself')
+  assert.ok(run.validity.unchecked.some(u => u.name === 'clock-offset'), 'one clock: nothing to check')
+})
+
+test('executor run --load-procs 2 --driver jmeter: two JMeters share the rate and the window', { timeout: 180_000 }, async () => {
+  const out = mkdtempSync(join(tmpdir(), 'ns-procs-jm-'))
+  const r = await runCli('executor', ['run', '--backend', 'local', '--strategy', 'cm', '--instances', '1', '--benchmark', 'baseline', '--load-procs', '2',
+    '--driver', 'jmeter', '--rate', '200', '--duration', '3', '--warmup', '1', '--samples', 'gz', '--out', out], { timeoutMs: 170_000 })
+  assert.equal(r.code, 0, r.stderr)
+  const { run } = readRun(out)
+  const gens = run.load.generators
+  assert.deepEqual(gens.map(g => g.load.rate), [100, 100])
+  assert.equal(run.summary.requests, gens[0].requests + gens[1].requests)
+  // 200 req/s over 3 s, give or take the edges
+  assert.ok(run.summary.requests > 500 && run.summary.requests < 700, String(run.summary.requests))
+  assert.ok(gens.every(g => g.version.startsWith('JMeter') && g.startSkewMs !== null), JSON.stringify(gens))
+  assert.equal(run.files.samples, 'samples.jtl.gz')
+})
+
+test('bad combinations of generators are exit 2 naming the flag, before anything starts', async () => {
+  const base = ['run', '--backend', 'local', '--strategy', 'cm', '--instances', '1', '--out', mkdtempSync(join(tmpdir(), 'ns-procs-bad-'))]
+  const cases = [
+    [['--load-procs', '3', '--concurrency', '2'], /--load-procs: 3 generators cannot share --concurrency 2/],
+    [['--load-procs', '2', '--duration', 'auto'], /--duration: auto cannot end the load of 2 generators together/],
+    [['--load-placement', 'free'], /--load-placement: only applies/],
+    [['--load-nodes', '1'], /--load-nodes: only applies to Swarm runs/],
+    [['--load-procs', '0'], /--load-procs/]
+  ]
+  for (const [args, message] of cases) {
+    const r = await runCli('executor', [...base, ...args])
+    assert.equal(r.code, 2, `${args.join(' ')}: ${r.stderr}`)
+    assert.match(r.stderr, message)
+  }
+})
