@@ -1,0 +1,88 @@
+// Load from load nodes on the real engine: a 5-node local swarm (executor cluster up --nodes 5 --load-nodes 2), HS
+// runs whose server tasks and generators are on disjoint nodes, one generator and two (the load split, their samples
+// merged in time order, the summary the sum of their parts), and a load node's engine stopped mid-run (degraded, the
+// loss window counted, not hung).
+import { test } from 'node:test'
+import assert from 'node:assert/strict'
+import { mkdtempSync, readFileSync } from 'node:fs'
+import { tmpdir } from 'node:os'
+import { join } from 'node:path'
+import { checkHost } from '../executor/local-swarm/host.js'
+import { swarmEngine } from './swarm-helper.js'
+import { runCli, readRun } from './helpers/cli.js'
+import { cluster, enginePidOf } from './helpers/cluster.js'
+
+const engine = await swarmEngine()
+let skip = engine.skip
+if (!skip) {
+  try { checkHost() } catch (err) { skip = `the local cluster cannot run here: ${err.message}` }
+  if (skip && process.env.CI === 'true') throw new Error(`${skip} (CI=true: the cluster suite must run)`)
+}
+
+/** An hs x2 run on the two server workers with load from `loadNodes` load nodes; onLoad runs when the load starts. */
+async function loadRun (loadNodes, { duration = 4, onLoad, samples = 'jtl' } = {}) {
+  const out = mkdtempSync(join(tmpdir(), 'ns-load-nodes-'))
+  let started = false
+  const r = await runCli('executor', ['run', '--backend', 'swarm', '--strategy', 'hs', '--instances', '2', '--nodes', '2', '--benchmark', 'baseline',
+    '--cpus-per-instance', '0.25', '--load-nodes', String(loadNodes), '--concurrency', '6', '--duration', String(duration), '--warmup', '1',
+    '--samples', samples, '--out', out], {
+    timeoutMs: 240_000,
+    onStderr (text) {
+      if (started || !/starting together/.test(text)) return
+      started = true
+      onLoad?.()
+    }
+  })
+  assert.equal(r.code, 0, r.stderr)
+  return { ...readRun(out), stderr: r.stderr }
+}
+
+const appNodes = (run) => run.placement.filter(p => p.service.endsWith('_app')).map(p => p.nodeLabel)
+
+test('load nodes: generators on their own nodes, split, merged, and one lost mid-run', { skip, timeout: 900_000 }, async (t) => {
+  const up = await cluster(['up', '--nodes', '5', '--load-nodes', '2', '--json'])
+  assert.equal(up.code, 0, up.stderr)
+  assert.deepEqual(JSON.parse(up.stdout).nodes.filter(n => n.loadNode).map(n => n.label), ['nodescale-w3', 'nodescale-w4'])
+  try {
+    await t.test('--load-nodes 1: the generator on a load node, the server on the two others, the summary its part', async () => {
+      const { run } = await loadRun(1)
+      const [g] = run.load.generators
+      assert.equal(g.label, 'nodescale-w3')
+      assert.deepEqual(appNodes(run).sort(), ['nodescale-w1', 'nodescale-w2'])
+      assert.ok(!run.placement.some(p => p.nodeLabel === g.label), 'no server task on the load node')
+      assert.equal(run.summary.requests, g.requests)
+      assert.equal(run.summary.errors, g.errors)
+      assert.ok(g.clock && Math.abs(g.clock.offsetMs) < 50 && g.clock.rttMs > 0, JSON.stringify(g.clock))
+      assert.ok(g.cpu.share !== null && g.validity.checked.includes('generator-saturated'), JSON.stringify(g))
+      assert.equal(run.status, 'done')
+    })
+
+    await t.test('--load-nodes 2: the load split, the samples merged in the order they ended, the summary the sum', async () => {
+      const { run, dir } = await loadRun(2)
+      const gens = run.load.generators
+      assert.deepEqual(gens.map(g => [g.name, g.label, g.load.concurrency]), [['g1', 'nodescale-w3', 3], ['g2', 'nodescale-w4', 3]])
+      assert.equal(run.summary.requests, gens[0].requests + gens[1].requests)
+      const rows = readFileSync(join(dir, 'samples.jtl'), 'utf8').split('\n').slice(1, -1).map(l => l.split(','))
+      assert.equal(rows.length, run.summary.requests)
+      const ends = rows.map(f => Number(f[0]) + Number(f[1]))
+      // each generator writes its rows as they end (start floored, elapsed rounded: a ms either way)
+      assert.ok(ends.every((e, i) => i === 0 || e >= ends[i - 1] - 2), 'in the order they ended')
+      const early = new Set(rows.slice(0, Math.ceil(rows.length / 10)).map(f => f[5].split(' ').pop().split('-')[0]))
+      assert.deepEqual([...early].sort(), ['1', '2'], 'both generators from the start: interleaved, not one after the other')
+    })
+
+    await t.test('a load node\'s engine stopped mid-run: the run is degraded, the other generator\'s samples kept', async () => {
+      const { run } = await loadRun(2, { duration: 12, onLoad: () => setTimeout(() => process.kill(enginePidOf('nodescale-w4'), 'SIGTERM'), 3000) })
+      assert.equal(run.status, 'degraded', JSON.stringify(run.error))
+      const lost = run.load.generators.find(g => g.lost)
+      assert.equal(lost?.label, 'nodescale-w4')
+      assert.equal(run.degraded.nodes[0].generator, lost.name)
+      assert.ok(run.degraded.window.ms > 0 && run.degraded.duringLoss.requests > 0, JSON.stringify(run.degraded))
+      const kept = run.load.generators.find(g => !g.lost)
+      assert.equal(run.summary.requests, kept.requests)
+      t.diagnostic(`lost ${lost.name} after ${run.degraded.nodes[0].lostAfterMs} ms; reported ${lost.lost.requestsReported} requests before`)
+    })
+  } finally {
+    await cluster(['down'])
+  }
+})
