@@ -44,6 +44,7 @@ repeats: 2
 cpus-per-instance: 0.5
 driver: autocannon
 samples: none
+load-procs: 1
 lb: auto
 ready-timeout: 20
 slo: p99=500ms,errors=1%
@@ -55,9 +56,9 @@ profiles:
   smoke: { repeats: 1, duration: 1 }
 `
   // every documented key is used above, but those that exclude one used there (benchmark/benchmarks,
-  // rate/load/concurrency, instances-per-node/instances), app, nodes (a swarm's; this file is local) and the bounds of
-  // duration: auto, checked below and in their own tests (duration-auto.test.js)
-  const elsewhere = ['benchmark', 'rate', 'load', 'app', 'instances-per-node', 'nodes', 'min-duration', 'max-duration']
+  // rate/load/concurrency, instances-per-node/instances), app, nodes and load nodes (a swarm's; this file is local) and
+  // the bounds of duration: auto, checked below and in their own tests (duration-auto.test.js)
+  const elsewhere = ['benchmark', 'rate', 'load', 'app', 'instances-per-node', 'nodes', 'load-nodes', 'load-placement', 'min-duration', 'max-duration']
   for (const key of Object.keys(EXPERIMENT_KEYS).filter(k => !elsewhere.includes(k))) assert.match(text, new RegExp(`^${key}:`, 'm'), key)
   const open = parseExperiment('strategies: [cm]\nbenchmark: greeter\napp: ../apps/bench-object.js\nrate: [100, 200.5]\n', { file: 'o.yml', path: '/x/y/o.yml' })
   assert.equal(open.loadKey, 'rate')

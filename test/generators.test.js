@@ -18,7 +18,7 @@ test('the load splits into whole connections that differ by one at most, or equa
   assert.deepEqual(splitLoad({ concurrency: 10 }, 3), [{ concurrency: 4 }, { concurrency: 3 }, { concurrency: 3 }])
   assert.deepEqual(splitLoad({ concurrency: 4 }, 4), [{ concurrency: 1 }, { concurrency: 1 }, { concurrency: 1 }, { concurrency: 1 }])
   assert.deepEqual(splitLoad({ rate: 300 }, 2), [{ rate: 150 }, { rate: 150 }])
-  assert.throws(() => splitLoad({ concurrency: 2 }, 3, { flag: '--load-procs' }), e => e.code === 'NS_ERR_BAD_FLAG' && /--load-procs/.test(e.message) && /raise --concurrency to 3/.test(e.message))
+  assert.throws(() => splitLoad({ concurrency: 2 }, 3, { flag: '--load-procs' }), (/** @type {any} */ e) => e.code === 'NS_ERR_BAD_FLAG' && /--load-procs/.test(e.message) && /raise --concurrency to 3/.test(e.message))
 })
 
 test('generator processes are pinned to the cores the server is not pinned to, in turn; all cores when it holds them all', () => {
@@ -38,7 +38,7 @@ test('the merge: rows of every part in the order they ended, timestamps moved by
   const out = join(dir, 'samples.jtl')
   const merged = await mergeSamples([{ path: join(dir, 'a.jtl') }, { path: join(dir, 'b.jtl.gz'), offsetMs: 5 }], { jtlPath: out, samples: 'jtl', histogramPath: join(dir, 'latency.json'), steadyStart: 1000, steadyEnd: 1100 })
   assert.deepEqual(merged.parts, [{ requests: 3, errors: 1 }, { requests: 3, errors: 0 }], '990 and 2000 are outside the window')
-  const rows = parse(readFileSync(out), { columns: true }).map(r => ({ ...r, timeStamp: Number(r.timeStamp), elapsed: Number(r.elapsed) }))
+  const rows = /** @type {any[]} */ (parse(readFileSync(out), { columns: true })).map(r => ({ ...r, timeStamp: Number(r.timeStamp), elapsed: Number(r.elapsed) }))
   assert.deepEqual(rows.map(r => [r.timeStamp, r.threadName]), [[1003, 'x 2-1'], [1000, 'x 1-1'], [1010, 'x 2-1'], [1005, 'x 1-2'], [1030, 'x 1-1'], [1035, 'x 2-1']])
   const ends = rows.map(r => r.timeStamp + r.elapsed)
   assert.deepEqual(ends, [...ends].sort((a, b) => a - b), 'in the order they ended')
@@ -82,6 +82,7 @@ test('executor run --load-procs 2 --driver jmeter: two JMeters share the rate an
 
 test('bad combinations of generators are exit 2 naming the flag, before anything starts', async () => {
   const base = ['run', '--backend', 'local', '--strategy', 'cm', '--instances', '1', '--out', mkdtempSync(join(tmpdir(), 'ns-procs-bad-'))]
+  /** @type {[string[], RegExp, string[]?][]} */
   const cases = [
     [['--load-procs', '3', '--concurrency', '2'], /--load-procs: 3 generators cannot share --concurrency 2/],
     [['--load-procs', '2', '--duration', 'auto'], /--duration: auto cannot end the load of 2 generators together/],
@@ -89,8 +90,10 @@ test('bad combinations of generators are exit 2 naming the flag, before anything
     [['--load-nodes', '1'], /--load-nodes: only applies to Swarm runs/],
     [['--load-procs', '0'], /--load-procs/]
   ]
-  for (const [args, message] of cases) {
-    const r = await runCli('executor', [...base, ...args])
+  const swarm = base.map(a => (a === 'local' ? 'swarm' : a))
+  cases.push([['--load-nodes', '1', '--driver', 'jmeter'], /--driver: jmeter does not run on load nodes yet/, swarm])
+  for (const [args, message, first = base] of cases) {
+    const r = await runCli('executor', [...first, ...args])
     assert.equal(r.code, 2, `${args.join(' ')}: ${r.stderr}`)
     assert.match(r.stderr, message)
   }

@@ -19,7 +19,11 @@ if (!skip) {
   if (skip && process.env.CI === 'true') throw new Error(`${skip} (CI=true: the cluster suite must run)`)
 }
 
-/** An hs x2 run on the two server workers with load from `loadNodes` load nodes; onLoad runs when the load starts. */
+/**
+ * An hs x2 run on the two server workers with load from `loadNodes` load nodes; onLoad runs when the load starts.
+ * @param {number} loadNodes
+ * @param {{ duration?: number, onLoad?: () => void, samples?: string }} [opts]
+ */
 async function loadRun (loadNodes, { duration = 4, onLoad, samples = 'jtl' } = {}) {
   const out = mkdtempSync(join(tmpdir(), 'ns-load-nodes-'))
   let started = false

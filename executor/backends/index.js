@@ -41,6 +41,12 @@ import { createLocalBackend } from './local.js'
  * @property {() => Promise<PlacementRow[]>} [currentPlacement] Swarm: where the tasks run now (after a node was lost)
  * @property {() => Promise<boolean>} [intact] Swarm: whether the containers deployed still run (not after a daemon
  *   restart); a kept deployment that is not intact is deployed again
+ * @property {(opts: { count: number, placement: string, runId: string, partsDir: string, log: Log, signal?:
+ *   AbortSignal }) => Promise<{ places: import('../generators/run-generators.js').GeneratorPlace[], url: string,
+ *   teardown: () => Promise<void> }>} [createGenerators] Swarm: --load-nodes generators as agents on load nodes that
+ *   run none of the deployment's tasks, each one's clock measured; url: the server as they reach it; teardown
+ *   removes them (a run's generators live as long as the run, the deployment may serve many)
+ * @property {number} [pinnedCores] local: the server's one process is pinned to cores 0..n-1 (--load-procs keeps off)
  */
 
 /**
