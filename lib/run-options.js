@@ -470,9 +470,6 @@ function checkGenerators (values, config) {
     throw badOption(o.loadNodes, 'cannot be combined with --load-procs: the load comes from processes of this machine or from swarm nodes')
   }
   if (values.loadPlacement !== undefined && config.loadNodes === undefined) throw badOption(o.loadPlacement, 'only applies with --load-nodes K')
-  if (config.loadNodes !== undefined && config.driver === 'jmeter') {
-    throw badOption(o.driver, 'jmeter does not run on load nodes yet (their image carries no JVM): use --driver autocannon with --load-nodes, or --driver jmeter with --load-procs P on this machine')
-  }
   const count = config.loadNodes ?? config.loadProcs ?? 1
   const row = config.loadNodes !== undefined ? o.loadNodes : o.loadProcs
   if (count > 1 && config.duration === 'auto') {

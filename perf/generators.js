@@ -17,6 +17,7 @@ const OPTIONS = [
   option({ flag: 'concurrency', type: 'whole', min: 2, max: 1000, default: 64 }),
   option({ flag: 'strategy', type: 'text', default: 'hs', help: 'the server: a strategy one generator cannot saturate' }),
   option({ flag: 'instances', type: 'whole', min: 1, max: 64, default: 2 }),
+  option({ flag: 'driver', type: 'text', default: 'autocannon', help: 'autocannon or jmeter (a JVM costs more a request)' }),
   option({ flag: 'json', type: 'boolean', default: false })
 ]
 
@@ -27,7 +28,7 @@ function runWith (procs, o) {
   const out = mkdtempSync(join(tmpdir(), 'ns-perf-gen-'))
   try {
     const r = spawnSync(process.execPath, [EXECUTOR, 'run', '--backend', 'local', '--strategy', o.strategy, '--instances', String(o.instances), '--benchmark', 'baseline',
-      '--load-procs', String(procs), '--concurrency', String(o.concurrency), '--duration', String(o.duration), '--warmup', '2', '--samples', 'none', '--out', out, '--quiet'], { encoding: 'utf8' })
+      '--load-procs', String(procs), '--driver', o.driver, '--concurrency', String(o.concurrency), '--duration', String(o.duration), '--warmup', '2', '--samples', 'none', '--out', out, '--quiet'], { encoding: 'utf8' })
     if (r.status !== 0) throw new Error(`executor run --load-procs ${procs} exited ${r.status}: ${r.stderr.slice(-2000)}`)
     const dir = readdirSync(out)[0]
     const run = JSON.parse(readFileSync(join(out, dir, 'run.json'), 'utf8'))
@@ -48,7 +49,7 @@ export function main () {
     }
   }
   const of = (procs) => ({ throughput: median(sides[procs].map(r => r.throughput)), share: median(sides[procs].map(r => r.share)), hostIdle: median(sides[procs].map(r => r.hostIdle)) })
-  const result = { server: `${o.strategy} x${o.instances} baseline, concurrency ${o.concurrency}`, rounds: o.rounds, one: of(1), two: of(2) }
+  const result = { server: `${o.strategy} x${o.instances} baseline, concurrency ${o.concurrency}, ${o.driver}`, rounds: o.rounds, one: of(1), two: of(2) }
   const ratio = Math.round(result.two.throughput / result.one.throughput * 100) / 100
   if (o.json) process.stdout.write(JSON.stringify({ ...result, ratio }, null, 2) + '\n')
   else {

@@ -22,14 +22,14 @@ if (!skip) {
 /**
  * An hs x2 run on the two server workers with load from `loadNodes` load nodes; onLoad runs when the load starts.
  * @param {number} loadNodes
- * @param {{ duration?: number, onLoad?: () => void, samples?: string }} [opts]
+ * @param {{ duration?: number, onLoad?: () => void, samples?: string, driver?: string }} [opts]
  */
-async function loadRun (loadNodes, { duration = 4, onLoad, samples = 'jtl' } = {}) {
+async function loadRun (loadNodes, { duration = 4, onLoad, samples = 'jtl', driver = 'autocannon' } = {}) {
   const out = mkdtempSync(join(tmpdir(), 'ns-load-nodes-'))
   let started = false
   const r = await runCli('executor', ['run', '--backend', 'swarm', '--strategy', 'hs', '--instances', '2', '--nodes', '2', '--benchmark', 'baseline',
     '--cpus-per-instance', '0.25', '--load-nodes', String(loadNodes), '--concurrency', '6', '--duration', String(duration), '--warmup', '1',
-    '--samples', samples, '--out', out], {
+    '--samples', samples, '--driver', driver, '--out', out], {
     timeoutMs: 240_000,
     onStderr (text) {
       if (started || !/starting together/.test(text)) return
@@ -73,6 +73,15 @@ test('load nodes: generators on their own nodes, split, merged, and one lost mid
       assert.ok(ends.every((e, i) => i === 0 || e >= ends[i - 1] - 2), 'in the order they ended')
       const early = new Set(rows.slice(0, Math.ceil(rows.length / 10)).map(f => f[5].split(' ').pop().split('-')[0]))
       assert.deepEqual([...early].sort(), ['1', '2'], 'both generators from the start: interleaved, not one after the other')
+    })
+
+    await t.test('--driver jmeter --load-nodes 2: JMeter on the load nodes from the load-jmeter image, the sum of the parts', async () => {
+      const { run, stderr } = await loadRun(2, { driver: 'jmeter', samples: 'gz' })
+      assert.match(stderr, /nodescale\/load-jmeter:/)
+      const gens = run.load.generators
+      assert.deepEqual(gens.map(g => g.label), ['nodescale-w3', 'nodescale-w4'])
+      assert.ok(gens.every(g => g.version.startsWith('JMeter') && g.requests > 0), JSON.stringify(gens))
+      assert.equal(run.summary.requests, gens[0].requests + gens[1].requests)
     })
 
     await t.test('a load node\'s engine stopped mid-run: the run is degraded, the other generator\'s samples kept', async () => {

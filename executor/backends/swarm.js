@@ -20,6 +20,7 @@ import { copyImages, pushImages } from '../docker/image-copy.js'
 import { ensureRegistry, pushToRegistry } from '../docker/image-registry.js'
 import { localWorkerEngines } from '../local-swarm/state.js'
 import { deployLoadService } from '../docker/load-service.js'
+import { ensureJmeter } from '../jmeter-install.js'
 import { agentCaller, agentPlace, measureClock } from '../generators/agent-client.js'
 import { GeneratorLost } from '../generators/run-generators.js'
 
@@ -206,7 +207,8 @@ export function createSwarmBackend ({ connect = connectDocker } = {}) {
       const lbWanted = deploymentShape(config).balanced && config.lb !== 'ingress'
       const lbImage = lbWanted ? await buildImage(docker, { kind: 'haproxy', log }) : null
       // --load-nodes: the generators' agents run on the load nodes, from an image of their own
-      const load = config.loadNodes !== undefined ? await buildImage(docker, { kind: 'load', log }) : null
+      const jmeterHome = config.loadNodes !== undefined && config.driver === 'jmeter' ? (await ensureJmeter({ log })).home : null
+      const load = config.loadNodes !== undefined ? await buildImage(docker, { kind: 'load', jmeterHome, log }) : null
       const { refs, copied, via } = await imagesOnNodes(docker, config, [register.tag, rc.tag, ...(load ? [load.tag] : [])], nodes, log, lbImage ? [lbImage.tag] : [])
       const ref = (tag) => refs[tag] ?? tag
       const lbMode = await resolveLb(docker, config, log, ref(register.tag))

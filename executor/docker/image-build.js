@@ -1,7 +1,8 @@
 // Builds the register and HAProxy images through the Docker API from a streamed tar context, tagged by a content hash
 // so an unchanged tree is reused.
 import { createHash } from 'node:crypto'
-import { createReadStream, statSync } from 'node:fs'
+import { createReadStream, statSync, realpathSync } from 'node:fs'
+import { dirname } from 'node:path'
 import { spawnSync } from 'node:child_process'
 import { pipeline } from 'node:stream/promises'
 import tar from 'tar-stream'
@@ -9,7 +10,7 @@ import { ROOT } from '../../lib/paths.js'
 import { NsError, internalError } from '../../lib/errors.js'
 import { withTimeout } from '../../lib/with-timeout.js'
 import { dockerError, dockerMessage } from './engine.js'
-import { registerTree, hostRootfs } from './image-context.js'
+import { registerTree, hostRootfs, jvmRootfs } from './image-context.js'
 import { haproxyVersion } from '../haproxy.js'
 import { APP_PORT, LOAD_AGENT_PORT, RC_PORT, REGISTRY_PORT } from '../../lib/wire.js'
 
@@ -145,6 +146,13 @@ const NODE_IMAGES = Object.freeze({
   load: { dirs: ['executor/load-agent', 'executor/drivers'], main: 'executor/load-agent/agent.js', port: LOAD_AGENT_PORT }
 })
 
+/** The host's java on PATH (a load image for the jmeter driver carries its runtime), or a missing-part error. */
+function javaBinary () {
+  const found = spawnSync('sh', ['-c', 'command -v java'], { encoding: 'utf8' }).stdout.trim()
+  if (!found) throw new NsError('NS_ERR_MISSING_JAVA', 'the jmeter driver on load nodes needs java (17 or newer) on this machine: its runtime goes into the load image', { hint: 'apt-get install -y openjdk-17-jre-headless' })
+  return found
+}
+
 /** The registry image a kind builds on. */
 export function registryBaseFor (kind) {
   if (kind === 'haproxy') return `haproxy:${/^\d+\.\d+/.exec(haproxyVersion() ?? '')?.[0] ?? 'lts'}`
@@ -251,14 +259,15 @@ function hostProgramImage (docker, { kind, binary, path, cmd, extra = [], log })
  * host's /usr/sbin/haproxy and its libraries FROM scratch. rc: rc/ and what it imports (the resource collector service
  * of docker-compose.yml), on the same node base. registry: the control plane's image registry: `registry:2`, or
  * Debian's docker-registry binary FROM scratch. load: the load generator agent of --load-nodes runs
- * (executor/load-agent/, the drivers, what they import), on the node base.
+ * (executor/load-agent/, the drivers, what they import), on the node base; with `jmeterHome`, also the host's JVM
+ * (/opt/java) and that JMeter install (/opt/jmeter), as nodescale/load-jmeter.
  * @param {import('dockerode')} docker
  * @param {{ kind: 'register' | 'haproxy' | 'rc' | 'registry' | 'load', base?: 'auto' | 'registry' | 'host', apps?:
- *   string[], log?: (line: string) => void, root?: string, pullTimeoutMs?: number }} opts
+ *   string[], log?: (line: string) => void, root?: string, pullTimeoutMs?: number, jmeterHome?: string | null }} opts
  * @returns {Promise<{ tag: string, id: string, base: 'registry' | 'host', reused: boolean, apps: { source: string,
  *   path: string }[] }>}
  */
-export async function buildImage (docker, { kind, base = 'auto', apps = [], log = () => {}, root = ROOT, pullTimeoutMs }) {
+export async function buildImage (docker, { kind, base = 'auto', apps = [], log = () => {}, root = ROOT, pullTimeoutMs, jmeterHome }) {
   if (!IMAGE_KINDS.includes(kind)) throw internalError(`image kind "${kind}" is not one of: ${IMAGE_KINDS.join(', ')}`)
   const chosen = await resolveBase(docker, { kind, base, log, pullTimeoutMs })
   let built
@@ -282,10 +291,13 @@ export async function buildImage (docker, { kind, base = 'auto', apps = [], log 
     const from = chosen.base === 'registry' ? chosen.from : (await nodeHostBase(docker, log)).tag
     const tree = kind === 'register' ? registerTree(root, { apps }) : registerTree(root, { dirs: NODE_IMAGES[kind].dirs, required: NODE_IMAGES[kind].dirs[0], extraPackages: [] })
     appPaths = tree.apps
+    // a load image for the jmeter driver carries the host's JVM and JMeter install
+    const jvm = kind === 'load' && jmeterHome ? jvmRootfs({ javaHome: dirname(dirname(realpathSync(javaBinary()))), jmeterHome }) : []
     const dockerfile = [
       `FROM ${from}`,
       'WORKDIR /app',
       'COPY app/ /app/',
+      ...(jvm.length ? ['COPY rootfs/ /', `ENV JAVA_HOME=/opt/java NODESCALE_JMETER_HOME=/opt/jmeter ${PATH_ENV.replace('PATH=', 'PATH=/opt/java/bin:')}`] : []),
       // pm2 keeps its state under PM2_HOME; HOME may not exist in a scratch image.
       'ENV NODE_ENV=production HOME=/tmp PM2_HOME=/tmp/.pm2',
       `EXPOSE ${NODE_IMAGES[kind].port}`,
@@ -293,7 +305,8 @@ export async function buildImage (docker, { kind, base = 'auto', apps = [], log 
       label(kind, chosen.base),
       ''
     ].join('\n')
-    built = await buildContext(docker, { repo: `nodescale/${kind}`, dockerfile, entries: tree.entries.map(e => ({ ...e, name: `app/${e.name}` })), log })
+    const entries = [...tree.entries.map(e => ({ ...e, name: `app/${e.name}` })), ...jvm.map(e => ({ ...e, name: `rootfs/${e.name}` }))]
+    built = await buildContext(docker, { repo: `nodescale/${jvm.length ? 'load-jmeter' : kind}`, dockerfile, entries, log })
   }
   log(`image: ${built.tag} (${chosen.base} base${built.reused ? ', unchanged: reused' : ', built'})`)
   return { ...built, base: chosen.base, apps: appPaths }

@@ -232,3 +232,43 @@ export function hostRootfs ({ binaries }) {
   entries.push({ name: 'root', type: 'directory', mode: 0o700 })
   return dedupe(entries)
 }
+
+/** What a JVM that runs JMeter without a screen does not need: sources, compile-time files, docs, X11 and GUI parts. */
+const JVM_SKIP = /^(bin\/(?!java$)|jmods|docs|include|man|legal|demo|lib\/src\.zip|lib\/ct\.sym|lib\/libawt_xawt\.so|lib\/libsplashscreen\.so|lib\/libatk-wrapper\.so|lib\/libjawt\.so)/
+
+/** Files under a folder as [path relative to it, real path], following symlinks and skipping broken ones. */
+function treeFiles (dir, rel = '') {
+  const out = []
+  for (const ent of readdirSync(join(dir, rel), { withFileTypes: true }).sort((a, b) => a.name.localeCompare(b.name))) {
+    const r = rel ? `${rel}/${ent.name}` : ent.name
+    let real
+    try { real = realpathSync(join(dir, r)) } catch { continue }
+    if (statSync(real).isDirectory()) out.push(...treeFiles(dir, r))
+    else out.push([r, real])
+  }
+  return out
+}
+
+/**
+ * The host's Java runtime under /opt/java (its libraries where ldd finds them) and a JMeter install under /opt/jmeter,
+ * for the load image of a `--driver jmeter --load-nodes` run: the same JVM and JMeter as the executor's host runs.
+ * @param {{ javaHome: string, jmeterHome: string }} opts
+ * @returns {ContextEntry[]} names relative to the rootfs
+ */
+export function jvmRootfs ({ javaHome, jmeterHome }) {
+  const entries = []
+  const libsOf = new Set()
+  for (const [rel, real] of treeFiles(javaHome)) {
+    if (JVM_SKIP.test(rel)) continue
+    entries.push({ name: `opt/java/${rel}`, source: real, mode: statSync(real).mode & 0o777 })
+    if (rel === 'bin/java' || /\.so$/.test(rel)) libsOf.add(real)
+  }
+  for (const file of libsOf) {
+    let libs = []
+    // a library whose own dependencies are not installed is one the headless JVM never loads
+    try { libs = sharedLibraries(file) } catch {}
+    for (const lib of libs) entries.push({ name: lib.replace(/^\//, ''), source: realpathSync(lib), mode: statSync(realpathSync(lib)).mode & 0o777 })
+  }
+  for (const [rel, real] of treeFiles(jmeterHome)) entries.push({ name: `opt/jmeter/${rel}`, source: real, mode: statSync(real).mode & 0o777 })
+  return dedupe(entries)
+}
