@@ -28,12 +28,29 @@ export function formatRunSummary (run) {
       lines.push(`  node ${n.label ?? n.hostname ?? n.node}  server ${n.cores.map(x => `core${x.core} ${f1(x.usage)}%`).join('  ')}  · ${n.total.toFixed(2)} cores · host ${f1(n.host.overall)}%${part}`)
     }
   }
+  for (const g of run.load?.generators ?? []) lines.push(generatorLine(g))
   if (run.degraded) lines.push(formatLoss(run.degraded))
   lines.push(...validityLines(run.validity, run.load?.generator))
   lines.push(...diagnosisLines(run.diagnosis))
   if (run.error) lines.push(`  error ${run.error.code ?? ''}: ${run.error.message}`)
   lines.push(`  results: ${run.dir}`)
   return lines.join('\n')
+}
+
+/**
+ * One generator of a run's several: where it ran, its share of the load, its throughput, its CPU, its clock, its
+ * verdict; or that it was lost.
+ * @param {any} g an entry of run.json's load.generators
+ */
+export function generatorLine (g) {
+  const where = g.kind === 'agent' ? `node ${g.label ?? g.node}` : `${g.host} cpu ${g.cpus.join(',')}`
+  const share = g.load.concurrency !== undefined ? `c=${g.load.concurrency}` : `r=${f1(g.load.rate)}/s`
+  const head = `  generator ${g.name} on ${where} (${share})`
+  if (g.lost) return `${head}  lost: ${g.lost.message}`
+  const cpu = g.cpu?.share === null || g.cpu?.share === undefined ? 'CPU not measured' : `${Math.round(g.cpu.share * 100)}% of its core${g.cpu.processes?.[0]?.usable > 1 ? 's' : ''}`
+  const clock = g.clock ? ` · clock ${g.clock.offsetMs >= 0 ? '+' : ''}${g.clock.offsetMs.toFixed(2)} ms ±${(g.clock.rttMs / 2).toFixed(2)}` : ''
+  const flags = (g.validity?.flags ?? []).map(x => x.name)
+  return `${head}  ${int(g.throughput)} req/s · ${cpu}${clock}${flags.length ? ` · flagged: ${flags.join(', ')}` : ''}`
 }
 
 /** "10 s", or what --duration auto came to: "auto: 14 s, throughput known to ±1.6% (target ±2%)". */

@@ -78,6 +78,7 @@ test('executor run --load-procs 2 --driver jmeter: two JMeters share the rate an
   assert.ok(run.summary.requests > 500 && run.summary.requests < 700, String(run.summary.requests))
   assert.ok(gens.every(g => g.version.startsWith('JMeter') && g.startSkewMs !== null), JSON.stringify(gens))
   assert.equal(run.files.samples, 'samples.jtl.gz')
+  assert.match(r.stdout + r.stderr, /generator g1 on \S+ cpu \d \(r=100\.0\/s\) {2}\d+ req\/s · \d+% of its core[\s\S]*generator g2 on /)
 })
 
 test('bad combinations of generators are exit 2 naming the flag, before anything starts', async () => {

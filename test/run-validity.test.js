@@ -62,7 +62,19 @@ test('each check flags its own figure with the threshold it crossed; only warnin
   assert.equal(throttled.ok, true)
   // no quota, no generator process: not measured, and said so
   const unmeasured = judgeRun({ ...fine, cpu: { throttling: null }, generator: { share: null, cores: null, hostIdle: null }, roles: null })
-  assert.deepEqual(unmeasured.unchecked.map(u => u.name), ['generator-saturated', 'host-saturated', 'disturbed', 'throttled'])
+  assert.deepEqual(unmeasured.unchecked.map(u => u.name), ['generator-saturated', 'host-saturated', 'disturbed', 'throttled', 'clock-offset'])
+  // generators on other nodes: a clock known to within a JTL's ms is fine; one off by more than the median latency is
+  // said, and the run stays valid (its timestamps were corrected)
+  const p50 = 2
+  const withClock = (clock) => judgeRun({ ...fine, summary: { ...fine.summary, latency: { ...fine.summary.latency, p50 } }, generators: [{ name: 'g1', clock: { offsetMs: 0.1, rttMs: 0.8 } }, { name: 'g2', clock }] })
+  assert.equal(withClock({ offsetMs: -0.3, rttMs: 0.9 }).flags.length, 0)
+  const off = withClock({ offsetMs: -5, rttMs: 0.6 })
+  assert.deepEqual(names(off), ['clock-offset'])
+  assert.equal(off.flags[0].value, 2.5)
+  assert.equal(off.flags[0].severity, 'warning')
+  assert.match(off.flags[0].message, /generator g2's clock is -5\.00 ms off the executor's, known to ±0\.30 ms/)
+  assert.equal(off.ok, true)
+  assert.deepEqual(names(withClock({ offsetMs: 0, rttMs: 8 })), ['clock-offset'], 'an offset known to ±4 ms only')
   // the usual rest of the host (the kernel, the engine): not a disturbance
   assert.equal(judgeRun({ ...fine, roles: { roles: { workers: 1, other: 0.09 }, hostCores: 2 } }).ok, true)
 })
