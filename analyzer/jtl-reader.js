@@ -291,7 +291,12 @@ class JtlScanner {
   }
 }
 
-const GZIP_MAGIC = [0x1f, 0x8b]
+/**
+ * Whether a file's first bytes are gzip's magic (what the readers and writers of samples tell plain from gzip by).
+ * @param {Uint8Array} head the file's first bytes
+ * @param {number} [length] how many of them were read
+ */
+export const isGzipHead = (head, length = head.length) => length >= 2 && head[0] === 0x1f && head[1] === 0x8b
 const EMPTY_SCAN = () => ({ rows: 0, blankLines: 0, outsideWindow: 0, malformed: { count: 0, examples: [] }, layout: null })
 
 /**
@@ -390,7 +395,7 @@ export async function scanJtl (path, sink, { window = {}, chunkSize = 1 << 22 } 
   try {
     const magic = Buffer.alloc(2)
     const { bytesRead } = await fh.read(magic, 0, 2, 0)
-    if (bytesRead === 2 && magic[0] === GZIP_MAGIC[0] && magic[1] === GZIP_MAGIC[1]) await feedGzip(fh, feed, chunkSize)
+    if (isGzipHead(magic, bytesRead)) await feedGzip(fh, feed, chunkSize)
     else await feedPlain(fh, feed, chunkSize)
     return feed.end()
   } finally {

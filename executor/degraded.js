@@ -74,7 +74,7 @@ export async function describeLoss (episodes, { jtl, histogram, load, before, af
   const known = new Set(before.map(p => p.task))
   const isApp = (p) => p.service.endsWith('_app')
   const nodes = episodes.map(e => ({
-    ...(/** @type {any} */ (e).generator ? { generator: /** @type {any} */ (e).generator } : {}),
+    ...(e.generator ? { generator: e.generator } : {}),
     node: e.node,
     nodeId: e.nodeId,
     label: e.label,

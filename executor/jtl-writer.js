@@ -3,7 +3,7 @@
 import { openSync, write, writeSync, closeSync, close, renameSync, rm, existsSync, fstatSync, readSync, ftruncateSync, writeFileSync } from 'node:fs'
 import { gzip, gzipSync, gunzipSync } from 'node:zlib'
 import { JTL_COLUMNS, writeJsonAtomic } from '../lib/run-files.js'
-import { JtlFeed, scanJtl } from '../analyzer/jtl-reader.js'
+import { JtlFeed, scanJtl, isGzipHead } from '../analyzer/jtl-reader.js'
 import { histogramSink, latencyFileOf } from '../analyzer/latency-file.js'
 
 /** JMeter 5.6's default CSV JTL columns, in order (formatJtlRow writes them in this order). */
@@ -314,7 +314,7 @@ export function recoverJtl (path) {
   try {
     const size = fstatSync(fd).size
     const magic = Buffer.alloc(2)
-    const isGz = readSync(fd, magic, 0, 2, 0) === 2 && magic[0] === 0x1f && magic[1] === 0x8b
+    const isGz = isGzipHead(magic, readSync(fd, magic, 0, 2, 0))
     ftruncateSync(fd, isGz ? wholeMembersEnd(fd, size) : lastRowEnd(fd, size))
   } finally {
     closeSync(fd)

@@ -129,7 +129,7 @@ export async function run (config, { log = () => {}, onProgress, signal, prepare
       log
     }
     const load = generators
-      ? await runGenerators(generators.places, { ...loadOptions, url: loadUrl }, { ...loadOptions, flag: generators.flag, partsDir: join(dir, 'generators') })
+      ? await runGenerators(generators.places, { ...loadOptions, url: loadUrl }, { ...loadOptions, flag: generators.flag, partsDir: generators.partsDir })
       : await runLoad(loadOptions)
     generatorTimeline = generator.stop()
     // several generators: each measured its own CPU (a remote one on its node), the busiest one speaks for the run

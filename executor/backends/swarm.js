@@ -153,9 +153,10 @@ async function loadGenerators (docker, { count, placement, runId, partsDir, imag
   const service = await deployLoadService(docker, { image, runId, count, constraints: plan.constraints, token, addrOf: (id) => refs.get(id)?.addr ?? id, log, signal })
   const lost = new Set()
   try {
-    const byName = (a, b) => (refs.get(a.nodeId)?.label ?? '').localeCompare(refs.get(b.nodeId)?.label ?? '', 'en', { numeric: true })
+    // in the plan's order of nodes: g1 on the first chosen
+    const order = (agent) => plan.chosen.findIndex(n => n.id === agent.nodeId)
     const places = []
-    for (const [i, agent] of [...service.agents].sort(byName).entries()) {
+    for (const [i, agent] of [...service.agents].sort((a, b) => order(a) - order(b)).entries()) {
       const node = /** @type {ReturnType<typeof nodeRef>} */ (refs.get(agent.nodeId))
       const clock = await measureClock(agentCaller(agent.url, token))
       log(`swarm: load: g${i + 1} on ${node.label ?? node.hostname}: clock ${clock.offsetMs >= 0 ? '+' : ''}${clock.offsetMs} ms (round trip ${clock.rttMs} ms)`)

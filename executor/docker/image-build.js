@@ -146,13 +146,6 @@ const NODE_IMAGES = Object.freeze({
   load: { dirs: ['executor/load-agent', 'executor/drivers'], main: 'executor/load-agent/agent.js', port: LOAD_AGENT_PORT }
 })
 
-/** The host's java on PATH (a load image for the jmeter driver carries its runtime), or a missing-part error. */
-function javaBinary () {
-  const found = spawnSync('sh', ['-c', 'command -v java'], { encoding: 'utf8' }).stdout.trim()
-  if (!found) throw new NsError('NS_ERR_MISSING_JAVA', 'the jmeter driver on load nodes needs java (17 or newer) on this machine: its runtime goes into the load image', { hint: 'apt-get install -y openjdk-17-jre-headless' })
-  return found
-}
-
 /** The registry image a kind builds on. */
 export function registryBaseFor (kind) {
   if (kind === 'haproxy') return `haproxy:${/^\d+\.\d+/.exec(haproxyVersion() ?? '')?.[0] ?? 'lts'}`
@@ -230,14 +223,16 @@ http: { addr: ":${REGISTRY_PORT}" }
 `
 
 /**
- * The host's program on PATH (or sbin) for a host-base image, or a missing-part error that says how to install it.
+ * The host's program on PATH (or sbin) for an image made of host files, or a missing-part error that says how to
+ * install it.
  * @param {string} name
- * @param {'NS_ERR_MISSING_HAPROXY' | 'NS_ERR_MISSING_REGISTRY'} code
+ * @param {'NS_ERR_MISSING_HAPROXY' | 'NS_ERR_MISSING_REGISTRY' | 'NS_ERR_MISSING_JAVA'} code
  * @param {string} pkg the Debian package
+ * @param {string} [image] the image that needs it, for the message
  */
-function hostProgram (name, code, pkg) {
+function hostProgram (name, code, pkg, image = 'the host image base') {
   const found = spawnSync('sh', ['-c', `PATH="$PATH:/usr/sbin:/sbin" command -v ${name}`], { encoding: 'utf8' }).stdout.trim()
-  if (!found) throw new NsError(code, `the host image base needs ${name} on this machine`, { hint: `apt-get install -y ${pkg}` })
+  if (!found) throw new NsError(code, `${image} needs ${name} on this machine`, { hint: `apt-get install -y ${pkg}` })
   return found
 }
 
@@ -292,7 +287,7 @@ export async function buildImage (docker, { kind, base = 'auto', apps = [], log 
     const tree = kind === 'register' ? registerTree(root, { apps }) : registerTree(root, { dirs: NODE_IMAGES[kind].dirs, required: NODE_IMAGES[kind].dirs[0], extraPackages: [] })
     appPaths = tree.apps
     // a load image for the jmeter driver carries the host's JVM and JMeter install
-    const jvm = kind === 'load' && jmeterHome ? jvmRootfs({ javaHome: dirname(dirname(realpathSync(javaBinary()))), jmeterHome }) : []
+    const jvm = kind === 'load' && jmeterHome ? jvmRootfs({ javaHome: dirname(dirname(realpathSync(hostProgram('java', 'NS_ERR_MISSING_JAVA', 'openjdk-17-jre-headless', 'the load image for --driver jmeter (it carries the JVM)')))), jmeterHome }) : []
     const dockerfile = [
       `FROM ${from}`,
       'WORKDIR /app',

@@ -211,6 +211,11 @@ export function sharedLibraries (binary) {
   return [...new Set(libs)].sort()
 }
 
+/** The shared libraries of a binary as rootfs entries at their own paths. */
+function libraryEntries (binary) {
+  return sharedLibraries(binary).map(lib => ({ name: lib.replace(/^\//, ''), source: realpathSync(lib), mode: lstatSync(realpathSync(lib)).mode & 0o777 }))
+}
+
 /**
  * A minimal root filesystem for a FROM scratch image: binaries at their paths (symlinks followed), their libraries,
  * /etc/passwd, /etc/group and /tmp.
@@ -222,9 +227,7 @@ export function hostRootfs ({ binaries }) {
   for (const { source, path } of binaries) {
     const real = realpathSync(source)
     entries.push({ name: path.replace(/^\//, ''), source: real, mode: 0o755 })
-    for (const lib of sharedLibraries(real)) {
-      entries.push({ name: lib.replace(/^\//, ''), source: realpathSync(lib), mode: lstatSync(realpathSync(lib)).mode & 0o777 })
-    }
+    entries.push(...libraryEntries(real))
   }
   entries.push({ name: 'etc/passwd', content: Buffer.from('root:x:0:0:root:/root:/sbin/nologin\nnobody:x:65534:65534:nobody:/nonexistent:/sbin/nologin\n'), mode: 0o644 })
   entries.push({ name: 'etc/group', content: Buffer.from('root:x:0:\nnogroup:x:65534:\n'), mode: 0o644 })
@@ -264,10 +267,8 @@ export function jvmRootfs ({ javaHome, jmeterHome }) {
     if (rel === 'bin/java' || /\.so$/.test(rel)) libsOf.add(real)
   }
   for (const file of libsOf) {
-    let libs = []
     // a library whose own dependencies are not installed is one the headless JVM never loads
-    try { libs = sharedLibraries(file) } catch {}
-    for (const lib of libs) entries.push({ name: lib.replace(/^\//, ''), source: realpathSync(lib), mode: statSync(realpathSync(lib)).mode & 0o777 })
+    try { entries.push(...libraryEntries(file)) } catch {}
   }
   for (const [rel, real] of treeFiles(jmeterHome)) entries.push({ name: `opt/jmeter/${rel}`, source: real, mode: statSync(real).mode & 0o777 })
   return dedupe(entries)

@@ -11,6 +11,7 @@ import { NsError } from '../../lib/errors.js'
 import { TOKEN_HEADER } from '../../lib/wire.js'
 import { clock } from '../drivers/load-common.js'
 import { GeneratorLost } from './run-generators.js'
+import { LOAD_FIELDS } from '../load-agent/agent.js'
 
 /** How often the agent is asked how its load goes, and after how long without an answer it counts as lost. */
 export const AGENT_POLL_MS = 500
@@ -73,8 +74,7 @@ export function agentPlace ({ name, group, url, token, node, task, partsDir, clo
     leadMs: 1500 + offset.rttMs * 2,
     async run (opts, { signal, onProgress, log }) {
       const { driver, startAt, body } = opts
-      const load = { ...opts, body: body ? Buffer.from(body).toString('base64') : undefined }
-      for (const k of ['signal', 'onProgress', 'onSpawn', 'log', 'jtlPath', 'histogramPath', 'samples', 'until', 'driver', 'startAt']) delete load[k]
+      const load = { ...Object.fromEntries(LOAD_FIELDS.map(k => [k, opts[k]])), body: body ? Buffer.from(body).toString('base64') : undefined }
       const started = await call('POST', '/start', { body: { driver, load, startAt: startAt + offset.offsetMs, group }, timeoutMs: 5000 })
       if (!started.ok) throw new NsError('NS_ERR_RUN', `generator ${name} on ${node.hostname}: the agent refused the load (${started.status} ${await started.text()})`)
       let lastSeenAt = clock()

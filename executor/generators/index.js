@@ -5,28 +5,28 @@ import { internalError } from '../../lib/errors.js'
 import { generatorCores, localPlace } from './local.js'
 
 /** The folder of a run's generators' own files (their samples before the merge, JMeter's logs). */
-export const GENERATORS_DIR = 'generators'
+const GENERATORS_DIR = 'generators'
 
 /**
  * The generators of a run and what removes them, or null when the run has one generator (runLoad).
  * @param {import('../backends/index.js').RunConfig} config
  * @param {{ deployment: any, dir: string, log: (line: string) => void, signal?: AbortSignal }} ctx
- * @returns {Promise<{ places: import('./run-generators.js').GeneratorPlace[], flag: string, teardown: () =>
- *   Promise<void>, url?: string } | null>} url: the server's address as the generators reach it, when it is not
- *   the deployment's (a generator on another node does not reach the manager's loopback)
+ * @returns {Promise<{ places: import('./run-generators.js').GeneratorPlace[], flag: string, partsDir: string,
+ *   teardown: () => Promise<void>, url?: string } | null>} partsDir: where the generators' own files go; url: the
+ *   server's address as the generators reach it, when it is not the deployment's (one elsewhere misses our loopback)
  */
 export async function generatorPlaces (config, { deployment, dir, log, signal }) {
   const partsDir = join(dir, GENERATORS_DIR)
   if (config.loadNodes !== undefined) {
     if (!deployment.createGenerators) throw internalError('--load-nodes reached a deployment that cannot place generators (the option table lets it through on Swarm only)')
     const made = await deployment.createGenerators({ count: config.loadNodes, placement: config.loadPlacement, runId: basename(dir), partsDir, log, signal })
-    return { ...made, flag: '--load-nodes' }
+    return { ...made, flag: '--load-nodes', partsDir }
   }
   if (config.loadProcs !== undefined) {
     const { cores, shared } = generatorCores(config.loadProcs, { serverCores: deployment.pinnedCores ?? 0 })
     if (shared) log(`load: the server is pinned to every core; the ${config.loadProcs} generator processes share them with it`)
     const places = cores.map((cpus, i) => localPlace({ name: `g${i + 1}`, group: i + 1, cpus, dir: join(partsDir, `g${i + 1}`) }))
-    return { places, flag: '--load-procs', teardown: async () => {} }
+    return { places, flag: '--load-procs', partsDir, teardown: async () => {} }
   }
   return null
 }

@@ -5,17 +5,17 @@ import { createReadStream } from 'node:fs'
 import { open } from 'node:fs/promises'
 import { createGunzip } from 'node:zlib'
 import { createJtlWriter, samplesPathOf } from '../jtl-writer.js'
+import { isGzipHead } from '../../analyzer/jtl-reader.js'
 
-/** A row as the merge orders it: when the request ended on the executor's clock, and the line to write. */
+/** How much of a part is read at a time. */
 const READ_CHUNK = 1 << 20
 
-/** Whether a file starts with gzip's magic bytes. */
+/** Whether a file is gzip, by its first bytes. */
 async function isGzip (path) {
   const fh = await open(path, 'r')
   try {
     const head = Buffer.alloc(2)
-    const { bytesRead } = await fh.read(head, 0, 2, 0)
-    return bytesRead === 2 && head[0] === 0x1f && head[1] === 0x8b
+    return isGzipHead(head, (await fh.read(head, 0, 2, 0)).bytesRead)
   } finally {
     await fh.close()
   }

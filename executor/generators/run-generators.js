@@ -68,7 +68,7 @@ function combineSchedules (schedules) {
  *   => void, onSpawn?: (pid: number, engine: 'node'|'java') => void, log?: (line: string) => void, flag?: string,
  *   partsDir: string }} out flag: the option that asked for the generators (for errors); partsDir: where the
  *   generators' own files go
- * @returns {Promise<any>} the run's load result (as runLoad's), with `generators` and `lost`
+ * @returns {Promise<any>} the run's load result (as runLoad's), with `startAt` and `generators`
  */
 export async function runGenerators (places, load, { jtlPath, samples = 'jtl', histogramPath, signal, onProgress, onSpawn, log = () => {}, flag, partsDir }) {
   const portions = splitLoad(load, places.length, { flag })

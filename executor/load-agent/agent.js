@@ -7,15 +7,18 @@ import { hostname } from 'node:os'
 import { join } from 'node:path'
 import { pathToFileURL } from 'node:url'
 import { timingSafeEqual } from 'node:crypto'
-import { runLoad } from '../drivers/index.js'
+import { DRIVERS, runLoad } from '../drivers/index.js'
 import { clock } from '../drivers/load-common.js'
 import { createGeneratorMeter, summarizeGenerator } from '../../rc/generator-cpu.js'
 import { LOAD_AGENT_PORT, TOKEN_HEADER } from '../../lib/wire.js'
 import { portFromEnv } from '../../lib/net.js'
 import { formatError, exitCodeOf, badEnv } from '../../lib/errors.js'
 
-/** What a start request may carry of the load: the rest (files, signals) is the agent's own. */
-const LOAD_FIELDS = ['url', 'method', 'headers', 'concurrency', 'rate', 'duration', 'warmup', 'label', 'timeoutSec', 'maxSockets']
+/**
+ * What a start request carries of the load (the body as base64 besides): the rest (files, signals, the start time on
+ * the agent's clock) is the agent's own.
+ */
+export const LOAD_FIELDS = Object.freeze(['url', 'method', 'headers', 'concurrency', 'rate', 'duration', 'warmup', 'label', 'timeoutSec', 'maxSockets'])
 
 /**
  * The agent's HTTP handler and its one job at a time.
@@ -89,7 +92,7 @@ export function createAgent ({ token, dir, log = () => {} }) {
       for await (const chunk of req) text += chunk
       let body
       try { body = JSON.parse(text) } catch { return send(res, 400, { error: 'the body is not JSON' }) }
-      if (!['autocannon', 'jmeter'].includes(body.driver) || !Number.isFinite(body.startAt)) return send(res, 400, { error: 'driver and startAt are required' })
+      if (!DRIVERS.includes(body.driver) || !Number.isFinite(body.startAt)) return send(res, 400, { error: 'driver and startAt are required' })
       start(body)
       return send(res, 202, { started: true })
     }
