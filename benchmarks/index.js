@@ -2,6 +2,7 @@
 import { badApp, badFlag } from '../lib/errors.js'
 import { loadCustomApp } from './custom-app.js'
 import { createConsoleBenchmark } from './console-wrapper.js'
+import { wholeServer } from './whole-server.js'
 
 /** Names of the built-in benchmarks, each a module benchmarks/<name>.js. */
 export const BUILTIN_BENCHMARKS = Object.freeze(['baseline', 'page', 'cpu', 'net-out', 'net-in', 'disk', 'mem'])
@@ -26,4 +27,15 @@ export async function loadBenchmark ({ benchmark, app, cwd } = {}) {
     throw badApp(app, `its name "${bench.name}" is a built-in benchmark; give the custom app its own name with --benchmark <name> (or the module's name field)`)
   }
   return bench
+}
+
+/**
+ * What a run measures: a whole server (--server, --image), or a benchmark app mounted at /<name> in ours.
+ * @param {{ benchmark?: string, app?: string, server?: string, image?: string, [more: string]: any }} config
+ * @returns {Promise<any>} a Benchmark object with `mount`, the path prefix its request goes under
+ */
+export async function loadTarget (config) {
+  if (config.server !== undefined || config.image !== undefined) return wholeServer(config)
+  const bench = await loadBenchmark({ benchmark: config.benchmark, app: config.app })
+  return Object.assign(Object.create(bench), { mount: `/${bench.name}` })
 }

@@ -172,6 +172,9 @@ export function parseExperiment (text, { file, path = resolve(file), profile }) 
     if (problem) throw bad(key, [], problem)
     settings[keyOf(row)] = value
   }
+  // a server's entry file and a body file are relative to this file, as an app is (an entry inside an image is not)
+  if (settings.server !== undefined && settings.image === undefined) settings.server = resolve(dirname(path), String(settings.server))
+  if (settings.body !== undefined) settings.body = resolve(dirname(path), String(settings.body))
   return {
     file,
     path,

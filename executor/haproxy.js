@@ -35,11 +35,12 @@ export function requireHaproxy () {
  * - on Swarm, `service`, `port` and `slots`: a server-template over Swarm's DNS name tasks.<service>, listening on
  *   `listen`;
  * - on this machine, `ports`: one server per loopback port, listening on 127.0.0.1:`listen`.
- * With `statsSocket`, HAProxy answers `show stat` on that unix socket (its sessions, queue and rate).
+ * With `statsSocket`, HAProxy answers `show stat` on that unix socket (its sessions, queue and rate). `health` is the
+ * path each server is checked on (a 2xx is up).
  * @param {{ listen: number, service?: string, port?: number, slots?: number, ports?: number[], maxconn?: number,
- *   statsSocket?: string }} opts
+ *   statsSocket?: string, health?: string }} opts
  */
-export function renderHaproxyConfig ({ listen, service, port, slots = 16, ports, maxconn = LB_MAXCONN, statsSocket }) {
+export function renderHaproxyConfig ({ listen, service, port, slots = 16, ports, maxconn = LB_MAXCONN, statsSocket, health = '/healthz' }) {
   if (!ports && !service) throw internalError('renderHaproxyConfig needs the replicas: a Swarm service or loopback ports')
   const servers = ports
     ? ports.map((p, i) => `    server s${i} 127.0.0.1:${p} ${CHECK}`)
@@ -48,6 +49,7 @@ export function renderHaproxyConfig ({ listen, service, port, slots = 16, ports,
     maxconn: Math.min(maxconn, LB_MAXCONN),
     stats: statsSocket ? `    stats socket ${statsSocket} mode 600 level user` : '',
     bind: ports ? `127.0.0.1:${listen}` : `:${listen}`,
+    health,
     servers: servers.join('\n')
   }
   return readFileSync(join(ROOT, 'stacks', 'haproxy.cfg'), 'utf8').replace(/\{\{(\w+)\}\}/g, (m, key) => {
@@ -58,13 +60,13 @@ export function renderHaproxyConfig ({ listen, service, port, slots = 16, ports,
 
 /**
  * Starts HAProxy (a foreground child) in front of loopback ports, with its config written into runDir.
- * @param {{ port: number, backends: number[], runDir: string }} opts
+ * @param {{ port: number, backends: number[], runDir: string, health?: string }} opts
  */
-export async function startHaproxy ({ port, backends, runDir }) {
+export async function startHaproxy ({ port, backends, runDir, health }) {
   const cfg = join(runDir, 'haproxy.cfg')
   // a unix socket's path has at most 107 bytes: not in the run folder, whose path may be longer
   const statsSocket = join(tmpdir(), `nodescale-haproxy-${process.pid}-${port}.sock`)
-  await writeFile(cfg, renderHaproxyConfig({ listen: port, ports: backends, statsSocket }))
+  await writeFile(cfg, renderHaproxyConfig({ listen: port, ports: backends, statsSocket, health }))
   const child = spawn('haproxy', ['-db', '-f', cfg], { stdio: ['ignore', 'ignore', 'pipe'] })
   let stderr = ''
   child.stderr.setEncoding('utf8')

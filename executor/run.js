@@ -1,9 +1,10 @@
 // One run end to end: deploy, sample CPU, drive load, tear down (always), summarise, write run.json.
 import { existsSync } from 'node:fs'
+import { readFile } from 'node:fs/promises'
 import { basename, join } from 'node:path'
 import { NsError } from '../lib/errors.js'
 import { RUN_FILES, newRunId, newRunRecord, makeDirs, makeWritableDir, writeJsonAtomic } from '../lib/run-files.js'
-import { loadBenchmark } from '../benchmarks/index.js'
+import { loadTarget } from '../benchmarks/index.js'
 import { summarizeCpu } from '../rc/cpu-summary.js'
 import { createGeneratorMeter, summarizeGenerator } from '../rc/generator-cpu.js'
 import { summarize } from '../analyzer/summary.js'
@@ -23,19 +24,21 @@ import { AUTO_DURATION, longestSeconds } from '../lib/run-options.js'
  * benchmark and its params, the backend's own rules and parts, the driver's parts.
  * @param {import('./backends/index.js').RunConfig} config
  * @param {{ log?: (line: string) => void, signal?: AbortSignal }} [opts]
- * @returns {Promise<{ backend: import('./backends/index.js').Backend, benchmark: string, request: any, backendInfo:
- *   object, driverInfo: object }>}
+ * @returns {Promise<{ backend: import('./backends/index.js').Backend, benchmark: string, mount: string, health?:
+ *   string, request: any, body?: Buffer, backendInfo: object, driverInfo: object }>}
  */
 export async function prepareRun (config, { log = () => {}, signal } = {}) {
   await makeWritableDir(config.out, { flag: '--out' })
-  const bench = await loadBenchmark({ benchmark: config.benchmark, app: config.app })
+  const bench = await loadTarget(config)
   const options = bench.options(config.params)
   const request = bench.request(options)
+  // the load's body: a benchmark's size of filler, or a whole server's --body file as it is
+  const body = request.bodyFile ? await readFile(request.bodyFile) : request.bodyBytes ? Buffer.alloc(request.bodyBytes, 'x') : undefined
   const backend = await resolveBackend(config, { log })
   signal?.throwIfAborted()
   const backendInfo = await backend.prepare(config, { log, signal })
   const driverInfo = config.driver === 'jmeter' ? { jmeterHome: (await ensureJmeter({ log })).home } : {}
-  return { backend, benchmark: bench.name, request, backendInfo, driverInfo }
+  return { backend, benchmark: bench.name, mount: bench.mount, health: bench.health, request, body, backendInfo, driverInfo }
 }
 
 /**
@@ -47,9 +50,9 @@ export async function prepareRun (config, { log = () => {}, signal } = {}) {
  * @returns {Promise<import('./backends/index.js').Deployment>}
  */
 export async function deployFor (config, { prepared, id, dir, log = () => {}, signal }) {
-  const { backend, benchmark } = prepared
+  const { backend, benchmark, health } = prepared
   log(`deploying ${config.strategy} x${config.instances} (${benchmark}) on the ${backend.name} backend`)
-  return backend.deploy({ ...config, benchmark }, { runId: id, runDir: dir, log, signal })
+  return backend.deploy({ ...config, benchmark, ...(health !== undefined && { health }) }, { runId: id, runDir: dir, log, signal })
 }
 
 /**
@@ -63,7 +66,7 @@ export async function deployFor (config, { prepared, id, dir, log = () => {}, si
  */
 export async function run (config, { log = () => {}, onProgress, signal, prepared, deployment: shared, keepDeployment = false, onDeployed } = {}) {
   prepared ??= await prepareRun(config, { log, signal })
-  const { backend, benchmark, request, backendInfo, driverInfo } = prepared
+  const { backend, benchmark, mount, request, body, backendInfo, driverInfo } = prepared
   config = { ...config, benchmark }
   const id = newRunId(config)
   const dir = join(config.out, id)
@@ -102,7 +105,7 @@ export async function run (config, { log = () => {}, onProgress, signal, prepare
     // backend with nodes to lose has a watch: see the contract in backends/index.js)
     watch = deployment.createWatch?.() ?? null
     watch?.start()
-    const path = `/${benchmark}${request.path}`
+    const path = `${mount}${request.path}`
     const url = `${deployment.url.replace(/\/$/, '')}${path}`
     generators = await generatorPlaces(config, { deployment, dir, log, signal })
     const loadUrl = generators?.url ? `${generators.url.replace(/\/$/, '')}${path}` : url
@@ -113,7 +116,7 @@ export async function run (config, { log = () => {}, onProgress, signal, prepare
       url,
       method: request.method,
       headers: request.headers,
-      body: request.bodyBytes ? Buffer.alloc(request.bodyBytes, 'x') : undefined,
+      body,
       concurrency: config.concurrency,
       rate: config.rate,
       duration: longestSeconds(config),

@@ -5,7 +5,7 @@ import { basename, dirname, join, resolve } from 'node:path'
 import { randomInt } from 'node:crypto'
 import { NsError, badFlag, exitCodeOf } from '../lib/errors.js'
 import { checkOption, flagOf, keyOf } from '../lib/options.js'
-import { RUN_OPTION, validateRunConfig } from '../lib/run-options.js'
+import { WHOLE_SERVER_KEYS, RUN_OPTION, validateRunConfig } from '../lib/run-options.js'
 import { seededRandom } from '../lib/random.js'
 import { freeBytes, makeWritableDir } from '../lib/run-files.js'
 import { loadBenchmark } from '../benchmarks/index.js'
@@ -149,6 +149,8 @@ export function atLine (exp, err, paths = {}, strategy) {
  * @param {any} exp
  */
 export async function checkBenchmarks (exp) {
+  // a whole server has no benchmark to load: each cell's config checks its files
+  if (exp.settings.server !== undefined || exp.settings.image !== undefined) return
   for (const benchmark of exp.benchmarks) {
     try {
       const bench = await loadBenchmark({ benchmark: benchmark ?? (exp.app ? undefined : RUN_OPTION.benchmark.default), app: exp.app })
@@ -266,6 +268,7 @@ async function calibrationOf (exp, { backend, say, onProbe, signal }) {
       benchmark: first,
       app: exp.app,
       params: exp.params[first ?? ''] ?? {},
+      ...Object.fromEntries(WHOLE_SERVER_KEYS.filter(k => exp.settings[k] !== undefined).map(k => [k, exp.settings[k]])),
       duration: c.duration ?? CALIBRATION_DEFAULTS.duration,
       warmup: c.warmup ?? CALIBRATION_DEFAULTS.warmup,
       driver: exp.settings.driver,

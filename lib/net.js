@@ -37,17 +37,22 @@ export function probe (url, { timeoutMs = 2000, agent = false } = {}) {
   })
 }
 
+/** A user's server is ready when its health path answers with any 2xx. */
+export const is2xx = (status) => status >= 200 && status < 300
+
 /**
  * Probes `url` until `distinct` different instances answered 200 (each answer names its instance in the instance
  * header). `check` runs before every probe: it throws to give up early (the process that should answer has exited,
- * say).
+ * say). `ok` says which statuses count as ready (a user's server: any 2xx); `onAnswer` sees every answer and may throw
+ * to give up (a 404 on the health path will not change).
  * @param {string} url
- * @param {{ distinct?: number, timeoutMs?: number, signal?: AbortSignal, check?: () => void, probeTimeoutMs?: number }}
+ * @param {{ distinct?: number, timeoutMs?: number, signal?: AbortSignal, check?: () => void, probeTimeoutMs?: number,
+ *   ok?: (status: number) => boolean, onAnswer?: (answer: { status: number, instance: string | null }) => void }}
  *   [opts]
  * @returns {Promise<string[]>} the instances seen
  * @throws {Error} after timeoutMs (code ETIMEDOUT, with `seen` and `last`: the instances seen and the last failure)
  */
-export async function waitForInstances (url, { distinct = 1, timeoutMs = 30000, signal, check = () => {}, probeTimeoutMs = 2000 } = {}) {
+export async function waitForInstances (url, { distinct = 1, timeoutMs = 30000, signal, check = () => {}, probeTimeoutMs = 2000, ok = (status) => status === 200, onAnswer = () => {} } = {}) {
   const seen = new Set()
   const deadline = Date.now() + timeoutMs
   let last = 'no answer yet'
@@ -58,16 +63,20 @@ export async function waitForInstances (url, { distinct = 1, timeoutMs = 30000, 
     if (Date.now() > deadline) {
       throw Object.assign(new Error(`after ${timeoutMs} ms ${seen.size} of ${distinct} instances answered ${url} (last: ${last})`), { code: 'ETIMEDOUT', seen: [...seen], last })
     }
+    let r
     try {
-      const r = await probe(url, { timeoutMs: probeTimeoutMs })
-      if (r.status === 200 && r.instance) seen.add(r.instance)
+      r = await probe(url, { timeoutMs: probeTimeoutMs })
+    } catch (err) {
+      last = err.code ?? err.message
+    }
+    if (r) {
+      onAnswer(r)
+      if (ok(r.status) && r.instance) seen.add(r.instance)
       else last = `HTTP ${r.status}${r.instance ? '' : ` without ${INSTANCE_HEADER}`}`
       // an answer from an instance seen already: ask again at once (a new connection may reach another one), a few
       // times
-      if (r.status === 200 && ++again < distinct * 4) continue
+      if (ok(r.status) && ++again < distinct * 4) continue
       again = 0
-    } catch (err) {
-      last = err.code ?? err.message
     }
     await sleep(50)
   }

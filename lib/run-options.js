@@ -8,6 +8,7 @@ import { STRATEGIES, strategyOf } from './strategies.js'
 import { checkOption, badOption, keyOf, option, optionsHelp } from './options.js'
 import { DEFAULT_SLO, checkSlo, parseSlo } from './slo.js'
 import { SAMPLES_FILES } from './run-files.js'
+import { LOAD_METHODS } from './wire.js'
 
 /** @typedef {import('./options.js').Option} Option */
 
@@ -17,7 +18,9 @@ import { SAMPLES_FILES } from './run-files.js'
  *   string, concurrency?: number, rate?: number, duration: number|'auto', minDuration: number, maxDuration: number,
  *   warmup: number, driver: string, samples: string, backend: string, cpusPerInstance?: number, memoryPerInstance?:
  *   number, lb: string, port: number, readyTimeout: number, nodes?: number, placement: string, constraints: readonly
- *   string[], registry?: string, out: string, json: boolean, quiet: boolean, [more: string]: any }} RunConfig
+ *   string[], registry?: string, server?: string, serverArgs?: readonly string[], path?: string, method?: string,
+ *   body?: string, health?: string, image?: string, containerPort?: number, out: string, json: boolean, quiet: boolean,
+ *   [more: string]: any }} RunConfig
  */
 
 /**
@@ -50,6 +53,20 @@ function checkConstraints (list, o) {
     }
   }
   return Object.freeze(list.map(c => c.trim()))
+}
+
+/** A request path: from the root, no spaces (a query is fine). */
+function checkPath (text, o) {
+  if (!/^\/[^\s#]*$/.test(text)) throw badOption(o, `"${text}" is not a path; allowed: a path from the root like /, /api/items or /prime?n=1009`)
+  return text
+}
+
+/** An image reference as docker takes it: [registry/]name[:tag][@digest]. */
+function checkImageRef (text, o) {
+  if (!/^[a-z0-9]+([._/:-][a-z0-9]+)*(:[\w][\w.-]{0,127})?(@sha256:[a-f0-9]{64})?$/i.test(text)) {
+    throw badOption(o, `"${text}" is not an image reference; allowed: NAME[:TAG] or NAME@sha256:DIGEST, e.g. my-api:1.4`)
+  }
+  return text
 }
 
 /** How the images reach the nodes: HOST:PORT (a port is required: a local registry has no default), builtin or none. */
@@ -113,6 +130,56 @@ export const RUN_OPTIONS = Object.freeze([
       'or cmd:"program args" to serve a command-line program (stdin = body, stdout = answer)'
     ],
     experiment: 'app'
+  }),
+  option({
+    flag: 'server',
+    type: 'text',
+    arg: 'FILE',
+    help: [
+      'your own whole server, unchanged: its entry file, run with node from its folder (the',
+      'nearest with a package.json); it listens on $PORT or on {port} given in --server-arg.',
+      'With --image: the entry file inside the image (cm, pm2)'
+    ],
+    experiment: 'server'
+  }),
+  option({
+    flag: 'server-arg',
+    key: 'serverArgs',
+    type: 'list',
+    arg: 'ARG',
+    help: 'an argument of the --server, repeatable; {port} in it becomes the port to listen on',
+    experiment: 'server-args'
+  }),
+  option({
+    flag: 'path',
+    type: 'text',
+    arg: 'P',
+    help: 'what the load requests of a --server or --image (default /), with its query',
+    check: checkPath,
+    experiment: 'path'
+  }),
+  option({
+    flag: 'method',
+    type: 'choice',
+    choices: LOAD_METHODS,
+    arg: 'M',
+    help: `the load's method for --path: ${LOAD_METHODS.join(' | ')} (default GET)`,
+    experiment: 'method'
+  }),
+  option({
+    flag: 'body',
+    type: 'text',
+    arg: 'FILE',
+    help: 'a file the load sends as the body of each --method POST | PUT | PATCH request',
+    experiment: 'body'
+  }),
+  option({
+    flag: 'health',
+    type: 'text',
+    arg: 'P',
+    help: 'the readiness probe of a --server or --image: a path that answers GET with a 2xx (default --path)',
+    check: checkPath,
+    experiment: 'health'
   }),
   option({
     flag: 'concurrency',
@@ -366,6 +433,29 @@ export const RUN_OPTIONS = Object.freeze([
     check: checkRegistry,
     backends: SWARM
   }),
+  option({
+    flag: 'image',
+    type: 'text',
+    arg: 'REF',
+    help: [
+      'Swarm: your own image as the server: any image for up and hs; for cm and pm2 one with',
+      'Node 18.19 or later, its entry file from its command (node FILE ...) or --server'
+    ],
+    check: checkImageRef,
+    backends: SWARM,
+    experiment: 'image'
+  }),
+  option({
+    flag: 'container-port',
+    key: 'containerPort',
+    type: 'whole',
+    min: 1,
+    max: 65535,
+    arg: 'P',
+    help: 'the port --image listens on in its container (default: its one EXPOSEd port, else 8080)',
+    backends: SWARM,
+    experiment: 'container-port'
+  }),
   option({ flag: 'out', short: 'o', type: 'text', default: 'results', arg: 'DIR', help: 'results folder (default ./{default})' }),
   option({ flag: 'json', type: 'boolean', help: 'print run.json on stdout and nothing else there' }),
   option({ flag: 'quiet', short: 'q', type: 'boolean', help: 'no progress or log lines on stderr' }),
@@ -408,7 +498,7 @@ export function validateRunConfig (values, { cwd = process.cwd() } = {}) {
   const defaults = {
     ...Object.fromEntries(RUN_OPTIONS.filter(x => x.default !== undefined).map(x => [keyOf(x), x.default])),
     ...(values.rate !== undefined ? { concurrency: undefined } : {}),
-    ...(values.app !== undefined ? { benchmark: undefined } : {}),
+    ...(values.app !== undefined || values.server !== undefined || values.image !== undefined ? { benchmark: undefined } : {}),
     params: {},
     constraints: []
   }
@@ -430,6 +520,7 @@ export function validateRunConfig (values, { cwd = process.cwd() } = {}) {
   checkBackendOptions(values, config.backend)
   checkAutoDuration(values, config)
   checkGenerators(values, config)
+  checkServer(values, config, cwd)
   if (config.app !== undefined) {
     config.app = config.app.startsWith('cmd:') ? config.app : resolve(cwd, config.app)
     if (!config.app.startsWith('cmd:') && !existsSync(config.app)) throw badApp('', `no file at ${config.app}`)
@@ -438,6 +529,41 @@ export function validateRunConfig (values, { cwd = process.cwd() } = {}) {
   if (existsSync(config.out) && !statSync(config.out).isDirectory()) throw badOption(o.out, `${config.out} exists and is not a folder`)
   config.params = Object.freeze({ ...config.params })
   return Object.freeze(config)
+}
+
+/** The options that describe a whole server under test and its request (--server, --image and what goes with them). */
+export const WHOLE_SERVER_KEYS = Object.freeze(['server', 'serverArgs', 'path', 'method', 'body', 'health', 'image', 'containerPort'])
+
+/**
+ * A whole server (--server, or --image on Swarm) instead of a benchmark app: not with --app or --param; the request and
+ * readiness options only with one; the files it names exist (an entry file inside --image is the image's business).
+ */
+function checkServer (values, config, cwd) {
+  const o = RUN_OPTION
+  const whole = config.server !== undefined || config.image !== undefined
+  if (config.app !== undefined && whole) {
+    throw badOption(config.server !== undefined ? o.server : o.image, 'cannot be combined with --app: --app mounts a handler in nodescale\'s server, --server and --image measure your own whole server; give one')
+  }
+  if (whole && Object.keys(config.params).length) {
+    throw badOption(o.params, `is for benchmark apps; your own server takes its options from --server-arg ARG or its environment (got ${Object.keys(config.params).join(', ')})`)
+  }
+  for (const row of [o.serverArgs, o.path, o.method, o.body, o.health]) {
+    const given = Array.isArray(config[keyOf(row)]) ? config[keyOf(row)].length > 0 : config[keyOf(row)] !== undefined
+    if (given && !whole) throw badOption(row, 'only applies to your own server: give --server FILE (or --image REF on Swarm)')
+  }
+  if (config.containerPort !== undefined && config.image === undefined) throw badOption(o.containerPort, 'only applies with --image REF: the port your image listens on')
+  if (config.server !== undefined && config.image === undefined) {
+    config.server = resolve(cwd, config.server)
+    if (!existsSync(config.server) || !statSync(config.server).isFile()) throw badOption(o.server, `no file at ${config.server}; give your server's entry file (the one you run with node)`)
+  } else if (config.server !== undefined && !config.server.startsWith('/')) {
+    throw badOption(o.server, `"${config.server}" is not a path inside the image; with --image give the entry file's absolute path in it, like /app/server.js`)
+  }
+  if (config.body !== undefined) {
+    config.body = resolve(cwd, config.body)
+    if (!existsSync(config.body) || !statSync(config.body).isFile()) throw badOption(o.body, `no file at ${config.body}`)
+    if (!['POST', 'PUT', 'PATCH'].includes(config.method ?? 'GET')) throw badOption(o.body, `is sent with --method POST, PUT or PATCH (got ${config.method ?? 'GET (the default)'})`)
+  }
+  if (whole) config.serverArgs = Object.freeze([...(config.serverArgs ?? [])])
 }
 
 /**

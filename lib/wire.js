@@ -13,3 +13,6 @@ export const INSTANCE_HEADER = 'X-Nodescale-Instance'
 export const TOKEN_HEADER = 'x-nodescale-token'
 /** A load generator agent (executor/load-agent/) listens here on its node's own network (host mode, --load-nodes). */
 export const LOAD_AGENT_PORT = 7393
+
+/** The HTTP methods a load driver sends (`--method`; a benchmark app's request says GET or POST). */
+export const LOAD_METHODS = Object.freeze(['GET', 'POST', 'PUT', 'PATCH', 'DELETE'])

@@ -1,12 +1,13 @@
 #!/usr/bin/env node
-// Entry script of the cluster shape: the primary forks NODESCALE_WORKERS servers and restarts crashed ones, nothing
-// else.
+// Entry script of the cluster shape: the primary forks NODESCALE_WORKERS servers (ours, or the user's own entry file
+// NODESCALE_SERVER with its arguments and the hook preloaded) and restarts crashed ones, nothing else.
 import cluster from 'node:cluster'
 import { rmSync } from 'node:fs'
 import { fileURLToPath } from 'node:url'
-import { dirname, join } from 'node:path'
+import { dirname } from 'node:path'
 import { telemetryOn } from '../lib/telemetry.js'
 import { startTelemetry } from './telemetry.js'
+import { serverFromEnv } from './server-entry.js'
 
 const RESTART_WINDOW_MS = 60_000
 const STOP_GRACE_MS = 4000
@@ -26,8 +27,10 @@ function workersFromEnv (text) {
 function runPrimary () {
   const n = workersFromEnv(process.env.NODESCALE_WORKERS)
   const log = (line) => console.log(`nodescale cluster (pid ${process.pid}): ${line}`)
-  // Workers run serve.js itself: the same server as the single shape, with its own signal handling and teardown.
-  cluster.setupPrimary({ exec: join(dirname(fileURLToPath(import.meta.url)), 'serve.js') })
+  // Workers run serve.js itself (the same server as the single shape, with its own signal handling and teardown), or
+  // the user's server as its own entry file would start it, the hook preloaded.
+  const server = serverFromEnv(process.env, dirname(fileURLToPath(import.meta.url)))
+  cluster.setupPrimary({ exec: server.script, args: server.args, execArgv: [...process.execArgv, ...server.execArgv] })
   const readyIds = new Set()
   const restarts = []
   let ready = false
@@ -40,19 +43,17 @@ function runPrimary () {
     if (process.env.NODESCALE_TMPDIR_REMOVE === '1' && process.env.NODESCALE_TMPDIR) rmSync(process.env.NODESCALE_TMPDIR, { recursive: true, force: true })
   })
 
-  const fork = () => {
-    const worker = cluster.fork()
-    worker.on('message', (msg) => {
-      if (msg?.type !== 'nodescale:ready') return
-      port = msg.port
-      readyIds.add(worker.id)
-      if (!ready && readyIds.size >= n) {
-        ready = true
-        log(`ready: ${n} workers listening on port ${port}`)
-        process.send?.({ type: 'nodescale:ready', port, instance: 'primary', workers: n })
-      }
-    })
-  }
+  const fork = () => cluster.fork()
+  // any server that listens (ours or not) is a worker that started
+  cluster.on('listening', (worker, address) => {
+    port = address.port
+    readyIds.add(worker.id)
+    if (!ready && readyIds.size >= n) {
+      ready = true
+      log(`ready: ${n} workers listening on port ${port}`)
+      process.send?.({ type: 'nodescale:ready', port, instance: 'primary', workers: n })
+    }
+  })
 
   cluster.on('exit', (worker, code, signal) => {
     readyIds.delete(worker.id)

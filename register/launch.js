@@ -3,24 +3,21 @@
 import { spawn } from 'node:child_process'
 import { mkdtemp, rm } from 'node:fs/promises'
 import { tmpdir } from 'node:os'
-import { join } from 'node:path'
+import { basename, join } from 'node:path'
 import { setTimeout as sleep } from 'node:timers/promises'
 import { loadBenchmark } from '../benchmarks/index.js'
 import { NsError, internalError } from '../lib/errors.js'
 import { parseTelemetry } from '../lib/telemetry.js'
-import { freePort, waitForInstances } from '../lib/net.js'
-import { processTree, isAlive } from './proc-tree.js'
+import { freePort, is2xx, waitForInstances } from '../lib/net.js'
+import { processTree, isAlive, listeningPorts } from './proc-tree.js'
 import { buildCommand, validateAffinity, SHAPES } from './launch-command.js'
+import { START_FAILURE } from './launcher-watch.js'
 
 const KILL_AFTER_MS = 5000
 const GONE_WAIT_MS = 5000
 const OUTPUT_TAIL_LINES = 40
 // a day of one line a second for a few dozen processes; the oldest go first
 const TELEMETRY_RECORDS = 2_000_000
-
-// serve.js prints this when an instance cannot start; PM2 would restart it for a long while, so it fails the launch at
-// once.
-const START_FAILURE = 'nodescale: cannot start:'
 
 /**
  * Keeps the last lines of a process's output, hands each line to log, and notes a start failure; the instances'
@@ -56,10 +53,23 @@ function outputTail (log) {
   }
 }
 
+/** What a server that never answered was told and what it did: the port it was given, the ports it listens on. */
+function portsSaid (port, pids) {
+  const open = listeningPorts(pids)
+  const told = `it was told to listen on port ${port} (PORT, and {port} in --server-arg)`
+  if (!open.length) return `${told} and listens on no TCP port`
+  return open.includes(port) ? `${told} and listens on it` : `${told} but listens on ${open.join(', ')}`
+}
+
+/** A status that a server's health path will keep answering: the path is wrong, waiting will not help. */
+const settled = (status) => status >= 400 && status < 500 && ![408, 425, 429].includes(status)
+
 /**
- * Starts the server under test in a local shape and resolves once every instance answers /healthz.
+ * Starts the server under test in a local shape and resolves once every instance answers /healthz (our server) or the
+ * health path with a 2xx (the user's own: `server`, run from its folder `server.cwd`).
  * @param {{ shape: 'single'|'cluster'|'pm2', instances: number, port?: number, host?: string,
- *   benchmark: string, app?: string, params?: Record<string,string>, affinity?: number[],
+ *   benchmark?: string, app?: string, params?: Record<string,string>, affinity?: number[],
+ *   server?: { entry: string, args?: readonly string[], health: string, cwd: string },
  *   wrap?: (cmd: string, args: string[]) => { cmd: string, args: string[] },
  *   env?: object, log?: (line: string) => void, readyTimeoutMs?: number, instanceIdPrefix?: string, cwd?: string,
  *   signal?: AbortSignal }} opts an abort while it waits for the server stops what was started and rejects
@@ -77,8 +87,10 @@ export async function launch (opts) {
   if (shape === 'single' && instances !== 1) throw internalError(`the single shape runs 1 instance (got ${instances}); several are a cluster, PM2, or several launches`)
   const affinity = validateAffinity(opts.affinity)
   // Everything that can be checked is checked before a process starts.
-  const bench = await loadBenchmark({ benchmark: opts.benchmark, app: opts.app, cwd: opts.cwd })
-  bench.options(opts.params ?? {})
+  const { server } = opts
+  const bench = server ? null : await loadBenchmark({ benchmark: opts.benchmark, app: opts.app, cwd: opts.cwd })
+  bench?.options(opts.params ?? {})
+  const what = server ? basename(server.entry) : bench?.name
   const port = opts.port || await freePort(host === '0.0.0.0' ? '127.0.0.1' : host)
   const tmpDir = await mkdtemp(join(tmpdir(), `nodescale-${shape}-`))
   let built
@@ -92,7 +104,7 @@ export async function launch (opts) {
   log?.(`launch ${shape} x${instances}: ${[cmd, ...args].join(' ')}`)
 
   // Its own process group: stop() can reach every descendant, and a Ctrl-C on the terminal is the caller's to handle.
-  const child = spawn(cmd, args, { env, cwd: opts.cwd ?? process.cwd(), detached: true, stdio: ['ignore', 'pipe', 'pipe', 'ipc'] })
+  const child = spawn(cmd, args, { env, cwd: server?.cwd ?? opts.cwd ?? process.cwd(), detached: true, stdio: ['ignore', 'pipe', 'pipe', 'ipc'] })
   const tail = outputTail(log)
   child.stdout.setEncoding('utf8').on('data', d => tail.feed('stdout', d))
   child.stderr.setEncoding('utf8').on('data', d => tail.feed('stderr', d))
@@ -150,25 +162,32 @@ export async function launch (opts) {
   const url = `http://${host === '0.0.0.0' ? '127.0.0.1' : host}:${port}`
   const fail = async (why) => {
     await stop()
-    return new NsError('NS_ERR_DEPLOY', `${shape} x${instances} (${bench.name}) ${why}\n--- output ---\n${tail.text() || '(none)'}`)
+    return new NsError('NS_ERR_DEPLOY', `${shape} x${instances} (${what}) ${why}\n--- output ---\n${tail.text() || '(none)'}`)
   }
   /** Thrown by the readiness check when the process says why it cannot serve: no point in waiting any longer. */
   class Gone extends Error {}
+  const health = `${url}${server ? server.health : '/healthz'}`
   let seen
   try {
-    seen = await waitForInstances(`${url}/healthz`, {
+    seen = await waitForInstances(health, {
       distinct: instances,
       timeoutMs: readyTimeoutMs,
       signal: opts.signal,
       check: () => {
         if (tail.state.startFailure) throw new Gone(`could not start: ${tail.state.startFailure}`)
         if (exitInfo) throw new Gone(`exited before it was ready (${exitInfo.signal ? `signal ${exitInfo.signal}` : `code ${exitInfo.code}`})`)
-      }
+      },
+      ...(server && {
+        ok: is2xx,
+        onAnswer: ({ status }) => {
+          if (settled(status)) throw new Gone(`answers its health path ${server.health} with HTTP ${status}: give the path it answers with a 2xx (--health PATH)`)
+        }
+      })
     })
   } catch (err) {
     if (opts.signal?.aborted) { await stop(); throw err }
     if (err instanceof Gone) throw await fail(err.message)
-    throw await fail(`was not ready after ${readyTimeoutMs} ms: ${err.seen?.length ?? 0} of ${instances} instances answered ${url}/healthz (last: ${err.last})`)
+    throw await fail(`was not ready after ${readyTimeoutMs} ms: ${err.seen?.length ?? 0} of ${instances} instances answered ${health} (last: ${err.last})${server ? `; ${portsSaid(port, pids())}` : ''}`)
   }
   log?.(`ready: ${shape} x${instances} at ${url} (${seen.join(', ')})`)
   return { url, port, rootPid, shape, instances, instanceIds: seen, tmpDir, pids, output: tail.text, telemetry: ({ from = -Infinity, to = Infinity } = {}) => tail.telemetry.filter(r => r.t >= from && r.t <= to), stop, exited }

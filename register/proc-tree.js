@@ -1,5 +1,6 @@
-// Reads the process table from /proc: a process's descendants and group, and whether a pid is still alive.
-import { readdirSync, readFileSync } from 'node:fs'
+// Reads the process table from /proc: a process's descendants and group, whether a pid is still alive, the ports a
+// process tree listens on.
+import { readdirSync, readFileSync, readlinkSync } from 'node:fs'
 
 /**
  * One process's ppid, process group and state from /proc/<pid>/stat, or null when it is gone.
@@ -58,4 +59,36 @@ export function processTree (rootPid, { pgid } = {}) {
   }
   if (pgid !== undefined) for (const p of procs) if (p.pgid === pgid) seen.add(p.pid)
   return [...seen].filter(isAlive)
+}
+
+/**
+ * The TCP ports some of these processes listen on (their socket inodes matched against /proc/net/tcp and tcp6), sorted:
+ * what a server that never answered on its port did open instead.
+ * @param {number[]} pids
+ * @param {{ proc?: string }} [opts] the /proc to read (a recorded one in tests)
+ * @returns {number[]}
+ */
+export function listeningPorts (pids, { proc = '/proc' } = {}) {
+  const inodes = new Set()
+  for (const pid of pids) {
+    let fds = []
+    try { fds = readdirSync(`${proc}/${pid}/fd`) } catch { continue }
+    for (const fd of fds) {
+      let link = ''
+      try { link = readlinkSync(`${proc}/${pid}/fd/${fd}`) } catch { continue }
+      const m = /^socket:\[(\d+)\]$/.exec(link)
+      if (m) inodes.add(m[1])
+    }
+  }
+  const ports = new Set()
+  for (const table of ['tcp', 'tcp6']) {
+    let text = ''
+    try { text = readFileSync(`${proc}/net/${table}`, 'utf8') } catch { continue }
+    for (const line of text.split('\n').slice(1)) {
+      // sl local_address rem_address st ... inode: state 0A is LISTEN
+      const f = line.trim().split(/\s+/)
+      if (f.length > 9 && f[3] === '0A' && inodes.has(f[9])) ports.add(parseInt(f[1].split(':')[1], 16))
+    }
+  }
+  return [...ports].sort((a, b) => a - b)
 }

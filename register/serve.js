@@ -4,7 +4,9 @@
 import cluster from 'node:cluster'
 import { rmSync } from 'node:fs'
 import { formatError, exitCodeOf } from '../lib/errors.js'
-import { startServer, isPm2 } from './server.js'
+import { startServer } from './server.js'
+import { isPm2 } from './instance-id.js'
+import { START_FAILURE, watchLauncher } from './launcher-watch.js'
 
 /**
  * Runs the server until SIGTERM/SIGINT (or until the parent that started it goes away), then tears down and exits 0.
@@ -14,7 +16,7 @@ export async function main (env = process.env) {
   try {
     srv = await startServer({ env })
   } catch (err) {
-    console.error(`nodescale: cannot start: ${formatError(err)}`)
+    console.error(`${START_FAILURE} ${formatError(err)}`)
     process.exit(exitCodeOf(err))
   }
   let stopping = false
@@ -34,20 +36,7 @@ export async function main (env = process.env) {
   }
   process.on('SIGTERM', () => shutdown('SIGTERM'))
   process.on('SIGINT', () => shutdown('SIGINT'))
-  // Started by a launcher over IPC (not a cluster worker, whose IPC is its primary's business): die with the launcher.
-  if (process.send && !cluster.isWorker && !isPm2(env)) process.on('disconnect', () => shutdown('parent exit'))
-  // Under PM2 the IPC channel leads to pm2-runtime, not to the launcher: watch the launcher's pid and stop PM2 when it
-  // is gone.
-  const launcher = Number(env.NODESCALE_LAUNCHER_PID)
-  if (isPm2(env) && launcher > 0) {
-    setInterval(() => {
-      try {
-        process.kill(launcher, 0)
-      } catch (err) {
-        if (err.code === 'ESRCH') process.kill(process.ppid, 'SIGTERM')
-      }
-    }, 1000).unref()
-  }
+  watchLauncher(env, () => shutdown('parent exit'))
   process.send?.({ type: 'nodescale:ready', port: srv.port, instance: srv.instance })
   return srv
 }

@@ -1,8 +1,7 @@
 // Starts one instance of the server under test from environment variables (used by serve.js, cluster workers and PM2).
-import cluster from 'node:cluster'
 import { createServer } from 'node:http'
 import { mkdtemp, mkdir, rm } from 'node:fs/promises'
-import { hostname, tmpdir } from 'node:os'
+import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { loadBenchmark } from '../benchmarks/index.js'
 import { badEnv } from '../lib/errors.js'
@@ -10,22 +9,9 @@ import { portFromEnv } from '../lib/net.js'
 import { telemetryOn } from '../lib/telemetry.js'
 import { createApp } from './app.js'
 import { startTelemetry } from './telemetry.js'
+import { instanceIdFromEnv } from './instance-id.js'
 
-/** True inside a PM2-managed process (PM2 sets pm_id; in cluster mode it is also a Node cluster worker). */
-export const isPm2 = (env) => env.pm_id !== undefined || (env.NODE_APP_INSTANCE !== undefined && env.PM2_HOME !== undefined)
-
-/**
- * The id this instance puts in every response. In a cluster or under PM2, NODESCALE_INSTANCE is a prefix for each
- * worker.
- * @param {Record<string, string|undefined>} env
- * @param {{ workerId?: number, pid?: number, host?: string }} [where]
- */
-export function instanceIdFromEnv (env, { workerId = cluster.worker?.id, pid = process.pid, host = hostname() } = {}) {
-  const base = env.NODESCALE_INSTANCE || ''
-  if (isPm2(env)) return `${base ? base + '-' : ''}pm2-${env.NODE_APP_INSTANCE ?? env.pm_id}`
-  if (workerId !== undefined) return `${base ? base + '-' : ''}w${workerId}`
-  return base || `${host}-${pid}`
-}
+export { instanceIdFromEnv, isPm2 } from './instance-id.js'
 
 /**
  * Reads NODESCALE_PARAMS: a JSON object of strings (the --param values).

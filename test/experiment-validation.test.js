@@ -57,8 +57,10 @@ profiles:
 `
   // every documented key is used above, but those that exclude one used there (benchmark/benchmarks,
   // rate/load/concurrency, instances-per-node/instances), app, nodes and load nodes (a swarm's; this file is local) and
-  // the bounds of duration: auto, checked below and in their own tests (duration-auto.test.js)
-  const elsewhere = ['benchmark', 'rate', 'load', 'app', 'instances-per-node', 'nodes', 'load-nodes', 'load-placement', 'min-duration', 'max-duration']
+  // the bounds of duration: auto, checked below and in their own tests (duration-auto.test.js), and a whole server's
+  // keys, which replace the benchmarks (whole-server.test.js)
+  const elsewhere = ['benchmark', 'rate', 'load', 'app', 'instances-per-node', 'nodes', 'load-nodes', 'load-placement', 'min-duration', 'max-duration',
+    'server', 'server-args', 'path', 'method', 'body', 'health', 'image', 'container-port']
   for (const key of Object.keys(EXPERIMENT_KEYS).filter(k => !elsewhere.includes(k))) assert.match(text, new RegExp(`^${key}:`, 'm'), key)
   const open = parseExperiment('strategies: [cm]\nbenchmark: greeter\napp: ../apps/bench-object.js\nrate: [100, 200.5]\n', { file: 'o.yml', path: '/x/y/o.yml' })
   assert.equal(open.loadKey, 'rate')

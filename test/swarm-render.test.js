@@ -26,7 +26,9 @@ test('up, cm and pm2 are one replica limited to instances x cpus-per-instance; h
   const cm = renderStack({ ...base, strategy: 'cm' }).services.app
   assert.deepEqual(cm.command, ['register/cluster.js'])
   assert.equal(cm.environment.NODESCALE_WORKERS, '4')
-  assert.deepEqual(renderStack({ ...base, strategy: 'pm2' }).services.app.command, ['node_modules/pm2/bin/pm2-runtime', 'start', 'register/serve.js', '-i', '4'])
+  const pm2 = renderStack({ ...base, strategy: 'pm2' }).services.app
+  assert.deepEqual(pm2.command, ['register/pm2-start.js'])
+  assert.equal(pm2.environment.NODESCALE_WORKERS, '4')
   const hs = renderStack({ ...base, strategy: 'hs', cpusPerInstance: 0.5 })
   assert.equal(hs.services.app.deploy.replicas, 4)
   assert.equal(hs.services.app.deploy.resources.limits.cpus, '0.5')

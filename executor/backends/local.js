@@ -2,7 +2,8 @@
 // process, Node's cluster module, PM2), several replicas behind HAProxy; its CPU from a cgroup of the run's own.
 import { availableParallelism, hostname } from 'node:os'
 import { NsError, badFlag } from '../../lib/errors.js'
-import { freePort, waitForInstances } from '../../lib/net.js'
+import { freePort, is2xx, waitForInstances } from '../../lib/net.js'
+import { serverFolder } from '../../benchmarks/whole-server.js'
 import { deploymentShape } from '../../lib/strategies.js'
 import { launch } from '../../register/launch.js'
 import { createCpuGroup } from '../../rc/cpu-group.js'
@@ -58,6 +59,8 @@ export function createLocalBackend ({ cpus = availableParallelism() } = {}) {
           throw new NsError('NS_ERR_RUN', errors.map(e => e.message).join('; '), { cause: errors[0] })
         }
       }
+      // the user's own server (--server): run from its folder, ready when its health path answers a 2xx
+      const server = config.server === undefined ? undefined : { entry: config.server, args: config.serverArgs, health: config.health ?? '/', cwd: serverFolder(config.server) }
       try {
         const group = await createCpuGroup({ name: runId })
         cleanups.push(() => group.remove())
@@ -77,6 +80,7 @@ export function createLocalBackend ({ cpus = availableParallelism() } = {}) {
             benchmark: config.benchmark,
             app: config.app,
             params: config.params,
+            server,
             log,
             readyTimeoutMs: config.readyTimeout * 1000,
             shape: shape.process,
@@ -95,12 +99,13 @@ export function createLocalBackend ({ cpus = availableParallelism() } = {}) {
         let lb = null
         if (shape.balanced) {
           const port = config.port || await freePort()
-          lb = await startHaproxy({ port, backends: replicas.map(h => h.port), runDir })
+          lb = await startHaproxy({ port, backends: replicas.map(h => h.port), runDir, health: server?.health })
           cleanups.push(() => lb.stop())
           url = `http://127.0.0.1:${port}`
           try {
-            await waitForInstances(`${url}/healthz`, {
+            await waitForInstances(`${url}${server ? server.health : '/healthz'}`, {
               distinct: shape.answering,
+              ...(server && { ok: is2xx }),
               timeoutMs: config.readyTimeout * 1000,
               signal,
               check: () => { if (!lb.isAlive()) throw new Error('HAProxy exited before it answered') }

@@ -5,6 +5,7 @@ import { dirname } from 'node:path'
 import { NsError, badFlag } from '../../lib/errors.js'
 import { RUN_OPTION } from '../../lib/run-options.js'
 import { SAMPLES_FILES } from '../../lib/run-files.js'
+import { LOAD_METHODS } from '../../lib/wire.js'
 import { runLocalLoad } from './local-load.js'
 import { runInChild } from './child-runner.js'
 import { runJmeter } from './jmeter.js'
@@ -24,7 +25,7 @@ export function normalizeLoadOptions (opts) {
   try { url = new URL(opts.url) } catch { throw badFlag('url', `"${opts.url}" is not a URL`) }
   if (url.protocol !== 'http:') throw badFlag('url', `${url.protocol} is not supported; the drivers speak http:`)
   const method = opts.method ?? 'GET'
-  if (!['GET', 'POST'].includes(method)) throw badFlag('method', `"${method}" is not allowed; use GET or POST`)
+  if (!LOAD_METHODS.includes(method)) throw badFlag('--method', `"${method}" is not allowed; one of: ${LOAD_METHODS.join(', ')}`)
   const hasC = opts.concurrency !== undefined && opts.concurrency !== null
   const hasR = opts.rate !== undefined && opts.rate !== null
   if (hasC === hasR) throw badFlag('--concurrency/--rate', 'give exactly one: --concurrency C (closed model) or --rate R (open model)')

@@ -1,0 +1,51 @@
+// A whole server as the thing under test (--server FILE, or --image REF on Swarm): nothing is mounted, the load
+// requests --path with --method and --body as given, readiness is --health. Shaped like a benchmark (name, options,
+// request) so that a run, a sweep and the reports treat both alike; `mount` is '' where a benchmark's is /<name>.
+import { existsSync } from 'node:fs'
+import { basename, dirname, extname, join, resolve } from 'node:path'
+
+const NAME = /[^a-z0-9_-]+/gi
+const TYPES = Object.freeze({ '.json': 'application/json', '.txt': 'text/plain', '.xml': 'application/xml', '.html': 'text/html', '.csv': 'text/csv' })
+
+/**
+ * The folder a server runs from: the nearest one above its entry file that has a package.json (as the path was given,
+ * not its real path: node_modules/.bin/<cli> runs from the project), else the entry's own folder.
+ * @param {string} entry absolute
+ */
+export function serverFolder (entry) {
+  for (let dir = dirname(entry); ; dir = dirname(dir)) {
+    if (existsSync(join(dir, 'package.json'))) return dir
+    if (dirname(dir) === dir) return dirname(entry)
+  }
+}
+
+/**
+ * The name a whole server's runs carry: --benchmark when given, else its folder's name (an image's name for --image).
+ * @param {{ benchmark?: string, server?: string, image?: string }} config
+ */
+export function serverName ({ benchmark, server, image }) {
+  if (benchmark) return benchmark
+  const raw = server && !image ? basename(serverFolder(resolve(server))) : basename((image ?? 'server').split('@')[0].split(':')[0])
+  return raw.replace(NAME, '-').replace(/^-+|-+$/g, '').slice(0, 64) || 'server'
+}
+
+/**
+ * @param {{ benchmark?: string, server?: string, image?: string, path?: string, method?: string, body?: string,
+ *   health?: string }} config a validated run config with --server or --image
+ */
+export function wholeServer (config) {
+  const path = config.path ?? '/'
+  const method = config.method ?? 'GET'
+  return {
+    name: serverName(config),
+    description: config.image ? `the image ${config.image}` : `the server ${config.server}`,
+    mount: '',
+    health: config.health ?? path,
+    options: () => ({}),
+    request: () => ({
+      method,
+      path,
+      ...(config.body ? { bodyFile: config.body, headers: { 'content-type': TYPES[extname(config.body).toLowerCase()] ?? 'application/octet-stream' } } : {})
+    })
+  }
+}
