@@ -26,6 +26,7 @@ import { badFlag } from './errors.js'
  * @property {string} [experiment] the experiment file's key for it (run options only)
  * @property {readonly string[]} [backends] only these backends take it
  * @property {readonly string[]} [strategies] only these strategies take it
+ * @property {boolean} [verbatim] the next word is its value even when it starts with "-" (a server's own flags)
  */
 
 /**
@@ -141,6 +142,13 @@ export function readOption (o, text) {
  * @returns {{ values: Record<string, any>, positionals: string[] }} values by key (keyOf), only the flags given
  */
 export function parseCommandLine (argv, table) {
+  // `--server-arg --port` is the value "--port": joined as --server-arg=--port before parseArgs reads it
+  const verbatim = new Set(table.filter(o => o.verbatim).map(flagOf))
+  const words = []
+  for (let i = 0; i < argv.length; i++) {
+    const joined = verbatim.has(argv[i]) && i + 1 < argv.length && !words.includes('--')
+    words.push(joined ? `${argv[i]}=${argv[++i]}` : argv[i])
+  }
   const spec = Object.fromEntries(table.map(o => [o.flag, {
     type: /** @type {'string'|'boolean'} */ (o.type === 'boolean' ? 'boolean' : 'string'),
     ...(o.short ? { short: o.short } : {}),
@@ -148,7 +156,7 @@ export function parseCommandLine (argv, table) {
   }]))
   let parsed
   try {
-    parsed = parseArgs({ args: argv, options: spec, allowPositionals: true, strict: true })
+    parsed = parseArgs({ args: words, options: spec, allowPositionals: true, strict: true })
   } catch (err) {
     const m = /--[a-z][\w-]*/i.exec(err.message) ?? /'(-\w)/.exec(err.message)
     const flag = m ? m[m.length - 1] : 'arguments'

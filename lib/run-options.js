@@ -148,6 +148,7 @@ export const RUN_OPTIONS = Object.freeze([
     type: 'list',
     arg: 'ARG',
     help: 'an argument of the --server, repeatable; {port} in it becomes the port to listen on',
+    verbatim: true,
     experiment: 'server-args'
   }),
   option({
