@@ -2,7 +2,8 @@
 import { badApp, badFlag } from '../lib/errors.js'
 import { loadCustomApp } from './custom-app.js'
 import { createConsoleBenchmark } from './console-wrapper.js'
-import { wholeServer } from './whole-server.js'
+import { basename, extname } from 'node:path'
+import { serverName, wholeServer } from './whole-server.js'
 
 /** Names of the built-in benchmarks, each a module benchmarks/<name>.js. */
 export const BUILTIN_BENCHMARKS = Object.freeze(['baseline', 'page', 'cpu', 'net-out', 'net-in', 'disk', 'mem'])
@@ -39,3 +40,10 @@ export async function loadTarget (config) {
   const bench = await loadBenchmark({ benchmark: config.benchmark, app: config.app })
   return Object.assign(Object.create(bench), { mount: `/${bench.name}` })
 }
+
+/**
+ * What a run measures, by name, before anything is loaded: a whole server's name, the benchmark's, or a custom app's
+ * file name (the app may name itself once loaded).
+ * @param {{ benchmark?: string, app?: string, server?: string, image?: string }} c
+ */
+export const targetName = (c) => (c.server !== undefined || c.image !== undefined ? serverName(c) : c.benchmark ?? basename(c.app ?? 'app', extname(c.app ?? '')))

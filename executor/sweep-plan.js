@@ -8,7 +8,7 @@ import { checkOption, flagOf, keyOf } from '../lib/options.js'
 import { WHOLE_SERVER_KEYS, RUN_OPTION, validateRunConfig } from '../lib/run-options.js'
 import { seededRandom } from '../lib/random.js'
 import { freeBytes, makeWritableDir } from '../lib/run-files.js'
-import { loadBenchmark } from '../benchmarks/index.js'
+import { loadBenchmark, targetName } from '../benchmarks/index.js'
 import { loadExperiment, resolveLevel } from './experiment.js'
 import { shapeKeyOf } from './shape-runner.js'
 import { calibrateToFile, readCalibration, CALIBRATION_DEFAULTS } from './calibrate.js'
@@ -236,7 +236,7 @@ export function estimatePlan (entries, cells, { backendName = 'local', calibrati
     const cost = plannedCost(c, { runs, calibration, overhead: COSTS.run })
     seconds += cost.seconds
     bytes += cost.bytes
-    if (cost.assumed) assumed.add(c.config.benchmark ?? 'app')
+    if (cost.assumed) assumed.add(targetName(c.config))
   }
   const basis = bases.size > 1 ? 'mixed' : [...bases][0] ?? 'plan'
   return { runs: entries.length, deployments, seconds: Math.round(seconds), bytes: Math.round(bytes), basis, samples: [...formats], assumedRates: [...assumed] }

@@ -58,7 +58,7 @@ export function formatPlan ({ exp, cells, plan, seed, estimate, backend, calibra
     ? `at ${sloText(exp.settings.slo ?? DEFAULT_SLO)}`
     : [...new Set(Object.values(exp.loads).flat().map(l => l.value ?? RUN_OPTION.concurrency.default))].join(',')
   const nodes = exp.nodes ? ` × nodes (${perStrategy(exp.nodes)})` : ''
-  lines.push(`grid: ${exp.benchmarks.map(b => b ?? (exp.app ? benchmarkName({ app: exp.app }) : RUN_OPTION.benchmark.default)).join(', ')} × ${exp.perNode ? 'instances per node' : 'instances'} (${perStrategy(exp.instances)})${nodes} × ${exp.loadKey} ${loads} = ${cells.length} cells × ${exp.repeats} repeat${exp.repeats === 1 ? '' : 's'}`)
+  lines.push(`grid: ${exp.benchmarks.map(b => b ?? (exp.app || exp.settings.server || exp.settings.image ? benchmarkName({ app: exp.app, ...exp.settings }) : RUN_OPTION.benchmark.default)).join(', ')} × ${exp.perNode ? 'instances per node' : 'instances'} (${perStrategy(exp.instances)})${nodes} × ${exp.loadKey} ${loads} = ${cells.length} cells × ${exp.repeats} repeat${exp.repeats === 1 ? '' : 's'}`)
   const duration = exp.settings.duration ?? RUN_OPTION.duration.default
   const measured = duration === 'auto'
     ? `auto ${exp.settings.minDuration ?? RUN_OPTION.minDuration.default}–${exp.settings.maxDuration ?? RUN_OPTION.maxDuration.default} s`

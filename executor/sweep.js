@@ -1,7 +1,8 @@
 // A sweep on disk: <out>/<sweep-id>/sweep.json (plan, seed, status per run) and one run folder per run, resumable.
 import { readFile, writeFile } from 'node:fs/promises'
-import { basename, extname, join, resolve } from 'node:path'
+import { join, resolve } from 'node:path'
 import { NsError } from '../lib/errors.js'
+import { targetName } from '../benchmarks/index.js'
 import { parseCommandLine } from '../lib/options.js'
 import { RUN_OPTIONS, validateRunConfig } from '../lib/run-options.js'
 import { SWEEP_FILE, SWEEP_SCHEMA, freeBytes, isNoSpace, makeDirs, readRunFiles, stampedId, writeJsonAtomic } from '../lib/run-files.js'
@@ -24,8 +25,8 @@ export function entryLabel (cell) {
 /** Strategy, instances and, for a run on K worker nodes, K: "hs x4 on 2 nodes". */
 export const shapeText = (c) => `${c.strategy} x${instancesText(c)}`
 
-/** The benchmark's name, or a custom app's file name before the app names itself. */
-export const benchmarkName = (c) => c.benchmark ?? basename(c.app ?? 'app', extname(c.app ?? ''))
+/** What a run measures, by name (benchmarks/index.js). */
+export const benchmarkName = targetName
 
 /**
  * Creates the sweep folder and its sweep.json with every run pending.
