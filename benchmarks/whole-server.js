@@ -1,7 +1,7 @@
 // A whole server as the thing under test (--server FILE, or --image REF on Swarm): nothing is mounted, the load
 // requests --path with --method and --body as given, readiness is --health. Shaped like a benchmark (name, options,
 // request) so that a run, a sweep and the reports treat both alike; `mount` is '' where a benchmark's is /<name>.
-import { existsSync } from 'node:fs'
+import { existsSync, readFileSync } from 'node:fs'
 import { basename, dirname, extname, join, resolve } from 'node:path'
 
 const NAME = /[^a-z0-9_-]+/gi
@@ -30,6 +30,22 @@ export function serverName ({ benchmark, server, image }) {
 }
 
 /**
+ * Which server was measured, for run.json: its entry file and folder, its package's name and version when it has a
+ * package.json (an image: its reference).
+ * @param {{ server?: string, image?: string }} config
+ */
+export function serverAbout ({ server, image }) {
+  if (image) return { image, entry: server ?? null }
+  const folder = serverFolder(/** @type {string} */ (server))
+  let pkg = null
+  try {
+    const { name, version } = JSON.parse(readFileSync(join(folder, 'package.json'), 'utf8'))
+    pkg = { name: name ?? null, version: version ?? null }
+  } catch {}
+  return { entry: server, folder, package: pkg }
+}
+
+/**
  * @param {{ benchmark?: string, server?: string, image?: string, path?: string, method?: string, body?: string,
  *   health?: string }} config a validated run config with --server or --image
  */
@@ -41,6 +57,7 @@ export function wholeServer (config) {
     description: config.image ? `the image ${config.image}` : `the server ${config.server}`,
     mount: '',
     health: config.health ?? path,
+    about: serverAbout(config),
     options: () => ({}),
     request: () => ({
       method,

@@ -25,7 +25,7 @@ import { AUTO_DURATION, longestSeconds } from '../lib/run-options.js'
  * @param {import('./backends/index.js').RunConfig} config
  * @param {{ log?: (line: string) => void, signal?: AbortSignal }} [opts]
  * @returns {Promise<{ backend: import('./backends/index.js').Backend, benchmark: string, mount: string, health?:
- *   string, request: any, body?: Buffer, backendInfo: object, driverInfo: object }>}
+ *   string, server?: object, request: any, body?: Buffer, backendInfo: object, driverInfo: object }>}
  */
 export async function prepareRun (config, { log = () => {}, signal } = {}) {
   await makeWritableDir(config.out, { flag: '--out' })
@@ -38,7 +38,7 @@ export async function prepareRun (config, { log = () => {}, signal } = {}) {
   signal?.throwIfAborted()
   const backendInfo = await backend.prepare(config, { log, signal })
   const driverInfo = config.driver === 'jmeter' ? { jmeterHome: (await ensureJmeter({ log })).home } : {}
-  return { backend, benchmark: bench.name, mount: bench.mount, health: bench.health, request, body, backendInfo, driverInfo }
+  return { backend, benchmark: bench.name, mount: bench.mount, health: bench.health, server: bench.about, request, body, backendInfo, driverInfo }
 }
 
 /**
@@ -73,6 +73,8 @@ export async function run (config, { log = () => {}, onProgress, signal, prepare
   await makeDirs(dir)
   /** @type {Record<string, any>} */
   const runJson = newRunRecord({ id, dir, config, environment: describeEnvironment({ backend: backend.name, extra: { ...backendInfo, ...driverInfo } }), request })
+  // a whole server: which one was measured (its entry, folder, package name and version; or its image)
+  if (prepared.server) runJson.server = prepared.server
   const save = () => writeJsonAtomic(join(dir, RUN_FILES.run), runJson)
   await save()
 

@@ -59,6 +59,7 @@ test('fastify from npm, unchanged, in up, cm, pm2 and hs: several processes busy
   assert.equal(one.code, 0, one.stderr)
   assert.equal(one.run.status, 'done')
   assert.equal(one.run.config.benchmark, 'fastify-server', 'named after its folder')
+  assert.deepEqual(one.run.server, { entry: join(FASTIFY, 'server.js'), folder: FASTIFY, package: { name: 'fastify-server-example', version: '1.0.0' } })
   assert.deepEqual(one.run.request, { method: 'GET', path: PRIME })
   assert.equal(one.run.summary.errors, 0)
   assert.equal(busyWorkers(one.run).length, 1, 'the hook preloaded into fastify wrote its telemetry')
