@@ -120,3 +120,85 @@ test('writeStackFiles gives docker stack deploy a Compose file and the config fi
   assert.deepEqual(load(readFileSync(file, 'utf8')), doc)
   assert.equal(readFileSync(join(dir, 'haproxy.cfg'), 'utf8'), doc['x-nodescale'].files['haproxy.cfg'])
 })
+
+// a user's whole server: as the register image carries a --server (its folder at /server), and as a user's image
+// carries its own entry file with our launchers added under /opt/nodescale
+const own = { ...base, benchmark: 'http-server', params: {}, health: '/health' }
+const inRegister = { entry: '/server/server.js', args: ['--port', '{port}'], workingDir: '/server', registerDir: '/app/register' }
+const inImage = { entry: '/srv/server.js', args: [], workingDir: '/srv', registerDir: '/opt/nodescale/register' }
+
+test('--server: the shape\'s launcher runs the entry file from /server with the hook, {port} filled, no benchmark', () => {
+  const up = renderStack({ ...own, strategy: 'up', server: inRegister })
+  const app = up.services.app
+  assert.deepEqual(app.entrypoint, ['node'])
+  assert.deepEqual(app.command, ['--import=/app/register/server-hook.js', '/server/server.js', '--port', '8080'])
+  assert.equal(app.working_dir, '/server')
+  assert.equal(app.environment.NODESCALE_SERVER, '/server/server.js')
+  assert.equal(app.environment.NODESCALE_SERVER_ARGS, '["--port","8080"]')
+  assert.equal(app.environment.PORT, '8080')
+  assert.equal(app.environment.NODESCALE_BENCHMARK, undefined)
+  assert.equal(app.environment.NODESCALE_PARAMS, undefined)
+  assert.deepEqual(up['x-nodescale'], { ...up['x-nodescale'], health: '/health', any2xx: true, readiness: 'instances', expect: 1, targetPort: 8080 })
+  const cm = renderStack({ ...own, strategy: 'cm', server: inRegister }).services.app
+  assert.deepEqual(cm.command, ['/app/register/cluster.js'])
+  assert.equal(cm.environment.NODESCALE_WORKERS, '4')
+  assert.equal(cm.working_dir, '/server')
+  const pm2 = renderStack({ ...own, strategy: 'pm2', server: inRegister }).services.app
+  assert.deepEqual(pm2.command, ['/app/register/pm2-start.js'])
+  assert.equal(pm2.environment.PM2_HOME, '/tmp/.pm2')
+  // HAProxy checks the server's health path for any 2xx
+  const hs = renderStack({ ...own, strategy: 'hs', server: inRegister })
+  assert.match(hs['x-nodescale'].files['haproxy.cfg'], /option httpchk GET \/health\n\s+http-check expect rstatus \^2/)
+  assert.equal(hs['x-nodescale'].expect, 4)
+  // the working folder reaches the Engine API spec
+  const spec = stackSpecs(up).services.find(s => s.key === 'app').spec.TaskTemplate.ContainerSpec
+  assert.equal(spec.Dir, '/server')
+  assert.deepEqual(spec.Args, ['--import=/app/register/server-hook.js', '/server/server.js', '--port', '8080'])
+  // our own benchmarks keep /healthz and a 200
+  assert.deepEqual([renderStack({ ...base, strategy: 'up' })['x-nodescale'].health, renderStack({ ...base, strategy: 'up' })['x-nodescale'].any2xx], ['/healthz', false])
+  assert.equal(renderStack({ ...base, strategy: 'up' }).services.app.working_dir, undefined)
+})
+
+test('--image with up and hs: the image as it is (no entrypoint or command), PORT and HOST, its port; health-only', () => {
+  const up = renderStack({ ...own, strategy: 'up', image: 'my-api:1.4', asIs: true, targetPort: 3000 })
+  const app = up.services.app
+  assert.equal(app.image, 'my-api:1.4')
+  assert.equal(app.entrypoint, undefined)
+  assert.equal(app.command, undefined)
+  assert.equal(app.working_dir, undefined)
+  assert.deepEqual(app.environment, { PORT: '3000', HOST: '0.0.0.0' })
+  assert.deepEqual(app.ports, [{ target: 3000, published: 0, protocol: 'tcp', mode: 'host' }])
+  assert.equal(up['x-nodescale'].readiness, 'health-only')
+  assert.equal(up['x-nodescale'].targetPort, 3000)
+  const spec = stackSpecs(up).services.find(s => s.key === 'app').spec.TaskTemplate.ContainerSpec
+  assert.equal(spec.Command, undefined, 'the image\'s own entrypoint')
+  assert.equal(spec.Args, undefined, 'the image\'s own command')
+  const hs = renderStack({ ...own, strategy: 'hs', image: 'my-api:1.4', asIs: true, targetPort: 3000 })
+  assert.equal(hs.services.app.ports, undefined)
+  assert.deepEqual(hs.services.lb.ports, [{ target: 8080, published: 0, protocol: 'tcp', mode: 'host' }])
+  assert.equal(hs['x-nodescale'].targetPort, 8080, 'the entry is HAProxy\'s port')
+  const cfg = hs['x-nodescale'].files['haproxy.cfg']
+  assert.match(cfg, /server-template app 16 tasks\.app:3000 check/)
+  assert.match(cfg, /option httpchk GET \/health/)
+  const ingress = renderStack({ ...own, strategy: 'hs', lb: 'ingress', image: 'my-api:1.4', asIs: true, targetPort: 3000 })
+  assert.deepEqual(ingress.services.app.ports, [{ target: 3000, published: 0, protocol: 'tcp', mode: 'ingress' }])
+})
+
+test('--image with cm and pm2: our launchers in the image start its entry file from its working folder', () => {
+  const cm = renderStack({ ...own, strategy: 'cm', image: 'nodescale/with-launchers:abc', server: { ...inImage, nodeOptions: '--max-old-space-size=512' }, targetPort: 3000 })
+  const app = cm.services.app
+  assert.deepEqual(app.entrypoint, ['node'])
+  assert.deepEqual(app.command, ['/opt/nodescale/register/cluster.js'])
+  assert.equal(app.working_dir, '/srv')
+  assert.equal(app.environment.PORT, '3000')
+  assert.equal(app.environment.NODESCALE_SERVER, '/srv/server.js')
+  assert.equal(app.environment.NODE_OPTIONS, '--max-old-space-size=512')
+  assert.deepEqual(app.ports[0].target, 3000)
+  assert.equal(cm['x-nodescale'].readiness, 'instances')
+  const pm2 = renderStack({ ...own, strategy: 'pm2', image: 'nodescale/with-launchers:abc', server: inImage, targetPort: 3000 }).services.app
+  assert.deepEqual(pm2.command, ['/opt/nodescale/register/pm2-start.js'])
+  assert.equal(pm2.environment.NODE_OPTIONS, undefined)
+  assert.throws(() => renderStack({ ...own, strategy: 'cm', server: inImage, asIs: true }), /not both/)
+  assert.throws(() => renderStack({ ...own, strategy: 'cm', server: { ...inImage, entry: 'srv/server.js' } }), /absolute entry/)
+  assert.throws(() => renderStack({ ...own, strategy: 'up', asIs: true, targetPort: 0 }), /--container-port/)
+})

@@ -51,15 +51,17 @@ export function taskRows (tasks, services, nodes) {
 }
 
 /**
- * Deploys a stack rendered by renderStack and resolves when every task runs and every instance answers /healthz on the
- * published port. On failure (a task error, a timeout, an abort) the stack is removed before the error is thrown.
+ * Deploys a stack rendered by renderStack and resolves when every task runs and every instance answers /healthz (or
+ * the user's server's health path, x-nodescale.health) on the published port. On failure (a task error, a timeout,
+ * an abort) the stack is removed before the error is thrown.
  * @param {import('dockerode')} docker
  * @param {Record<string, any>} doc rendered Compose object
  * @param {{ log?: (line: string) => void, signal?: AbortSignal, readyTimeoutMs?: number, pendingGraceMs?: number,
  *   removeTimeoutMs?: number }} [opts]
  * @returns {Promise<{ stack: string, url: string, port: number, services: { id: string, name: string, replicas: number
  *   }[], tasks: { id: string, service: string, node: string, nodeName: string, containerId: string | null, state:
- *   string, slot: number | null }[], image: string, instances: string[], readyMs: number }>}
+ *   string, slot: number | null }[], image: string, instances: string[], readiness: 'instances' | 'health-only',
+ *   readyMs: number }>} instances: those that named themselves (none for 'health-only': a user's image run as it is)
  */
 export async function deployStack (docker, doc, { log = () => {}, signal, readyTimeoutMs = 60_000, pendingGraceMs, removeTimeoutMs } = {}) {
   const started = Date.now()
@@ -123,7 +125,7 @@ export async function deployStack (docker, doc, { log = () => {}, signal, readyT
       const host = isLocalEngine(docker) ? '127.0.0.1' : /** @type {any} */ (docker).modem?.host
       return published ? `http://${host}:${published}` : null
     }
-    const ready = await waitReady(docker, { services, url, expect: meta.expect, timeoutMs: readyTimeoutMs, pendingGraceMs, signal, log })
+    const ready = await waitReady(docker, { services, url, expect: meta.expect, timeoutMs: readyTimeoutMs, pendingGraceMs, signal, log, health: meta.health, any2xx: meta.any2xx, readiness: meta.readiness })
     return {
       stack,
       url: ready.url,
@@ -132,6 +134,7 @@ export async function deployStack (docker, doc, { log = () => {}, signal, readyT
       tasks: taskRows(ready.tasks, services, nodes),
       image: doc.services.app.image,
       instances: ready.instances,
+      readiness: meta.readiness ?? 'instances',
       readyMs: Date.now() - started
     }
   } catch (err) {

@@ -1,5 +1,7 @@
 // Renders a strategy's Compose template (stacks/<strategy>.yml) from a run's config and its deployment shape: js-yaml
-// in, a plain Compose object out; the only text filled in is a template's own {{workers}} inside a parsed value.
+// in, a plain Compose object out; the only text filled in is a template's own {{workers}} inside a parsed value. The
+// service runs our server (a benchmark app), a user's own server through our launchers (--server, --image with cm or
+// pm2), or a user's image as it is (--image with up or hs).
 import { readFileSync, writeFileSync } from 'node:fs'
 import { join } from 'node:path'
 import { hostname } from 'node:os'
@@ -8,6 +10,8 @@ import { ROOT } from '../../lib/paths.js'
 import { internalError } from '../../lib/errors.js'
 import { APP_PORT } from '../../lib/wire.js'
 import { deploymentShape } from '../../lib/strategies.js'
+import { serverVars } from '../../register/server-entry.js'
+import { shapeArgs } from '../../register/launch-command.js'
 import { renderHaproxyConfig } from '../haproxy.js'
 
 export const STACK_LBS = Object.freeze(['ingress', 'haproxy'])
@@ -49,6 +53,21 @@ export const ownerId = () => `${hostname()}:${process.pid}`
  * @property {boolean} [reserve] reserve the CPU and memory limits too (the scheduler then refuses what does not fit);
  *   default true
  * @property {string} [owner]
+ * @property {ServerSpec} [server] a user's own server, run by our launchers with our hook preloaded (instead of a
+ *   benchmark)
+ * @property {boolean} [asIs] the image is a user's, run as it is: its own entrypoint and command, PORT and HOST set
+ * @property {number} [targetPort] the port the server listens on in its container (default 8080)
+ * @property {string} [health] the readiness path of a user's server (a 2xx is ready); ours is /healthz (200)
+ */
+
+/**
+ * @typedef {object} ServerSpec a user's server as its processes see it in the image
+ * @property {string} entry the entry file (absolute, in the image)
+ * @property {readonly string[]} [args] its arguments, {port} in them filled in
+ * @property {string} workingDir where it runs from
+ * @property {string} registerDir where our launchers are in the image (/app/register, or /opt/nodescale/register)
+ * @property {string} [nodeOptions] NODE_OPTIONS for every process of the shape (the node options of the image's own
+ *   command)
  */
 
 /**
@@ -59,6 +78,8 @@ export const ownerId = () => `${hostname()}:${process.pid}`
  */
 export function renderStack (opts) {
   const { strategy, instances, cpusPerInstance, memory, image, lbImage, benchmark, app, params = {}, port = 0, lb, constraints = [], runId, reserve = true, owner = ownerId() } = opts
+  const { server, asIs = false, targetPort = APP_PORT } = opts
+  const own = Boolean(server) || asIs
   // every value here comes from a validated run config: one that is not allowed is a bug in the caller
   const shape = deploymentShape({ strategy, instances, cpusPerInstance })
   if (cpusPerInstance !== undefined && !(cpusPerInstance > 0)) throw internalError(`--cpus-per-instance: ${cpusPerInstance} is not a number > 0`)
@@ -66,7 +87,11 @@ export function renderStack (opts) {
   if (!Number.isInteger(port) || port < 0 || port > 65535) throw internalError(`--port: ${port} is not a port (0..65535)`)
   if (!image) throw internalError('the register image tag is missing')
   if (shape.balanced && lb === 'haproxy' && !lbImage) throw internalError('lbImage: replicas behind HAProxy need the HAProxy image tag')
-  if (!benchmark && !app) throw internalError('--benchmark: missing; name a benchmark or a custom app')
+  if (!benchmark && !app && !own) throw internalError('--benchmark: missing; name a benchmark or a custom app')
+  if (server && asIs) throw internalError('a user\'s image runs as it is (asIs) or through our launchers (server), not both')
+  if (server && !(server.entry?.startsWith('/') && server.workingDir && server.registerDir)) throw internalError(`server: ${JSON.stringify(server)} needs an absolute entry, a workingDir and a registerDir`)
+  if (!Number.isInteger(targetPort) || targetPort < 1 || targetPort > 65535) throw internalError(`--container-port: ${targetPort} is not a port (1..65535)`)
+  const health = own ? opts.health ?? '/' : '/healthz'
   if (!Array.isArray(constraints) || constraints.some(c => typeof c !== 'string' || !/^\s*[\w.-]+\s*(==|!=)\s*\S/.test(c))) {
     throw internalError(`constraints: ${JSON.stringify(constraints)}: each must look like "node.role == manager" or "node.labels.x != y"`)
   }
@@ -76,10 +101,24 @@ export function renderStack (opts) {
   const app_ = doc.services.app
 
   app_.image = image
-  Object.assign(app_.environment, { PORT: String(APP_PORT) })
-  if (benchmark) app_.environment.NODESCALE_BENCHMARK = benchmark
-  if (app) app_.environment.NODESCALE_APP = app
-  if (Object.keys(params).length) app_.environment.NODESCALE_PARAMS = JSON.stringify(params)
+  Object.assign(app_.environment, { PORT: String(targetPort) })
+  if (asIs) {
+    // the user's image as it is: its own entrypoint, command, user and folder; only where to listen is said
+    delete app_.entrypoint
+    delete app_.command
+    app_.environment = { PORT: String(targetPort), HOST: '0.0.0.0' }
+  } else if (server) {
+    // the user's entry file, started by the shape's launcher with our hook preloaded, from its own folder
+    Object.assign(app_.environment, serverVars({ entry: server.entry, args: server.args, port: targetPort }))
+    if (shape.process === 'pm2') app_.environment.PM2_HOME = '/tmp/.pm2'
+    if (server.nodeOptions) app_.environment.NODE_OPTIONS = server.nodeOptions
+    app_.command = shapeArgs(shape.process, app_.environment, server.registerDir)
+    app_.working_dir = server.workingDir
+  } else {
+    if (benchmark) app_.environment.NODESCALE_BENCHMARK = benchmark
+    if (app) app_.environment.NODESCALE_APP = app
+    if (Object.keys(params).length) app_.environment.NODESCALE_PARAMS = JSON.stringify(params)
+  }
   app_.deploy.replicas = shape.replicas
   const limits = {}
   if (shape.cpusPerReplica !== undefined) limits.cpus = cpusText(shape.cpusPerReplica)
@@ -93,7 +132,7 @@ export function renderStack (opts) {
     delete doc.configs
     // The routing mesh balances over VIP endpoints; dnsrr cannot publish in ingress mode.
     app_.deploy.endpoint_mode = 'vip'
-    app_.ports = [{ target: APP_PORT, published: port, protocol: 'tcp', mode: 'ingress' }]
+    app_.ports = [{ target: targetPort, published: port, protocol: 'tcp', mode: 'ingress' }]
   } else if (balancer) {
     const svc = doc.services.lb
     svc.image = lbImage
@@ -101,7 +140,7 @@ export function renderStack (opts) {
     svc.ports[0].target = APP_PORT
   } else {
     app_.ports[0].published = port
-    app_.ports[0].target = APP_PORT
+    app_.ports[0].target = targetPort
     if (lb === 'ingress') {
       app_.ports[0].mode = 'ingress'
       app_.deploy.endpoint_mode = 'vip'
@@ -109,7 +148,7 @@ export function renderStack (opts) {
   }
   const files = {}
   if (doc.configs?.haproxy_cfg) {
-    files['haproxy.cfg'] = renderHaproxyConfig({ service: 'app', port: APP_PORT, listen: APP_PORT, slots: Math.max(16, shape.replicas) })
+    files['haproxy.cfg'] = renderHaproxyConfig({ service: 'app', port: targetPort, listen: APP_PORT, slots: Math.max(16, shape.replicas), health })
   }
   for (const svc of Object.values(doc.services)) {
     svc.labels = { ...labels }
@@ -118,7 +157,10 @@ export function renderStack (opts) {
   for (const net of Object.values(doc.networks ?? {})) net.labels = { ...labels }
   for (const cfg of Object.values(doc.configs ?? {})) cfg.labels = { ...labels }
   const entry = balancer ? 'lb' : 'app'
-  doc['x-nodescale'] = { stack, runId: String(runId), strategy, instances, lb, entry, expect: shape.answering, targetPort: APP_PORT, files }
+  // readiness: every instance names itself (our server, or the hook in a user's), or for an image run as it is only
+  // its health path answers (no instance header: how many processes answer is not known)
+  const readiness = asIs ? 'health-only' : 'instances'
+  doc['x-nodescale'] = { stack, runId: String(runId), strategy, instances, lb, entry, expect: shape.answering, targetPort: balancer ? APP_PORT : targetPort, health, any2xx: own, readiness, files }
   return doc
 }
 

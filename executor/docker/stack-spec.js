@@ -85,6 +85,7 @@ export function stackSpecs (doc, { configIds = {}, secretIds = {}, stack: name }
           ...(s.entrypoint ? { Command: [].concat(s.entrypoint) } : {}),
           ...(s.command ? { Args: [].concat(s.command).map(String) } : {}),
           Env: envList(s.environment),
+          ...(s.working_dir ? { Dir: String(s.working_dir) } : {}),
           Labels: ns(s.labels),
           ...(s.stop_grace_period ? { StopGracePeriod: parseDuration(s.stop_grace_period) } : {}),
           ...(s.init !== undefined ? { Init: Boolean(s.init) } : {}),

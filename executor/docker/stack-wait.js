@@ -1,9 +1,10 @@
-// Waits until a deployed stack's tasks all run and its published port answers /healthz for every instance; fails fast
-// with the tasks' own errors.
+// Waits until a deployed stack's tasks all run and its published port answers /healthz for every instance (or a user's
+// server's health path with a 2xx, or for a user's image run as it is just that path); fails fast with the tasks' own
+// errors.
 import { setTimeout as sleep } from 'node:timers/promises'
 import { NsError } from '../../lib/errors.js'
 import { dockerError } from './engine.js'
-import { probe } from '../../lib/net.js'
+import { is2xx, probe } from '../../lib/net.js'
 import { INSTANCE_HEADER } from '../../lib/wire.js'
 
 const FAILED = new Set(['failed', 'rejected', 'orphaned'])
@@ -65,14 +66,24 @@ export async function nodeNames (docker) {
   }
 }
 
+/** A status that a server's health path will keep answering: the path is wrong, waiting will not help. */
+const settled = (status) => status >= 400 && status < 500 && ![408, 425, 429].includes(status)
+
 /**
- * Polls tasks and the entry URL until every service has its replicas running and `expect` distinct instances answered.
+ * Polls tasks and the entry URL until every service has its replicas running and `expect` distinct instances answered
+ * `health` (200 from ours; any 2xx from a user's server, `any2xx`). With `readiness` 'health-only' (a user's image run
+ * as it is, no instance header) one 2xx answer is enough, and no instance is named. A user's server that answers its
+ * health path with a 4xx fails at once: the path is wrong.
  * @param {import('dockerode')} docker
  * @param {{ services: { id: string, name: string, replicas: number }[], url: () => Promise<string | null>, expect:
- *   number, timeoutMs: number, pendingGraceMs?: number, signal?: AbortSignal, log?: (line: string) => void }} opts
+ *   number, timeoutMs: number, pendingGraceMs?: number, signal?: AbortSignal, log?: (line: string) => void, health?:
+ *   string, any2xx?: boolean, readiness?: 'instances' | 'health-only' }} opts
  * @returns {Promise<{ tasks: any[], instances: string[], url: string }>}
  */
-export async function waitReady (docker, { services, url, expect, timeoutMs, pendingGraceMs = 8000, signal, log = () => {} }) {
+export async function waitReady (docker, { services, url, expect, timeoutMs, pendingGraceMs = 8000, signal, log = () => {}, health = '/healthz', any2xx = false, readiness = 'instances' }) {
+  const ok = any2xx ? is2xx : (status) => status === 200
+  const healthOnly = readiness === 'health-only'
+  let answered = false
   const started = Date.now()
   const deadline = started + timeoutMs
   const nameOf = (id) => services.find(s => s.id === id)?.name ?? id.slice(0, 12)
@@ -115,18 +126,27 @@ export async function waitReady (docker, { services, url, expect, timeoutMs, pen
       if (!target) {
         lastProbe = 'the published port is not known yet'
       } else {
-        for (let i = 0; i < Math.max(2, expect * 2) && seen.size < expect; i++) {
+        for (let i = 0; i < Math.max(2, expect * 2) && seen.size < expect && !answered; i++) {
+          let res
           try {
-            const res = await probe(`${target}/healthz`, { timeoutMs: 1000 })
-            if (res.status === 200 && res.instance) seen.add(res.instance)
-            else lastProbe = `HTTP ${res.status}${res.instance ? '' : ` without ${INSTANCE_HEADER}`}`
+            res = await probe(`${target}${health}`, { timeoutMs: 1000 })
           } catch (err) {
             lastProbe = err.code ?? err.message
             break
           }
+          if (any2xx && settled(res.status)) {
+            throw new NsError('NS_ERR_DEPLOY', `the server answers its health path ${health} with HTTP ${res.status}: give the path it answers with a 2xx (--health PATH)`)
+          }
+          if (ok(res.status) && healthOnly) answered = true
+          else if (ok(res.status) && res.instance) seen.add(res.instance)
+          else lastProbe = `HTTP ${res.status}${res.instance ? '' : ` without ${INSTANCE_HEADER}`}`
+        }
+        if (answered) {
+          log(`swarm: ${target}${health} answers a 2xx after ${Date.now() - started} ms (every task runs; the image names no instance)`)
+          return { tasks: live, instances: [], url: target }
         }
         if (seen.size >= expect) {
-          log(`swarm: ${seen.size} instances answer ${target}/healthz after ${Date.now() - started} ms`)
+          log(`swarm: ${seen.size} instances answer ${target}${health} after ${Date.now() - started} ms`)
           return { tasks: live, instances: [...seen].sort(), url: target }
         }
       }
@@ -134,5 +154,6 @@ export async function waitReady (docker, { services, url, expect, timeoutMs, pen
     await sleep(running ? 100 : 200)
   }
   const states = describeTasks(tasks, nameOf, await nodeNames(docker)) || 'no tasks'
-  throw new NsError('NS_ERR_DEPLOY', `the stack did not get ready within ${timeoutMs} ms: ${running ? 'all tasks run' : 'not all tasks run'} (${states}); ${seen.size} of ${expect} instances answered ${target ?? 'the published port'} (last: ${lastProbe})`)
+  const answers = healthOnly ? `${target ?? 'the published port'}${health} answered no 2xx` : `${seen.size} of ${expect} instances answered ${target ?? 'the published port'}${health}`
+  throw new NsError('NS_ERR_DEPLOY', `the stack did not get ready within ${timeoutMs} ms: ${running ? 'all tasks run' : 'not all tasks run'} (${states}); ${answers} (last: ${lastProbe})`)
 }
