@@ -2,13 +2,13 @@
 // changed, and carry production dependencies only.
 import { test } from 'node:test'
 import assert from 'node:assert/strict'
-import { mkdtempSync, writeFileSync, readFileSync, rmSync } from 'node:fs'
+import { mkdtempSync, writeFileSync, readFileSync, rmSync, mkdirSync, symlinkSync, chmodSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { setTimeout as sleep } from 'node:timers/promises'
 import { connectDocker, swarmInfo, dockerError } from '../executor/docker/engine.js'
-import { buildImage } from '../executor/docker/image-build.js'
-import { registerTree } from '../executor/docker/image-context.js'
+import { buildImage, entryFromCommand, nodeHasImport, userImagePort } from '../executor/docker/image-build.js'
+import { registerTree, serverTree, launcherTree } from '../executor/docker/image-context.js'
 import { probe } from '../lib/net.js'
 import { ROOT } from '../lib/paths.js'
 import { swarmEngine, testImages } from './swarm-helper.js'
@@ -142,4 +142,90 @@ test('--base registry uses node:<major>-slim where it can be had, else says so a
     const info = await docker.getImage(out.tag).inspect()
     assert.equal(info.Config.Labels['io.nodescale.base'], 'registry')
   }
+})
+
+/** A server folder: a package.json, an entry file, a package with a bin link, a .git folder and a link out of it. */
+function serverFolderFixture (t) {
+  const dir = mkdtempSync(join(tmpdir(), 'nodescale-server-'))
+  t.after(() => rmSync(dir, { recursive: true, force: true }))
+  writeFileSync(join(dir, 'package.json'), '{"name":"s","type":"module"}\n')
+  mkdirSync(join(dir, 'src'))
+  writeFileSync(join(dir, 'src', 'main.js'), 'console.log(1)\n')
+  mkdirSync(join(dir, 'node_modules', 'cli', 'node_modules', 'dep'), { recursive: true })
+  writeFileSync(join(dir, 'node_modules', 'cli', 'bin.js'), '#!/usr/bin/env node\n')
+  chmodSync(join(dir, 'node_modules', 'cli', 'bin.js'), 0o755)
+  writeFileSync(join(dir, 'node_modules', 'cli', 'node_modules', 'dep', 'index.js'), '\n')
+  mkdirSync(join(dir, 'node_modules', '.bin'))
+  symlinkSync('../cli/bin.js', join(dir, 'node_modules', '.bin', 'cli'))
+  mkdirSync(join(dir, '.git'))
+  writeFileSync(join(dir, '.git', 'HEAD'), 'ref\n')
+  symlinkSync(tmpdir(), join(dir, 'outside'))
+  return dir
+}
+
+test('--server on Swarm: the server\'s folder whole (nested node_modules, not .git or links), its entry by real path', (t) => {
+  const dir = serverFolderFixture(t)
+  const tree = serverTree(join(dir, 'src', 'main.js'))
+  assert.equal(tree.folder, dir)
+  assert.equal(tree.entry, '/server/src/main.js')
+  assert.deepEqual(tree.entries.map(e => e.name), ['server/node_modules/cli/bin.js', 'server/node_modules/cli/node_modules/dep/index.js', 'server/package.json', 'server/src/main.js'])
+  assert.equal(tree.entries[0].mode, 0o755, 'an executable stays one')
+  // node_modules/.bin/<cli>: node runs the package's own file
+  assert.equal(serverTree(join(dir, 'node_modules', '.bin', 'cli')).entry, '/server/node_modules/cli/bin.js')
+  // an entry whose real path leaves the folder is exit 2, naming --server
+  const away = mkdtempSync(join(tmpdir(), 'nodescale-away-'))
+  t.after(() => rmSync(away, { recursive: true, force: true }))
+  writeFileSync(join(away, 'real.js'), '\n')
+  symlinkSync(join(away, 'real.js'), join(dir, 'src', 'linked.js'))
+  assert.throws(() => serverTree(join(dir, 'src', 'linked.js')), (/** @type {any} */ err) => {
+    assert.equal(err.code, 'NS_ERR_BAD_FLAG')
+    assert.equal(err.exitCode, 2)
+    assert.match(err.message, /^--server: .*linked\.js is really .*real\.js, outside the folder/)
+    return true
+  })
+})
+
+test('--image: the launchers added to a user\'s image are the cluster primary, the PM2 starter, the hook and PM2', () => {
+  const names = launcherTree(ROOT).map(e => e.name)
+  for (const f of ['opt/nodescale/register/cluster.js', 'opt/nodescale/register/pm2-start.js', 'opt/nodescale/register/server-hook.js', 'opt/nodescale/register/server-entry.js', 'opt/nodescale/lib/telemetry.js', 'opt/nodescale/package.json', 'opt/nodescale/node_modules/pm2/bin/pm2-runtime']) {
+    assert.ok(names.includes(f), `${f} is missing`)
+  }
+  assert.ok(names.every(n => n.startsWith('opt/nodescale/')))
+  const own = names.filter(n => !n.includes('/node_modules/'))
+  assert.deepEqual(own.filter(n => /\/(benchmarks|executor|analyzer|rc)\/|register\/serve\.js/.test(n)), [], 'only the launchers and what they import')
+  assert.ok(!names.some(n => n.startsWith('opt/nodescale/node_modules/express/')), 'no express: the user\'s server is not ours')
+})
+
+test('--image: the entry file from the image\'s command, the port it listens on, a node that can preload the hook', () => {
+  const at = (entrypoint, cmd, workingDir = '/app') => entryFromCommand({ entrypoint, cmd, workingDir })
+  assert.deepEqual(at([], ['node', 'server.js', '--port', '3000']), { entry: '/app/server.js', args: ['--port', '3000'], nodeArgs: [] })
+  assert.deepEqual(at(['docker-entrypoint.sh'], ['node', 'dist/main.js']), { entry: '/app/dist/main.js', args: [], nodeArgs: [] })
+  assert.deepEqual(at(['/usr/bin/tini', '--'], ['/usr/local/bin/node', '--max-old-space-size=512', '-r', 'dotenv/config', '/srv/index.mjs']), { entry: '/srv/index.mjs', args: [], nodeArgs: ['--max-old-space-size=512', '-r', 'dotenv/config'] })
+  assert.deepEqual(at(['node'], ['server.js'], ''), { entry: '/server.js', args: [], nodeArgs: [] })
+  assert.deepEqual(at(['/bin/sh', '-c', 'exec node ./app.js'], []), { entry: '/app/app.js', args: [], nodeArgs: [] })
+  for (const [entrypoint, cmd] of [[[], ['npm', 'start']], [['docker-entrypoint.sh'], ['node']], [[], ['node', '-e', 'x()']], [['/bin/sh', '-c', 'node a.js && node b.js'], []], [[], []]]) {
+    assert.equal(at(entrypoint, cmd), null, JSON.stringify([entrypoint, cmd]))
+  }
+  assert.deepEqual(userImagePort({ exposed: [3000] }, undefined), { port: 3000, why: 'the one port the image EXPOSEs' })
+  assert.equal(userImagePort({ exposed: [3000] }, 9000).port, 9000)
+  assert.match(userImagePort({ exposed: [] }).why, /EXPOSEs no port: assumed 8080/)
+  assert.match(userImagePort({ exposed: [80, 443] }).why, /EXPOSEs 80, 443.*assumed 8080/)
+  for (const v of ['v18.19.0', 'v18.20.4', 'v20.6.0', 'v20.20.2', 'v22.1.0']) assert.ok(nodeHasImport(v), v)
+  for (const v of ['v18.18.2', 'v19.9.0', 'v20.5.1', 'v16.20.0', 'bash: node: not found']) assert.ok(!nodeHasImport(v), v)
+})
+
+test('--server: the register image carries the server at /server, a new tag when one of its files changes', { skip }, async (t) => {
+  const dir = mkdtempSync(join(tmpdir(), 'nodescale-server-'))
+  t.after(() => rmSync(dir, { recursive: true, force: true }))
+  writeFileSync(join(dir, 'package.json'), '{"name":"s"}\n')
+  writeFileSync(join(dir, 'server.js'), 'console.log(1)\n')
+  const first = await buildImage(docker, { kind: 'register', base: 'host', server: join(dir, 'server.js') })
+  t.after(() => docker.getImage(first.tag).remove({ force: true }).catch(() => {}))
+  assert.deepEqual(first.server, { entry: '/server/server.js', folder: dir })
+  assert.equal((await buildImage(docker, { kind: 'register', base: 'host', server: join(dir, 'server.js') })).tag, first.tag, 'unchanged: reused')
+  writeFileSync(join(dir, 'server.js'), 'console.log(2)\n')
+  const second = await buildImage(docker, { kind: 'register', base: 'host', server: join(dir, 'server.js') })
+  t.after(() => docker.getImage(second.tag).remove({ force: true }).catch(() => {}))
+  assert.notEqual(second.tag, first.tag)
+  assert.notEqual(second.tag, (await testImages(docker)).register.tag)
 })

@@ -1,13 +1,15 @@
 // The swarm backend: the server under test as a Docker Swarm stack (up, cm, pm2, hs), its CPU per core from the RC of
-// each node.
+// each node. The server is ours with a benchmark app, a user's whole server folder in our image (--server), or a user's
+// own image (--image): as it is for up and hs, with our launchers added for cm and pm2.
 import { join } from 'node:path'
 import Docker from 'dockerode'
 import { randomBytes } from 'node:crypto'
-import { NsError, badApp, internalError } from '../../lib/errors.js'
+import { NsError, badApp, badFlag, internalError } from '../../lib/errors.js'
 import { deploymentShape } from '../../lib/strategies.js'
 import { cacheDir, readCacheJson, writeCacheJson } from '../../lib/paths.js'
 import { connectDocker, ensureSwarm, swarmInfo, dockerError, waitForDaemon } from '../docker/engine.js'
-import { buildImage } from '../docker/image-build.js'
+import { buildImage, buildLauncherImage, entryFromCommand, imageNodeVersion, inspectUserImage, nodeHasImport, userImagePort } from '../docker/image-build.js'
+import { LAUNCHER_DIR, SERVER_DIR } from '../docker/image-context.js'
 import { renderStack, writeStackFiles } from '../docker/stack-render.js'
 import { deployStack, removeStack, removeLeftovers, ingressWorks, taskRows } from '../docker/stack-deploy.js'
 import { createNodeWatch } from '../docker/node-watch.js'
@@ -19,6 +21,7 @@ import { planPlacement, planLoadPlacement, nodeRef } from '../docker/placement.j
 import { copyImages, pushImages } from '../docker/image-copy.js'
 import { ensureRegistry, pushToRegistry } from '../docker/image-registry.js'
 import { localWorkerEngines } from '../local-swarm/state.js'
+import { APP_PORT } from '../../lib/wire.js'
 import { deployLoadService } from '../docker/load-service.js'
 import { ensureJmeter } from '../jmeter-install.js'
 import { agentCaller, agentPlace, measureClock } from '../generators/agent-client.js'
@@ -176,6 +179,78 @@ async function loadGenerators (docker, { count, placement, runId, partsDir, imag
   }
 }
 
+/** A node option as NODE_OPTIONS takes it (double quotes around one with a space). */
+const optionText = (a) => (/[\s"\\]/.test(a) ? `"${a.replace(/(["\\])/g, '\\$1')}"` : a)
+
+/**
+ * A user's own image (--image), checked on the manager before anything is built: it is there, the port it listens on,
+ * and for cm and pm2 (whose launchers nodescale runs with the image's node) a node that can preload the hook and the
+ * entry file (--server, else the image's own `node FILE ...` command). Exit 2 (NS_ERR_BAD_FLAG, --image) when it
+ * cannot be run so.
+ * @param {import('dockerode')} docker
+ * @param {any} config
+ * @param {(line: string) => void} log
+ * @returns {Promise<{ image: Awaited<ReturnType<typeof inspectUserImage>>, port: number, asIs: boolean, node: string |
+ *   null, server: import('../docker/stack-render.js').ServerSpec | null }>}
+ */
+async function userImage (docker, config, log) {
+  const image = await inspectUserImage(docker, config.image)
+  const { port, why } = userImagePort(image, config.containerPort)
+  const shape = deploymentShape(config)
+  log(`swarm: --image ${image.ref} (${image.id.replace(/^sha256:/, '').slice(0, 12)}) listens on port ${port} in its container (${why})`)
+  if (shape.process === 'single') {
+    log(`swarm: --image with --strategy ${config.strategy}: the image runs as it is (its own entrypoint and command, PORT=${port} HOST=0.0.0.0); ` +
+      'nodescale does not run its processes, so their per-instance figures (how many instances answer, each one\'s event loop and ' +
+      `GC telemetry) cannot be had: ready when every task runs and ${config.health ?? config.path ?? '/'} answers a 2xx`)
+    return { image, port, asIs: true, node: null, server: null }
+  }
+  const runs = shape.process === 'cluster' ? 'its cluster primary' : 'PM2'
+  const node = await imageNodeVersion(docker, image.ref)
+  if (!node.version || !nodeHasImport(node.version)) {
+    const found = node.version ? `it has node ${node.version}, which cannot preload nodescale's hook (node --import needs 18.19+ or 20.6+)` : `it has no usable node: ${node.why}`
+    throw badFlag('--image', `--strategy ${config.strategy} needs Node 18.19 or later in ${image.ref}: ${found}. nodescale runs ${runs} with the image's node; ` +
+      'use --strategy up or hs for an image without Node', { key: 'image' })
+  }
+  let entry = config.server
+  let args = [...(config.serverArgs ?? [])]
+  let nodeArgs = []
+  if (entry === undefined) {
+    const derived = entryFromCommand(image)
+    const command = JSON.stringify([...image.entrypoint, ...image.cmd])
+    if (!derived) {
+      throw badFlag('--image', `cannot tell which file node runs in ${image.ref}: its command ${command} is not "node FILE ..."; ` +
+        `give --server /path/in/image (the entry file ${runs} starts)`, { key: 'image' })
+    }
+    entry = derived.entry
+    args = [...derived.args, ...args]
+    nodeArgs = derived.nodeArgs
+    log(`swarm: --image: its command ${command} runs ${entry}${derived.args.length ? ` with ${JSON.stringify(derived.args)}` : ''} from ${image.workingDir}`)
+  }
+  // the node options of the image's command reach every process of the shape (the primary or PM2, and the workers)
+  const nodeOptions = nodeArgs.length ? [image.env.NODE_OPTIONS, ...nodeArgs.map(optionText)].filter(Boolean).join(' ') : undefined
+  if (nodeOptions) log(`swarm: --image: its node options go in NODE_OPTIONS="${nodeOptions}"`)
+  log(`swarm: --image with --strategy ${config.strategy}: node ${node.version} of the image runs ${runs} from ${LAUNCHER_DIR} (added to a copy of the image), ` +
+    `which starts ${entry} with the hook preloaded`)
+  return { image, port, asIs: false, node: node.version, server: { entry, args, workingDir: image.workingDir, registerDir: `${LAUNCHER_DIR}/register`, nodeOptions } }
+}
+
+/**
+ * The tag the nodes get a user's image by: its reference as given, or (a digest reference, which cannot be re-tagged
+ * for a registry) a local tag of its id.
+ * @param {import('dockerode')} docker
+ * @param {{ ref: string, id: string }} image
+ */
+async function userImageTag (docker, image) {
+  if (!image.ref.includes('@')) return image.ref
+  const version = image.id.replace(/^sha256:/, '').slice(0, 12)
+  try {
+    await docker.getImage(image.id).tag({ repo: 'nodescale/user-image', tag: version })
+  } catch (err) {
+    throw dockerError(err, `tagging ${image.ref} as nodescale/user-image:${version}`)
+  }
+  return `nodescale/user-image:${version}`
+}
+
 /**
  * @param {{ connect?: typeof connectDocker }} [opts]
  * @returns {import('./index.js').Backend}
@@ -183,7 +258,12 @@ async function loadGenerators (docker, { count, placement, runId, partsDir, imag
 export function createSwarmBackend ({ connect = connectDocker } = {}) {
   /** @type {import('dockerode') | null} */
   let docker = null
-  /** @type {{ register: any, rc: any, lb: any, lbMode: 'ingress'|'haproxy', load: any } | null} */
+  /**
+   * app: the image the server's service runs (ours, or a user's image with or without our launchers); server: a
+   * user's entry file as our launchers start it; asIs: a user's image run as it is.
+   * @type {{ register: any, rc: any, lb: any, lbMode: 'ingress'|'haproxy', load: any, app: { tag: string, id: string },
+   *   server: import('../docker/stack-render.js').ServerSpec | null, asIs: boolean, targetPort: number } | null}
+   */
   let parts = null
 
   return {
@@ -193,13 +273,24 @@ export function createSwarmBackend ({ connect = connectDocker } = {}) {
       if (config.app?.startsWith('cmd:')) {
         throw badApp('cmd:...', 'a command-line program is served on the local backend only (the program is not in the image); use --backend local')
       }
+      if (config.image !== undefined && deploymentShape(config).process === 'single') {
+        const asIs = `with --image, --strategy ${config.strategy} runs the image as it is (its own entrypoint and command)`
+        if (config.server !== undefined) throw badFlag('--server', `${asIs}; --server names the entry file for cm and pm2 only`, { key: 'server' })
+        if (config.serverArgs?.length) throw badFlag('--server-arg', `${asIs}, whose arguments are its own; --server-arg is for --server, or --image with cm or pm2`, { key: 'serverArgs' })
+      }
     },
 
     /** Connects, makes sure of a swarm, builds (or reuses) the images the run needs; nothing is deployed yet. */
     async prepare (config, { log = () => {} } = {}) {
       docker = await connect()
       await ensureSwarm(docker, { log })
-      const register = await buildImage(docker, { kind: 'register', apps: config.app ? [config.app] : [], log })
+      // a user's image is checked first: one that cannot run is exit 2 before anything is built
+      const own = config.image !== undefined ? await userImage(docker, config, log) : null
+      // --server: the server's folder goes into our image, at /server
+      const server = config.image === undefined ? config.server : undefined
+      const register = await buildImage(docker, { kind: 'register', apps: config.app ? [config.app] : [], server, log })
+      const launcher = own && !own.asIs ? await buildLauncherImage(docker, { image: own.image, log }) : null
+      const app = own ? (launcher ?? { tag: await userImageTag(docker, own.image), id: own.image.id }) : register
       const rc = await buildImage(docker, { kind: 'rc', log })
       const nodes = await listNodes(docker)
       const plan = planPlacement(nodes, config)
@@ -210,20 +301,48 @@ export function createSwarmBackend ({ connect = connectDocker } = {}) {
       // --load-nodes: the generators' agents run on the load nodes, from an image of their own
       const jmeterHome = config.loadNodes !== undefined && config.driver === 'jmeter' ? (await ensureJmeter({ log })).home : null
       const load = config.loadNodes !== undefined ? await buildImage(docker, { kind: 'load', jmeterHome, log }) : null
-      const { refs, copied, via } = await imagesOnNodes(docker, config, [register.tag, rc.tag, ...(load ? [load.tag] : [])], nodes, log, lbImage ? [lbImage.tag] : [])
+      const tags = [...new Set([app.tag, register.tag, rc.tag, ...(load ? [load.tag] : [])])]
+      const { refs, copied, via } = await imagesOnNodes(docker, config, tags, nodes, log, lbImage ? [lbImage.tag] : [])
       const ref = (tag) => refs[tag] ?? tag
       const lbMode = await resolveLb(docker, config, log, ref(register.tag))
       const lb = lbMode === 'haproxy' ? lbImage : null
-      parts = { register: { ...register, tag: ref(register.tag) }, rc: { ...rc, tag: ref(rc.tag) }, lb: lb && { ...lb, tag: ref(lb.tag) }, lbMode, load: load && { ...load, tag: ref(load.tag) } }
+      /** @type {import('../docker/stack-render.js').ServerSpec | null} */
+      const serverSpec = own ? own.server : register.server && { entry: register.server.entry, args: config.serverArgs, workingDir: SERVER_DIR, registerDir: '/app/register' }
+      parts = {
+        register: { ...register, tag: ref(register.tag) },
+        rc: { ...rc, tag: ref(rc.tag) },
+        lb: lb && { ...lb, tag: ref(lb.tag) },
+        lbMode,
+        load: load && { ...load, tag: ref(load.tag) },
+        app: { tag: ref(app.tag), id: app.id },
+        server: serverSpec,
+        asIs: own?.asIs ?? false,
+        targetPort: own?.port ?? APP_PORT
+      }
       let version
       try { version = await docker.version() } catch (err) { throw dockerError(err, 'reading the engine version') }
       const swarm = await swarmInfo(docker)
       return {
         docker: version.Version,
-        image: register.id,
-        imageTag: register.tag,
-        imageRef: ref(register.tag),
-        imageBase: register.base,
+        image: app.id,
+        imageTag: app.tag,
+        imageRef: ref(app.tag),
+        imageBase: own ? null : register.base,
+        // a user's own image: which ran, how, and what could be measured of it (health-only: no instance figures)
+        ...(own && {
+          serverImage: {
+            ref: own.image.ref,
+            id: own.image.id,
+            runs: own.asIs ? 'as-is' : 'launchers',
+            launcherImage: launcher?.tag ?? null,
+            node: own.node,
+            entry: own.server?.entry ?? null,
+            workingDir: own.asIs ? null : own.image.workingDir,
+            containerPort: own.port,
+            readiness: own.asIs ? 'health-only' : 'instances'
+          }
+        }),
+        ...(register.server && { server: { folder: register.server.folder, entry: register.server.entry, registerImage: register.tag } }),
         lbImage: lb?.tag ?? null,
         rcImage: rc.tag,
         lb: lbMode,
@@ -268,8 +387,12 @@ export function createSwarmBackend ({ connect = connectDocker } = {}) {
         instances: config.instances,
         cpusPerInstance: config.cpusPerInstance,
         memory: deploymentShape(config).memoryPerReplica,
-        image: parts.register.tag,
+        image: parts.app.tag,
         lbImage: parts.lb?.tag,
+        server: parts.server ?? undefined,
+        asIs: parts.asIs,
+        targetPort: parts.targetPort,
+        health: config.health,
         benchmark: config.benchmark,
         app: parts.register.apps[0]?.path,
         params: config.params,
@@ -298,6 +421,8 @@ export function createSwarmBackend ({ connect = connectDocker } = {}) {
         url: deployment.url,
         stack: deployment.stack,
         readyMs: deployment.readyMs,
+        // 'health-only': a user's image run as it is named no instance; its instance figures are not known
+        readiness: deployment.readiness,
         placement: placementOf(deployment, refs),
         placementRule: plan.rule,
         // the RCs sample the containers; this host, where the load enters, samples Docker's proxy of the published port

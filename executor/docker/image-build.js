@@ -1,16 +1,17 @@
 // Builds the register and HAProxy images through the Docker API from a streamed tar context, tagged by a content hash
-// so an unchanged tree is reused.
+// so an unchanged tree is reused; reads a user's own image (--image) and adds nodescale's launchers to it.
 import { createHash } from 'node:crypto'
 import { createReadStream, statSync, realpathSync } from 'node:fs'
-import { dirname } from 'node:path'
+import { dirname, posix } from 'node:path'
 import { spawnSync } from 'node:child_process'
 import { pipeline } from 'node:stream/promises'
 import tar from 'tar-stream'
 import { ROOT } from '../../lib/paths.js'
-import { NsError, internalError } from '../../lib/errors.js'
+import { NsError, badFlag, internalError } from '../../lib/errors.js'
 import { withTimeout } from '../../lib/with-timeout.js'
 import { dockerError, dockerMessage } from './engine.js'
-import { registerTree, hostRootfs, jvmRootfs } from './image-context.js'
+import { demuxLogs } from './stack-wait.js'
+import { registerTree, hostRootfs, jvmRootfs, serverTree, launcherTree } from './image-context.js'
 import { haproxyVersion } from '../haproxy.js'
 import { APP_PORT, LOAD_AGENT_PORT, RC_PORT, REGISTRY_PORT } from '../../lib/wire.js'
 
@@ -206,8 +207,12 @@ function label (kind, base) {
   return `LABEL io.nodescale.kind="${kind}" io.nodescale.base="${base}"`
 }
 
-/** The FROM scratch image with the host's node binary (the register's host base). */
-async function nodeHostBase (docker, log) {
+/**
+ * The FROM scratch image with the host's node binary (the register's host base).
+ * @param {import('dockerode')} docker
+ * @param {(line: string) => void} [log]
+ */
+export async function nodeHostBase (docker, log = () => {}) {
   const entries = hostRootfs({ binaries: [{ source: process.execPath, path: '/usr/local/bin/node' }] }).map(e => ({ ...e, name: `rootfs/${e.name}` }))
   const dockerfile = ['FROM scratch', 'COPY rootfs/ /', `ENV ${PATH_ENV}`, label('node-base', 'host'), ''].join('\n')
   return buildContext(docker, { repo: 'nodescale/node-base', dockerfile, entries, log })
@@ -250,23 +255,34 @@ function hostProgramImage (docker, { kind, binary, path, cmd, extra = [], log })
 
 /**
  * Builds (or reuses) the image a stack needs. register: register/ + benchmarks/ + what they import + production
- * node_modules + custom apps, on node (registry) or the host's node (host). haproxy: the registry haproxy image, or the
- * host's /usr/sbin/haproxy and its libraries FROM scratch. rc: rc/ and what it imports (the resource collector service
- * of docker-compose.yml), on the same node base. registry: the control plane's image registry: `registry:2`, or
- * Debian's docker-registry binary FROM scratch. load: the load generator agent of --load-nodes runs
- * (executor/load-agent/, the drivers, what they import), on the node base; with `jmeterHome`, also the host's JVM
- * (/opt/java) and that JMeter install (/opt/jmeter), as nodescale/load-jmeter.
+ * node_modules + custom apps, on node (registry) or the host's node (host); with `server` (--server FILE), also that
+ * server's whole folder under /server (`serverTree`), so a change to any of its files is a new tag. haproxy: the
+ * registry haproxy image, or the host's /usr/sbin/haproxy and its libraries FROM scratch. rc: rc/ and what it imports
+ * (the resource collector service of docker-compose.yml), on the same node base. registry: the control plane's image
+ * registry: `registry:2`, or Debian's docker-registry binary FROM scratch. load: the load generator agent of
+ * --load-nodes runs (executor/load-agent/, the drivers, what they import), on the node base; with `jmeterHome`, also
+ * the host's JVM (/opt/java) and that JMeter install (/opt/jmeter), as nodescale/load-jmeter.
+ *
+ * A server's native addons (.node files in its node_modules) were built on this machine for its node and its C
+ * library. The host base carries this machine's node and the libraries ldd lists for it, so they load as they do here
+ * (an addon's own extra libraries, if any, are not carried). The registry base is node:<major>-slim, Debian 12's
+ * glibc: an addon built on a glibc of that age or older loads; one built against a newer glibc, or against musl, does
+ * not, and the server fails at start with its dlopen error: rebuild it there (npm rebuild inside node:<major>-slim)
+ * or use the host base.
  * @param {import('dockerode')} docker
  * @param {{ kind: 'register' | 'haproxy' | 'rc' | 'registry' | 'load', base?: 'auto' | 'registry' | 'host', apps?:
- *   string[], log?: (line: string) => void, root?: string, pullTimeoutMs?: number, jmeterHome?: string | null }} opts
+ *   string[], log?: (line: string) => void, root?: string, pullTimeoutMs?: number, jmeterHome?: string | null,
+ *   server?: string }} opts
  * @returns {Promise<{ tag: string, id: string, base: 'registry' | 'host', reused: boolean, apps: { source: string,
- *   path: string }[] }>}
+ *   path: string }[], server: { entry: string, folder: string } | null }>} server.entry: the entry file in the image
  */
-export async function buildImage (docker, { kind, base = 'auto', apps = [], log = () => {}, root = ROOT, pullTimeoutMs, jmeterHome }) {
+export async function buildImage (docker, { kind, base = 'auto', apps = [], log = () => {}, root = ROOT, pullTimeoutMs, jmeterHome, server }) {
   if (!IMAGE_KINDS.includes(kind)) throw internalError(`image kind "${kind}" is not one of: ${IMAGE_KINDS.join(', ')}`)
   const chosen = await resolveBase(docker, { kind, base, log, pullTimeoutMs })
+  if (server !== undefined && kind !== 'register') throw internalError(`a --server goes into the register image, not the ${kind} image`)
   let built
   let appPaths = []
+  const own = server === undefined ? null : serverTree(server)
   if (kind === 'haproxy' || kind === 'registry') {
     if (chosen.base === 'registry') {
       built = await buildContext(docker, { repo: `nodescale/${kind}`, dockerfile: [`FROM ${chosen.from}`, ...(kind === 'haproxy' ? ['USER root'] : []), label(kind, 'registry'), ''].join('\n'), entries: [], log })
@@ -292,6 +308,7 @@ export async function buildImage (docker, { kind, base = 'auto', apps = [], log 
       `FROM ${from}`,
       'WORKDIR /app',
       'COPY app/ /app/',
+      ...(own ? ['COPY server/ /server/'] : []),
       ...(jvm.length ? ['COPY rootfs/ /', `ENV JAVA_HOME=/opt/java NODESCALE_JMETER_HOME=/opt/jmeter ${PATH_ENV.replace('PATH=', 'PATH=/opt/java/bin:')}`] : []),
       // pm2 keeps its state under PM2_HOME; HOME may not exist in a scratch image.
       'ENV NODE_ENV=production HOME=/tmp PM2_HOME=/tmp/.pm2',
@@ -300,9 +317,145 @@ export async function buildImage (docker, { kind, base = 'auto', apps = [], log 
       label(kind, chosen.base),
       ''
     ].join('\n')
-    const entries = [...tree.entries.map(e => ({ ...e, name: `app/${e.name}` })), ...jvm.map(e => ({ ...e, name: `rootfs/${e.name}` }))]
+    const entries = [...tree.entries.map(e => ({ ...e, name: `app/${e.name}` })), ...(own?.entries ?? []), ...jvm.map(e => ({ ...e, name: `rootfs/${e.name}` }))]
     built = await buildContext(docker, { repo: `nodescale/${jvm.length ? 'load-jmeter' : kind}`, dockerfile, entries, log })
   }
-  log(`image: ${built.tag} (${chosen.base} base${built.reused ? ', unchanged: reused' : ', built'})`)
-  return { ...built, base: chosen.base, apps: appPaths }
+  log(`image: ${built.tag} (${chosen.base} base${built.reused ? ', unchanged: reused' : ', built'}${own ? `; the server ${own.folder} at /server` : ''})`)
+  return { ...built, base: chosen.base, apps: appPaths, server: own && { entry: own.entry, folder: own.folder } }
+}
+
+// A user's own image (--image): read it, find its node and its entry file, add nodescale's launchers to it.
+
+/**
+ * What nodescale reads of a user's image on the manager's engine: its id, command, working folder, exposed ports and
+ * environment. An image the engine does not have is exit 2, with how to get it there.
+ * @param {import('dockerode')} docker
+ * @param {string} ref
+ * @returns {Promise<{ ref: string, id: string, entrypoint: string[], cmd: string[], workingDir: string, exposed:
+ *   number[], env: Record<string, string> }>}
+ */
+export async function inspectUserImage (docker, ref) {
+  let info
+  try {
+    info = await docker.getImage(ref).inspect()
+  } catch (err) {
+    if (/** @type {any} */ (err).statusCode === 404) {
+      throw badFlag('--image', `${ref} is not an image of this machine's Docker engine (the swarm's manager, where nodescale starts from): ` +
+        `build it here (docker build -t ${ref} .), load it (docker load -i FILE) or pull it (docker pull ${ref}) first`, { key: 'image' })
+    }
+    throw dockerError(err, `inspecting image ${ref}`)
+  }
+  const c = /** @type {any} */ (info.Config ?? {})
+  const exposed = Object.keys(c.ExposedPorts ?? {}).filter(p => /\/tcp$/.test(p) || !p.includes('/')).map(p => Number(p.split('/')[0])).sort((a, b) => a - b)
+  const env = Object.fromEntries((c.Env ?? []).map(e => [e.slice(0, e.indexOf('=') < 0 ? e.length : e.indexOf('=')), e.includes('=') ? e.slice(e.indexOf('=') + 1) : '']))
+  const list = (v) => (v === null || v === undefined ? [] : [].concat(v))
+  return { ref, id: info.Id, entrypoint: list(c.Entrypoint), cmd: list(c.Cmd), workingDir: c.WorkingDir || '/', exposed, env }
+}
+
+/**
+ * The port a user's image listens on in its container: --container-port, else its one EXPOSEd TCP port, else 8080;
+ * `why` says which, for the log.
+ * @param {{ exposed: number[] }} image
+ * @param {number} [containerPort]
+ * @returns {{ port: number, why: string }}
+ */
+export function userImagePort (image, containerPort) {
+  if (containerPort !== undefined) return { port: containerPort, why: '--container-port' }
+  if (image.exposed.length === 1) return { port: image.exposed[0], why: 'the one port the image EXPOSEs' }
+  if (image.exposed.length > 1) return { port: APP_PORT, why: `the image EXPOSEs ${image.exposed.join(', ')}, so no one of them is its port: assumed ${APP_PORT} (give --container-port)` }
+  return { port: APP_PORT, why: `the image EXPOSEs no port: assumed ${APP_PORT} (give --container-port)` }
+}
+
+/**
+ * Whether a node version can preload nodescale's hook with --import (18.19 and later in 18, 20.6 and later).
+ * @param {string} version as `node --version` prints it
+ */
+export function nodeHasImport (version) {
+  const m = /^v?(\d+)\.(\d+)\./.exec(version.trim())
+  if (!m) return false
+  const [major, minor] = [Number(m[1]), Number(m[2])]
+  return (major === 18 && minor >= 19) || (major === 20 && minor >= 6) || major >= 21
+}
+
+/**
+ * `node --version` in a throwaway container of the image (no network, removed after): the version, or null and why.
+ * @param {import('dockerode')} docker
+ * @param {string} ref
+ * @param {{ timeoutMs?: number }} [opts]
+ * @returns {Promise<{ version: string | null, why: string }>}
+ */
+export async function imageNodeVersion (docker, ref, { timeoutMs = 30_000 } = {}) {
+  let container
+  try {
+    container = await docker.createContainer({ Image: ref, Entrypoint: ['node'], Cmd: ['--version'], Labels: { 'io.nodescale.probe': 'node-version' }, HostConfig: { NetworkMode: 'none' } })
+  } catch (err) {
+    throw dockerError(err, `creating a container of ${ref} to run node --version`)
+  }
+  try {
+    try {
+      await container.start()
+    } catch (err) {
+      // the runtime could not start node: it is not in the image (or not on its PATH)
+      return { version: null, why: `node does not start in it (${dockerMessage(err)})` }
+    }
+    const { StatusCode } = await withTimeout(container.wait(), timeoutMs)
+    const out = demuxLogs(await container.logs({ stdout: true, stderr: true })).trim()
+    if (StatusCode !== 0 || !/^v\d+\.\d+\.\d+/.test(out)) return { version: null, why: `node --version exited with ${StatusCode}: ${out.slice(0, 200) || 'no output'}` }
+    return { version: out.split('\n')[0], why: '' }
+  } catch (err) {
+    return { version: null, why: `node --version did not answer: ${dockerMessage(err)}` }
+  } finally {
+    await container.remove({ force: true }).catch(() => {})
+  }
+}
+
+// node options that take the next argument as their value, and those that run no file
+const NODE_VALUE_OPTIONS = new Set(['-r', '--require', '--import', '--loader', '--experimental-loader', '-C', '--conditions', '--env-file', '--title', '--inspect-port', '--openssl-config', '--icu-data-dir', '--redirect-warnings', '--diagnostic-dir', '--report-dir'])
+const NODE_NO_FILE = /^(-e|-p|--eval|--print|-i|--interactive|--test|-c|--check|-v|--version|-h|--help)(=|$)/
+const SHELLS = /(^|\/)(sh|bash|dash|ash)$/
+
+/**
+ * The entry file an image's command runs with node, made absolute with its working folder: `node [options] FILE
+ * ARGS`, also behind an entrypoint script (`docker-entrypoint.sh node server.js`, `tini -- node server.js`) or a
+ * plain `sh -c "node server.js"`. Null when the command is not that (npm start, a binary, node alone).
+ * @param {{ entrypoint: string[], cmd: string[], workingDir: string }} image
+ * @returns {{ entry: string, args: string[], nodeArgs: string[] } | null} nodeArgs: the node options before FILE
+ */
+export function entryFromCommand ({ entrypoint, cmd, workingDir }) {
+  let argv = [...(entrypoint ?? []), ...(cmd ?? [])]
+  if (argv.length === 3 && SHELLS.test(argv[0]) && argv[1] === '-c') {
+    const text = argv[2].trim().replace(/^exec\s+/, '')
+    if (!/^[\w./=:@+,%-]+(\s+[\w./=:@+,%-]+)*$/.test(text)) return null
+    argv = text.split(/\s+/)
+  }
+  const at = argv.findIndex(a => /(^|\/)(node|nodejs)$/.test(a))
+  if (at < 0) return null
+  const nodeArgs = []
+  let i = at + 1
+  for (; i < argv.length && argv[i].startsWith('-'); i++) {
+    const a = argv[i]
+    if (a === '--') { i++; break }
+    if (NODE_NO_FILE.test(a)) return null
+    nodeArgs.push(a)
+    if (NODE_VALUE_OPTIONS.has(a) && i + 1 < argv.length) nodeArgs.push(argv[++i])
+  }
+  if (i >= argv.length) return null
+  return { entry: posix.resolve(workingDir || '/', argv[i]), args: argv.slice(i + 1), nodeArgs }
+}
+
+/**
+ * A user's image with nodescale's launchers added under /opt/nodescale (`launcherTree`), built FROM it and nothing
+ * else changed (its user, working folder, entrypoint, command and environment stay); tagged by the launchers' content
+ * and the user image's id, so a new build of the user's image is a new tag.
+ * @param {import('dockerode')} docker
+ * @param {{ image: { ref: string, id: string }, root?: string, log?: (line: string) => void }} opts
+ * @returns {Promise<{ tag: string, id: string, reused: boolean }>}
+ */
+export async function buildLauncherImage (docker, { image, root = ROOT, log = () => {} }) {
+  const entries = launcherTree(root)
+  // the id in a comment: in the hash, not in the image
+  const dockerfile = [`# nodescale's launchers on ${image.ref} (${image.id})`, `FROM ${image.ref}`, 'COPY opt/ /opt/', ''].join('\n')
+  const built = await buildContext(docker, { repo: 'nodescale/with-launchers', dockerfile, entries, log })
+  log(`image: ${built.tag}: ${image.ref} with nodescale's launchers under /opt/nodescale (${built.reused ? 'unchanged: reused' : 'built'})`)
+  return built
 }

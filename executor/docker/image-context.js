@@ -1,10 +1,12 @@
 // What goes into an image: the register's source closure, its production dependencies (from package-lock.json), custom
-// apps, and host rootfs files (a binary and the libraries ldd lists).
+// apps, a user's whole server folder (--server), nodescale's launchers for a user's image (--image), and host rootfs
+// files (a binary and the libraries ldd lists).
 import { readFileSync, readdirSync, statSync, lstatSync, existsSync, realpathSync } from 'node:fs'
-import { join, relative, dirname, resolve, basename, sep } from 'node:path'
+import { join, relative, dirname, resolve, basename, sep, isAbsolute } from 'node:path'
 import { builtinModules } from 'node:module'
 import { spawnSync } from 'node:child_process'
-import { NsError, badApp } from '../../lib/errors.js'
+import { NsError, badApp, badFlag } from '../../lib/errors.js'
+import { serverFolder } from '../../benchmarks/whole-server.js'
 
 /**
  * @typedef {{ name: string, source?: string, content?: Buffer, mode?: number, type?: 'file' | 'directory' }}
@@ -185,6 +187,77 @@ export function registerTree (root, { apps = [], dirs = ['register', 'benchmarks
     for (const f of packageFiles(join(root, key))) entries.push({ name: relative(root, f), source: f })
   }
   return { entries: dedupe(entries), apps: appOut, packages: [...packages].sort() }
+}
+
+/** Every file under dir but .git, nested node_modules included, as paths relative to dir; symlinks are skipped. */
+function folderFiles (dir, rel = '') {
+  const out = []
+  for (const ent of readdirSync(join(dir, rel), { withFileTypes: true }).sort((a, b) => a.name.localeCompare(b.name))) {
+    const r = rel ? `${rel}/${ent.name}` : ent.name
+    if (ent.isDirectory()) {
+      if (ent.name !== '.git') out.push(...folderFiles(dir, r))
+    } else if (ent.isFile()) {
+      out.push(r)
+    }
+  }
+  return out
+}
+
+/** Where a --server's folder goes in the register image. */
+export const SERVER_DIR = '/server'
+
+/**
+ * A user's whole server (--server FILE on Swarm) for the register image: its folder (`serverFolder`: the nearest one
+ * with a package.json) whole under server/, node_modules and all but .git and symlinks, and the entry file as node
+ * runs it in the image: its real path under /server (node_modules/.bin/<cli> is a link to the package's own file).
+ * @param {string} entry absolute, on this machine
+ * @returns {{ folder: string, entry: string, entries: ContextEntry[] }} entry: the path inside the image
+ */
+export function serverTree (entry) {
+  const folder = serverFolder(entry)
+  const realFolder = realpathSync(folder)
+  const realEntry = realpathSync(entry)
+  const rel = relative(realFolder, realEntry)
+  if (!rel || rel.startsWith('..') || isAbsolute(rel)) {
+    throw badFlag('--server', `${entry} is really ${realEntry}, outside the folder the server runs from (${realFolder}, the nearest with a package.json); ` +
+      'the image carries that folder only: give the entry file inside it', { key: 'server' })
+  }
+  const files = folderFiles(folder)
+  if (!files.includes(rel.split(sep).join('/'))) {
+    throw badFlag('--server', `${entry} (really ${realEntry}) is reached through a symbolic link inside ${folder}, and the image carries no links: give the file's own path`, { key: 'server' })
+  }
+  const entries = files.map(f => {
+    const source = join(folder, f)
+    return { name: `server/${f}`, source, mode: statSync(source).mode & 0o777 }
+  })
+  return { folder, entry: `${SERVER_DIR}/${rel.split(sep).join('/')}`, entries }
+}
+
+/** Where nodescale's launchers go in a user's image (--image with cm or pm2). */
+export const LAUNCHER_DIR = '/opt/nodescale'
+/** The launchers a user's image needs, each with what it imports: the cluster primary, the PM2 starter, the hook. */
+const LAUNCHERS = Object.freeze(['register/cluster.js', 'register/pm2-start.js', 'register/server-hook.js'])
+
+/**
+ * nodescale's launchers for a user's own image: the cluster primary, the PM2 starter and the hook with their import
+ * closure (register/, lib/), our package.json (the files are ES modules) and PM2's production dependency closure,
+ * named as they go under /opt/nodescale (`opt/nodescale/...`). Nothing of the user's image is touched.
+ * @param {string} root project root
+ * @returns {ContextEntry[]}
+ */
+export function launcherTree (root) {
+  const own = importClosure(LAUNCHERS.map(f => join(root, f)))
+  const packages = new Set([...own.packages, 'pm2'])
+  const { dirs, missing } = dependencyClosure(root, packages)
+  const hard = missing.filter(m => !m.includes('(needed by'))
+  if (hard.length) throw new NsError('NS_ERR_DEPLOY', `the launchers need ${hard.join(', ')}, not installed in ${join(root, 'node_modules')}`, { hint: 'npm ci' })
+  const entries = own.files.map(f => ({ name: relative(root, f), source: f }))
+  entries.push({ name: 'package.json', source: join(root, 'package.json') })
+  for (const key of dirs) {
+    for (const f of packageFiles(join(root, key))) entries.push({ name: relative(root, f), source: f })
+  }
+  const prefix = LAUNCHER_DIR.replace(/^\//, '')
+  return dedupe(entries.map(e => ({ ...e, name: `${prefix}/${e.name}` })))
 }
 
 function dedupe (entries) {
