@@ -328,7 +328,8 @@ export function createSwarmBackend ({ connect = connectDocker } = {}) {
         imageTag: app.tag,
         imageRef: ref(app.tag),
         imageBase: own ? null : register.base,
-        // a user's own image: which ran, how, and what could be measured of it (health-only: no instance figures)
+        // a user's own server: the image it ran in (a user's own, or ours with its folder at /server), how, and what
+        // could be measured of it (health-only: no instance figures)
         ...(own && {
           serverImage: {
             ref: own.image.ref,
@@ -342,7 +343,9 @@ export function createSwarmBackend ({ connect = connectDocker } = {}) {
             readiness: own.asIs ? 'health-only' : 'instances'
           }
         }),
-        ...(register.server && { server: { folder: register.server.folder, entry: register.server.entry, registerImage: register.tag } }),
+        ...(register.server && {
+          serverImage: { ref: register.tag, id: register.id, runs: 'register', entry: register.server.entry, workingDir: SERVER_DIR, folder: register.server.folder, readiness: 'instances' }
+        }),
         lbImage: lb?.tag ?? null,
         rcImage: rc.tag,
         lb: lbMode,
