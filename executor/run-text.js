@@ -91,5 +91,6 @@ export function diagnosisLines (diagnosis) {
     const parts = Object.entries(diagnosis.roles).filter(([, c]) => c >= 0.005).map(([r, c]) => `${r} ${c.toFixed(2)}`)
     lines.push(`  cores by role: ${parts.join(' · ')} (host ${diagnosis.host.busy.toFixed(2)} of ${diagnosis.host.cores} busy)`)
   }
+  if (diagnosis.instancesUnseen) lines.push(`  instances: not seen: ${diagnosis.instancesUnseen}`)
   return lines
 }

@@ -19,6 +19,9 @@ import { describeLoss } from './degraded.js'
 import { judgeRun } from './validity.js'
 import { AUTO_DURATION, longestSeconds } from '../lib/run-options.js'
 
+/** Why a run of a user's image as it is has no per-instance figures. */
+export const HEALTH_ONLY = 'your image ran as it is (--image with up or hs), without nodescale\'s hook: its processes sent no instance header or telemetry, so the instance count and the event-loop figures cannot be had'
+
 /**
  * Everything checked before anything starts: the output folder (made and written to, within a bound on time), the
  * benchmark and its params, the backend's own rules and parts, the driver's parts.
@@ -191,6 +194,8 @@ export async function run (config, { log = () => {}, onProgress, signal, prepare
         const figures = timeline ? diagnosisFigures({ config, timeline, telemetry, window: steady, generator }) : null
         runJson.validity = judgeRun({ summary: runJson.summary, cpu: runJson.cpu, generator, generators: runJson.load.generators, schedule: runJson.load.schedule, roles: figures?.roles, slo: config.slo })
         if (figures) runJson.diagnosis = diagnoseRun({ config, figures, cpu: runJson.cpu, generator, validity: runJson.validity, summary: runJson.summary })
+        // an image run as it is: nodescale did not start its processes, so none of them told it anything
+        if (runJson.diagnosis && deployment?.readiness === 'health-only') runJson.diagnosis.instancesUnseen = HEALTH_ONLY
       }
     }
     runJson.finishedAt = new Date().toISOString()

@@ -107,6 +107,7 @@ for (const [strategy, instances] of /** @type {Array<[string, number]>} */ ([['u
     // no hook, no instance figures; each replica's container measured (every one of them served)
     assert.equal(served(run).tasks, strategy === 'hs' ? instances : 1)
     assert.deepEqual(served(run).workers, [])
+    assert.match(run.diagnosis.instancesUnseen, /ran as it is .* without nodescale's hook/, 'the run says why it has no instance figures')
     assert.equal(run.cpu.containers.length, served(run).tasks)
     for (const c of run.cpu.containers) assert.ok(c.total > 0, `container ${c.id.slice(0, 12)} used no CPU`)
     await assertGone(run)

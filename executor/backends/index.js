@@ -46,6 +46,9 @@ import { createLocalBackend } from './local.js'
  *   teardown: () => Promise<void> }>} [createGenerators] Swarm: --load-nodes generators as agents on load nodes that
  *   run none of the deployment's tasks, each one's clock measured; url: the server as they reach it; teardown
  *   removes them (a run's generators live as long as the run, the deployment may serve many)
+ * @property {'instances'|'health-only'} [readiness] Swarm: how readiness knew the instances: each named itself (our
+ *   server, or the hook in a user's), or health-only (a user's image run as it is, whose processes nodescale does not
+ *   start: no instance header, no telemetry)
  * @property {number} [pinnedCores] local: the server's one process is pinned to cores 0..n-1 (--load-procs keeps off)
  */
 
