@@ -71,7 +71,6 @@ export function buildCommand (o) {
 
   let cmd = process.execPath
   if (o.shape === 'cluster' || o.shape === 'pm2') env.NODESCALE_WORKERS = String(o.instances)
-  // Always -i N: PM2's "max" counts the host's cores, not the CPU quota the run gives it.
   // A private PM2_HOME: never touch (or start) a user's own PM2 daemon.
   if (o.shape === 'pm2') env.PM2_HOME = join(o.tmpDir, 'pm2')
   let args = shapeArgs(/** @type {any} */ (o.shape), env, HERE)

@@ -19,7 +19,8 @@ function pm2Vars () {
     return {}
   }
 }
-const instance = instanceIdFromEnv({ ...env, ...pm2Vars() })
+const seen = { ...env, ...pm2Vars() }
+const instance = instanceIdFromEnv(seen)
 let served = false
 subscribe('http.server.request.start', (/** @type {any} */ msg) => {
   served = true
@@ -30,4 +31,4 @@ if (telemetryOn(env)) startTelemetry({ id: instance, role: 'worker' })
 process.on('exit', (code) => {
   if (!served) process.stderr.write(`${START_FAILURE} the server (${env.NODESCALE_SERVER ?? process.argv[1]}) exited with code ${code} before it answered a request\n`)
 })
-watchLauncher({ ...env, ...pm2Vars() }, () => process.kill(process.pid, 'SIGTERM'))
+watchLauncher(seen, () => process.kill(process.pid, 'SIGTERM'))

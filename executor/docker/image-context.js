@@ -138,6 +138,30 @@ function packageFiles (dir) {
 }
 
 /**
+ * Source files and what they import (relative imports followed), package.json, and the production dependency closure
+ * of the packages they import and of `extraPackages`, named relative to the project root.
+ * @param {string} root project root
+ * @param {string[]} starts absolute source files
+ * @param {{ extraPackages?: Iterable<string>, needs?: string }} [opts] needs: what needs them, for the message
+ * @returns {{ entries: ContextEntry[], packages: Set<string> }}
+ */
+function codeTree (root, starts, { extraPackages = [], needs = 'the image' } = {}) {
+  const own = importClosure(starts)
+  const packages = new Set([...own.packages, ...extraPackages])
+  const entries = own.files.map(f => ({ name: relative(root, f), source: f }))
+  entries.push({ name: 'package.json', source: join(root, 'package.json') })
+  const { dirs, missing } = dependencyClosure(root, packages)
+  const hard = missing.filter(m => !m.includes('(needed by'))
+  if (hard.length) {
+    throw new NsError('NS_ERR_DEPLOY', `${needs} needs ${hard.join(', ')}, not installed in ${join(root, 'node_modules')}`, { hint: 'npm ci' })
+  }
+  for (const key of dirs) {
+    for (const f of packageFiles(join(root, key))) entries.push({ name: relative(root, f), source: f })
+  }
+  return { entries, packages }
+}
+
+/**
  * The /app tree of the register image: register/, benchmarks/, what they import, package.json, production node_modules,
  * custom apps.
  * @param {string} root project root
@@ -150,11 +174,8 @@ export function registerTree (root, { apps = [], dirs = ['register', 'benchmarks
   if (!starts.some(f => f.startsWith(join(root, required) + sep))) {
     throw new NsError('NS_ERR_DEPLOY', `the image needs ${join(root, required)}/, and it is missing`)
   }
-  const own = importClosure(starts)
-  const packages = new Set([...own.packages, ...extraPackages])
-  const entries = own.files.map(f => ({ name: relative(root, f), source: f }))
-  entries.push({ name: 'package.json', source: join(root, 'package.json') })
-
+  const appEntries = []
+  const appPackages = new Set(extraPackages)
   const appOut = []
   const used = new Set()
   for (const app of apps) {
@@ -166,27 +187,18 @@ export function registerTree (root, { apps = [], dirs = ['register', 'benchmarks
     used.add(name)
     const isDir = statSync(abs).isDirectory()
     const base = isDir ? abs : dirname(abs)
-    const starts = isDir ? listFiles(abs) : [abs]
-    const closure = importClosure(starts, { within: base })
-    for (const f of closure.files) entries.push({ name: join('apps', name, isDir ? relative(abs, f) : relative(base, f)), source: f })
+    const closure = importClosure(isDir ? listFiles(abs) : [abs], { within: base })
+    for (const f of closure.files) appEntries.push({ name: join('apps', name, isDir ? relative(abs, f) : relative(base, f)), source: f })
     if (isDir && existsSync(join(abs, 'node_modules'))) {
       // An app folder with its own dependencies brings them along.
-      for (const f of packageFiles(join(abs, 'node_modules'))) entries.push({ name: join('apps', name, relative(abs, f)), source: f })
+      for (const f of packageFiles(join(abs, 'node_modules'))) appEntries.push({ name: join('apps', name, relative(abs, f)), source: f })
     } else {
-      for (const p of closure.packages) packages.add(p)
+      for (const p of closure.packages) appPackages.add(p)
     }
     appOut.push({ source: abs, path: isDir ? `/app/apps/${name}` : `/app/apps/${name}/${basename(abs)}` })
   }
-
-  const { dirs: depDirs, missing } = dependencyClosure(root, packages)
-  const hard = missing.filter(m => !m.includes('(needed by'))
-  if (hard.length) {
-    throw new NsError('NS_ERR_DEPLOY', `the image needs ${hard.join(', ')}, not installed in ${join(root, 'node_modules')}`, { hint: 'npm ci' })
-  }
-  for (const key of depDirs) {
-    for (const f of packageFiles(join(root, key))) entries.push({ name: relative(root, f), source: f })
-  }
-  return { entries: dedupe(entries), apps: appOut, packages: [...packages].sort() }
+  const { entries, packages } = codeTree(root, starts, { extraPackages: appPackages })
+  return { entries: dedupe([...entries, ...appEntries]), apps: appOut, packages: [...packages].sort() }
 }
 
 /** Every file under dir but .git, nested node_modules included, as paths relative to dir; symlinks are skipped. */
@@ -246,16 +258,7 @@ const LAUNCHERS = Object.freeze(['register/cluster.js', 'register/pm2-start.js',
  * @returns {ContextEntry[]}
  */
 export function launcherTree (root) {
-  const own = importClosure(LAUNCHERS.map(f => join(root, f)))
-  const packages = new Set([...own.packages, 'pm2'])
-  const { dirs, missing } = dependencyClosure(root, packages)
-  const hard = missing.filter(m => !m.includes('(needed by'))
-  if (hard.length) throw new NsError('NS_ERR_DEPLOY', `the launchers need ${hard.join(', ')}, not installed in ${join(root, 'node_modules')}`, { hint: 'npm ci' })
-  const entries = own.files.map(f => ({ name: relative(root, f), source: f }))
-  entries.push({ name: 'package.json', source: join(root, 'package.json') })
-  for (const key of dirs) {
-    for (const f of packageFiles(join(root, key))) entries.push({ name: relative(root, f), source: f })
-  }
+  const { entries } = codeTree(root, LAUNCHERS.map(f => join(root, f)), { extraPackages: ['pm2'], needs: 'the launchers' })
   const prefix = LAUNCHER_DIR.replace(/^\//, '')
   return dedupe(entries.map(e => ({ ...e, name: `${prefix}/${e.name}` })))
 }
