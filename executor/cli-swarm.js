@@ -1,8 +1,10 @@
 // `executor image build`, `executor up` and `executor down`: the Swarm parts a run needs, prepared or removed by hand.
-import { resolve } from 'node:path'
+import { join, resolve } from 'node:path'
 import { existsSync } from 'node:fs'
 import { EXIT, NsError, badApp } from '../lib/errors.js'
-import { option, parseCommandLine } from '../lib/options.js'
+import { option, optionsHelp, parseCommandLine } from '../lib/options.js'
+import { RUN_OPTION, checkRegistryTls } from '../lib/run-options.js'
+import { cacheDir } from '../lib/paths.js'
 import { connectDocker, ensureSwarm } from './docker/engine.js'
 import { buildImage, IMAGE_BASES, IMAGE_KINDS } from './docker/image-build.js'
 import { ensureControlPlane, stopControlPlane } from './docker/control-plane.js'
@@ -30,13 +32,20 @@ Options:
 Example:
   executor image build --base host`
 
-export const UP_HELP = `Usage: executor up [--json]
+export const UP_HELP = `Usage: executor up [--registry R] [--registry-tls CERT,KEY] [--json]
 
 Starts nodescale's control plane on the swarm (docker-compose.yml): the RC (resource collector) as a global
-service, one per node, reading the containers' cgroups; its token is a Swarm secret. Initialises a single-node
-swarm first when the engine is in none. \`executor run\` does this itself on first use; a running control plane
-with the same image is reused. The RC image reaches the workers as a run's images do: loaded into this machine's
-local-swarm workers, or through the control plane's image registry for any other worker (executor run --help: --registry).`
+service, one per node, reading the containers' cgroups (no Docker socket, no capabilities, not root); its token is
+a Swarm secret. Initialises a single-node swarm first when the engine is in none. \`executor run\` does this itself
+on first use; a running control plane with the same image is reused. The RC image reaches the workers as a run's
+images do: loaded into this machine's local-swarm workers, or through the control plane's image registry for any
+other worker, deployed by digest. The registry takes pushes and pulls only with credentials made for it (never
+printed); this says where it listens.
+
+Options:
+${optionsHelp([RUN_OPTION.registry, RUN_OPTION.registryTls])}
+
+Security: docs/SECURITY.md (what each part can reach, and how to run on an untrusted network).`
 
 export const DOWN_HELP = `Usage: executor down [--all] [--json]
 
@@ -92,19 +101,28 @@ export async function imageCommand (argv, { stdout, stderr }) {
 
 /** @type {(argv: string[], io: { stdout: any, stderr: any }) => Promise<number>} */
 export async function upCommand (argv, { stdout, stderr }) {
-  const { values, positionals, help } = parse(argv, [], UP_HELP)
+  const { values, positionals, help } = parse(argv, [RUN_OPTION.registry, RUN_OPTION.registryTls], UP_HELP)
   if (help) { stdout.write(help + '\n'); return EXIT.OK }
   if (positionals.length) throw new NsError('NS_ERR_BAD_FLAG', `unexpected argument "${positionals[0]}" (see executor up --help)`)
+  const config = { registry: values.registry, registryTls: values.registryTls }
+  checkRegistryTls(config, process.cwd())
   const log = logTo(stderr)
   const docker = await connectDocker()
   await ensureSwarm(docker, { log })
   const rc = await buildImage(docker, { kind: 'rc', log })
   // the RC runs on every node: this machine's local-swarm workers get its image from the manager first
-  const { refs } = await imagesOnNodes(docker, {}, [rc.tag], await docker.listNodes(), log)
+  const { refs, registry } = await imagesOnNodes(docker, config, [rc.tag], await docker.listNodes(), log)
   const image = refs[rc.tag] ?? rc.tag
   const plane = await ensureControlPlane(docker, { image, log })
-  const data = { stack: plane.stack, service: plane.service, image, reused: plane.reused, rcs: plane.rcs }
-  print(stdout, values.json, data, [`control plane ${plane.stack} ${plane.reused ? 'already up' : 'up'}: RC ${image}`, ...plane.rcs.map(r => `  node ${r.node.slice(0, 12)}  ${r.url}`)])
+  const reg = registry ? { address: registry.pullHost, tls: registry.tls, reused: registry.reused } : null
+  const data = { stack: plane.stack, service: plane.service, image, reused: plane.reused, rcs: plane.rcs, registry: reg }
+  print(stdout, values.json, data, [
+    `control plane ${plane.stack} ${plane.reused ? 'already up' : 'up'}: RC ${image}`,
+    ...plane.rcs.map(r => `  node ${r.node.slice(0, 12)}  ${r.url}`),
+    reg
+      ? `image registry: listening on ${reg.address} (${reg.tls ? 'HTTPS' : 'plain HTTP: see the warning above'}); pushes and pulls need nodescale's credentials, kept owner-only in ${join(cacheDir(), 'registry.json')}`
+      : 'image registry: not running (no node pulls: images reach this machine\'s nodes through the API; --registry builtin starts it)'
+  ])
   return EXIT.OK
 }
 

@@ -1,7 +1,7 @@
 // The run's option table: every flag of `executor run` in one row (type, limits, default, --help line, experiment key,
 // the backends and strategies it applies to), and the one validation that turns a run's values into a frozen config.
 import { availableParallelism, totalmem } from 'node:os'
-import { existsSync, statSync } from 'node:fs'
+import { existsSync, readFileSync, statSync } from 'node:fs'
 import { resolve } from 'node:path'
 import { badApp } from './errors.js'
 import { STRATEGIES, strategyOf } from './strategies.js'
@@ -18,7 +18,8 @@ import { LOAD_METHODS } from './wire.js'
  *   string, concurrency?: number, rate?: number, duration: number|'auto', minDuration: number, maxDuration: number,
  *   warmup: number, driver: string, samples: string, backend: string, cpusPerInstance?: number, memoryPerInstance?:
  *   number, lb: string, port: number, readyTimeout: number, nodes?: number, placement: string, constraints: readonly
- *   string[], registry?: string, server?: string, serverArgs?: readonly string[], path?: string, method?: string,
+ *   string[], registry?: string, registryTls?: { cert: string, key: string }, server?: string, serverArgs?: readonly
+ *   string[], path?: string, method?: string,
  *   body?: string, health?: string, image?: string, containerPort?: number, out: string, json: boolean, quiet: boolean,
  *   [more: string]: any }} RunConfig
  */
@@ -427,11 +428,26 @@ export const RUN_OPTIONS = Object.freeze([
     help: [
       'Swarm: how the images reach the worker nodes (default: loaded into the local swarm\'s',
       'workers through the API; the builtin registry for any other worker)',
-      'HOST:PORT  push to your registry, deploy by that reference (every engine must trust it)',
-      'builtin    the control plane\'s registry on the manager (MANAGER:5000, plain HTTP)',
+      'HOST:PORT  push to your registry, deploy by digest (every engine must trust it)',
+      'builtin    the control plane\'s registry on the manager (MANAGER:5000, credentials required)',
       'none       the nodes have the images already'
     ],
     check: checkRegistry,
+    backends: SWARM
+  }),
+  option({
+    flag: 'registry-tls',
+    key: 'registryTls',
+    type: 'text',
+    arg: 'CERT,KEY',
+    help: [
+      'Swarm: the builtin registry speaks HTTPS with this PEM certificate and key (every engine',
+      'must trust the certificate); without it, plain HTTP and a warning (docs/SECURITY.md)'
+    ],
+    check: (raw, o) => {
+      if (!/^[^,]+,[^,]+$/.test(raw)) throw badOption(o, `"${raw}" is not allowed; give the certificate and key files separated by a comma, e.g. --registry-tls registry.crt,registry.key`)
+      return raw
+    },
     backends: SWARM
   }),
   option({
@@ -522,6 +538,7 @@ export function validateRunConfig (values, { cwd = process.cwd() } = {}) {
   checkAutoDuration(values, config)
   checkGenerators(values, config)
   checkServer(values, config, cwd)
+  checkRegistryTls(config, cwd)
   if (config.app !== undefined) {
     config.app = config.app.startsWith('cmd:') ? config.app : resolve(cwd, config.app)
     if (!config.app.startsWith('cmd:') && !existsSync(config.app)) throw badApp('', `no file at ${config.app}`)
@@ -565,6 +582,27 @@ function checkServer (values, config, cwd) {
     if (!['POST', 'PUT', 'PATCH'].includes(config.method ?? 'GET')) throw badOption(o.body, `is sent with --method POST, PUT or PATCH (got ${config.method ?? 'GET (the default)'})`)
   }
   if (whole) config.serverArgs = Object.freeze([...(config.serverArgs ?? [])])
+}
+
+/**
+ * --registry-tls: PEM files that exist, a certificate and a private key, and only for the builtin registry (your own
+ * --registry has its own TLS).
+ */
+export function checkRegistryTls (config, cwd) {
+  const o = RUN_OPTION.registryTls
+  if (config.registryTls === undefined) return
+  if (config.registry !== undefined && config.registry !== 'builtin') {
+    throw badOption(o, `is for nodescale's builtin registry; --registry ${config.registry} ${config.registry === 'none' ? 'moves no images' : 'is a registry of yours, with its own TLS'}`)
+  }
+  const [cert, key] = String(config.registryTls).split(',').map(f => resolve(cwd, f.trim()))
+  /** @type {[string, string, RegExp, string][]} */
+  const pem = [[cert, 'certificate', /-----BEGIN CERTIFICATE-----/, 'BEGIN CERTIFICATE'], [key, 'key', /-----BEGIN [A-Z ]*PRIVATE KEY-----/, 'BEGIN ... PRIVATE KEY']]
+  for (const [file, what, mark, line] of pem) {
+    let text
+    try { text = readFileSync(file, 'utf8') } catch (err) { throw badOption(o, `cannot read the ${what} ${file} (${err.code})`) }
+    if (!mark.test(text)) throw badOption(o, `${file} is not a PEM ${what} (no "-----${line}-----" line)`)
+  }
+  config.registryTls = Object.freeze({ cert, key })
 }
 
 /**

@@ -79,6 +79,18 @@ function placementOf (deployment, nodes) {
   }))
 }
 
+/**
+ * The run's images as run.json records them: local tag, image id, the reference deployed and its digest (null when the
+ * nodes got the image by save/load or had it: then they run the tag, whose id is the one here).
+ * @param {({ tag: string, id: string } | null)[]} images
+ * @param {(tag: string) => string} ref
+ */
+function imageRecords (images, ref) {
+  const seen = new Map()
+  for (const img of images) if (img && !seen.has(img.tag)) seen.set(img.tag, { tag: img.tag, id: img.id, ref: ref(img.tag), digest: ref(img.tag).split('@')[1] ?? null })
+  return [...seen.values()]
+}
+
 /** Reads the swarm's nodes (raw, as the placement plan takes them). */
 async function listNodes (docker) {
   try { return await docker.listNodes() } catch (err) { throw dockerError(err, 'listing swarm nodes') }
@@ -86,18 +98,20 @@ async function listNodes (docker) {
 
 /**
  * The images on every node that may run the run's tasks, by `--registry`:
- * - HOST:PORT: pushed there and deployed by that reference;
- * - builtin: pushed to the control plane's registry on the manager and deployed by MANAGER:5000/...;
+ * - HOST:PORT: pushed there and deployed by digest (HOST:PORT/...@sha256:…);
+ * - builtin: pushed to the control plane's registry on the manager (with its credentials) and deployed by
+ *   MANAGER:5000/...@sha256:…;
  * - none: nothing is moved (every node has them already);
  * - not given: loaded from the manager into this machine's local-swarm workers (save/load through the API), and
  *   through the builtin registry when any worker is not one of them (a swarm of other machines).
  * @param {import('dockerode')} docker
- * @param {{ registry?: string }} config
+ * @param {{ registry?: string, registryTls?: { cert: string, key: string } }} config
  * @param {string[]} tags images the workers run
  * @param {any[]} nodes docker.listNodes()
  * @param {(line: string) => void} log
  * @param {string[]} [managerOnly] images only the manager runs (pushed along, never loaded)
- * @returns {Promise<{ refs: Record<string, string>, copied: any[], via: string }>}
+ * @returns {Promise<{ refs: Record<string, string>, copied: any[], via: string, registry?: { pullHost: string, tls:
+ *   boolean, reused: boolean } }>} registry: the builtin one, when it carried the images
  */
 export async function imagesOnNodes (docker, config, tags, nodes, log, managerOnly = []) {
   const all = [...tags, ...managerOnly]
@@ -111,12 +125,12 @@ export async function imagesOnNodes (docker, config, tags, nodes, log, managerOn
   const remote = workers.filter(n => !local.some(e => e.nodeId === n.ID))
   if (config.registry === 'builtin' || remote.length) {
     const registryImage = await buildImage(docker, { kind: 'registry', log })
-    const registry = await ensureRegistry(docker, { image: registryImage.tag, log })
+    const registry = await ensureRegistry(docker, { image: registryImage.tag, tls: config.registryTls ?? null, log })
     if (remote.length && !config.registry) {
       log(`swarm: nodes ${remote.map(n => nodeRef(n).hostname).join(', ')} are not this machine's local swarm: they pull from the control plane's registry at ${registry.pullHost} ` +
-        `(their engines must trust it: dockerd --insecure-registry ${registry.pullHost}; or give --registry HOST:PORT)`)
+        `(their engines must trust it: insecure-registries ${registry.pullHost}, or its certificate with --registry-tls; or give --registry HOST:PORT)`)
     }
-    return { refs: await pushToRegistry(docker, registry, all, { log }), copied: [], via: `builtin ${registry.pullHost}` }
+    return { refs: await pushToRegistry(docker, registry, all, { log }), copied: [], via: `builtin ${registry.pullHost}`, registry }
   }
   if (!workers.length) return { refs: {}, copied: [], via: 'manager' }
   return { refs: {}, copied: await copyImages(docker, local, tags, { log }), via: 'load' }
@@ -353,6 +367,8 @@ export function createSwarmBackend ({ connect = connectDocker } = {}) {
         nodes: swarm.nodes.map(n => ({ id: n.id, hostname: n.hostname, label: n.labels['io.nodescale.node'] ?? null, role: n.role, state: n.state, availability: n.availability, addr: n.addr })),
         registry: config.registry ?? null,
         imagesVia: via,
+        // each image the run deployed: its id here, and the digest it was deployed by when a registry carried it
+        images: imageRecords([register, rc, lb, load, app], ref),
         imagesCopied: copied
       }
     },

@@ -149,3 +149,14 @@ export async function swarmInfo (docker) {
   const managerAddr = leader?.ManagerStatus?.Addr?.replace(/:\d+$/, '') ?? null
   return { nodes, managerAddr }
 }
+
+/**
+ * The image a service was deployed with, as it was given: a digest the engine appended to a tag (`repo:tag@sha256:…`)
+ * is dropped, a reference by digest (`repo@sha256:…`) is kept whole.
+ * @param {string | undefined | null} ref a task's Spec.ContainerSpec.Image
+ * @returns {string | null}
+ */
+export function deployedImage (ref) {
+  if (!ref) return null
+  return /:[^/@]+@sha256:/.test(ref) ? ref.replace(/@sha256:.*$/, '') : ref
+}

@@ -93,30 +93,45 @@ export function splitTag (tag) {
   return { repo, version: version ?? 'latest' }
 }
 
+/** The manifest digest a push stream reports for what it pushed (its `aux.Digest`), or null. */
+export function pushedDigest (text) {
+  for (const line of text.split('\n')) {
+    try {
+      const digest = JSON.parse(line)?.aux?.Digest
+      if (/^sha256:[0-9a-f]{64}$/.test(digest ?? '')) return digest
+    } catch {}
+  }
+  return null
+}
+
 /**
- * Tags each image for a registry and pushes it there; returns the references to deploy by (`HOST:PORT/repo:tag`).
+ * Tags each image for a registry and pushes it there; returns the references to deploy by: by the digest the registry
+ * computed (`HOST:PORT/repo@sha256:…`), so a tag pushed over later is never what a node pulls.
  * @param {import('dockerode')} docker
  * @param {string} registry HOST:PORT
  * @param {string[]} tags local tags (repo:tag)
- * @param {{ log?: (line: string) => void }} [opts]
- * @returns {Promise<Record<string, string>>} local tag → registry reference
+ * @param {{ log?: (line: string) => void, auth?: { username: string, password: string }, hint?: string }} [opts]
+ *   auth: the registry's credentials (never logged); hint: what to check when a push fails
+ * @returns {Promise<Record<string, string>>} local tag → registry reference by digest
  */
-export async function pushImages (docker, registry, tags, { log = () => {} } = {}) {
+export async function pushImages (docker, registry, tags, { log = () => {}, auth, hint } = {}) {
   /** @type {Record<string, string>} */
   const refs = {}
   for (const tag of tags) {
     const { repo, version } = splitTag(tag)
     const ref = `${registry}/${repo}:${version}`
     const started = Date.now()
+    let digest
     try {
       await docker.getImage(tag).tag({ repo: `${registry}/${repo}`, tag: version })
       // the API wants an X-Registry-Auth header even for a registry without auth
-      await drain(await docker.getImage(ref).push({ authconfig: { serveraddress: registry } }))
+      digest = pushedDigest(await drain(await docker.getImage(ref).push({ authconfig: { ...auth, serveraddress: registry } })))
     } catch (err) {
-      throw new NsError('NS_ERR_DEPLOY', `--registry ${registry}: pushing ${ref} failed: ${dockerMessage(err)}`, { cause: err, hint: `check that a registry answers at ${registry} and that every engine trusts it (dockerd --insecure-registry ${registry} for plain HTTP)` })
+      throw new NsError('NS_ERR_DEPLOY', `--registry ${registry}: pushing ${ref} failed: ${dockerMessage(err)}`, { cause: err, hint: hint ?? `check that a registry answers at ${registry} and that every engine trusts it (dockerd --insecure-registry ${registry} for plain HTTP)` })
     }
-    log(`swarm: pushed ${ref} in ${Date.now() - started} ms`)
-    refs[tag] = ref
+    if (!digest) throw new NsError('NS_ERR_DEPLOY', `--registry ${registry}: the push of ${ref} reported no digest, and images are deployed by digest only`)
+    log(`swarm: pushed ${ref} in ${Date.now() - started} ms (${digest.slice(0, 19)}…)`)
+    refs[tag] = `${registry}/${repo}@${digest}`
   }
   return refs
 }

@@ -1,82 +1,150 @@
 // The control plane's private image registry: the `registry` service of docker-compose.yml on the manager (stack
-// nodescale-registry, started on first use), the run's images pushed to it through the manager's loopback (which every
-// engine trusts over plain HTTP) and deployed by the manager's swarm address (which the workers reach and trust).
+// nodescale-registry, started on first use). Every request needs nodescale's credentials (registry-auth.js); the run's
+// images are pushed by the manager's engine to the address every node pulls from, and deployed by their digest.
+import { createHash } from 'node:crypto'
 import { readFileSync } from 'node:fs'
+import { request as httpRequest } from 'node:http'
+import { request as httpsRequest } from 'node:https'
 import { join } from 'node:path'
 import { setTimeout as sleep } from 'node:timers/promises'
 import { load } from 'js-yaml'
 import { ROOT } from '../../lib/paths.js'
-import { NsError } from '../../lib/errors.js'
-import { dockerError, swarmInfo } from './engine.js'
+import { NsError, internalError } from '../../lib/errors.js'
+import { dockerError, swarmInfo, deployedImage } from './engine.js'
 import { stackSpecs } from './stack-spec.js'
-import { removeStack } from './stack-remove.js'
+import { removeStack, removeSecrets } from './stack-remove.js'
 import { describeTasks, taskLogs, nodeNames } from './stack-wait.js'
-import { probe } from '../../lib/net.js'
 import { REGISTRY_PORT } from '../../lib/wire.js'
-import { pushImages, splitTag } from './image-copy.js'
+import { pushImages } from './image-copy.js'
+import { NAMESPACE_LABEL } from './stack-render.js'
+import { newCredentials, savedCredentials, saveCredentials, forgetCredentials } from './registry-auth.js'
 
 export const REGISTRY_STACK = 'nodescale-registry'
 const SERVICE = `${REGISTRY_STACK}_registry`
+/** The service label that says what the running registry was deployed with (image, address, TLS): reused if same. */
+const CONFIG_LABEL = 'io.nodescale.registry-config'
 
 /** Where the executor reaches the registry: loopback for the local engine, else the manager's address. */
 const probeHost = (docker, managerAddr) => (/** @type {any} */ (docker).modem?.socketPath ? '127.0.0.1' : managerAddr)
 
 /**
- * The registry service as it is: the image its running task runs, whether /v2/ answers, and its failed tasks (none
- * when there is no such service).
- * @param {import('dockerode')} docker
- * @param {string} url
+ * The status of the registry's GET /v2/, with or without credentials (0 when it does not answer): 401 means it runs
+ * and asks for credentials, 200 with them that they are the right ones. A certificate is not verified here (this is a
+ * readiness check); the engines that push and pull check it.
+ * @param {string} url http(s)://HOST:PORT
+ * @param {{ user: string, password: string }} [creds]
+ * @returns {Promise<number>}
  */
-async function registryState (docker, url) {
-  let tasks
+export function registryStatus (url, creds) {
+  const request = url.startsWith('https:') ? httpsRequest : httpRequest
+  const headers = creds ? { authorization: `Basic ${Buffer.from(`${creds.user}:${creds.password}`).toString('base64')}` } : {}
+  return new Promise((resolve) => {
+    const req = request(`${url}/v2/`, /** @type {any} */ ({ headers, timeout: 1000, rejectUnauthorized: false, agent: false }), (res) => {
+      res.resume()
+      res.on('end', () => resolve(res.statusCode ?? 0))
+    })
+    req.on('error', () => resolve(0))
+    req.on('timeout', () => req.destroy())
+    req.end()
+  })
+}
+
+/** The registry service as it is: its running task's image and config label, and its failed tasks. */
+async function registryState (docker) {
+  let services, tasks
   try {
-    tasks = await docker.listTasks({ filters: { service: [SERVICE] } })
+    services = await docker.listServices({ filters: { name: [SERVICE] } })
+    tasks = services.length ? await docker.listTasks({ filters: { service: [SERVICE] } }) : []
   } catch (err) {
-    if (/** @type {any} */ (err)?.statusCode === 404) return { image: null, answers: false, failed: [] }
     throw dockerError(err, 'reading the image registry service')
   }
-  const failed = tasks.filter(t => ['failed', 'rejected'].includes(t.Status?.State))
   const running = tasks.find(t => t.DesiredState === 'running' && t.Status?.State === 'running')
-  if (!running) return { image: null, answers: false, failed }
-  const answers = await probe(`${url}/v2/`, { timeoutMs: 1000 }).then(r => r.status === 200, () => false)
-  return { image: running.Spec?.ContainerSpec?.Image?.replace(/@sha256:.*$/, '') ?? null, answers, failed }
+  return {
+    image: deployedImage(running?.Spec?.ContainerSpec?.Image),
+    configHash: services.find(s => s.Spec?.Name === SERVICE)?.Spec?.Labels?.[CONFIG_LABEL] ?? null,
+    failed: tasks.filter(t => ['failed', 'rejected'].includes(t.Status?.State))
+  }
+}
+
+/** Whether an IPv4 address is inside a CIDR block (false for anything else). */
+function inCidr (host, cidr) {
+  const num = (ip) => ip.split('.').reduce((n, p) => n * 256 + Number(p), 0)
+  const [net, bits] = cidr.split('/')
+  if (![host, net].every(x => /^\d+\.\d+\.\d+\.\d+$/.test(x))) return false
+  const size = 2 ** (32 - Number(bits))
+  return Math.floor(num(host) / size) === Math.floor(num(net) / size)
 }
 
 /**
- * The control plane's registry, running this image: reused when it runs and answers, else (re)deployed and waited for.
- * @param {import('dockerode')} docker
- * @param {{ image: string, log?: (line: string) => void, timeoutMs?: number, file?: string }} opts image: a `registry`
- *   image
- * @returns {Promise<{ stack: string, service: string, pushHost: string, pullHost: string, reused: boolean }>}
- *   pushHost: where the manager's engine pushes; pullHost: the reference prefix every node pulls by
+ * Whether an engine pulls from HOST:PORT over plain HTTP: it is one of its insecure registries, by name or by CIDR
+ * (127.0.0.0/8 always is).
+ * @param {any} info the engine's docker.info()
+ * @param {string} hostPort
  */
-export async function ensureRegistry (docker, { image, log = () => {}, timeoutMs = 60_000, file = join(ROOT, 'docker-compose.yml') }) {
+export function trustsPlainHttp (info, hostPort) {
+  if (info?.RegistryConfig?.IndexConfigs?.[hostPort]?.Secure === false) return true
+  return (info?.RegistryConfig?.InsecureRegistryCIDRs ?? []).some(cidr => inCidr(hostPort.split(':')[0], cidr))
+}
+
+/** The certificate and key files of --registry-tls, read. */
+const tlsFiles = (tls) => tls && { cert: readFileSync(tls.cert), key: readFileSync(tls.key) }
+
+/**
+ * The control plane's registry, running this image with these settings: reused when it runs, was deployed so, and
+ * takes the credentials saved for it; else (re)deployed with new credentials and waited for.
+ * @param {import('dockerode')} docker
+ * @param {{ image: string, tls?: { cert: string, key: string } | null, log?: (line: string) => void,
+ *   timeoutMs?: number, file?: string }} opts image: a `registry` image; tls: --registry-tls (PEM files)
+ * @returns {Promise<{ stack: string, service: string, pullHost: string, tls: boolean, reused: boolean }>}
+ *   pullHost: HOST:PORT every node (and the manager's engine, which pushes there) reaches it by
+ */
+export async function ensureRegistry (docker, { image, tls = null, log = () => {}, timeoutMs = 60_000, file = join(ROOT, 'docker-compose.yml') }) {
   const { managerAddr } = await swarmInfo(docker)
   const addr = managerAddr ?? '127.0.0.1'
-  const url = `http://${probeHost(docker, addr)}:${REGISTRY_PORT}`
-  const out = { stack: REGISTRY_STACK, service: SERVICE, pushHost: `127.0.0.1:${REGISTRY_PORT}`, pullHost: `${addr}:${REGISTRY_PORT}` }
-  const now = await registryState(docker, url)
-  if (now.answers && now.image === image) {
-    log(`swarm: image registry up at ${out.pullHost}, reused`)
+  const pullHost = `${addr}:${REGISTRY_PORT}`
+  const url = `${tls ? 'https' : 'http'}://${probeHost(docker, addr)}:${REGISTRY_PORT}`
+  const out = { stack: REGISTRY_STACK, service: SERVICE, pullHost, tls: Boolean(tls) }
+  const files = tlsFiles(tls)
+  if (!files) await plainHttpCheck(docker, pullHost, log)
+  const configHash = createHash('sha256').update([image, pullHost, files ? createHash('sha256').update(files.cert).update(files.key).digest('hex') : 'plain'].join('\0')).digest('hex').slice(0, 16)
+
+  const saved = savedCredentials()
+  const now = await registryState(docker)
+  if (now.image === image && now.configHash === configHash && saved?.configHash === configHash && await registryStatus(url, saved) === 200) {
+    log(`swarm: image registry up at ${pullHost} (${tls ? 'HTTPS' : 'plain HTTP'}, credentials required), reused`)
     return { ...out, reused: true }
   }
-  await removeStack(docker, REGISTRY_STACK, { log })
-  const doc = /** @type {any} */ (load(readFileSync(file, 'utf8')))
+  await removeRegistry(docker, { log })
   const started = Date.now()
-  const { services } = stackSpecs({ ...doc, services: { registry: { ...doc.services.registry, image } } }, { stack: REGISTRY_STACK })
+  const creds = newCredentials()
+  const doc = /** @type {any} */ (load(readFileSync(file, 'utf8')))
+  const svc = doc.services.registry
+  svc.image = image
+  svc.deploy.labels = { ...svc.deploy.labels, [CONFIG_LABEL]: configHash }
+  const secrets = { nodescale_registry_htpasswd: creds.htpasswd, ...(files && { nodescale_registry_cert: files.cert, nodescale_registry_key: files.key }) }
+  if (files) {
+    svc.environment = { ...svc.environment, REGISTRY_HTTP_TLS_CERTIFICATE: '/run/secrets/nodescale_registry_cert', REGISTRY_HTTP_TLS_KEY: '/run/secrets/nodescale_registry_key' }
+  }
+  const secretIds = await createSecrets(docker, secrets)
+  svc.secrets = Object.keys(secrets).map(name => ({ source: name, target: name, secretName: secretIds[name].name, mode: name.endsWith('_key') ? 0o400 : 0o444 }))
+  const { services } = stackSpecs({ ...doc, services: { registry: svc } }, { stack: REGISTRY_STACK, secretIds: Object.fromEntries(Object.entries(secretIds).map(([k, v]) => [k, v.id])) })
+  // the registry's image is on the manager, where it runs: no pull, no credentials
   try { await docker.createService(services[0].spec) } catch (err) { throw dockerError(err, `creating service ${SERVICE}`) }
-  log(`swarm: image registry ${SERVICE} on the manager, port ${REGISTRY_PORT} (workers pull from ${out.pullHost})`)
+  log(`swarm: image registry ${SERVICE} on the manager, listening on port ${REGISTRY_PORT} (${tls ? 'HTTPS' : 'plain HTTP'}; the nodes pull from ${pullHost} with nodescale's credentials)`)
   for (;;) {
-    const { answers, failed } = await registryState(docker, url)
-    if (answers) {
+    if (await registryStatus(url, creds) === 200) {
+      const anonymous = await registryStatus(url)
+      if (anonymous !== 401) throw internalError(`the image registry answered ${anonymous} without credentials (401 expected)`)
+      saveCredentials({ user: creds.user, password: creds.password, htpasswd: creds.htpasswd, pullHost, tls: Boolean(tls), configHash })
       log(`swarm: image registry answers after ${Date.now() - started} ms`)
       return { ...out, reused: false }
     }
+    const { failed } = await registryState(docker)
     if (failed.length || Date.now() - started > timeoutMs) {
       const logs = failed.length ? await taskLogs(docker, failed[0]) : ''
-      await removeStack(docker, REGISTRY_STACK, { log }).catch(() => {})
+      await removeRegistry(docker, { log }).catch(() => {})
       throw new NsError('NS_ERR_DEPLOY', `the image registry did not start${failed.length ? `: ${describeTasks(failed, () => SERVICE, await nodeNames(docker))}` : ` within ${timeoutMs} ms`}${logs ? `\n${logs}` : ''}`, {
-        hint: `is port ${REGISTRY_PORT} free on the manager? Or give --registry HOST:PORT (a registry of yours), or --registry none`
+        hint: `is port ${REGISTRY_PORT} free on the manager?${tls ? ' Are --registry-tls\'s certificate and key a pair?' : ''} Or give --registry HOST:PORT (a registry of yours), or --registry none`
       })
     }
     await sleep(200)
@@ -84,35 +152,67 @@ export async function ensureRegistry (docker, { image, log = () => {}, timeoutMs
 }
 
 /**
- * Pushes images to the control plane's registry and tags them on the manager with the reference the nodes pull by, so
- * the manager's own tasks (the load balancer) run from its copy.
- * @param {import('dockerode')} docker
- * @param {{ pushHost: string, pullHost: string }} registry from ensureRegistry
- * @param {string[]} tags local tags
- * @param {{ log?: (line: string) => void }} [opts]
- * @returns {Promise<Record<string, string>>} local tag -> the reference to deploy by
+ * A registry without TLS: the manager's engine must trust it for plain HTTP (it pushes there and runs tasks from it),
+ * and the user is told what plain HTTP exposes.
  */
-export async function pushToRegistry (docker, registry, tags, { log = () => {} } = {}) {
-  await pushImages(docker, registry.pushHost, tags, { log })
-  /** @type {Record<string, string>} */
-  const refs = {}
-  for (const tag of tags) {
-    const { repo, version } = splitTag(tag)
-    try {
-      await docker.getImage(tag).tag({ repo: `${registry.pullHost}/${repo}`, tag: version })
-    } catch (err) {
-      throw dockerError(err, `tagging ${tag} as ${registry.pullHost}/${repo}:${version}`)
-    }
-    refs[tag] = `${registry.pullHost}/${repo}:${version}`
+async function plainHttpCheck (docker, pullHost, log) {
+  let info
+  try { info = await docker.info() } catch (err) { throw dockerError(err, 'reading the engine\'s registry settings') }
+  if (!trustsPlainHttp(info, pullHost)) {
+    throw new NsError('NS_ERR_DEPLOY', `the builtin image registry speaks plain HTTP at ${pullHost}, and this manager's engine does not trust that address: it could neither push there nor run its own tasks (the RC) from it`, {
+      hint: `add "${pullHost}" to "insecure-registries" in /etc/docker/daemon.json and reload the engine (kill -HUP $(pidof dockerd)), as executor cluster up does for the local swarm; or give --registry-tls CERT,KEY`
+    })
   }
-  return refs
+  log(`swarm: warning: the image registry at ${pullHost} speaks plain HTTP: anyone on the network path can read the images and capture the credentials (Basic auth) that pushes and pulls send; images are deployed by digest, so one pushed with them is never what a run deploys. On an untrusted network give --registry-tls CERT,KEY (docs/SECURITY.md)`)
 }
 
 /**
- * Removes the registry service (`executor down`); the pushed images stay in its volume for the next time.
+ * Creates the registry's secrets, each under a name of its own (secrets are immutable), labelled with its stack.
+ * @returns {Promise<Record<string, { id: string, name: string }>>} by Compose name
+ */
+async function createSecrets (docker, secrets) {
+  const stamp = Date.now().toString(36)
+  /** @type {Record<string, { id: string, name: string }>} */
+  const out = {}
+  for (const [key, data] of Object.entries(secrets)) {
+    const name = `${key}_${stamp}`
+    try {
+      const secret = await docker.createSecret({ Name: name, Labels: { [NAMESPACE_LABEL]: REGISTRY_STACK }, Data: Buffer.from(data).toString('base64') })
+      out[key] = { id: secret.id, name }
+    } catch (err) {
+      throw dockerError(err, `creating secret ${name}`)
+    }
+  }
+  return out
+}
+
+/**
+ * Pushes images to the control plane's registry, with its credentials, from the manager's engine to the address the
+ * nodes pull from; returns the references by digest to deploy by.
+ * @param {import('dockerode')} docker
+ * @param {{ pullHost: string }} registry from ensureRegistry
+ * @param {string[]} tags local tags
+ * @param {{ log?: (line: string) => void }} [opts]
+ * @returns {Promise<Record<string, string>>} local tag -> HOST:PORT/repo@sha256:…
+ */
+export async function pushToRegistry (docker, registry, tags, { log = () => {} } = {}) {
+  const creds = savedCredentials()
+  if (!creds || creds.pullHost !== registry.pullHost) throw internalError('pushToRegistry before ensureRegistry saved the credentials')
+  return pushImages(docker, registry.pullHost, tags, {
+    log,
+    auth: { username: creds.user, password: creds.password },
+    hint: `the manager's engine pushes to ${registry.pullHost}: it must trust it (insecure-registries for plain HTTP; the certificate's CA in /etc/docker/certs.d/${registry.pullHost}/ca.crt with --registry-tls)`
+  })
+}
+
+/**
+ * Removes the registry service and its secrets, and forgets its credentials (`executor down`; a new deployment gets new
+ * ones); the pushed images stay in its volume for the next time.
  * @param {import('dockerode')} docker
  * @param {{ log?: (line: string) => void }} [opts]
  */
 export async function removeRegistry (docker, { log = () => {} } = {}) {
   await removeStack(docker, REGISTRY_STACK, { log })
+  await removeSecrets(docker, REGISTRY_STACK)
+  forgetCredentials()
 }

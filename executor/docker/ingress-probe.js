@@ -7,6 +7,7 @@ import { probe } from '../../lib/net.js'
 import { removeStack } from './stack-remove.js'
 import { NAMESPACE_LABEL, RUN_LABEL, OWNER_LABEL, ownerId } from './stack-render.js'
 import { APP_PORT } from '../../lib/wire.js'
+import { createServiceWithAuth } from './registry-auth.js'
 
 const cache = new WeakMap()
 
@@ -44,7 +45,7 @@ export async function ingressWorks (docker, { image, log = () => {}, timeoutMs =
   const tag = image ?? await registerImage(docker)
   let works = false
   try {
-    const svc = await docker.createService({
+    const svc = await createServiceWithAuth(docker, {
       Name: `${stack}_app`,
       Labels: labels,
       TaskTemplate: {

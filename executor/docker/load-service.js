@@ -8,6 +8,7 @@ import { dockerError } from './engine.js'
 import { NAMESPACE_LABEL, RUN_LABEL, OWNER_LABEL, ownerId, stackNameFor } from './stack-render.js'
 import { removeStack } from './stack-remove.js'
 import { taskLogs, describeTasks, nodeNames, missingImageHint } from './stack-wait.js'
+import { createServiceWithAuth } from './registry-auth.js'
 
 /**
  * Deploys the agents and resolves when each answers on its node's address.
@@ -37,7 +38,7 @@ export async function deployLoadService (docker, { image, runId, count, constrai
   }
   const remove = ({ lostNodes = [] } = {}) => removeStack(docker, stack, { log, lostNodes })
   try {
-    try { await docker.createService(spec) } catch (err) { throw dockerError(err, `creating service ${name}`) }
+    try { await createServiceWithAuth(docker, spec) } catch (err) { throw dockerError(err, `creating service ${name}`) }
     const started = Date.now()
     let last = 'no tasks yet'
     while (Date.now() - started < timeoutMs) {

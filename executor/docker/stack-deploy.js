@@ -5,6 +5,7 @@ import { dockerError } from './engine.js'
 import { stackSpecs } from './stack-spec.js'
 import { waitReady } from './stack-wait.js'
 import { removeStack } from './stack-remove.js'
+import { createServiceWithAuth } from './registry-auth.js'
 
 export { removeStack, removeLeftovers, stackResources } from './stack-remove.js'
 export { ingressWorks } from './ingress-probe.js'
@@ -96,7 +97,7 @@ export async function deployStack (docker, doc, { log = () => {}, signal, readyT
     for (const { key, spec } of specs) {
       signal?.throwIfAborted()
       let created
-      try { created = await docker.createService(spec) } catch (err) { throw dockerError(err, `creating service ${spec.Name}`) }
+      try { created = await createServiceWithAuth(docker, spec) } catch (err) { throw dockerError(err, `creating service ${spec.Name}`) }
       services.push({ id: created.id, key, name: spec.Name, replicas: spec.Mode.Replicated?.Replicas ?? 1, ports: spec.EndpointSpec.Ports })
     }
     const entry = services.find(s => s.key === meta.entry) ?? services[0]

@@ -191,3 +191,16 @@ export async function removeLeftovers (docker, { label = RUN_LABEL, all = false,
   if (errors.length) throw new NsError('NS_ERR_DEPLOY', `cannot remove leftovers of earlier runs: ${errors.join('; ')}`)
   return removed.sort()
 }
+
+/**
+ * Removes the Swarm secrets a stack created (labelled with its namespace), after its services are gone.
+ * @param {import('dockerode')} docker
+ * @param {string} stack
+ */
+export async function removeSecrets (docker, stack) {
+  let secrets
+  try { secrets = await docker.listSecrets({ filters: { label: [`${NAMESPACE_LABEL}=${stack}`] } }) } catch (err) { throw dockerError(err, 'listing secrets') }
+  await Promise.all(secrets.map(s => docker.getSecret(s.ID).remove().catch(err => {
+    if (!gone(err)) throw dockerError(err, `removing secret ${s.Spec?.Name}`)
+  })))
+}

@@ -14,6 +14,7 @@ import { checkHost } from './host.js'
 import { ensureLan, removeLan, ensureWorkerNet, removeWorkerNet, listNetns, workerName, workerAddr, workerIndex, MANAGER_ADDR, LAN_NS } from './network.js'
 import { startEngine, stopEngine, engineClient, engineAnswers, enginePaths, removeEngineFiles, DATA_ROOT, RUN_ROOT } from './worker-engine.js'
 import { readState, writeState, clearState } from './state.js'
+import { trustRegistryOnManager } from './manager-trust.js'
 
 export const MANAGER_LABEL_VALUE = 'm0'
 /** At most this many nodes: every local node shares this machine's cores and memory. */
@@ -216,6 +217,7 @@ export async function clusterUp ({ nodes, loadNodes = 0, force = false, log = ()
   await ensureLan()
   const before = await advertiseOnLan(docker, { force, log })
   if (before) state.advertiseBefore = before
+  await trustRegistryOnManager(docker, { log })
   const info = await docker.info()
   state.managerNodeId = info.Swarm.NodeID
   writeState(state)

@@ -1,0 +1,40 @@
+// The manager's engine trusts the control plane's registry over plain HTTP, as the local workers' engines do: it pushes
+// the run's images to the address the workers pull from, and runs its own tasks (the RC) from there, by digest.
+import { existsSync, readFileSync, renameSync, writeFileSync } from 'node:fs'
+import { setTimeout as sleep } from 'node:timers/promises'
+import { NsError } from '../../lib/errors.js'
+import { dockerError } from '../docker/engine.js'
+import { trustsPlainHttp } from '../docker/image-registry.js'
+import { BUILTIN_REGISTRY } from './worker-engine.js'
+
+/**
+ * Adds the builtin registry to this machine's engine's insecure registries (/etc/docker/daemon.json, reloaded with
+ * SIGHUP: no restart, nothing running stops) unless it trusts it already. Only for this machine's engine, started
+ * without --insecure-registry flags (a flag and the file may not both set them: the engine would not start again).
+ * @param {import('dockerode')} docker the manager's engine
+ * @param {{ log?: (line: string) => void, daemonJson?: string, pidFile?: string }} [opts]
+ * @returns {Promise<boolean>} whether the engine's settings were changed
+ */
+export async function trustRegistryOnManager (docker, { log = () => {}, daemonJson = '/etc/docker/daemon.json', pidFile = '/var/run/docker.pid' } = {}) {
+  const trusted = async () => {
+    try { return trustsPlainHttp(await docker.info(), BUILTIN_REGISTRY) } catch (err) { throw dockerError(err, 'reading the engine\'s registry settings') }
+  }
+  if (await trusted()) return false
+  const fix = `add "${BUILTIN_REGISTRY}" to "insecure-registries" in ${daemonJson} and reload the engine (kill -HUP $(pidof dockerd))`
+  let pid
+  try { pid = Number(readFileSync(pidFile, 'utf8').trim()) } catch { pid = 0 }
+  const flags = pid ? readFileSync(`/proc/${pid}/cmdline`, 'utf8').split('\0') : []
+  const local = Boolean(/** @type {any} */ (docker).modem?.socketPath)
+  if (!local || !pid || flags.some(f => f.startsWith('--insecure-registry'))) {
+    throw new NsError('NS_ERR_DEPLOY', `the manager's engine does not trust the control plane's registry ${BUILTIN_REGISTRY} over plain HTTP, and cluster up cannot change that here (not this machine's engine, or its flags set insecure registries)`, { hint: fix })
+  }
+  const conf = existsSync(daemonJson) ? JSON.parse(readFileSync(daemonJson, 'utf8')) : {}
+  conf['insecure-registries'] = [...new Set([...(conf['insecure-registries'] ?? []), BUILTIN_REGISTRY])]
+  writeFileSync(`${daemonJson}.tmp`, JSON.stringify(conf, null, 2) + '\n')
+  renameSync(`${daemonJson}.tmp`, daemonJson)
+  process.kill(pid, 'SIGHUP')
+  for (let i = 0; i < 50 && !await trusted(); i++) await sleep(100)
+  if (!await trusted()) throw new NsError('NS_ERR_DEPLOY', `the manager's engine did not take the registry ${BUILTIN_REGISTRY} from ${daemonJson} after a reload`, { hint: `see the engine's log; ${fix}` })
+  log(`cluster: the manager's engine now trusts the control plane's registry ${BUILTIN_REGISTRY} over plain HTTP, as the workers' do (insecure-registries in ${daemonJson}, reloaded: nothing restarted)`)
+  return true
+}
