@@ -3,7 +3,7 @@
 // behind.
 import { test } from 'node:test'
 import assert from 'node:assert/strict'
-import { mkdtempSync, existsSync } from 'node:fs'
+import { mkdtempSync, existsSync, readFileSync, readdirSync, statSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { execFileSync } from 'node:child_process'
@@ -12,6 +12,7 @@ import Docker from 'dockerode'
 import { stackResources } from '../executor/docker/stack-deploy.js'
 import { checkHost } from '../executor/local-swarm/host.js'
 import { probe } from '../lib/net.js'
+import { cacheDir } from '../lib/paths.js'
 import { swarmEngine } from './swarm-helper.js'
 import { runCli, readRun, assertCompleteRun } from './helpers/cli.js'
 import { cluster, enginePidOf } from './helpers/cluster.js'
@@ -33,11 +34,11 @@ const appNodes = (r) => r.placement.filter(p => p.service.endsWith('_app')).map(
 
 const workerEngine = (i) => new Docker({ socketPath: `/var/run/nodescale-cluster/nodescale-w${i}.sock` })
 
-/** Removes from worker i's engine every image with a tag matching re (under any registry prefix). */
+/** Removes from worker i's engine every image with a tag or digest reference matching re (any registry prefix). */
 async function dropImages (i, re) {
   const engine = workerEngine(i)
   for (const img of await engine.listImages()) {
-    if ((img.RepoTags ?? []).some(t => re.test(t))) await engine.getImage(img.Id).remove({ force: true })
+    if ([...(img.RepoTags ?? []), ...(img.RepoDigests ?? [])].some(t => re.test(t))) await engine.getImage(img.Id).remove({ force: true })
   }
 }
 
@@ -175,35 +176,82 @@ test('cluster up 3, runs placed on the workers, shrink, cluster down leaves noth
     assert.deepEqual(appNodes(assertCompleteRun(only, { strategy: 'hs', instances: 2 }).run), ['nodescale-w2', 'nodescale-w2'])
   })
 
-  await t.test('--registry builtin: workers without the images pull them from the control plane\'s registry on the manager; executor down removes it', async () => {
-    for (const w of [1, 2]) await dropImages(w, /nodescale\/register:/)
+  let registerTag = null
+  await t.test('--registry builtin: workers pull the images by digest from the control plane\'s registry, with credentials nobody sees; a tag pushed over later is not what runs; executor down removes it', async () => {
+    for (const w of [1, 2]) await dropImages(w, /nodescale\/register[:@]/)
     const out = mkdtempSync(join(tmpdir(), 'ns-cluster-'))
-    const r = await run(out, ['--instances', '2', '--nodes', '2', '--registry', 'builtin'])
+    const r = await runCli('executor', ['run', '--backend', 'swarm', '--strategy', 'hs', '--benchmark', 'baseline', '--cpus-per-instance', '0.25',
+      '--duration', '2', '--warmup', '1', '--concurrency', '4', '--out', out, '--instances', '2', '--nodes', '2', '--registry', 'builtin'], { timeoutMs: 180_000 })
     assert.equal(r.code, 0, r.stderr)
     const { run: json } = readRun(out)
     assert.equal(json.status, 'done', JSON.stringify(json.error))
     assert.match(json.environment.imagesVia, /^builtin 10\.99\.0\.1:5000$/)
     assert.deepEqual(json.environment.imagesCopied, [], 'nothing loaded through the API')
-    assert.match(json.environment.imageRef, /^10\.99\.0\.1:5000\/nodescale\/register:[0-9a-f]{12}$/, 'deployed by the registry reference')
+    assert.match(json.environment.imageRef, /^10\.99\.0\.1:5000\/nodescale\/register@sha256:[0-9a-f]{64}$/, 'deployed by digest')
+    registerTag = json.environment.imageTag
+    const rc = json.environment.images.find(i => i.tag.startsWith('nodescale/rc:'))
+    assert.match(rc.ref, /^10\.99\.0\.1:5000\/nodescale\/rc@sha256:[0-9a-f]{64}$/)
+    assert.equal(rc.ref.split('@')[1], rc.digest)
     assert.deepEqual(appNodes(json), ['nodescale-w1', 'nodescale-w2'])
     for (const w of [1, 2]) {
-      const tags = (await workerEngine(w).listImages()).flatMap(i => i.RepoTags ?? [])
-      assert.ok(tags.includes(json.environment.imageRef), `nodescale-w${w} pulled ${json.environment.imageRef}: ${tags.join(', ')}`)
+      const refs = (await workerEngine(w).listImages()).flatMap(i => i.RepoDigests ?? [])
+      assert.ok(refs.includes(json.environment.imageRef), `nodescale-w${w} pulled ${json.environment.imageRef}: ${refs.join(', ')}`)
     }
-    const catalog = JSON.parse((await probe('http://127.0.0.1:5000/v2/_catalog')).body)
+
+    // without credentials: 401, to read and to push; with them (the owner-only cache file), the catalog
+    const creds = JSON.parse(readFileSync(join(cacheDir(), 'registry.json'), 'utf8'))
+    assert.equal((statSync(join(cacheDir(), 'registry.json')).mode & 0o777).toString(8), '600')
+    assert.equal((await probe('http://127.0.0.1:5000/v2/_catalog')).status, 401)
+    assert.equal((await fetch('http://127.0.0.1:5000/v2/nodescale/register/blobs/uploads/', { method: 'POST' })).status, 401, 'an unauthenticated push is refused')
+    const basic = { authorization: `Basic ${Buffer.from(`${creds.user}:${creds.password}`).toString('base64')}` }
+    const catalog = await (await fetch('http://127.0.0.1:5000/v2/_catalog', { headers: basic })).json()
     assert.ok(catalog.repositories.includes('nodescale/register'), JSON.stringify(catalog))
+    // the password is nowhere a user or a log sees: not on the terminal, not in the run's files, not in the services
+    const services = JSON.stringify(await Promise.all((await docker.listServices()).map(x => docker.getService(x.ID).inspect())))
+    const files = readdirSync(out, { recursive: true }).map(f => join(out, String(f))).filter(f => statSync(f).isFile()).map(f => readFileSync(f).toString('latin1')).join('\n')
+    const token = JSON.parse(readFileSync(join(cacheDir(), 'control-plane.json'), 'utf8')).token
+    for (const [where, text] of [['stdout', r.stdout], ['stderr', r.stderr], ['the run folder', files], ['docker service inspect', services]]) {
+      assert.ok(!text.includes(creds.password), `the registry password appears in ${where}`)
+      assert.ok(!text.includes(token), `the RC token appears in ${where}`)
+    }
+
+    // someone with the credentials pushes another image under the RC's tag; the RC that Swarm starts again on a worker
+    // still runs the digest the run recorded
+    const other = (await docker.listImages()).find(i => (i.RepoTags ?? []).some(x => x.startsWith('nodescale/registry:')))
+    const version = rc.tag.split(':')[1]
+    await docker.getImage(other.Id).tag({ repo: '10.99.0.1:5000/nodescale/rc', tag: version })
+    const pushed = await docker.getImage(`10.99.0.1:5000/nodescale/rc:${version}`).push({ authconfig: { username: creds.user, password: creds.password, serveraddress: '10.99.0.1:5000' } })
+    await new Promise((resolve, reject) => { pushed.on('end', resolve); pushed.on('error', reject); pushed.resume() })
+    const w1 = (await docker.listNodes()).find(n => n.Description.Hostname === 'nodescale-w1').ID
+    const before = (await docker.listTasks({ filters: { service: ['nodescale_rc'], node: [w1], 'desired-state': ['running'] } }))[0]
+    await workerEngine(1).getContainer(before.Status.ContainerStatus.ContainerID).remove({ force: true })
+    let again = null
+    for (let i = 0; i < 100 && !again; i++) {
+      await sleep(200)
+      again = (await docker.listTasks({ filters: { service: ['nodescale_rc'], node: [w1] } })).find(x => x.ID !== before.ID && x.Status.State === 'running') ?? null
+    }
+    assert.ok(again, 'Swarm started the RC again on nodescale-w1')
+    assert.equal(again.Spec.ContainerSpec.Image, rc.ref, 'the new task is deployed by the recorded digest')
+    const ran = await workerEngine(1).getContainer(again.Status.ContainerStatus.ContainerID).inspect()
+    const runs = await workerEngine(1).getImage(ran.Image).inspect()
+    assert.ok(runs.RepoDigests.includes(rc.ref), `it runs ${runs.RepoDigests.join(', ')}, the recorded image`)
+    assert.notEqual(ran.Image, other.Id, 'not the image pushed over the tag')
+
     const down = await runCli('executor', ['down'], { timeoutMs: 120_000 })
     assert.equal(down.code, 0, down.stderr)
     assert.deepEqual((await docker.listServices()).map(x => x.Spec.Name).filter(n => n.startsWith('nodescale')), [], 'control plane and registry removed')
+    assert.equal(existsSync(join(cacheDir(), 'registry.json')), false, 'its credentials forgotten')
+    assert.deepEqual((await docker.listSecrets({ filters: { label: ['com.docker.stack.namespace=nodescale-registry'] } })).length, 0, 'its secrets removed')
   })
 
   await t.test('a worker that lacks the image (--registry none) fails the deploy at once, naming the node and the fix', async () => {
     // nodescale-w2 has the image under its local name (as after a docker load), nodescale-w1 has none
     for (const img of await workerEngine(2).listImages()) {
-      const pulled = (img.RepoTags ?? []).find(x => /^10\.99\.0\.1:5000\/nodescale\/register:/.test(x))
-      if (pulled) await workerEngine(2).getImage(pulled).tag({ repo: 'nodescale/register', tag: pulled.split(':').pop() })
+      if ((img.RepoDigests ?? []).some(x => /^10\.99\.0\.1:5000\/nodescale\/register@/.test(x))) {
+        await workerEngine(2).getImage(img.Id).tag({ repo: 'nodescale/register', tag: registerTag.split(':')[1] })
+      }
     }
-    await dropImages(1, /nodescale\/register:/)
+    await dropImages(1, /nodescale\/register[:@]/)
     const out = mkdtempSync(join(tmpdir(), 'ns-cluster-'))
     const started = Date.now()
     const r = await run(out, ['--instances', '2', '--nodes', '2', '--registry', 'none'])
