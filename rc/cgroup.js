@@ -156,6 +156,25 @@ function quotaIn (dir, v1) {
 }
 
 /**
+ * Where Docker puts a container's group, relative to a hierarchy (v1: each controller's folder; v2: the unified root):
+ * the cgroupfs driver's docker/<id>, the systemd driver's system.slice/docker-<id>.scope.
+ * @param {string} id a 64-hex container id (the caller has checked it)
+ * @returns {string[]}
+ */
+export const dockerGroups = (id) => [join('docker', id), join('system.slice', `docker-${id}.scope`)]
+
+/**
+ * The one of a container's possible groups (dockerGroups) that exists under a hierarchy, or null.
+ * @param {string} base a hierarchy's folder, e.g. /sys/fs/cgroup/cpuacct (v1) or /sys/fs/cgroup (v2)
+ * @param {string} id
+ * @param {string} [file] a file the group must hold (v2: cpu.stat; a bare folder is not yet a live group's)
+ * @returns {string | null} the group's path relative to base
+ */
+export function dockerGroupOf (base, id, file = '') {
+  return dockerGroups(id).find(g => existsSync(join(base, g, file))) ?? null
+}
+
+/**
  * The pids in a group (v1 or v2 cgroup.procs). Processes that exit while it is read are simply missing.
  * @param {string} dir
  * @returns {number[]}

@@ -3,10 +3,10 @@
 import express from 'express'
 import { createHash, randomUUID, timingSafeEqual } from 'node:crypto'
 import { existsSync, readFileSync } from 'node:fs'
-import { request } from 'node:http'
 import { join } from 'node:path'
 import { pathToFileURL } from 'node:url'
-import { cpuacctRoot, cpuRoot, detectCgroup, readUsagePercpu, readCpuStat } from './cgroup.js'
+import { cpuacctRoot, cpuRoot, detectCgroup, dockerGroupOf, readUsagePercpu, readCpuStat } from './cgroup.js'
+import { containerPids } from './container-pid.js'
 import { addThrottle, createThrottleMeter } from './throttle.js'
 import { readProcStat, coreUsage, interruptCores } from './proc-stat.js'
 import { splitTotal } from './sampler.js'
@@ -28,8 +28,9 @@ class HttpError extends Error {
 }
 
 /**
- * Where a container's accounting lives: v1 cpuacct/docker/<id> (per-CPU ns) or a v2 scope/folder (cpu.stat total), and
- * where its CPU quota's throttling is counted (v1 cpu/docker/<id>, v2 the same folder; null when there is none).
+ * Where a container's accounting lives: v1 cpuacct/<group> (per-CPU ns) or the v2 group (cpu.stat total), and where its
+ * CPU quota's throttling is counted (v1 cpu/<group>, v2 the same folder; null when there is none). The group is either
+ * runtime layout (dockerGroups: cgroupfs docker/<id>, systemd system.slice/docker-<id>.scope), on either version.
  * @param {string} id a 64-hex container id (checked here again)
  * @param {string} cgroupRoot
  * @returns {{ kind: 'cgroup-v1' | 'cgroup-v2', cpuDir: string, memFile: string, throttleDir: string | null } | null}
@@ -38,16 +39,16 @@ export function containerCgroup (id, cgroupRoot) {
   if (!CONTAINER_ID.test(id)) throw new HttpError(400, `"${String(id).slice(0, 80)}" is not a container id (64 hex characters)`)
   const v1 = cpuacctRoot(cgroupRoot)
   if (v1) {
-    const cpuDir = join(v1, 'docker', id)
+    const group = dockerGroupOf(v1, id)
+    if (!group) return null
     const quota = cpuRoot(cgroupRoot)
-    const throttleDir = quota && existsSync(join(quota, 'docker', id, 'cpu.stat')) ? join(quota, 'docker', id) : null
-    if (existsSync(cpuDir)) return { kind: 'cgroup-v1', cpuDir, memFile: join(cgroupRoot, 'memory', 'docker', id, 'memory.usage_in_bytes'), throttleDir }
-    return null
+    const throttleDir = quota && existsSync(join(quota, group, 'cpu.stat')) ? join(quota, group) : null
+    return { kind: 'cgroup-v1', cpuDir: join(v1, group), memFile: join(cgroupRoot, 'memory', group, 'memory.usage_in_bytes'), throttleDir }
   }
-  for (const dir of [join(cgroupRoot, 'system.slice', `docker-${id}.scope`), join(cgroupRoot, 'docker', id)]) {
-    if (existsSync(join(dir, 'cpu.stat'))) return { kind: 'cgroup-v2', cpuDir: dir, memFile: join(dir, 'memory.current'), throttleDir: dir }
-  }
-  return null
+  const group = dockerGroupOf(cgroupRoot, id, 'cpu.stat')
+  if (!group) return null
+  const dir = join(cgroupRoot, group)
+  return { kind: 'cgroup-v2', cpuDir: dir, memFile: join(dir, 'memory.current'), throttleDir: dir }
 }
 
 function readNumber (file) {
@@ -71,24 +72,6 @@ export function readNetBytes (pid, procRoot) {
   } catch {
     return null
   }
-}
-
-/**
- * The host pid of a container, from the Docker API on a unix socket (null when there is no socket or no such
- * container).
- */
-export function dockerPidOf (socketPath = '/var/run/docker.sock') {
-  return (id) => new Promise((resolve) => {
-    if (!existsSync(socketPath)) return resolve(null)
-    const req = request({ socketPath, path: `/containers/${id}/json`, timeout: 3000 }, (res) => {
-      let body = ''
-      res.on('data', c => { body += c })
-      res.on('end', () => { try { resolve(JSON.parse(body).State?.Pid || null) } catch { resolve(null) } })
-    })
-    req.on('error', () => resolve(null))
-    req.on('timeout', () => req.destroy())
-    req.end()
-  })
 }
 
 /**
@@ -179,16 +162,26 @@ function createSession ({ containers, roles = {}, cgroupRoot, procRoot, interval
 /**
  * The RC's express app. Every route but /healthz needs the token in the X-Nodescale-Token header. POST /start
  * {containers: [id...], roles?: {id: role}} -> {session}; GET /timeline?session=[&since=t[&drop=1]]; POST /stop
- * {session} -> timeline (after drops, what is left); GET /snapshot?containers=id,id
+ * {session} -> timeline (after drops, what is left); GET /snapshot?containers=id,id. A container's network bytes are
+ * those of its pid's /proc/<pid>/net/dev: the pid from pidOf when given, else from cgroup and proc files
+ * (rc/container-pid.js; no engine socket).
  * @param {{ token: string, cgroupRoot?: string, procRoot?: string, intervalMs?: number, pidOf?: (id: string) =>
  *   Promise<number | null>, maxSessions?: number, maxSamples?: number }} opts
  * @returns {{ app: import('express').Express, close: () => void }}
  */
-export function createRcApp ({ token, cgroupRoot = '/sys/fs/cgroup', procRoot = '/proc', intervalMs = 1000, pidOf = dockerPidOf(), maxSessions = 16, maxSamples = 86_400 }) {
+export function createRcApp ({ token, cgroupRoot = '/sys/fs/cgroup', procRoot = '/proc', intervalMs = 1000, pidOf, maxSessions = 16, maxSamples = 86_400 }) {
   if (!token || token.length < 16) throw new Error('the RC needs a token of at least 16 characters')
   const digest = (s) => createHash('sha256').update(String(s)).digest()
   const want = digest(token)
   const sessions = new Map()
+  /** A request's containers' pids: pidOf's, else one pass over the cgroup and proc files for all of them. */
+  const pidsOf = async (/** @type {string[]} */ ids) => {
+    if (!pidOf) return containerPids(ids, { cgroupRoot, procRoot })
+    /** @type {Map<string, number | null>} */
+    const out = new Map()
+    for (const id of ids) out.set(id, await pidOf(id))
+    return out
+  }
   const app = express()
   app.disable('x-powered-by')
   app.use(express.json({ limit: '64kb' }))
@@ -220,12 +213,13 @@ export function createRcApp ({ token, cgroupRoot = '/sys/fs/cgroup', procRoot = 
   app.get('/snapshot', async (req, res) => {
     const containers = resolve(String(req.query.containers ?? '').split(',').filter(Boolean))
     const out = {}
+    const pids = await pidsOf(containers.map(c => c.id))
     for (const c of containers) {
       out[c.id] = {
         kind: c.kind,
         ...(c.kind === 'cgroup-v1' ? { usagePercpuNs: readUsagePercpu(c.cpuDir) } : { usageUsec: readCpuStat(c.cpuDir).usageUsec }),
         memoryBytes: readNumber(c.memFile),
-        net: readNetBytes(await pidOf(c.id), procRoot)
+        net: readNetBytes(pids.get(c.id), procRoot)
       }
     }
     res.json({ t: Date.now(), host: readProcStat(procRoot), containers: out })
@@ -235,8 +229,7 @@ export function createRcApp ({ token, cgroupRoot = '/sys/fs/cgroup', procRoot = 
     const containers = resolve(req.body?.containers)
     const roles = rolesOf(req.body?.roles, req.body.containers)
     if (sessions.size >= maxSessions) throw new HttpError(429, `already ${sessions.size} sessions; stop one first`)
-    const pids = new Map()
-    for (const c of containers) pids.set(c.id, await pidOf(c.id))
+    const pids = await pidsOf(containers.map(c => c.id))
     const session = randomUUID()
     sessions.set(session, createSession({ containers, roles, cgroupRoot, procRoot, intervalMs, pids, maxSamples }))
     res.status(201).json({ session, containers: containers.map(c => c.id), source: containers[0].kind, intervalMs })

@@ -9,6 +9,7 @@ import { setTimeout as sleep } from 'node:timers/promises'
 import { createRcApp } from '../rc/service.js'
 import { TOKEN_HEADER } from '../lib/wire.js'
 import { detectCgroup } from '../rc/cgroup.js'
+import { containerPids } from '../rc/container-pid.js'
 import { swarmEngine, testImages } from './swarm-helper.js'
 
 const TOKEN = 'test-token-0123456789abcdef'
@@ -138,8 +139,10 @@ test('cgroup v1 on real containers: a busy container shows CPU on a core, an idl
   // bounded: each stops by itself after 20 s
   const busy = await run('const end = Date.now() + 20000; while (Date.now() < end) {}')
   const idle = await run('setTimeout(() => {}, 20000)')
-  const pidOf = async (id) => (await docker.getContainer(id).inspect()).State.Pid
-  const call = await serve(t, { pidOf })
+  // the RC's own lookup of a container's pid (cgroup and proc files), as the engine knows it
+  const pids = containerPids([busy, idle])
+  for (const id of [busy, idle]) assert.equal(pids.get(id), (await docker.getContainer(id).inspect()).State.Pid, id)
+  const call = await serve(t, { pidOf: undefined })
   const started = await call('POST', '/start', { body: { containers: [busy, idle] } })
   assert.equal(started.status, 201, JSON.stringify(started.body))
   assert.equal(started.body.source, 'cgroup-v1')
@@ -168,7 +171,7 @@ test('cgroup v1 on real containers: a busy container shows CPU on a core, an idl
   const last = tl.samples.at(-1).containers[busy]
   assert.equal(last.cores.length, tl.cpus)
   assert.ok(last.memoryBytes > 0)
-  assert.ok(last.net && last.net.rx >= 0, JSON.stringify(last.net))
+  assert.ok(last.net && last.net.rx >= 0 && last.net.tx >= 0, `the container's network namespace is read: ${JSON.stringify(last.net)}`)
   const snap = await call('GET', `/snapshot?containers=${busy}`)
   assert.equal(snap.body.containers[busy].usagePercpuNs.length >= tl.cpus, true)
 })
