@@ -112,6 +112,23 @@ test('API specs look like docker stack deploy makes them', () => {
   assert.throws(() => parseBytes('lots'), /memory: "lots"/)
 })
 
+test('user, read_only, cap_add and cap_drop become ContainerSpec.User, ReadOnly, CapabilityAdd and CapabilityDrop', () => {
+  const doc = {
+    services: {
+      locked: { image: 'x', user: '65534:65534', read_only: true, cap_drop: ['ALL'], cap_add: ['net_bind_service', 'CAP_SYS_PTRACE'] },
+      plain: { image: 'x' },
+      numeric: { image: 'x', user: 1000, read_only: false, cap_drop: 'all' }
+    }
+  }
+  const spec = (name) => stackSpecs(doc, { stack: 's' }).services.find(s => s.key === name).spec.TaskTemplate.ContainerSpec
+  const locked = spec('locked')
+  assert.deepEqual([locked.User, locked.ReadOnly, locked.CapabilityDrop, locked.CapabilityAdd], ['65534:65534', true, ['ALL'], ['CAP_NET_BIND_SERVICE', 'CAP_SYS_PTRACE']])
+  const plain = spec('plain')
+  for (const key of ['User', 'ReadOnly', 'CapabilityAdd', 'CapabilityDrop']) assert.equal(key in plain, false, `${key}: the image's own`)
+  const numeric = spec('numeric')
+  assert.deepEqual([numeric.User, numeric.ReadOnly, numeric.CapabilityDrop, 'CapabilityAdd' in numeric], ['1000', false, ['ALL'], false])
+})
+
 test('writeStackFiles gives docker stack deploy a Compose file and the config file it names', (t) => {
   const dir = mkdtempSync(join(tmpdir(), 'nodescale-stack-'))
   t.after(() => rmSync(dir, { recursive: true, force: true }))

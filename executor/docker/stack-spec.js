@@ -35,6 +35,17 @@ export function parseDuration (value) {
   return Math.round(total)
 }
 
+/**
+ * A Compose capability list as the Engine API takes it (what the docker CLI sends): upper case, CAP_ prefixed, but ALL.
+ * @param {string | string[]} caps
+ */
+export function capabilities (caps) {
+  return [].concat(caps).map(c => {
+    const name = String(c).trim().toUpperCase()
+    return name === 'ALL' || name.startsWith('CAP_') ? name : `CAP_${name}`
+  })
+}
+
 const envList = (env = {}) => Array.isArray(env) ? [...env] : Object.entries(env).map(([k, v]) => (v === null || v === undefined ? k : `${k}=${v}`)).sort()
 
 function resources (res = {}) {
@@ -89,6 +100,11 @@ export function stackSpecs (doc, { configIds = {}, secretIds = {}, stack: name }
           Labels: ns(s.labels),
           ...(s.stop_grace_period ? { StopGracePeriod: parseDuration(s.stop_grace_period) } : {}),
           ...(s.init !== undefined ? { Init: Boolean(s.init) } : {}),
+          // who the container runs as, and what it may do (ContainerSpec keys of Engine API 1.41, Docker 20.10)
+          ...(s.user !== undefined ? { User: String(s.user) } : {}),
+          ...(s.read_only !== undefined ? { ReadOnly: Boolean(s.read_only) } : {}),
+          ...(s.cap_add ? { CapabilityAdd: capabilities(s.cap_add) } : {}),
+          ...(s.cap_drop ? { CapabilityDrop: capabilities(s.cap_drop) } : {}),
           Mounts: (s.volumes ?? []).map(v => {
             if (typeof v !== 'object' || !['bind', 'volume'].includes(v.type)) throw new NsError('NS_ERR_BAD_FILE', `stack ${stack}: service ${name}: only long-form bind and volume mounts are supported (got ${JSON.stringify(v)})`)
             // a named volume is the stack's, as docker stack deploy names it
