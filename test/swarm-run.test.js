@@ -32,7 +32,7 @@ async function assertGone (run) {
 /**
  * The swarm-specific parts of run.json: placement per task, per-container CPU from the RC, the engine in environment.
  */
-function assertSwarmRun (run, { tasks }) {
+function assertSwarmRun (run, { tasks }, dir) {
   assert.equal(run.environment.backend, 'swarm')
   assert.match(run.environment.docker, /^\d+\.\d+/)
   assert.match(run.environment.image, /^sha256:/)
@@ -51,6 +51,13 @@ function assertSwarmRun (run, { tasks }) {
   // each app container's network, as its namespace counts it: the responses it sent
   assert.equal(run.diagnosis.network.length, tasks, JSON.stringify(run.diagnosis.network))
   for (const n of run.diagnosis.network) assert.ok(n.txBytesPerSec > 1000 && n.rxBytesPerSec > 0, JSON.stringify(n))
+  // the RC's samples of each app container (timeline.json): its memory and its network namespace's byte counters, read
+  // by an RC without the engine's socket
+  const last = JSON.parse(readFileSync(join(dir, 'timeline.json'), 'utf8')).samples.at(-1)
+  for (const c of run.cpu.containers) {
+    const x = last.containers[c.id]
+    assert.ok(x?.memoryBytes > 0 && x.net?.rx > 0 && x.net.tx > 0, `container ${c.id.slice(0, 12)}: ${JSON.stringify(x)}`)
+  }
   // the load enters through the published port on loopback: Docker's userland proxy relays it, and is measured
   assert.ok(run.diagnosis.roles['docker-proxy'] > 0, JSON.stringify(run.diagnosis.roles))
 }
@@ -60,8 +67,8 @@ for (const [strategy, instances, tasks] of /** @type {Array<[string, number, num
     const out = tmp()
     const r = await runCli('executor', ['run', '--strategy', strategy, '--instances', String(instances), '--benchmark', 'baseline', '--out', out, ...short, '--quiet'])
     assert.equal(r.code, 0, r.stderr)
-    const { run } = assertCompleteRun(out, { strategy, instances })
-    assertSwarmRun(run, { tasks })
+    const { run, dir } = assertCompleteRun(out, { strategy, instances })
+    assertSwarmRun(run, { tasks }, dir)
     await assertGone(run)
   })
 }

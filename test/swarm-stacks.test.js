@@ -181,7 +181,7 @@ test('ingressWorks gives the same answer twice, the second from memory', { skip 
   assert.deepEqual((await docker.listServices({ filters: { label: [`com.docker.stack.namespace=ns-ingress-probe-${process.pid}`] } })).length, 0)
 })
 
-test('the control plane runs the RC on every node behind a fresh token, and goes away with its secret', { skip }, async (t) => {
+test('the control plane runs the RC on every node behind a fresh token, unprivileged, and goes away with its secret', { skip }, async (t) => {
   const rc = await buildImage(docker, { kind: 'rc', base: 'host' })
   const stack = stackNameFor(testRunId('cp'))
   t.after(() => removeControlPlane(docker, { stack }))
@@ -197,10 +197,27 @@ test('the control plane runs the RC on every node behind a fresh token, and goes
   const ok = await get({ 'x-nodescale-token': cp.token })
   assert.equal(ok.status, 200)
   const snap = await ok.json()
-  assert.ok(snap.containers[one.containerId].usagePercpuNs?.length > 0 || snap.containers[one.containerId].usageUsec > 0, JSON.stringify(snap).slice(0, 300))
+  const own = snap.containers[one.containerId]
+  assert.ok(own.usagePercpuNs?.length > 0 || own.usageUsec > 0, JSON.stringify(snap).slice(0, 300))
+  assert.ok(own.memoryBytes > 0, JSON.stringify(own))
+  // its own container's pid, found in its own pid namespace without the engine (the host's /proc, cgroup paths): this
+  // request came in over that container's network
+  assert.ok(own.net?.rx > 0 && own.net.tx > 0, JSON.stringify(own.net))
+  // unprivileged: no engine socket, no capability, not root, nothing it can write but its secret's tmpfs
   const spec = (await docker.getService(cp.service).inspect()).Spec
   assert.ok('Global' in spec.Mode)
-  assert.deepEqual(spec.TaskTemplate.ContainerSpec.Mounts.map(m => [m.Target, m.ReadOnly]).sort(), [['/host/proc', true], ['/host/sys/fs/cgroup', true], ['/var/run/docker.sock', true]])
+  const cs = spec.TaskTemplate.ContainerSpec
+  assert.deepEqual(cs.Mounts.map(m => [m.Target, m.ReadOnly]).sort(), [['/host/proc', true], ['/host/sys/fs/cgroup', true]])
+  assert.deepEqual(cs.Mounts.filter(m => /docker\.sock|containerd\.sock/.test(m.Source)), [])
+  assert.deepEqual([cs.User, cs.ReadOnly, cs.CapabilityDrop, cs.CapabilityAdd], ['65534:65534', true, ['ALL'], undefined])
+  assert.deepEqual(cs.Secrets.map(x => x.File), [{ Name: 'nodescale_rc_token', UID: '65534', GID: '65534', Mode: 0o400 }])
+  const c = await docker.getContainer(one.containerId).inspect()
+  assert.deepEqual([c.Config.User, c.HostConfig.ReadonlyRootfs, c.HostConfig.CapAdd ?? null, c.HostConfig.CapDrop, c.HostConfig.Privileged], ['65534:65534', true, null, ['ALL'], false])
+  assert.deepEqual(c.Mounts.filter(m => /\.sock$/.test(m.Source ?? '')), [])
+  // the process itself, as the host's kernel sees it: uid 65534, no effective capability
+  const status = spawnSync('cat', [`/proc/${c.State.Pid}/status`], { encoding: 'utf8' }).stdout
+  assert.match(status, /^Uid:\s+65534\s+65534\s+65534\s+65534$/m)
+  assert.match(status, /^CapEff:\s+0{16}$/m)
 
   await removeControlPlane(docker, { stack })
   await assertGone(stack)

@@ -50,7 +50,9 @@ export async function deployControlPlane (docker, { image, token = randomBytes(2
     }
     // The service reads the secret under its Compose name; the stored secret's name is unique per deployment (secrets
     // are immutable).
-    rc.secrets = [{ source: 'nodescale_rc_token', target: 'nodescale_rc_token', secretName }]
+    // The file's owner and mode stay (the RC runs as nobody and reads it as such).
+    const fileRef = [].concat(rc.secrets ?? []).map(x => (typeof x === 'string' ? { source: x } : x)).find(x => x.source === 'nodescale_rc_token')
+    rc.secrets = [{ ...fileRef, source: 'nodescale_rc_token', target: 'nodescale_rc_token', secretName }]
     // the file's other services (the registry) are deployed on their own, when a run needs them
     const { services } = stackSpecs({ ...doc, services: { rc } }, { stack, secretIds: { nodescale_rc_token: secret.id } })
     const { spec } = services[0]
