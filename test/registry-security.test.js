@@ -35,13 +35,15 @@ test('--registry-tls is checked before anything starts: PEM files that exist, fo
   const dir = mkdtempSync(join(tmpdir(), 'ns-tls-'))
   writeFileSync(join(dir, 'not.pem'), 'hello\n')
   const base = ['run', '--strategy', 'hs', '--instances', '1', '--backend', 'swarm', '--duration', '1', '--out', join(dir, 'out')]
-  for (const [args, message] of [
+  /** @type {[string[], RegExp][]} */
+  const cases = [
     [['--registry-tls', 'only-one.pem'], /--registry-tls: "only-one.pem" is not allowed; give the certificate and key files separated by a comma/],
     [['--registry-tls', `${dir}/missing.crt,${dir}/missing.key`], /--registry-tls: cannot read the certificate .*missing\.crt \(ENOENT\)/],
     [['--registry-tls', `${dir}/not.pem,${dir}/not.pem`], /--registry-tls: .*not\.pem is not a PEM certificate/],
     [['--registry', 'none', '--registry-tls', 'a,b'], /--registry-tls: is for nodescale's builtin registry; --registry none moves no images/],
     [['--registry', 'reg.lan:5000', '--registry-tls', 'a,b'], /--registry reg\.lan:5000 is a registry of yours, with its own TLS/]
-  ]) {
+  ]
+  for (const [args, message] of cases) {
     const r = await runCli('executor', [...base, ...args], { timeoutMs: 20_000 })
     assert.equal(r.code, 2, `${args.join(' ')}: ${r.stderr}`)
     assert.match(r.stderr, message)

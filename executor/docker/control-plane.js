@@ -8,13 +8,14 @@ import { load } from 'js-yaml'
 import { ROOT, cacheDir, readCacheJson, writeCacheJson } from '../../lib/paths.js'
 import { rcCall } from './rc-client.js'
 import { NsError, internalError } from '../../lib/errors.js'
-import { dockerError } from './engine.js'
+import { dockerError, deployedImage } from './engine.js'
 import { stackSpecs } from './stack-spec.js'
-import { removeStack } from './stack-remove.js'
+import { removeStack, removeSecrets } from './stack-remove.js'
 import { taskLogs, describeTasks, nodeNames, missingImageHint } from './stack-wait.js'
 import { probe } from '../../lib/net.js'
 import { NAMESPACE_LABEL } from './stack-render.js'
 import { RC_PORT } from '../../lib/wire.js'
+import { createServiceWithAuth } from './registry-auth.js'
 
 export const CONTROL_PLANE_STACK = 'nodescale'
 const ROLE_LABEL = 'io.nodescale.role'
@@ -56,7 +57,7 @@ export async function deployControlPlane (docker, { image, token = randomBytes(2
     // the file's other services (the registry) are deployed on their own, when a run needs them
     const { services } = stackSpecs({ ...doc, services: { rc } }, { stack, secretIds: { nodescale_rc_token: secret.id } })
     const { spec } = services[0]
-    try { await docker.createService(spec) } catch (err) { throw dockerError(err, `creating service ${spec.Name}`) }
+    try { await createServiceWithAuth(docker, spec) } catch (err) { throw dockerError(err, `creating service ${spec.Name}`) }
     log(`swarm: control plane ${stack}: RC on every node, port ${port}`)
 
     const deadline = started + timeoutMs
@@ -101,7 +102,7 @@ export async function controlPlaneState (docker, { service = `${CONTROL_PLANE_ST
   }
   const failed = tasks.filter(t => ['failed', 'rejected'].includes(t.Status?.State))
   const running = tasks.filter(t => t.DesiredState === 'running' && t.Status?.State === 'running')
-  const image = running[0]?.Spec?.ContainerSpec?.Image?.replace(/@sha256:.*$/, '') ?? null
+  const image = deployedImage(running[0]?.Spec?.ContainerSpec?.Image)
   if (!nodes.length || !nodes.every(n => running.some(t => t.NodeID === n.ID))) {
     return { ready: false, rcs: [], failed, image, last: describeTasks(tasks, () => service) || 'no tasks yet' }
   }
@@ -122,12 +123,7 @@ export async function controlPlaneState (docker, { service = `${CONTROL_PLANE_ST
  */
 export async function removeControlPlane (docker, { stack = CONTROL_PLANE_STACK, log = () => {} } = {}) {
   await removeStack(docker, stack, { log })
-  const filters = { label: [`${NAMESPACE_LABEL}=${stack}`] }
-  let secrets
-  try { secrets = await docker.listSecrets({ filters }) } catch (err) { throw dockerError(err, 'listing secrets') }
-  await Promise.all(secrets.map(s => docker.getSecret(s.ID).remove().catch(err => {
-    if (err.statusCode !== 404) throw dockerError(err, `removing secret ${s.Spec?.Name}`)
-  })))
+  await removeSecrets(docker, stack)
 }
 
 /** Where the executor keeps the running control plane's token (owner-only), so later runs reuse it. */
