@@ -13,6 +13,8 @@ export const INSTANCE_HEADER = 'X-Nodescale-Instance'
 export const TOKEN_HEADER = 'x-nodescale-token'
 /** A load generator agent (executor/load-agent/) listens here on its node's own network (host mode, --load-nodes). */
 export const LOAD_AGENT_PORT = 7393
+/** Where a load agent reads its token: the file its Swarm secret is mounted at (NODESCALE_AGENT_TOKEN_FILE). */
+export const AGENT_TOKEN_FILE = '/run/secrets/nodescale_agent_token'
 
 /** The HTTP methods a load driver sends (`--method`; a benchmark app's request says GET or POST). */
 export const LOAD_METHODS = Object.freeze(['GET', 'POST', 'PUT', 'PATCH', 'DELETE'])

@@ -49,7 +49,13 @@ test('load nodes: generators on their own nodes, split, merged, and one lost mid
   assert.deepEqual(JSON.parse(up.stdout).nodes.filter(n => n.loadNode).map(n => n.label), ['nodescale-w3', 'nodescale-w4'])
   try {
     await t.test('--load-nodes 1: the generator on a load node, the server on the two others, the summary its part', async () => {
-      const { run } = await loadRun(1)
+      // while the load runs: the agents' token is a Swarm secret's file, not in the environment service inspect shows
+      let agents = null
+      const { run } = await loadRun(1, { onLoad: () => { agents = engine.docker?.listServices().then(list => list.filter(x => x.Spec.Name.endsWith('-load_agent'))) } })
+      const [spec] = (await /** @type {Promise<any[]>} */ (agents)).map(x => x.Spec.TaskTemplate.ContainerSpec)
+      assert.ok(spec.Env.includes('NODESCALE_AGENT_TOKEN_FILE=/run/secrets/nodescale_agent_token'), spec.Env.join(' '))
+      assert.ok(!spec.Env.some(e => e.startsWith('NODESCALE_AGENT_TOKEN=')), 'no token in the environment')
+      assert.deepEqual(spec.Secrets.map(x => [x.File.Name, x.File.Mode]), [['nodescale_agent_token', 0o400]])
       const [g] = run.load.generators
       assert.equal(g.label, 'nodescale-w3')
       assert.deepEqual(appNodes(run).sort(), ['nodescale-w1', 'nodescale-w2'])

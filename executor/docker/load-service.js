@@ -2,11 +2,11 @@
 // node's own network, as a stack of their own that lives as long as the run (the server's may serve many runs).
 import { setTimeout as sleep } from 'node:timers/promises'
 import { NsError } from '../../lib/errors.js'
-import { LOAD_AGENT_PORT } from '../../lib/wire.js'
+import { AGENT_TOKEN_FILE, LOAD_AGENT_PORT } from '../../lib/wire.js'
 import { probe } from '../../lib/net.js'
 import { dockerError } from './engine.js'
 import { NAMESPACE_LABEL, RUN_LABEL, OWNER_LABEL, ownerId, stackNameFor } from './stack-render.js'
-import { removeStack } from './stack-remove.js'
+import { removeStack, removeSecrets } from './stack-remove.js'
 import { taskLogs, describeTasks, nodeNames, missingImageHint } from './stack-wait.js'
 import { createServiceWithAuth } from './registry-auth.js'
 
@@ -23,11 +23,16 @@ export async function deployLoadService (docker, { image, runId, count, constrai
   const stack = `${stackNameFor(runId)}-load`
   const labels = { [NAMESPACE_LABEL]: stack, [RUN_LABEL]: String(runId), [OWNER_LABEL]: ownerId() }
   const name = `${stack}_agent`
+  // the token as a Swarm secret: not in the service's environment, which docker service inspect shows
+  const secretName = `${stack}_token_${Date.now().toString(36)}`
+  let secret
+  try { secret = await docker.createSecret({ Name: secretName, Labels: labels, Data: Buffer.from(token).toString('base64') }) } catch (err) { throw dockerError(err, `creating secret ${secretName}`) }
+  const tokenFile = { File: { Name: AGENT_TOKEN_FILE.split('/').pop(), UID: '0', GID: '0', Mode: 0o400 }, SecretID: secret.id, SecretName: secretName }
   const spec = {
     Name: name,
     Labels: labels,
     TaskTemplate: {
-      ContainerSpec: { Image: image, Labels: labels, Env: [`NODESCALE_AGENT_TOKEN=${token}`, `NODESCALE_AGENT_PORT=${port}`] },
+      ContainerSpec: { Image: image, Labels: labels, Env: [`NODESCALE_AGENT_TOKEN_FILE=${AGENT_TOKEN_FILE}`, `NODESCALE_AGENT_PORT=${port}`], Secrets: [tokenFile] },
       // the node's own network: no NAT between the generator and the wire, and the executor reaches it at the node
       Networks: [{ Target: 'host' }],
       Placement: { Constraints: constraints, MaxReplicas: 1 },
@@ -36,7 +41,11 @@ export async function deployLoadService (docker, { image, runId, count, constrai
     },
     Mode: { Replicated: { Replicas: count } }
   }
-  const remove = ({ lostNodes = [] } = {}) => removeStack(docker, stack, { log, lostNodes })
+  const remove = async ({ lostNodes = [] } = {}) => {
+    const removed = await removeStack(docker, stack, { log, lostNodes })
+    await removeSecrets(docker, stack)
+    return removed
+  }
   try {
     try { await createServiceWithAuth(docker, spec) } catch (err) { throw dockerError(err, `creating service ${name}`) }
     const started = Date.now()

@@ -10,9 +10,10 @@ import { timingSafeEqual } from 'node:crypto'
 import { DRIVERS, runLoad } from '../drivers/index.js'
 import { clock } from '../drivers/load-common.js'
 import { createGeneratorMeter, summarizeGenerator } from '../../rc/generator-cpu.js'
-import { LOAD_AGENT_PORT, TOKEN_HEADER } from '../../lib/wire.js'
+import { AGENT_TOKEN_FILE, LOAD_AGENT_PORT, TOKEN_HEADER } from '../../lib/wire.js'
 import { portFromEnv } from '../../lib/net.js'
 import { formatError, exitCodeOf, badEnv } from '../../lib/errors.js'
+import { secretFromEnv } from '../../lib/secret-env.js'
 
 /**
  * What a start request carries of the load (the body as base64 besides): the rest (files, signals, the start time on
@@ -111,10 +112,13 @@ export function createAgent ({ token, dir, log = () => {} }) {
   }
 }
 
-/** Starts the agent on NODESCALE_AGENT_PORT (default 7393) with the token of NODESCALE_AGENT_TOKEN. */
+/**
+ * Starts the agent on NODESCALE_AGENT_PORT (default 7393) with the token of its Swarm secret
+ * (NODESCALE_AGENT_TOKEN_FILE) or of NODESCALE_AGENT_TOKEN.
+ */
 export async function main () {
-  const token = process.env.NODESCALE_AGENT_TOKEN
-  if (!token) throw badEnv('NODESCALE_AGENT_TOKEN', 'is required: the token the executor sends')
+  const token = secretFromEnv('NODESCALE_AGENT_TOKEN', AGENT_TOKEN_FILE)
+  if (!token) throw badEnv('NODESCALE_AGENT_TOKEN', `is required (or its file, ${AGENT_TOKEN_FILE}): the token the executor sends`)
   const port = portFromEnv(process.env.NODESCALE_AGENT_PORT, LOAD_AGENT_PORT)
   const dir = process.env.NODESCALE_AGENT_DIR ?? '/tmp/nodescale-load'
   const log = (line) => process.stdout.write(`load-agent: ${line}\n`)
