@@ -2,7 +2,7 @@
 // second, behind a per-deployment token.
 import express from 'express'
 import { createHash, randomUUID, timingSafeEqual } from 'node:crypto'
-import { existsSync, readFileSync } from 'node:fs'
+import { existsSync } from 'node:fs'
 import { join } from 'node:path'
 import { pathToFileURL } from 'node:url'
 import { cpuacctRoot, cpuRoot, detectCgroup, dockerGroupOf, readUsagePercpu, readCpuStat } from './cgroup.js'
@@ -13,6 +13,7 @@ import { splitTotal } from './sampler.js'
 import { createRoleCpu, ROLE_NAME } from './role-cpu.js'
 import { readText } from './read-text.js'
 import { RC_PORT, TOKEN_HEADER } from '../lib/wire.js'
+import { secretFromEnv } from '../lib/secret-env.js'
 import { portFromEnv } from '../lib/net.js'
 import { formatError, exitCodeOf } from '../lib/errors.js'
 
@@ -259,15 +260,9 @@ export function createRcApp ({ token, cgroupRoot = '/sys/fs/cgroup', procRoot = 
   return { app, close: () => { for (const s of sessions.values()) s.stop(); sessions.clear() } }
 }
 
-/** The token of this deployment: NODESCALE_RC_TOKEN, or the file NODESCALE_RC_TOKEN_FILE names (a Swarm secret). */
-export function tokenFromEnv (env = process.env) {
-  if (env.NODESCALE_RC_TOKEN) return env.NODESCALE_RC_TOKEN
-  const file = env.NODESCALE_RC_TOKEN_FILE ?? '/run/secrets/nodescale_rc_token'
-  return existsSync(file) ? readFileSync(file, 'utf8').trim() : null
-}
-
 async function main () {
-  const token = tokenFromEnv()
+  // NODESCALE_RC_TOKEN, or the file NODESCALE_RC_TOKEN_FILE names (the Swarm secret)
+  const token = secretFromEnv('NODESCALE_RC_TOKEN', '/run/secrets/nodescale_rc_token')
   if (!token) {
     console.error('nodescale rc: no token (set NODESCALE_RC_TOKEN or mount the nodescale_rc_token secret); refusing to serve without one')
     process.exit(3)

@@ -130,10 +130,10 @@ test('user, read_only, cap_add and cap_drop become ContainerSpec.User, ReadOnly,
   // the control plane's file: the RC runs as nobody, on a read-only root, with no capability and no engine socket
   const rc = /** @type {any} */ (load(readFileSync(new URL('../docker-compose.yml', import.meta.url), 'utf8'))).services.rc
   const cs = stackSpecs({ services: { rc } }, { stack: 'nodescale', secretIds: { nodescale_rc_token: 'sec1' } }).services[0].spec.TaskTemplate.ContainerSpec
-  assert.deepEqual([cs.User, cs.ReadOnly, cs.CapabilityDrop, cs.CapabilityAdd], ['65534:65534', true, ['ALL'], undefined])
+  assert.deepEqual([cs.User, cs.ReadOnly, cs.CapabilityDrop, cs.CapabilityAdd], ['64100:64100', true, ['ALL'], undefined])
   assert.deepEqual(cs.Mounts.filter(m => /docker\.sock/.test(m.Source)), [])
   assert.ok(cs.Mounts.every(m => m.ReadOnly), JSON.stringify(cs.Mounts))
-  assert.deepEqual(cs.Secrets[0].File, { Name: 'nodescale_rc_token', UID: '65534', GID: '65534', Mode: 0o400 })
+  assert.deepEqual(cs.Secrets[0].File, { Name: 'nodescale_rc_token', UID: '64100', GID: '64100', Mode: 0o400 })
 })
 
 test('writeStackFiles gives docker stack deploy a Compose file and the config file it names', (t) => {

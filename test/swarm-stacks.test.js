@@ -209,14 +209,14 @@ test('the control plane runs the RC on every node behind a fresh token, unprivil
   const cs = spec.TaskTemplate.ContainerSpec
   assert.deepEqual(cs.Mounts.map(m => [m.Target, m.ReadOnly]).sort(), [['/host/proc', true], ['/host/sys/fs/cgroup', true]])
   assert.deepEqual(cs.Mounts.filter(m => /docker\.sock|containerd\.sock/.test(m.Source)), [])
-  assert.deepEqual([cs.User, cs.ReadOnly, cs.CapabilityDrop, cs.CapabilityAdd], ['65534:65534', true, ['ALL'], undefined])
-  assert.deepEqual(cs.Secrets.map(x => x.File), [{ Name: 'nodescale_rc_token', UID: '65534', GID: '65534', Mode: 0o400 }])
+  assert.deepEqual([cs.User, cs.ReadOnly, cs.CapabilityDrop, cs.CapabilityAdd], ['64100:64100', true, ['ALL'], undefined])
+  assert.deepEqual(cs.Secrets.map(x => x.File), [{ Name: 'nodescale_rc_token', UID: '64100', GID: '64100', Mode: 0o400 }])
   const c = await docker.getContainer(one.containerId).inspect()
-  assert.deepEqual([c.Config.User, c.HostConfig.ReadonlyRootfs, c.HostConfig.CapAdd ?? null, c.HostConfig.CapDrop, c.HostConfig.Privileged], ['65534:65534', true, null, ['ALL'], false])
+  assert.deepEqual([c.Config.User, c.HostConfig.ReadonlyRootfs, c.HostConfig.CapAdd ?? null, c.HostConfig.CapDrop, c.HostConfig.Privileged], ['64100:64100', true, null, ['ALL'], false])
   assert.deepEqual(c.Mounts.filter(m => /\.sock$/.test(m.Source ?? '')), [])
-  // the process itself, as the host's kernel sees it: uid 65534, no effective capability
+  // the process itself, as the host's kernel sees it: uid 64100, no effective capability
   const status = spawnSync('cat', [`/proc/${c.State.Pid}/status`], { encoding: 'utf8' }).stdout
-  assert.match(status, /^Uid:\s+65534\s+65534\s+65534\s+65534$/m)
+  assert.match(status, /^Uid:\s+64100\s+64100\s+64100\s+64100$/m)
   assert.match(status, /^CapEff:\s+0{16}$/m)
 
   await removeControlPlane(docker, { stack })
