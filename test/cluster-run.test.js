@@ -3,7 +3,7 @@
 // behind.
 import { test } from 'node:test'
 import assert from 'node:assert/strict'
-import { mkdtempSync, existsSync, readFileSync, readdirSync, statSync } from 'node:fs'
+import { mkdtempSync, existsSync, readFileSync, readdirSync, statSync, writeFileSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { execFileSync } from 'node:child_process'
@@ -40,6 +40,16 @@ async function dropImages (i, re) {
   for (const img of await engine.listImages()) {
     if ([...(img.RepoTags ?? []), ...(img.RepoDigests ?? [])].some(t => re.test(t))) await engine.getImage(img.Id).remove({ force: true })
   }
+}
+
+/** Takes the builtin registry out of the manager engine's insecure registries (daemon.json, reloaded), as before up. */
+async function untrustRegistry (file = '/etc/docker/daemon.json') {
+  if (!existsSync(file)) return
+  const conf = JSON.parse(readFileSync(file, 'utf8'))
+  conf['insecure-registries'] = (conf['insecure-registries'] ?? []).filter(r => r !== '10.99.0.1:5000')
+  writeFileSync(file, JSON.stringify(conf, null, 2))
+  process.kill(Number(readFileSync('/var/run/docker.pid', 'utf8')), 'SIGHUP')
+  for (let i = 0; i < 50 && (await docker.info()).RegistryConfig.IndexConfigs['10.99.0.1:5000']; i++) await sleep(100)
 }
 
 /**
@@ -112,9 +122,13 @@ test('cluster up 3, runs placed on the workers, shrink, cluster down leaves noth
   t.after(async () => { if (!down) await cluster(['down']) })
 
   await t.test('cluster up --nodes 3: three Ready nodes with distinct labels and hostnames; a second up changes nothing', async () => {
+    // the manager's engine as on a fresh machine: it does not trust the builtin registry's plain HTTP; up makes it
+    await untrustRegistry()
     const up = await cluster(['up', '--nodes', '3', '--json'])
     assert.equal(up.code, 0, up.stderr)
     t.diagnostic(`cluster up --nodes 3: ${up.ms} ms`)
+    assert.match(up.stderr, /the manager's engine now trusts the control plane's registry 10\.99\.0\.1:5000 over plain HTTP/)
+    assert.equal((await docker.info()).RegistryConfig.IndexConfigs['10.99.0.1:5000']?.Secure, false)
     const status = JSON.parse(up.stdout)
     assert.equal(status.advertise, '10.99.0.1')
     assert.equal(status.nodes.length, 3)

@@ -1,7 +1,7 @@
 // A worker's Docker engine: dockerd in the worker's network namespace and a UTS namespace of its own (its hostname is
 // its node name), with its own data and exec roots and socket; started detached, stopped by its pid.
 import { spawn } from 'node:child_process'
-import { mkdirSync, openSync, closeSync, readFileSync, rmSync, existsSync, realpathSync } from 'node:fs'
+import { mkdirSync, openSync, closeSync, readFileSync, rmSync, existsSync, realpathSync, writeFileSync } from 'node:fs'
 import { join } from 'node:path'
 import { setTimeout as sleep } from 'node:timers/promises'
 import Docker from 'dockerode'
@@ -25,7 +25,8 @@ export function enginePaths (i) {
     log: join(DATA_ROOT, name, 'dockerd.log'),
     execRoot: join(RUN_ROOT, name),
     socket: join(RUN_ROOT, `${name}.sock`),
-    pidFile: join(RUN_ROOT, `${name}.pid`)
+    pidFile: join(RUN_ROOT, `${name}.pid`),
+    config: join(DATA_ROOT, name, 'daemon.json')
   }
 }
 
@@ -80,12 +81,16 @@ export async function startEngine (i, { log = () => {}, timeoutMs = 60_000 } = {
   rmSync(join(p.execRoot, 'containerd', 'containerd.pid'), { force: true })
   mkdirSync(p.dataRoot, { recursive: true })
   mkdirSync(p.execRoot, { recursive: true })
+  writeFileSync(p.config, '{}\n')
   const out = openSync(p.log, 'a')
   // unshare gives the engine a UTS namespace; `hostname` names it there (Swarm's node name); nsenter puts it in the
   // worker's netns (not `ip netns exec`, which remounts /sys and leaves the engine without its cgroup mounts)
   const child = spawn('unshare', ['--uts', '--', 'sh', '-c', 'hostname "$0" && exec "$@"', p.name,
     'nsenter', `--net=${netnsPath(p.name)}`, '--',
     'dockerd', '--data-root', p.dataRoot, '--exec-root', p.execRoot, '-H', `unix://${p.socket}`, '--pidfile', p.pidFile,
+    // a settings file of its own: not the manager's /etc/docker/daemon.json, whose insecure registries would clash
+    // with the flag below (an engine refuses a setting given both ways)
+    '--config-file', p.config,
     // the control plane's registry on the manager speaks plain HTTP (images pushed there: --registry builtin)
     '--insecure-registry', BUILTIN_REGISTRY],
   { detached: true, stdio: ['ignore', out, out] })
