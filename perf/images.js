@@ -17,7 +17,7 @@ import { workerIndex } from '../executor/local-swarm/network.js'
 /** Removes the images (under any registry prefix) from a worker, so that each method starts from none. */
 async function drop (engine, repos) {
   for (const img of await engine.listImages()) {
-    if ((img.RepoTags ?? []).some(t => repos.some(r => t.includes(`${r}:`)))) await engine.getImage(img.Id).remove({ force: true })
+    if ([...(img.RepoTags ?? []), ...(img.RepoDigests ?? [])].some(t => repos.some(r => t.includes(`${r}:`) || t.includes(`${r}@`)))) await engine.getImage(img.Id).remove({ force: true })
   }
 }
 

@@ -14,6 +14,7 @@ import { demuxLogs } from './stack-wait.js'
 import { registerTree, hostRootfs, jvmRootfs, serverTree, launcherTree } from './image-context.js'
 import { haproxyVersion } from '../haproxy.js'
 import { APP_PORT, LOAD_AGENT_PORT, RC_PORT, REGISTRY_PORT } from '../../lib/wire.js'
+import { registryAuthFor } from './registry-auth.js'
 
 /** @typedef {import('./image-context.js').ContextEntry} ContextEntry */
 
@@ -160,7 +161,8 @@ export function registryBaseFor (kind) {
  * @param {string} name
  */
 export async function pullImage (docker, name) {
-  const stream = await docker.pull(name)
+  // the builtin registry's credentials when the image comes from there
+  const stream = await docker.pull(name, { authconfig: registryAuthFor(name) })
   return new Promise((resolve, reject) => docker.modem.followProgress(stream, (err, out) => {
     const failed = err ?? out?.find(o => o.error)?.error
     failed ? reject(new Error(String(failed))) : resolve(out)
