@@ -63,6 +63,7 @@ test('every flag is parsed', () => {
     placement: 'spread',
     constraints: [],
     registry: undefined,
+    registryTls: undefined,
     image: undefined,
     containerPort: undefined,
     out: dir,
