@@ -9,8 +9,6 @@ export const REGISTRY_PORT = 5000
 
 /** Every answer of the server under test names the instance (process) that gave it: readiness counts distinct ones. */
 export const INSTANCE_HEADER = 'X-Nodescale-Instance'
-/** The per-deployment token every RC request but /healthz carries. */
-export const TOKEN_HEADER = 'x-nodescale-token'
 /** A load generator agent (executor/load-agent/) listens here on its node's own network (host mode, --load-nodes). */
 export const LOAD_AGENT_PORT = 7393
 /** Where a load agent reads its token: the file its Swarm secret is mounted at (NODESCALE_AGENT_TOKEN_FILE). */

@@ -1,7 +1,7 @@
 // The RC as an HTTP service, one per Swarm node: samples named containers' CPU per core, memory and network bytes every
-// second, behind a per-deployment token.
+// second, behind a per-deployment token that signs each request.
 import express from 'express'
-import { createHash, randomUUID, timingSafeEqual } from 'node:crypto'
+import { randomUUID } from 'node:crypto'
 import { existsSync } from 'node:fs'
 import { join } from 'node:path'
 import { pathToFileURL } from 'node:url'
@@ -12,7 +12,8 @@ import { readProcStat, coreUsage, interruptCores } from './proc-stat.js'
 import { splitTotal } from './sampler.js'
 import { createRoleCpu, ROLE_NAME } from './role-cpu.js'
 import { readText } from './read-text.js'
-import { RC_PORT, TOKEN_HEADER } from '../lib/wire.js'
+import { RC_PORT } from '../lib/wire.js'
+import { AUTH_HEADER, createRequestCheck } from '../lib/request-auth.js'
 import { secretFromEnv } from '../lib/secret-env.js'
 import { portFromEnv } from '../lib/net.js'
 import { formatError, exitCodeOf } from '../lib/errors.js'
@@ -161,7 +162,8 @@ function createSession ({ containers, roles = {}, cgroupRoot, procRoot, interval
 }
 
 /**
- * The RC's express app. Every route but /healthz needs the token in the X-Nodescale-Token header. POST /start
+ * The RC's express app. Every route but /healthz needs a request signed with the token (lib/request-auth.js: the
+ * token itself never crosses the network). POST /start
  * {containers: [id...], roles?: {id: role}} -> {session}; GET /timeline?session=[&since=t[&drop=1]]; POST /stop
  * {session} -> timeline (after drops, what is left); GET /snapshot?containers=id,id. A container's network bytes are
  * those of its pid's /proc/<pid>/net/dev: the pid from pidOf when given, else from cgroup and proc files
@@ -172,8 +174,7 @@ function createSession ({ containers, roles = {}, cgroupRoot, procRoot, interval
  */
 export function createRcApp ({ token, cgroupRoot = '/sys/fs/cgroup', procRoot = '/proc', intervalMs = 1000, pidOf, maxSessions = 16, maxSamples = 86_400 }) {
   if (!token || token.length < 16) throw new Error('the RC needs a token of at least 16 characters')
-  const digest = (s) => createHash('sha256').update(String(s)).digest()
-  const want = digest(token)
+  const check = createRequestCheck(token)
   const sessions = new Map()
   /** A request's containers' pids: pidOf's, else one pass over the cgroup and proc files for all of them. */
   const pidsOf = async (/** @type {string[]} */ ids) => {
@@ -185,12 +186,13 @@ export function createRcApp ({ token, cgroupRoot = '/sys/fs/cgroup', procRoot = 
   }
   const app = express()
   app.disable('x-powered-by')
-  app.use(express.json({ limit: '64kb' }))
+  // the body as sent, which the request's signature covers
+  app.use(express.json({ limit: '64kb', verify: (req, res, buf) => { /** @type {any} */ (req).rawBody = buf } }))
 
   app.get('/healthz', (req, res) => { res.json({ status: 'ok', cgroup: detectCgroup(cgroupRoot) }) })
   app.use((req, res, next) => {
-    const got = req.get(TOKEN_HEADER)
-    if (!got || !timingSafeEqual(digest(got), want)) return res.status(401).json({ error: `missing or wrong ${TOKEN_HEADER} header` })
+    const why = check({ method: req.method, path: req.originalUrl, header: req.get(AUTH_HEADER), body: /** @type {any} */ (req).rawBody })
+    if (why) return res.status(401).json({ error: `not authorised: ${why}` })
     next()
   })
 

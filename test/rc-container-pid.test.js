@@ -7,7 +7,7 @@ import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { containerPid, containerPids, containerOfPath, containersOfCgroupText } from '../rc/container-pid.js'
 import { containerCgroup, createRcApp } from '../rc/service.js'
-import { TOKEN_HEADER } from '../lib/wire.js'
+import { AUTH_HEADER, signRequest } from '../lib/request-auth.js'
 
 const A = 'a1'.repeat(32)
 const B = 'b2'.repeat(32)
@@ -146,7 +146,7 @@ for (const version of ['v1', 'v2']) {
       const { app, close } = createRcApp({ token: 'test-token-0123456789abcdef', ...roots })
       const server = await new Promise(resolve => { const s = app.listen(0, '127.0.0.1', () => resolve(s)) })
       t.after(() => { close(); server.closeAllConnections(); server.close() })
-      const res = await fetch(`http://127.0.0.1:${server.address().port}/snapshot?containers=${A}`, { headers: { [TOKEN_HEADER]: 'test-token-0123456789abcdef' } })
+      const res = await fetch(`http://127.0.0.1:${server.address().port}/snapshot?containers=${A}`, { headers: { [AUTH_HEADER]: signRequest('test-token-0123456789abcdef', { method: 'GET', path: `/snapshot?containers=${A}` }) } })
       const snap = await res.json()
       assert.equal(res.status, 200, JSON.stringify(snap))
       assert.deepEqual(snap.containers[A].net, { rx: 3300, tx: 3301 })

@@ -7,7 +7,7 @@ import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { setTimeout as sleep } from 'node:timers/promises'
 import { createRcApp } from '../rc/service.js'
-import { TOKEN_HEADER } from '../lib/wire.js'
+import { AUTH_HEADER, signRequest } from '../lib/request-auth.js'
 import { detectCgroup } from '../rc/cgroup.js'
 import { containerPids } from '../rc/container-pid.js'
 import { swarmEngine, testImages } from './swarm-helper.js'
@@ -22,22 +22,32 @@ async function serve (t, opts = {}) {
   const base = `http://127.0.0.1:${server.address().port}`
   /** @param {string} method @param {string} path @param {{ body?: any, token?: string | null }} [opts] */
   const call = async (method, path, { body, token = TOKEN } = {}) => {
-    const headers = { 'content-type': 'application/json', ...(token ? { [TOKEN_HEADER]: token } : {}) }
-    const res = await fetch(base + path, { method, headers, body: body === undefined ? undefined : JSON.stringify(body), signal: AbortSignal.timeout(5000) })
+    const text = body === undefined ? undefined : JSON.stringify(body)
+    const headers = { 'content-type': 'application/json', ...(token ? { [AUTH_HEADER]: signRequest(token, { method, path, body: text }) } : {}) }
+    const res = await fetch(base + path, { method, headers, body: text, signal: AbortSignal.timeout(5000) })
     return { status: res.status, body: await res.json() }
   }
-  return call
+  return Object.assign(call, { base })
 }
 
 const fakeId = (c) => c.repeat(64)
 
-test('every route but /healthz needs the token', async (t) => {
+test('every route but /healthz needs a request signed with the token; the token itself is never sent', async (t) => {
   const call = await serve(t)
   assert.equal((await call('GET', '/healthz', { token: null })).status, 200)
   for (const [method, path] of [['GET', `/snapshot?containers=${fakeId('a')}`], ['POST', '/start'], ['POST', '/stop'], ['GET', '/timeline?session=x']]) {
     assert.equal((await call(method, path, { token: null, body: method === 'POST' ? {} : undefined })).status, 401, `${method} ${path} without token`)
     assert.equal((await call(method, path, { token: 'wrong-token-0123456789', body: method === 'POST' ? {} : undefined })).status, 401, `${method} ${path} wrong token`)
   }
+  // what a listener on the network sees is a signed request's header: it passes once, for that request only
+  const path = '/timeline?session=x'
+  const header = signRequest(TOKEN, { method: 'GET', path })
+  const get = (p, h) => fetch(call.base + p, { headers: { [AUTH_HEADER]: h } }).then(r => r.status)
+  assert.equal(await get(path, header), 400, 'the signed request passes (400: no such session)')
+  assert.equal(await get(path, header), 401, 'its replay does not')
+  assert.equal(await get(`/snapshot?containers=${fakeId('a')}`, signRequest(TOKEN, { method: 'GET', path })), 401, 'nor a signature for another request')
+  assert.equal(await get(path, signRequest(TOKEN, { method: 'GET', path, now: Date.now() - 10 * 60_000 })), 401, 'nor one signed 10 min ago')
+  assert.equal(await get(path, TOKEN), 401, 'the token itself is no header')
   assert.throws(() => createRcApp({ token: 'short' }), /token of at least 16/)
 })
 

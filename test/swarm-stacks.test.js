@@ -11,6 +11,7 @@ import { buildImage } from '../executor/docker/image-build.js'
 import { deployControlPlane, removeControlPlane } from '../executor/docker/control-plane.js'
 import { freePort } from '../lib/net.js'
 import { swarmEngine, testImages, testRunId } from './swarm-helper.js'
+import { AUTH_HEADER, signRequest } from '../lib/request-auth.js'
 
 const { docker, skip } = await swarmEngine()
 const images = skip ? null : await testImages(docker)
@@ -190,12 +191,14 @@ test('the control plane runs the RC on every node behind a fresh token, unprivil
   assert.equal(cp.rcs.length, nodes.length)
   assert.match(cp.token, /^[0-9a-f]{48}$/)
   const [one] = cp.rcs
-  const url = `${one.url}/snapshot?containers=${one.containerId}`
-  const get = (headers) => fetch(url, { headers, signal: AbortSignal.timeout(5000) })
+  const path = `/snapshot?containers=${one.containerId}`
+  const get = (headers) => fetch(`${one.url}${path}`, { headers, signal: AbortSignal.timeout(5000) })
   assert.equal((await get({})).status, 401)
-  assert.equal((await get({ 'x-nodescale-token': 'not-the-token-at-all' })).status, 401)
-  const ok = await get({ 'x-nodescale-token': cp.token })
+  assert.equal((await get({ [AUTH_HEADER]: signRequest('not-the-token-at-all', { method: 'GET', path }) })).status, 401)
+  const signed = { [AUTH_HEADER]: signRequest(cp.token, { method: 'GET', path }) }
+  const ok = await get(signed)
   assert.equal(ok.status, 200)
+  assert.equal((await get(signed)).status, 401, 'a replay of what crossed the network is refused')
   const snap = await ok.json()
   const own = snap.containers[one.containerId]
   assert.ok(own.usagePercpuNs?.length > 0 || own.usageUsec > 0, JSON.stringify(snap).slice(0, 300))

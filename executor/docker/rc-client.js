@@ -1,8 +1,8 @@
-// The executor's side of the RC service: calls each node's RC with the deployment token and turns their timelines into
-// one.
+// The executor's side of the RC service: calls each node's RC, each request signed with the deployment token, and
+// turns their timelines into one.
 import { request } from 'node:http'
 import { NsError } from '../../lib/errors.js'
-import { TOKEN_HEADER } from '../../lib/wire.js'
+import { AUTH_HEADER, signRequest } from '../../lib/request-auth.js'
 import { addThrottle } from '../../rc/throttle.js'
 
 /**
@@ -16,12 +16,14 @@ import { addThrottle } from '../../rc/throttle.js'
  */
 export function rcCall (rc, method, path, body, { timeoutMs = 5000 } = {}) {
   const payload = body === undefined ? undefined : Buffer.from(JSON.stringify(body))
+  const url = new URL(path, rc.url)
+  const auth = signRequest(rc.token, { method, path: url.pathname + url.search, body: payload })
   return new Promise((resolve, reject) => {
-    const req = request(new URL(path, rc.url), {
+    const req = request(url, {
       method,
       agent: false,
       timeout: timeoutMs,
-      headers: { [TOKEN_HEADER]: rc.token, connection: 'close', ...(payload ? { 'content-type': 'application/json', 'content-length': payload.length } : {}) }
+      headers: { [AUTH_HEADER]: auth, connection: 'close', ...(payload ? { 'content-type': 'application/json', 'content-length': payload.length } : {}) }
     }, (res) => {
       const chunks = []
       res.on('data', c => chunks.push(c))

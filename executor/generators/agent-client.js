@@ -8,7 +8,7 @@ import { Readable } from 'node:stream'
 import { pipeline } from 'node:stream/promises'
 import { setTimeout as sleep } from 'node:timers/promises'
 import { NsError } from '../../lib/errors.js'
-import { TOKEN_HEADER } from '../../lib/wire.js'
+import { AUTH_HEADER, signRequest } from '../../lib/request-auth.js'
 import { clock } from '../drivers/load-common.js'
 import { GeneratorLost } from './run-generators.js'
 import { LOAD_FIELDS } from '../load-agent/agent.js'
@@ -28,10 +28,11 @@ const ABORT_GRACE_MS = 20_000
 export function agentCaller (base, token) {
   /** @type {(method: string, path: string, opts?: { body?: any, timeoutMs?: number }) => Promise<Response>} */
   return async (method, path, { body, timeoutMs = 2000 } = {}) => {
+    const text = body ? JSON.stringify(body) : undefined
     const res = await fetch(`${base}${path}`, {
       method,
-      headers: { [TOKEN_HEADER]: token, ...(body ? { 'content-type': 'application/json' } : {}) },
-      body: body ? JSON.stringify(body) : undefined,
+      headers: { [AUTH_HEADER]: signRequest(token, { method, path, body: text }), ...(body ? { 'content-type': 'application/json' } : {}) },
+      body: text,
       signal: AbortSignal.timeout(timeoutMs)
     })
     return res

@@ -6,11 +6,11 @@ import { createReadStream, mkdirSync, rmSync, statSync } from 'node:fs'
 import { hostname } from 'node:os'
 import { join } from 'node:path'
 import { pathToFileURL } from 'node:url'
-import { timingSafeEqual } from 'node:crypto'
 import { DRIVERS, runLoad } from '../drivers/index.js'
 import { clock } from '../drivers/load-common.js'
 import { createGeneratorMeter, summarizeGenerator } from '../../rc/generator-cpu.js'
-import { AGENT_TOKEN_FILE, LOAD_AGENT_PORT, TOKEN_HEADER } from '../../lib/wire.js'
+import { AGENT_TOKEN_FILE, LOAD_AGENT_PORT } from '../../lib/wire.js'
+import { AUTH_HEADER, createRequestCheck } from '../../lib/request-auth.js'
 import { portFromEnv } from '../../lib/net.js'
 import { formatError, exitCodeOf, badEnv } from '../../lib/errors.js'
 import { secretFromEnv } from '../../lib/secret-env.js'
@@ -26,15 +26,10 @@ export const LOAD_FIELDS = Object.freeze(['url', 'method', 'headers', 'concurren
  * @param {{ token: string, dir: string, log?: (line: string) => void }} opts
  */
 export function createAgent ({ token, dir, log = () => {} }) {
-  const expected = Buffer.from(token)
+  const check = createRequestCheck(token)
   /** @type {{ state: 'running'|'done'|'failed', progress: any, result: any, error: any, cpu: any, controller:
    *   AbortController } | null} */
   let job = null
-
-  const authorised = (req) => {
-    const given = Buffer.from(String(req.headers[TOKEN_HEADER] ?? ''))
-    return given.length === expected.length && timingSafeEqual(given, expected)
-  }
 
   function start (body) {
     const controller = new AbortController()
@@ -80,7 +75,14 @@ export function createAgent ({ token, dir, log = () => {} }) {
   return async function handle (req, res) {
     const path = (req.url ?? '/').split('?')[0]
     if (req.method === 'GET' && path === '/healthz') return send(res, 200, { ok: true, host: hostname() })
-    if (!authorised(req)) return send(res, 401, { error: `the ${TOKEN_HEADER} header is missing or wrong` })
+    // the body as sent, which the request's signature covers (a start's load is a few hundred bytes)
+    let text = ''
+    for await (const chunk of req) {
+      text += chunk
+      if (text.length > 65_536) return send(res, 413, { error: 'the body is over 64 kB' })
+    }
+    const why = check({ method: req.method ?? 'GET', path: req.url ?? '/', header: req.headers[AUTH_HEADER], body: text })
+    if (why) return send(res, 401, { error: `not authorised: ${why}` })
     if (req.method === 'GET' && path === '/clock') return send(res, 200, { now: clock() })
     if (req.method === 'GET' && path === '/status') {
       if (!job) return send(res, 200, { state: 'idle' })
@@ -89,8 +91,6 @@ export function createAgent ({ token, dir, log = () => {} }) {
     }
     if (req.method === 'POST' && path === '/start') {
       if (job?.state === 'running') return send(res, 409, { error: 'a load is running already' })
-      let text = ''
-      for await (const chunk of req) text += chunk
       let body
       try { body = JSON.parse(text) } catch { return send(res, 400, { error: 'the body is not JSON' }) }
       if (!DRIVERS.includes(body.driver) || !Number.isFinite(body.startAt)) return send(res, 400, { error: 'driver and startAt are required' })
