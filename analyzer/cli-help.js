@@ -8,6 +8,7 @@ Commands:
   compare   sigma, lambda, N* side by side, and tests between them  (analyzer compare --help)
   report    one HTML page (or Markdown) with charts, fits, per-core CPU and runs (analyzer report --help)
   correlate how nodes and instances go with throughput and its spread (analyzer correlate --help)
+  replicate a study's sweep row by row beside its published tables, with verdicts (analyzer replicate --help)
 
 Every command but report takes --json: the same data as the table, for scripts.
 Exit codes: 0 done · 1 failed · 2 bad input (the message names the flag or file)`
@@ -162,3 +163,24 @@ Options:
 Examples:
   analyzer correlate results/20261123-120000-ibench-mimn-1a2b
   analyzer correlate results/mimn-a results/mimn-b --json | jq '.rows[] | select(.factor == "nodes")'`
+
+export const REPLICATE_HELP = `Usage: analyzer replicate <sweep-folder> --study multicore [--include-invalid] [--json]
+
+Sets a finished sweep of a study nodescale reproduces beside the study's published figures, row by row.
+Each row names its source (table and reference file), the published value, ours with its 95% interval,
+the rule it was compared by, and a verdict:
+  reproduced       the finding holds here, by its rule
+  not-reproduced   it does not (the why says how it differs, or that the runs cannot tell)
+  not-comparable   the sweep cannot say (no runs for it, a set-up that forces the answer), with the reason
+What survives a change of machine is compared (yes/no, directions with Welch's t-test at 0.05); the
+percentages are shown beside them, since each load is a level calibrated on its own machine.
+
+Studies:
+  multicore   the thesis's Table 4.3.1: raw Node, the cluster module and PM2 at three loads (executor
+              sweep experiments/multicore.yml)
+
+Options:
+  --study S          which study the sweep reproduces
+  --include-invalid  count runs whose validity flags say not to trust them (left out, and counted, otherwise)
+  --json             the same data, for scripts
+  -h, --help         this help`

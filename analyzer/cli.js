@@ -8,7 +8,10 @@ import { writeReport, FORMATS } from './report.js'
 import { correlate } from './correlate.js'
 import { X_FIELDS } from './points.js'
 import { formatSummary, formatFit, formatCompare, formatCorrelate } from './text-format.js'
-import { MAIN_HELP, SUMMARY_HELP, FIT_HELP, COMPARE_HELP, REPORT_HELP, CORRELATE_HELP } from './cli-help.js'
+import { MAIN_HELP, SUMMARY_HELP, FIT_HELP, COMPARE_HELP, REPORT_HELP, CORRELATE_HELP, REPLICATE_HELP } from './cli-help.js'
+import { replicate } from './replicate.js'
+import { formatReplication } from './replication/text.js'
+import { STUDY_IDS } from './replication/published.js'
 
 const help = option({ flag: 'help', short: 'h', type: 'boolean' })
 const json = option({ flag: 'json', type: 'boolean' })
@@ -41,7 +44,14 @@ export const COMMANDS = Object.freeze({
     max: Infinity,
     what: 'one or more sweep folders (or points CSVs)'
   },
-  correlate: { options: [json, help], help: CORRELATE_HELP, min: 1, max: Infinity, what: 'one or more sweep folders' }
+  correlate: { options: [json, help], help: CORRELATE_HELP, min: 1, max: Infinity, what: 'one or more sweep folders' },
+  replicate: {
+    options: [option({ flag: 'study', type: 'choice', choices: STUDY_IDS }), option({ flag: 'include-invalid', type: 'boolean' }), json, help],
+    help: REPLICATE_HELP,
+    min: 1,
+    max: 1,
+    what: 'one sweep folder'
+  }
 })
 
 /**
@@ -90,6 +100,10 @@ export async function main (argv, { stdout = process.stdout, stderr = process.st
     } else if (req.command === 'correlate') {
       result = await correlate(req.inputs)
       text = () => formatCorrelate(result)
+    } else if (req.command === 'replicate') {
+      if (!opts.study) throw new NsError('NS_ERR_BAD_FLAG', `--study: is required: which study the sweep reproduces; one of: ${STUDY_IDS.join(', ')}`)
+      result = await replicate(req.inputs[0], { study: opts.study, includeInvalid: Boolean(opts.includeInvalid) })
+      text = () => formatReplication(result)
     } else {
       result = await writeReport(req.inputs, { ...opts, log: line => stderr.write(line + '\n') })
       text = () => (result.path ?? result.text.trimEnd())

@@ -1,0 +1,41 @@
+// The human view of `analyzer replicate` (its --json carries the same data): the study and the sweep, the order of its
+// runs, the study's stated set-up beside this machine, then one line per published figure with its verdict and why.
+import { table } from '../text-table.js'
+
+/** A value with its 95% interval, as `41.2 [39.0, 43.4]` (no interval from one run). */
+export const withCi = (ci) => (ci ? `${ci.mean}${ci.lo === null ? '' : ` [${ci.lo}, ${ci.hi}]`}` : '-')
+
+/** What a row shows of the published side and of ours, in a few words. */
+function sides (row) {
+  const p = row.published
+  const o = row.ours
+  if (p.direction) return [`${p.direction} (${p.a} vs ${p.b})`, `${withCi(o.a)} vs ${withCi(o.b)}`]
+  return [
+    `${p.exists}; hi ${p.highest} lo ${p.lowest} diff ${p.difference} all ${p.overall}`,
+    `${o.exists === null ? '-' : o.exists ? 'Yes' : 'No'}; hi ${withCi(o.highest)} lo ${withCi(o.lowest)} diff ${withCi(o.difference)} all ${withCi(o.overall)} (${o.runs} runs)`
+  ]
+}
+
+/**
+ * @param {any} r replicate()'s result
+ * @returns {string}
+ */
+export function formatReplication (r) {
+  const env = r.environment ?? {}
+  const lines = [
+    `replication of ${r.title}`,
+    `  reference: ${r.reference}; sweep ${r.sweep.id} (${r.sweep.experiment}${r.sweep.profile ? `, profile ${r.sweep.profile}` : ''}), ${r.sweep.runs} runs`,
+    `  order: ${r.order.says}`,
+    '',
+    'set-up: the study / here'
+  ]
+  for (const item of Object.values(r.setup ?? {})) lines.push(`  ${item.label}: ${item.value}`)
+  lines.push(`  here: ${env.cpuModel ?? '?'}, ${env.cpus ?? '?'} cores, kernel ${env.kernel ?? '?'}, Node ${env.node ?? '?'}${env.docker ? `, Docker ${env.docker}` : ''}, backend ${env.backend ?? '?'}`)
+  lines.push('', table(['figure', 'source', 'published', 'here', 'verdict'], r.rows.map(row => [row.id, row.source.where, ...sides(row), row.verdict])))
+  lines.push('', 'why:')
+  for (const row of r.rows) lines.push(`  ${row.id}: ${row.why}`)
+  lines.push('', `rules: ${[...new Set(r.rows.map(row => row.rule))].join('; ')}`)
+  lines.push(`verdicts: ${Object.entries(r.counts).map(([k, n]) => `${n} ${k}`).join(', ')}`)
+  for (const note of r.notes) lines.push(`note: ${note}`)
+  return lines.join('\n')
+}

@@ -1,0 +1,99 @@
+// analyzer replicate on synthetic multicore sweeps: one built to reproduce the thesis's Table 4.3.1 (every row and
+// direction reproduced), one built to contradict it (the verdicts flip), one with raw Node pinned (not comparable);
+// the CLI's text, JSON and refusals.
+import { test } from 'node:test'
+import assert from 'node:assert/strict'
+import { mkdtempSync, rmSync } from 'node:fs'
+import { tmpdir } from 'node:os'
+import { join } from 'node:path'
+import { replicate } from '../analyzer/replicate.js'
+import { runCli } from './helpers/cli.js'
+import { writeMulticoreSweep } from './helpers/multicore-runs.js'
+
+function tmp (t) {
+  const dir = mkdtempSync(join(tmpdir(), 'ns-replicate-'))
+  t.after(() => rmSync(dir, { recursive: true, force: true }))
+  return dir
+}
+
+/** 8 seconds around two cores' levels, a little different per repeat and second (so that tests have a spread). */
+const steady = (a, b) => (repeat) => Array.from({ length: 8 }, (_, i) => [a + ((repeat + i) % 3) - 1, b + ((repeat * 2 + i) % 3) - 1])
+/** One core's worth moving between the two cores every second or two (raw Node unpinned at its exhausted level). */
+const alternating = (repeat) => Array.from({ length: 8 }, (_, i) => (Math.floor((i + repeat) / 2) % 2 ? [96 + (i % 2), 3] : [3, 96 + (i % 2)]))
+
+/** The thesis's table, as a dual-core machine would show it. */
+const THESIS_LIKE = {
+  up: { relaxed: steady(78, 2), 'relaxed*cores': steady(98, 3), exhausted: alternating },
+  cm: { relaxed: steady(68, 12), 'relaxed*cores': steady(90, 56), 'exhausted*cores': steady(97, 97) },
+  pm2: { relaxed: steady(74, 19), 'relaxed*cores': steady(89, 59), 'exhausted*cores': steady(91, 90) }
+}
+/** Raw Node on both cores all the time, and the cluster module below it at exhausting load. */
+const CONTRARY = {
+  up: { relaxed: steady(60, 55), 'relaxed*cores': steady(70, 68), exhausted: steady(80, 80) },
+  cm: { relaxed: steady(68, 12), 'relaxed*cores': steady(80, 76), 'exhausted*cores': steady(40, 38) },
+  pm2: { relaxed: steady(74, 19), 'relaxed*cores': steady(89, 59), 'exhausted*cores': steady(91, 90) }
+}
+
+const verdictOf = (r, id) => r.rows.find(row => row.id === id)?.verdict
+
+test('a sweep like the thesis: the nine rows of Table 4.3.1 and its five directions are reproduced', async (t) => {
+  const dir = writeMulticoreSweep(tmp(t), { seconds: (s, l, rep) => THESIS_LIKE[s][l](rep) })
+  const r = await replicate(dir, { study: 'multicore' })
+  assert.equal(r.rows.length, 14)
+  assert.deepEqual(r.counts, { reproduced: 14, 'not-reproduced': 0, 'not-comparable': 0 }, r.rows.filter(x => x.verdict !== 'reproduced').map(x => `${x.id}: ${x.why}`).join('\n'))
+  const raw = r.rows.find(row => row.id === 'raw at exhausting load')
+  assert.equal(raw.published.exists, 'No')
+  assert.equal(raw.ours.exists, false)
+  assert.match(raw.why, /overall \d+(\.\d)?% against one core's worth \(50%\): at it; the busiest core moved in \d+(\.\d)?% of the seconds/)
+  assert.ok(raw.ours.moves.mean > 20, 'the busiest core moves')
+  const cm = r.rows.find(row => row.id === 'cluster at relaxed load')
+  assert.deepEqual([cm.published.highest, cm.published.lowest, cm.published.overall], ['68.6%', '11.7%', '40.1%'])
+  assert.equal(cm.ours.runs, 3)
+  assert.ok(cm.ours.highest.lo < cm.ours.highest.mean && cm.ours.highest.mean < cm.ours.highest.hi, 'a 95% interval')
+  assert.match(r.rows.find(row => row.id === 'cluster vs raw: overall at exhausting load').why, /p = /)
+  assert.equal(r.order.order, 'blocks')
+  assert.match(r.order.says, /seed 7/)
+  assert.equal(r.setup.scheduling.value, 'the normal CPU scheduling')
+})
+
+test('a sweep that contradicts it: the verdicts flip', async (t) => {
+  const dir = writeMulticoreSweep(tmp(t), { seconds: (s, l, rep) => CONTRARY[s][l](rep) })
+  const r = await replicate(dir, { study: 'multicore' })
+  for (const load of ['relaxed', 'average', 'exhausting']) assert.equal(verdictOf(r, `raw at ${load} load`), 'not-reproduced', load)
+  assert.equal(verdictOf(r, 'cluster at relaxed load'), 'reproduced', 'the rows that still hold, hold')
+  assert.equal(verdictOf(r, 'cluster vs raw: overall at exhausting load'), 'not-reproduced')
+  assert.match(r.rows.find(row => row.id === 'cluster vs raw: overall at exhausting load').why, /the other way here/)
+  assert.equal(verdictOf(r, 'raw vs cluster: difference at average load'), 'not-reproduced')
+})
+
+test('raw Node pinned to one core cannot be compared: its idle core is idle by construction', async (t) => {
+  const dir = writeMulticoreSweep(tmp(t), { seconds: (s, l, rep) => THESIS_LIKE[s][l](rep), extra: (s) => (s === 'up' ? { server: { cpus: [0] } } : {}) })
+  const r = await replicate(dir, { study: 'multicore' })
+  for (const load of ['relaxed', 'average', 'exhausting']) {
+    assert.equal(verdictOf(r, `raw at ${load} load`), 'not-comparable')
+    assert.match(r.rows.find(row => row.id === `raw at ${load} load`).why, /pinned to cores 0 of 2: an idle core is idle by construction/)
+  }
+})
+
+test('one run per cell: directions are not comparable (a test needs two a side), rows still are', async (t) => {
+  const dir = writeMulticoreSweep(tmp(t), { repeats: 1, seconds: (s, l, rep) => THESIS_LIKE[s][l](rep) })
+  const r = await replicate(dir, { study: 'multicore' })
+  assert.equal(verdictOf(r, 'cluster vs raw: overall at exhausting load'), 'not-comparable')
+  assert.equal(verdictOf(r, 'cluster at average load'), 'reproduced')
+})
+
+test('analyzer replicate: text and JSON; --study required and checked; a folder that is no sweep is refused', async (t) => {
+  const dir = writeMulticoreSweep(tmp(t), { seconds: (s, l, rep) => THESIS_LIKE[s][l](rep) })
+  const text = await runCli('analyzer', ['replicate', dir, '--study', 'multicore'])
+  assert.equal(text.code, 0, text.stderr)
+  assert.match(text.stdout, /replication of Thesis: utilisation of multi-core power/)
+  assert.match(text.stdout, /Table 4\.3\.1, Exhausting Load/)
+  assert.match(text.stdout, /verdicts: 14 reproduced, 0 not-reproduced, 0 not-comparable/)
+  const json = await runCli('analyzer', ['replicate', dir, '--study', 'multicore', '--json'])
+  assert.equal(JSON.parse(json.stdout).rows.length, 14)
+  for (const [args, message] of [[[dir], /--study: is required/], [[dir, '--study', 'nope'], /--study/], [[dir, '--study', 'ibench-smisn'], /its comparison rules are not built yet/], [[tmp(t), '--study', 'multicore'], /not a sweep folder/]]) {
+    const r = await runCli('analyzer', ['replicate', ...args])
+    assert.equal(r.code, 2, `${args.join(' ')}: ${r.stderr}`)
+    assert.match(r.stderr, message)
+  }
+})
