@@ -91,7 +91,9 @@ test('analyzer replicate: text and JSON; --study required and checked; a folder 
   assert.match(text.stdout, /verdicts: 14 reproduced, 0 not-reproduced, 0 not-comparable/)
   const json = await runCli('analyzer', ['replicate', dir, '--study', 'multicore', '--json'])
   assert.equal(JSON.parse(json.stdout).rows.length, 14)
-  for (const [args, message] of [[[dir], /--study: is required/], [[dir, '--study', 'nope'], /--study/], [[dir, '--study', 'ibench-smisn'], /its comparison rules are not built yet/], [[tmp(t), '--study', 'multicore'], /not a sweep folder/]]) {
+  /** @type {[string[], RegExp][]} */
+  const refused = [[[dir], /--study: is required/], [[dir, '--study', 'nope'], /--study/], [[dir, '--study', 'ibench-smisn'], /its comparison rules are not built yet/], [[tmp(t), '--study', 'multicore'], /not a sweep folder/]]
+  for (const [args, message] of refused) {
     const r = await runCli('analyzer', ['replicate', ...args])
     assert.equal(r.code, 2, `${args.join(' ')}: ${r.stderr}`)
     assert.match(r.stderr, message)
