@@ -7,10 +7,12 @@ import { RUN_FILES, newRunId, newRunRecord, makeDirs, makeWritableDir, writeJson
 import { loadTarget } from '../benchmarks/index.js'
 import { summarizeCpu } from '../rc/cpu-summary.js'
 import { createGeneratorMeter, summarizeGenerator } from '../rc/generator-cpu.js'
+import { onlineCpus } from '../rc/cpu-affinity.js'
 import { summarize } from '../analyzer/summary.js'
 import { diagnoseRun, diagnosisFigures } from '../analyzer/bottleneck.js'
 import { runLoad } from './drivers/index.js'
 import { generatorPlaces } from './generators/index.js'
+import { loadSharing } from './load-cpus.js'
 import { runGenerators, combineGenerators } from './generators/run-generators.js'
 import { ensureJmeter } from './jmeter-install.js'
 import { resolveBackend } from './backends/index.js'
@@ -114,6 +116,10 @@ export async function run (config, { log = () => {}, onProgress, signal, prepare
     const url = `${deployment.url.replace(/\/$/, '')}${path}`
     generators = await generatorPlaces(config, { deployment, dir, log, signal })
     const loadUrl = generators?.url ? `${generators.url.replace(/\/$/, '')}${path}` : url
+    // locally: the cores the server may use (read from /proc once it answered) beside the generators' (their taskset,
+    // or none), kept apart as far as the machine allows, and said
+    const sharing = loadSharing({ placement: runJson.placement, places: generators?.places, machine: onlineCpus() })
+    if (sharing) log(`cores: ${config.affinity ? `--affinity ${config.affinity}: ` : ''}${sharing.why}`)
     log(`load: ${config.driver} -> ${loadUrl}`)
     generator.start()
     const loadOptions = {
@@ -142,7 +148,7 @@ export async function run (config, { log = () => {}, onProgress, signal, prepare
     generatorTimeline = generator.stop()
     // several generators: each measured its own CPU (a remote one on its node), the busiest one speaks for the run
     const generatorFigures = load.generators ? combineGenerators(load.generators.map(g => g.cpu)) : summarizeGenerator(generatorTimeline, { from: load.steadyStart, to: load.steadyEnd })
-    runJson.load = { ...load, generator: generatorFigures }
+    runJson.load = { ...load, generator: generatorFigures, ...(sharing && { cpus: sharing.generator, sharing }) }
     // a generator that stopped answering is a loss like a node's: the run goes on with the others, degraded
     losses.push(...generatorLosses(load.generators))
     if (watch) {

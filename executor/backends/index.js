@@ -29,7 +29,8 @@ import { createLocalBackend } from './local.js'
  * A deployed shape: every instance answers at `url`.
  * @typedef {object} Deployment
  * @property {string} url where the load goes (the load balancer, or the one replica)
- * @property {PlacementRow[]} placement where each instance runs (run.json's `placement`)
+ * @property {PlacementRow[]} placement where each instance runs (run.json's `placement`); locally each row's `cpus`,
+ *   the cores its process may run on (/proc/<pid>/status Cpus_allowed_list, read once it answered)
  * @property {() => Sampler} createSampler the server's CPU per core while the load runs; its timeline's samples may
  *   also hold `roles` (the cores of the load balancer and of the sampler itself, `rc`) and the timeline `lb` (HAProxy's
  *   sessions, queue and rate)
@@ -49,7 +50,8 @@ import { createLocalBackend } from './local.js'
  * @property {'instances'|'health-only'} [readiness] Swarm: how readiness knew the instances: each named itself (our
  *   server, or the hook in a user's), or health-only (a user's image run as it is, whose processes nodescale does not
  *   start: no instance header, no telemetry)
- * @property {number} [pinnedCores] local: the server's one process is pinned to cores 0..n-1 (--load-procs keeps off)
+ * @property {number} [pinnedCores] local: the server's one process is pinned to cores 0..n-1 (--load-procs keeps off);
+ *   0 when nothing is pinned (cm, pm2, hs, up with --affinity none)
  */
 
 /**

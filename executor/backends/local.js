@@ -4,8 +4,9 @@ import { availableParallelism, hostname } from 'node:os'
 import { NsError, badFlag } from '../../lib/errors.js'
 import { freePort, is2xx, waitForInstances } from '../../lib/net.js'
 import { serverFolder } from '../../benchmarks/whole-server.js'
-import { deploymentShape } from '../../lib/strategies.js'
+import { deploymentShape, strategyOf } from '../../lib/strategies.js'
 import { launch } from '../../register/launch.js'
+import { allowedCpus } from '../../rc/cpu-affinity.js'
 import { createCpuGroup } from '../../rc/cpu-group.js'
 import { createSampler } from '../../rc/sampler.js'
 import { withSamples } from '../../rc/with-samples.js'
@@ -27,9 +28,10 @@ export function createLocalBackend ({ cpus = availableParallelism() } = {}) {
     name: 'local',
 
     checkConfig (config) {
-      const shape = deploymentShape(config)
-      // with a quota, N vCPUs of c CPUs each fit while N x c fits in the machine; without one, N cores must exist
-      if (shape.pinnedCores > cpus && !(config.cpusPerInstance !== undefined && config.instances * config.cpusPerInstance <= cpus)) {
+      // with a quota, N vCPUs of c CPUs each fit while N x c fits in the machine; without one, N cores must exist (also
+      // unpinned, --affinity none: N vCPUs of a machine with fewer would be a name, not a set-up)
+      const vcpus = strategyOf(config.strategy).pinned ? config.instances : 0
+      if (vcpus > cpus && !(config.cpusPerInstance !== undefined && config.instances * config.cpusPerInstance <= cpus)) {
         throw badFlag('--instances', `${config.instances} vCPUs for --strategy ${config.strategy} on the local backend (one core each), but this machine has ${cpus} cores; allowed: 1..${cpus}, or more with --cpus-per-instance X where N x X <= ${cpus}`, { key: 'instances' })
       }
       if (config.memoryPerInstance !== undefined) {
@@ -95,6 +97,9 @@ export function createLocalBackend ({ cpus = availableParallelism() } = {}) {
           replicas.push(h)
           cleanups.push(() => h.stop())
         }
+        // the cores each replica may run on, as the kernel has it once it answers (its taskset, or none: every core the
+        // executor may use); its workers and helpers inherit its affinity
+        const cpusOf = replicas.map(h => allowedCpus(h.rootPid) ?? h.pids().map(pid => allowedCpus(pid)).find(Boolean) ?? null)
         let url = replicas[0].url
         let lb = null
         if (shape.balanced) {
@@ -134,7 +139,8 @@ export function createLocalBackend ({ cpus = availableParallelism() } = {}) {
             instance: shape.balanced ? `r${i + 1}` : h.shape,
             node: hostname(),
             pid: h.rootPid,
-            port: h.port
+            port: h.port,
+            cpus: cpusOf[i]
           })),
           /** The cores 0..n-1 the one process is pinned to (up), which --load-procs generators keep off. */
           pinnedCores: shape.pinnedCores ? Math.min(shape.pinnedCores, cpus) : 0,
