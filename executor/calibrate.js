@@ -67,7 +67,7 @@ export async function calibrate (config, opts = {}) {
     schema: CALIBRATION_SCHEMA,
     createdAt: new Date().toISOString(),
     seconds: Math.round((Date.now() - started) / 1000),
-    config: { benchmark: prepared.benchmark, strategy: config.strategy, instances: config.instances, backend: prepared.backend.name, driver: config.driver, cpusPerInstance: config.cpusPerInstance, params: config.params, app: config.app },
+    config: { benchmark: prepared.benchmark, strategy: config.strategy, instances: config.instances, backend: prepared.backend.name, driver: config.driver, cpusPerInstance: config.cpusPerInstance, affinity: config.affinity, params: config.params, app: config.app },
     probe: { duration: config.duration, warmup: config.warmup, confirm, maxConcurrency, maxProbes },
     cores: environment?.cpus ?? null,
     window: RELAXED_WINDOW,

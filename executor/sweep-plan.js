@@ -273,6 +273,8 @@ async function calibrationOf (exp, { backend, say, onProbe, signal }) {
       warmup: c.warmup ?? CALIBRATION_DEFAULTS.warmup,
       driver: exp.settings.driver,
       backend: backend ?? exp.settings.backend,
+      // the levels are found on the set-up the runs use: raw Node unpinned when the file says so (affinity: none)
+      ...(exp.settings.affinity !== undefined && RUN_OPTION.affinity.strategies?.includes(c.strategy ?? 'up') && { affinity: exp.settings.affinity }),
       concurrency: 1,
       out: join(dirname(exp.calibration), `${basename(exp.calibration, '.json')}-probes`),
       quiet: true

@@ -16,10 +16,10 @@ import { LOAD_METHODS } from './wire.js'
  * A run's config as run.json records it: every option's value, defaults filled in (lib/run-options.js).
  * @typedef {{ strategy: string, instances: number, benchmark?: string, params: Readonly<Record<string, string>>, app?:
  *   string, concurrency?: number, rate?: number, duration: number|'auto', minDuration: number, maxDuration: number,
- *   warmup: number, driver: string, samples: string, backend: string, cpusPerInstance?: number, memoryPerInstance?:
- *   number, lb: string, port: number, readyTimeout: number, nodes?: number, placement: string, constraints: readonly
- *   string[], registry?: string, registryTls?: { cert: string, key: string }, server?: string, serverArgs?: readonly
- *   string[], path?: string, method?: string,
+ *   warmup: number, driver: string, samples: string, backend: string, cpusPerInstance?: number, affinity?:
+ *   'pin'|'none', memoryPerInstance?: number, lb: string, port: number, readyTimeout: number, nodes?: number,
+ *   placement: string, constraints: readonly string[], registry?: string, registryTls?: { cert: string, key: string },
+ *   server?: string, serverArgs?: readonly string[], path?: string, method?: string,
  *   body?: string, health?: string, image?: string, containerPort?: number, out: string, json: boolean, quiet: boolean,
  *   [more: string]: any }} RunConfig
  */
@@ -38,6 +38,8 @@ const NAME = /^[a-z0-9][a-z0-9_-]{0,63}$/i
 const SIZE = /^\s*(\d+(?:\.\d+)?)\s*([kmg])i?b?\s*$/i
 const SIZE_TEXT = 'a size like 256M or 1G, from 6M to the machine\'s memory'
 const SWARM = Object.freeze(['swarm'])
+/** --affinity: up's one process pinned to cores 0..N-1 (the local default), or on every core as the OS schedules it. */
+export const AFFINITIES = Object.freeze(['pin', 'none'])
 
 /** A memory size like 512M or 1G, in bytes. */
 function sizeFromText (text, o) {
@@ -334,6 +336,21 @@ export const RUN_OPTIONS = Object.freeze([
     experiment: 'cpus-per-instance'
   }),
   option({
+    flag: 'affinity',
+    type: 'choice',
+    choices: AFFINITIES,
+    arg: 'A',
+    help: [
+      'up only: pin | none, the cores its one process may run on (default: pin locally; none on Swarm)',
+      'pin   pinned to cores 0..N-1 (CPU affinity): N vCPUs for one event loop',
+      'none  no affinity: every core, as the OS schedules it (within --cpus-per-instance\'s quota);',
+      '      all Swarm does (a container there has no cpuset)'
+    ],
+    // only the strategy whose one process is pinned has a choice; cluster workers, PM2 and replicas are never pinned
+    strategies: STRATEGIES.filter(s => strategyOf(s).pinned),
+    experiment: 'affinity'
+  }),
+  option({
     flag: 'memory-per-instance',
     type: 'whole',
     min: 6 * 1024 ** 2,
@@ -535,6 +552,7 @@ export function validateRunConfig (values, { cwd = process.cwd() } = {}) {
     config[key] = checkOption(row, value)
   }
   checkBackendOptions(values, config.backend)
+  checkAffinity(config, config.backend)
   checkAutoDuration(values, config)
   checkGenerators(values, config)
   checkServer(values, config, cwd)
@@ -603,6 +621,18 @@ export function checkRegistryTls (config, cwd) {
     if (!mark.test(text)) throw badOption(o, `${file} is not a PEM ${what} (no "-----${line}-----" line)`)
   }
   config.registryTls = Object.freeze({ cert, key })
+}
+
+/**
+ * --affinity pin needs a backend that pins: on Swarm a container has no cpuset (up gets a CPU limit, if any), so its
+ * one process runs as the OS schedules it whatever was asked; refused there rather than recorded and not done.
+ * @param {Record<string, any>} config
+ * @param {string} backend the backend that runs it (auto: not known yet; the chosen backend checks again)
+ */
+export function checkAffinity (config, backend) {
+  if (config.affinity === 'pin' && backend === 'swarm') {
+    throw badOption(RUN_OPTION.affinity, 'pin is not possible on Swarm: a container there has no cpuset, so the one process runs on every core of its node as the OS schedules it (with --cpus-per-instance, within its quota); give --affinity none or leave it out, or run pinned with --backend local')
+  }
 }
 
 /**

@@ -12,7 +12,8 @@ import { internalError } from './errors.js'
  *   start each): one Node process, Node's cluster module (a primary and workers), PM2 cluster mode
  * @property {boolean} replicated N replicas of one instance each (behind a load balancer), else one replica holding all
  *   N
- * @property {boolean} pinned locally, the one process is pinned to N cores (CPU affinity): N vCPUs for one event loop
+ * @property {boolean} pinned locally, the one process is pinned to N cores (CPU affinity): N vCPUs for one event loop;
+ *   `--affinity none` runs it unpinned instead, as the OS schedules it
  * @property {string} template the Swarm stack template under stacks/
  */
 
@@ -87,16 +88,18 @@ export function strategyOf (name) {
  * @property {number|undefined} cpusPerReplica the CPU quota of one replica: its instances x --cpus-per-instance
  * @property {number|undefined} memoryPerReplica the memory limit of one replica, in bytes: its instances x
  *   --memory-per-instance
- * @property {number} pinnedCores locally, the cores the one process is pinned to (0: not pinned)
+ * @property {number} pinnedCores locally, the cores the one process is pinned to (0: not pinned, also with --affinity
+ *   none)
  * @property {string} template
  */
 
 /**
  * What a run deploys, worked out once from its strategy and N: both backends and the stack renderer read this.
- * @param {{ strategy: string, instances: number, cpusPerInstance?: number, memoryPerInstance?: number }} config
+ * @param {{ strategy: string, instances: number, cpusPerInstance?: number, memoryPerInstance?: number, affinity?:
+ *   string }} config
  * @returns {DeploymentShape}
  */
-export function deploymentShape ({ strategy, instances, cpusPerInstance, memoryPerInstance }) {
+export function deploymentShape ({ strategy, instances, cpusPerInstance, memoryPerInstance, affinity }) {
   const s = strategyOf(strategy)
   if (!Number.isInteger(instances) || instances < 1) throw internalError(`--instances: ${instances} is not a whole number >= 1 (the option table lets no other through)`)
   const replicas = s.replicated ? instances : 1
@@ -113,7 +116,7 @@ export function deploymentShape ({ strategy, instances, cpusPerInstance, memoryP
     balanced: s.replicated,
     cpusPerReplica: cpusPerInstance === undefined ? undefined : perReplica * cpusPerInstance,
     memoryPerReplica: memoryPerInstance === undefined ? undefined : perReplica * memoryPerInstance,
-    pinnedCores: s.pinned ? instances : 0,
+    pinnedCores: s.pinned && affinity !== 'none' ? instances : 0,
     template: s.template
   }
 }
@@ -133,7 +136,7 @@ export function serverCores (config, machineCores) {
 /**
  * The CPU a deployed shape is given, in cores, whatever its processes can use of it: its quota over all replicas, else
  * the cores it is pinned to, else the machine's.
- * @param {{ strategy: string, instances: number, cpusPerInstance?: number }} config
+ * @param {{ strategy: string, instances: number, cpusPerInstance?: number, affinity?: string }} config
  * @param {number} machineCores
  */
 export function serverAllowance (config, machineCores) {

@@ -6,6 +6,7 @@ import Docker from 'dockerode'
 import { randomBytes } from 'node:crypto'
 import { NsError, badApp, badFlag, internalError } from '../../lib/errors.js'
 import { deploymentShape } from '../../lib/strategies.js'
+import { checkAffinity } from '../../lib/run-options.js'
 import { cacheDir, readCacheJson, writeCacheJson } from '../../lib/paths.js'
 import { connectDocker, ensureSwarm, swarmInfo, dockerError, waitForDaemon } from '../docker/engine.js'
 import { buildImage, buildLauncherImage, entryFromCommand, imageNodeVersion, inspectUserImage, nodeHasImport, userImagePort } from '../docker/image-build.js'
@@ -284,6 +285,7 @@ export function createSwarmBackend ({ connect = connectDocker } = {}) {
     name: 'swarm',
 
     checkConfig (config) {
+      checkAffinity(config, 'swarm')
       if (config.app?.startsWith('cmd:')) {
         throw badApp('cmd:...', 'a command-line program is served on the local backend only (the program is not in the image); use --backend local')
       }
