@@ -42,6 +42,7 @@ duration: 2
 warmup: 1
 repeats: 2
 cpus-per-instance: 0.5
+affinity: none
 driver: autocannon
 samples: none
 load-procs: 1
@@ -83,6 +84,7 @@ profiles:
   const levels = cells.filter(c => c.config.strategy === 'up' && c.config.instances === 1 && c.config.benchmark === 'cpu').map(c => [c.level, c.config.concurrency])
   assert.deepEqual(levels, [['relaxed', 3], ['relaxed*cores', 6], ['exhausted', 100], [null, 16]])
   assert.ok(cells.every(c => c.config.samples === 'none'), 'the file\'s samples: none reaches every run')
+  assert.ok(cells.every(c => c.config.affinity === (c.config.strategy === 'up' ? 'none' : undefined)), 'affinity: up\'s runs only')
   const smoke = parseExperiment(text, { file: 'every.yml', path: '/x/every.yml', profile: 'smoke' })
   assert.equal(smoke.repeats, 1)
   assert.equal(smoke.duration, 1)
