@@ -6,6 +6,7 @@ import { readRunFiles } from '../lib/run-files.js'
 import { invalidReason, validityOf } from './run-validity.js'
 import { runsAndSearches } from './capacity-runs.js'
 import { kindsNamed } from './why-bends.js'
+import { machinePart } from './fingerprint.js'
 
 /**
  * @typedef {{ id: string, dir: string, file: string, status: string, config: Record<string, any>, startedAt:
@@ -165,7 +166,8 @@ export function environmentsOf (runs) {
   const seen = new Map()
   for (const r of runs) {
     if (!r.environment) continue
-    const id = JSON.stringify(r.environment)
+    // one machine's runs are one environment though their fingerprints' per-run parts (quota, load, clock) differ
+    const id = JSON.stringify({ ...r.environment, fingerprint: machinePart(r.environment.fingerprint) })
     if (!seen.has(id)) seen.set(id, { environment: r.environment, runs: 0 })
     seen.get(id).runs++
   }

@@ -4,6 +4,7 @@ import { human } from './fit-verdict.js'
 import { loadLevelOf } from './report-runs.js'
 import { ROLES } from './diagnosis-figures.js'
 import { kindText } from './why-bends.js'
+import { fingerprintFacts } from './fingerprint.js'
 
 /**
  * A cell: its text, and optionally the exact figures behind it (the HTML keeps them as data attributes).
@@ -171,11 +172,14 @@ function envValue (key, v) {
 export function environmentTable (report) {
   const envs = report.environments
   const known = new Set(ENV_FIELDS.map(([k]) => k))
-  const extra = [...new Set(envs.flatMap(e => Object.keys(e.environment)))].filter(k => !known.has(k)).map(k => [k, k])
+  const extra = [...new Set(envs.flatMap(e => Object.keys(e.environment)))].filter(k => !known.has(k) && k !== 'fingerprint').map(k => [k, k])
   const fields = [...ENV_FIELDS, ...extra].filter(([k]) => envs.some(e => e.environment[k] !== undefined))
+  // the fingerprint's machine facts (environment.fingerprint), for the runs that recorded one
+  const facts = envs.map(e => fingerprintFacts(e.environment.fingerprint))
+  const factRows = (facts.find(f => f.length) ?? []).map(([label], i) => [label, ...facts.map(f => f[i]?.[1] ?? '-')])
   return {
     header: ['', ...envs.map((e, i) => (envs.length > 1 ? `environment ${i + 1} (${e.runs} runs)` : `all ${e.runs} runs`))],
-    rows: fields.map(([k, label]) => [label, ...envs.map(e => envValue(k, e.environment[k]))])
+    rows: [...fields.map(([k, label]) => [label, ...envs.map(e => envValue(k, e.environment[k]))]), ...factRows]
   }
 }
 

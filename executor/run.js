@@ -16,7 +16,7 @@ import { loadSharing } from './load-cpus.js'
 import { runGenerators, combineGenerators } from './generators/run-generators.js'
 import { ensureJmeter } from './jmeter-install.js'
 import { resolveBackend } from './backends/index.js'
-import { describeEnvironment } from './environment.js'
+import { describeEnvironment, fingerprintLoad } from './environment.js'
 import { describeLoss } from './degraded.js'
 import { judgeRun } from './validity.js'
 import { AUTO_DURATION, longestSeconds } from '../lib/run-options.js'
@@ -77,7 +77,7 @@ export async function run (config, { log = () => {}, onProgress, signal, prepare
   const dir = join(config.out, id)
   await makeDirs(dir)
   /** @type {Record<string, any>} */
-  const runJson = newRunRecord({ id, dir, config, environment: describeEnvironment({ backend: backend.name, extra: { ...backendInfo, ...driverInfo } }), request })
+  const runJson = newRunRecord({ id, dir, config, environment: describeEnvironment({ backend: backend.name, extra: { ...backendInfo, ...driverInfo }, config }), request })
   // a whole server: which one was measured (its entry, folder, package name and version; or its image)
   if (prepared.server) runJson.server = prepared.server
   const save = () => writeJsonAtomic(join(dir, RUN_FILES.run), runJson)
@@ -149,6 +149,8 @@ export async function run (config, { log = () => {}, onProgress, signal, prepare
     // several generators: each measured its own CPU (a remote one on its node), the busiest one speaks for the run
     const generatorFigures = load.generators ? combineGenerators(load.generators.map(g => g.cpu)) : summarizeGenerator(generatorTimeline, { from: load.steadyStart, to: load.steadyEnd })
     runJson.load = { ...load, generator: generatorFigures, ...(sharing && { cpus: sharing.generator, sharing }) }
+    // where the load ran, as the run recorded it: the fingerprint's summary (a reader compares it with a study's)
+    runJson.environment.fingerprint.load = fingerprintLoad(config, runJson.load, runJson.environment, runJson.placement)
     // a generator that stopped answering is a loss like a node's: the run goes on with the others, degraded
     losses.push(...generatorLosses(load.generators))
     if (watch) {

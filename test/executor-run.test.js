@@ -14,8 +14,14 @@ for (const [strategy, instances] of /** @type {Array<[string, number]>} */ ([['u
     const out = tmp()
     const r = await runCli('executor', ['run', '--strategy', strategy, '--instances', String(instances), '--benchmark', 'baseline', '--out', out, ...short])
     assert.equal(r.code, 0, r.stderr)
-    assertCompleteRun(out, { strategy, instances })
+    const { run } = assertCompleteRun(out, { strategy, instances })
     assert.match(r.stdout, /throughput [\d,]+ req\/s/)
+    // the environment's fingerprint (test/environment-fingerprint.test.js checks its machine facts): the run's quota
+    // and where its one generator ran, as the run recorded them
+    const fp = run.environment.fingerprint
+    assert.deepEqual([fp.version, fp.node, fp.v8, fp.quota.strategy, fp.quota.instances], [1, process.version, process.versions.v8, strategy, instances])
+    assert.deepEqual([fp.load.generators, fp.load.where, fp.load.sharesServerHost, fp.load.driver], [1, 'this host', true, 'autocannon'])
+    assert.equal(typeof fp.load.generatorCores, 'number', 'the generator\'s CPU, from load.generator')
   })
 }
 
