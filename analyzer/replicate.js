@@ -8,11 +8,18 @@ import { RUN_FILES, SWEEP_FILE } from '../lib/run-files.js'
 import { readRunList } from './report-runs.js'
 import { studies, STUDY_IDS } from './replication/published.js'
 import { multicoreRows } from './replication/multicore.js'
+import { ibenchSmisnRows } from './replication/ibench-smisn.js'
 import { VERDICTS } from './replication/rules.js'
+import { fingerprintOf, fingerprintRows } from './fingerprint.js'
 
-/** Each study's rows from its sweep's runs. */
+/**
+ * Each study's rows from its sweep: the folder (for fits), its finished runs with their timelines and levels.
+ * @type {Readonly<Record<string, (input: { dir: string, runs: any[], includeInvalid: boolean }) => any[] |
+ *   Promise<any[]>>>}
+ */
 const ROWS = Object.freeze({
-  multicore: multicoreRows
+  multicore: ({ runs }) => multicoreRows(runs),
+  'ibench-smisn': ibenchSmisnRows
 })
 
 /** What each order of a sweep's runs means for drift (executor/sweep-plan.js builds them). */
@@ -46,7 +53,7 @@ export async function replicate (dir, { study, includeInvalid = false }) {
     detail: { run: await readJson(r.file), timeline: await readJson(join(r.dir, RUN_FILES.timeline)).catch(() => null) },
     level: r.config.sweep.level ?? null
   })))
-  const rows = ROWS[study](details)
+  const rows = await ROWS[study]({ dir, runs: details, includeInvalid })
   const counts = Object.fromEntries(VERDICTS.map(v => [v, rows.filter(r => r.verdict === v).length]))
   const notes = []
   if (sweep.experiment?.name !== studies[study].data.id) notes.push(`the sweep ran experiment "${sweep.experiment?.name}", not ${studies[study].experiment}: rows compare what it has`)
@@ -63,6 +70,8 @@ export async function replicate (dir, { study, includeInvalid = false }) {
     },
     environment: details[0]?.detail.run.environment ?? null,
     setup: studies[study].data.setup ?? null,
+    // this machine beside the study's stated set-up, row by row (the first run's fingerprint; the sweep ran on one)
+    fingerprint: details.length ? fingerprintRows(fingerprintOf(details[0].detail.run), studies[study].stated) : [],
     rows,
     counts,
     notes

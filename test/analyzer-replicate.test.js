@@ -67,7 +67,7 @@ test('a sweep that contradicts it: the verdicts flip', async (t) => {
 })
 
 test('raw Node pinned to one core cannot be compared: its idle core is idle by construction', async (t) => {
-  const dir = writeMulticoreSweep(tmp(t), { seconds: (s, l, rep) => THESIS_LIKE[s][l](rep), extra: (s) => (s === 'up' ? { server: { cpus: [0] } } : {}) })
+  const dir = writeMulticoreSweep(tmp(t), { seconds: (s, l, rep) => THESIS_LIKE[s][l](rep), extra: (s) => (s === 'up' ? { placement: [{ service: 'local', cpus: [0] }] } : {}) })
   const r = await replicate(dir, { study: 'multicore' })
   for (const load of ['relaxed', 'average', 'exhausting']) {
     assert.equal(verdictOf(r, `raw at ${load} load`), 'not-comparable')
@@ -92,7 +92,7 @@ test('analyzer replicate: text and JSON; --study required and checked; a folder 
   const json = await runCli('analyzer', ['replicate', dir, '--study', 'multicore', '--json'])
   assert.equal(JSON.parse(json.stdout).rows.length, 14)
   /** @type {[string[], RegExp][]} */
-  const refused = [[[dir], /--study: is required/], [[dir, '--study', 'nope'], /--study/], [[dir, '--study', 'ibench-smisn'], /its comparison rules are not built yet/], [[tmp(t), '--study', 'multicore'], /not a sweep folder/]]
+  const refused = [[[dir], /--study: is required/], [[dir, '--study', 'nope'], /--study/], [[dir, '--study', 'ibench-mimn'], /its comparison rules are not built yet/], [[tmp(t), '--study', 'multicore'], /not a sweep folder/]]
   for (const [args, message] of refused) {
     const r = await runCli('analyzer', ['replicate', ...args])
     assert.equal(r.code, 2, `${args.join(' ')}: ${r.stderr}`)

@@ -22,7 +22,8 @@ export function runCores ({ run, timeline }) {
   const busiest = samples.filter(s => Math.max(...s) >= BUSY_PCT).map(s => s.indexOf(Math.max(...s)))
   let moves = 0
   for (let i = 1; i < busiest.length; i++) if (busiest[i] !== busiest[i - 1]) moves++
-  const allowed = run.server?.cpus ?? run.placement?.[0]?.cpus ?? null
+  // the cores the server's processes may run on (placement[].cpus, from /proc/<pid>/status; absent on older runs)
+  const allowed = run.placement?.some(p => Array.isArray(p.cpus)) ? [...new Set(run.placement.flatMap(p => p.cpus ?? []))] : null
   return {
     seconds: samples.length,
     cores,

@@ -681,10 +681,19 @@ export const ibenchMimn = {
  * The studies by the id `analyzer replicate --study` takes: title, the reference's file name, its tables and findings,
  * the experiment that reproduces it, and its data.
  */
+/**
+ * Each study's set-up in the fields this machine's fingerprint is set beside (analyzer/fingerprint.js StudySetup),
+ * shortened from the quoted set-up records above; null where the study does not say.
+ */
+const STATED = {
+  multicore: { name: 'the thesis', machine: 'Intel Atom D2700', cores: 2, smt: false, os: 'Linux', node: 'v9.3.0', docker: null, load: 'separate machine', quota: 'none' },
+  ibench: { name: 'Ibenchjs', machine: 'VirtualBox VM', cores: 4, smt: null, os: 'Ubuntu 16.04.3', node: null, docker: null, load: 'separate machine', quota: 1 }
+}
+
 export const studies = Object.freeze({
-  multicore: { id: 'multicore', title: multicore.title, file: THESIS, tables: ['Table 4.3.1'], findings: [], experiment: 'experiments/multicore.yml', data: multicore },
-  'ibench-smisn': { id: 'ibench-smisn', title: `${IBENCH_TITLE}, S/MISN`, file: IBENCH, tables: ['Table 5'], findings: ibenchSmisn.findings.map(f => f.id), experiment: 'experiments/ibench-smisn.yml', data: ibenchSmisn },
-  'ibench-mimn': { id: 'ibench-mimn', title: `${IBENCH_TITLE}, MIMN`, file: IBENCH, tables: ['Table 4'], findings: [], experiment: 'experiments/ibench-mimn.yml', data: ibenchMimn }
+  multicore: { id: 'multicore', title: multicore.title, file: THESIS, tables: ['Table 4.3.1'], findings: [], experiment: 'experiments/multicore.yml', data: multicore, stated: STATED.multicore },
+  'ibench-smisn': { id: 'ibench-smisn', title: `${IBENCH_TITLE}, S/MISN`, file: IBENCH, tables: ['Table 5'], findings: ibenchSmisn.findings.map(f => f.id), experiment: 'experiments/ibench-smisn.yml', data: ibenchSmisn, stated: STATED.ibench },
+  'ibench-mimn': { id: 'ibench-mimn', title: `${IBENCH_TITLE}, MIMN`, file: IBENCH, tables: ['Table 4'], findings: [], experiment: 'experiments/ibench-mimn.yml', data: ibenchMimn, stated: { ...STATED.ibench, cores: null } }
 })
 
 /** The ids `--study` accepts. */

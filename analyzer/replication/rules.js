@@ -12,15 +12,17 @@ const round1 = (x) => Math.round(x * 10) / 10
 /**
  * The mean of some runs' values and its 95% confidence interval (Student's t; no interval from one run).
  * @param {number[]} values
+ * @param {{ digits?: number }} [opts] decimals kept (1: percent and req/s; 3: cores)
  * @returns {{ mean: number, lo: number | null, hi: number | null, n: number } | null}
  */
-export function meanCi (values) {
+export function meanCi (values, { digits = 1 } = {}) {
   const xs = values.filter(Number.isFinite)
   if (!xs.length) return null
+  const r = (x) => Math.round(x * 10 ** digits) / 10 ** digits
   const m = mean(xs)
-  if (xs.length < 2) return { mean: round1(m), lo: null, hi: null, n: 1 }
+  if (xs.length < 2) return { mean: r(m), lo: null, hi: null, n: 1 }
   const half = tQuantile(0.975, xs.length - 1) * sampleStandardDeviation(xs) / Math.sqrt(xs.length)
-  return { mean: round1(m), lo: round1(m - half), hi: round1(m + half), n: xs.length }
+  return { mean: r(m), lo: r(m - half), hi: r(m + half), n: xs.length }
 }
 
 /**

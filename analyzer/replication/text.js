@@ -5,11 +5,16 @@ import { table } from '../text-table.js'
 /** A value with its 95% interval, as `41.2 [39.0, 43.4]` (no interval from one run). */
 export const withCi = (ci) => (ci ? `${ci.mean}${ci.lo === null ? '' : ` [${ci.lo}, ${ci.hi}]`}` : '-')
 
+/** A record's fields as `key value` pairs, intervals written out (claims and conditions left to the why). */
+const shortly = (o) => Object.entries(o).filter(([k]) => !['claim', 'conditions', 'group'].includes(k))
+  .map(([k, v]) => `${k} ${v && typeof v === 'object' && 'mean' in v ? withCi(v) : Array.isArray(v) ? `[${v.join(', ')}]` : v ?? '-'}`).join('; ') || '-'
+
 /** What a row shows of the published side and of ours, in a few words. */
 function sides (row) {
   const p = row.published
   const o = row.ours
   if (p.direction) return [`${p.direction} (${p.a} vs ${p.b})`, `${withCi(o.a)} vs ${withCi(o.b)}`]
+  if (p.exists === undefined) return [shortly(p), o ? shortly(o) : '-']
   return [
     `${p.exists}; hi ${p.highest} lo ${p.lowest} diff ${p.difference} all ${p.overall}`,
     `${o.exists === null ? '-' : o.exists ? 'Yes' : 'No'}; hi ${withCi(o.highest)} lo ${withCi(o.lowest)} diff ${withCi(o.difference)} all ${withCi(o.overall)} (${o.runs} runs)`
@@ -21,16 +26,17 @@ function sides (row) {
  * @returns {string}
  */
 export function formatReplication (r) {
-  const env = r.environment ?? {}
   const lines = [
     `replication of ${r.title}`,
     `  reference: ${r.reference}; sweep ${r.sweep.id} (${r.sweep.experiment}${r.sweep.profile ? `, profile ${r.sweep.profile}` : ''}), ${r.sweep.runs} runs`,
     `  order: ${r.order.says}`,
     '',
-    'set-up: the study / here'
+    'this machine beside the study (≠ differs, = agrees, ? not said or not comparable):',
+    table(['', 'what', 'here', 'the study'], r.fingerprint.map(f => [f.differs === true ? '≠' : f.differs === false ? '=' : '?', f.label, f.ours, f.theirs + (f.why ? ` (${f.why})` : '')]), { indent: '  ' }),
+    '',
+    'the study\'s set-up, as it states it:'
   ]
   for (const item of Object.values(r.setup ?? {})) lines.push(`  ${item.label}: ${item.value}`)
-  lines.push(`  here: ${env.cpuModel ?? '?'}, ${env.cpus ?? '?'} cores, kernel ${env.kernel ?? '?'}, Node ${env.node ?? '?'}${env.docker ? `, Docker ${env.docker}` : ''}, backend ${env.backend ?? '?'}`)
   lines.push('', table(['figure', 'source', 'published', 'here', 'verdict'], r.rows.map(row => [row.id, row.source.where, ...sides(row), row.verdict])))
   lines.push('', 'why:')
   for (const row of r.rows) lines.push(`  ${row.id}: ${row.why}`)

@@ -27,7 +27,7 @@ export function writeMulticoreSweep (out, { seconds, repeats = 3, extra = () => 
       for (let repeat = 1; repeat <= repeats; repeat++) {
         const t0 = 1_795_000_000_000 + n * 100_000
         const per = seconds(strategy, level, repeat)
-        const timeline = { intervalMs: 1000, cpus: per[0].length, source: 'cgroup-v1', samples: per.map((server, i) => ({ t: t0 + (i + 1) * 1000, server, serverTotal: server.reduce((a, b) => a + b, 0) / 100 })) }
+        const timeline = { intervalMs: 1000, cpus: per[0].length, source: /** @type {'cgroup-v1'} */ ('cgroup-v1'), samples: per.map((server, i) => ({ t: t0 + (i + 1) * 1000, server, serverTotal: server.reduce((a, b) => a + b, 0) / 100, host: server })) }
         const window = { from: t0, to: t0 + per.length * 1000 }
         const runId = `run-${String(++n).padStart(3, '0')}-${strategy}`
         const runDir = join(dir, runId)

@@ -1,0 +1,146 @@
+// The Ibenchjs paper's S/MISN findings (1, 2 and 5) and its Table 5 against a sweep of experiments/ibench-smisn.yml:
+// what survives a change of hardware is compared (a curve that stops rising, which strategy serves more, which model
+// fits better, which app's coefficients are larger), with the published values beside ours.
+import { loadPoints } from '../points.js'
+import { fitSources } from '../compare.js'
+import { ibenchSmisn as published } from './published.js'
+import { meanCi, welch, directionVerdict } from './rules.js'
+import { ALPHA } from '../group-tests.js'
+
+const finding = (id) => published.findings.find(f => f.id === id)
+const sourceOf = (f) => f.source
+const round4 = (x) => (Number.isFinite(x) ? Math.round(x * 1e4) / 1e4 : null)
+
+/**
+ * A published "does not rise": reproduced unless the runs at the larger N serve significantly more than at the
+ * smaller (Welch, α 0.05); not-comparable with fewer than two runs a side.
+ */
+function notGreater (hi, lo, what) {
+  if (hi.length < 2 || lo.length < 2) return { verdict: 'not-comparable', why: `${what}: ${hi.length} and ${lo.length} runs; a test needs two or more a side (more repeats)` }
+  const { diff, p } = welch(hi, lo)
+  const shown = `${meanCi(hi).mean} vs ${meanCi(lo).mean} req/s, p = ${p === null ? '-' : p.toPrecision(2)}`
+  if (diff > 0 && p !== null && p < ALPHA) return { verdict: 'not-reproduced', why: `${what}: it still rises here (${shown})` }
+  return { verdict: 'reproduced', why: `${what}: no significant rise (${shown})` }
+}
+
+/** The runs' throughputs of a group at one N. */
+const at = (group, n) => group.observations.filter(o => o.n === n).map(o => o.throughput)
+
+/**
+ * The findings and Table 5 of the S/MISN study on a sweep.
+ * @param {{ dir: string, runs: { detail: { run: any } }[], includeInvalid: boolean }} input
+ */
+export async function ibenchSmisnRows ({ dir, runs, includeInvalid }) {
+  const configs = runs.map(r => r.detail.run.config)
+  const cores = runs[0]?.detail.run.environment?.cpus ?? null
+  const quotaOf = (strategy, benchmark) => configs.find(c => c.strategy === strategy && c.benchmark === benchmark)?.cpusPerInstance ?? null
+  const points = runs.length ? await loadPoints(dir, { x: 'instances', groupBy: ['strategy', 'benchmark'], includeInvalid }) : { groups: [] }
+  const groupOf = (strategy, benchmark) => points.groups.find(g => g.key.strategy === strategy && g.key.benchmark === benchmark)
+  const benchmarks = [...new Set(configs.map(c => c.benchmark))]
+  return [
+    ...benchmarks.map(b => upRow(groupOf('up', b), b, quotaOf('up', b))),
+    ...benchmarks.filter(b => finding('finding-2').benchmarks.includes(b)).map(b => saturationRow(groupOf('hs', b), b, quotaOf('hs', b), cores)),
+    ...finding5Rows({ hs: groupOf('hs', 'baseline'), cm: groupOf('cm', 'baseline'), quota: quotaOf('cm', 'baseline'), cores, runs }),
+    ...await table5Rows(dir, includeInvalid)
+  ]
+}
+
+/** Finding 1: one process given more vCPUs serves no more once it has a whole core. */
+function upRow (group, benchmark, quota) {
+  const f = finding('finding-1')
+  const base = { id: `finding 1 (${benchmark}): up gains nothing from more vCPUs`, source: sourceOf(f), published: { claim: f.claim, conditions: f.conditions.text } }
+  const rule = 'up\'s throughput at its largest N against the first N with a whole core (N x quota >= 1): not significantly greater (Welch, α = 0.05)'
+  const whole = quota ? Math.ceil(1 / quota - 1e-9) : 1
+  const ns = (group?.points ?? []).map(p => p.n).filter(n => n >= whole).sort((a, b) => a - b)
+  if (ns.length < 2) return { ...base, ours: null, rule, verdict: 'not-comparable', why: `the sweep's up runs never had more than one whole core (N >= ${whole} at ${quota ?? 1} CPU each: ${ns.join(', ') || 'none'})` }
+  const hi = at(group, ns.at(-1))
+  const lo = at(group, whole)
+  return { ...base, ours: { [`N=${whole}`]: meanCi(lo), [`N=${ns.at(-1)}`]: meanCi(hi) }, rule, ...notGreater(hi, lo, `up at N=${ns.at(-1)} vs N=${whole}`) }
+}
+
+/** Finding 2: for the CPU-bound apps, instances beyond the machine's cores add nothing. */
+function saturationRow (group, benchmark, quota, cores) {
+  const f = finding('finding-2')
+  const base = { id: `finding 2 (${benchmark}): hs stops rising once the CPU is used up`, source: sourceOf(f), published: { claim: f.claim } }
+  const rule = 'hs\'s throughput at its largest N against the first N whose quotas fill the machine (N x quota >= cores): not significantly greater'
+  if (!group || !cores) return { ...base, ours: null, rule, verdict: 'not-comparable', why: `no hs runs of ${benchmark} in the sweep` }
+  const full = Math.ceil(cores / (quota ?? 1) - 1e-9)
+  const ns = group.points.map(p => p.n).filter(n => n >= full).sort((a, b) => a - b)
+  if (ns.length < 2 || !at(group, full).length) return { ...base, ours: null, rule, verdict: 'not-comparable', why: `the sweep does not go past N=${full}, where hs's quotas (${quota ?? 1} CPU each) fill the ${cores} cores` }
+  const hi = at(group, ns.at(-1))
+  const lo = at(group, full)
+  return { ...base, ours: { [`N=${full}`]: meanCi(lo), [`N=${ns.at(-1)}`]: meanCi(hi) }, rule, ...notGreater(hi, lo, `hs at N=${ns.at(-1)} vs N=${full}`) }
+}
+
+/** Finding 5: with the CPU used up, HS serves more than CM, whose primary spends CPU; CM still beats one instance. */
+function finding5Rows ({ hs, cm, quota, cores, runs }) {
+  const f = finding('finding-5')
+  const base = (what) => ({ id: `finding 5: ${what}`, source: sourceOf(f), published: { claim: f.claim, conditions: f.conditions.text } })
+  if (!hs || !cm || !cores) {
+    const why = 'no hs and cm runs of the baseline app in the sweep (the finding5 profile of experiments/ibench-smisn.yml runs them)'
+    return ['hs serves more than cm at full CPU', 'cm\'s primary spends CPU', 'cm still improves on one instance'].map(w => ({ ...base(w), ours: null, rule: '-', verdict: 'not-comparable', why }))
+  }
+  const full = Math.ceil(cores / (quota ?? 1) - 1e-9)
+  const n = Math.max(...hs.points.map(p => p.n).filter(x => cm.points.some(p => p.n === x)))
+  if (!(n >= full)) {
+    const why = `hs and cm share no N with the CPU used up (N x ${quota ?? 1} CPU >= ${cores} cores needs N >= ${full})`
+    return ['hs serves more than cm at full CPU', 'cm\'s primary spends CPU', 'cm still improves on one instance'].map(w => ({ ...base(w), ours: null, rule: '-', verdict: 'not-comparable', why }))
+  }
+  const primary = runs.map(r => r.detail.run).filter(r => r.config.strategy === 'cm' && r.config.benchmark === 'baseline' && r.config.instances === n)
+    .map(r => r.diagnosis?.roles?.primary).filter(Number.isFinite)
+  const spent = meanCi(primary, { digits: 3 })
+  const tput = directionVerdict({ a: at(hs, n), b: at(cm, n), aName: 'hs', bName: 'cm', what: `baseline app at N=${n}` })
+  const one = at(cm, 1)
+  const gain = one.length ? directionVerdict({ a: at(cm, n), b: one, aName: `cm x${n}`, bName: 'cm x1', what: 'cm against one instance' }) : { verdict: 'not-comparable', why: 'no cm x1 runs of the baseline app to compare with' }
+  return [
+    { ...base('hs serves more than cm at full CPU'), ours: { hs: meanCi(at(hs, n)), cm: meanCi(at(cm, n)) }, rule: 'hs\'s throughput above cm\'s at an N whose quotas fill the machine, by Welch\'s t-test at α = 0.05', verdict: tput.verdict, why: tput.why },
+    {
+      ...base('cm\'s primary spends CPU'),
+      ours: { primaryCores: spent },
+      rule: 'the cluster primary\'s own CPU (diagnosis.roles.primary, cores) is above zero: its 95% interval excludes 0',
+      verdict: !spent ? 'not-comparable' : spent.lo !== null && spent.lo > 0 ? 'reproduced' : 'not-reproduced',
+      why: !spent ? `no cm run at N=${n} measured its primary's CPU` : `the primary used ${spent.mean} cores${spent.lo === null ? ' (one run: no interval)' : ` [${spent.lo}, ${spent.hi}]`} beside the workers`
+    },
+    { ...base('cm still improves on one instance'), ours: { [`N=${n}`]: meanCi(at(cm, n)), 'N=1': meanCi(one) }, rule: 'cm at full CPU above cm x1, Welch at α = 0.05', verdict: gain.verdict, why: gain.why }
+  ]
+}
+
+/** Table 5: USL and Amdahl over workloads at fixed hardware, per app: USL the better, the network app's larger. */
+async function table5Rows (dir, includeInvalid) {
+  const t5 = published.table5
+  let fitted = []
+  try {
+    const r = await fitSources(dir, { model: 'both', x: 'concurrency', groupBy: ['strategy', 'benchmark', 'instances'], includeInvalid })
+    fitted = r.groups.filter(g => g.points.length >= 4 && g.fits.usl && !g.fits.usl.error && !g.fits.amdahl.error)
+  } catch {}
+  const byApp = Object.fromEntries(['cpu', 'net-out'].map(b => [b, fitted.find(g => g.key.benchmark === b) ?? null]))
+  const pub = (benchmark, model) => t5.fits.find(x => x.benchmark === benchmark && x.model === model)
+  const missing = 'no fit over workloads at fixed hardware: the sweep has no concurrency axis of 4 or more values per strategy and instance count ' +
+    '(the table5 profile of experiments/ibench-smisn.yml runs one; a fit over instances is not Table 5\'s set-up)'
+  const rows = []
+  for (const [benchmark, g] of Object.entries(byApp)) {
+    const pu = pub(benchmark, 'usl')
+    const pa = pub(benchmark, 'amdahl')
+    const row = { id: `Table 5 (${pu.appPrinted}): USL fits better than Amdahl`, source: t5.source, published: { usl: pu.r2.printed, amdahl: pa.r2.printed }, rule: 'USL\'s R² above Amdahl\'s and its coherency term significant (extra-sum-of-squares F test, α = 0.05): nested models, so a higher R² alone proves nothing' }
+    if (!g) { rows.push({ ...row, ours: null, verdict: 'not-comparable', why: missing }); continue }
+    const usl = g.fits.usl
+    const am = g.fits.amdahl
+    const better = g.test?.better === 'usl' && usl.r2 > am.r2
+    rows.push({ ...row, ours: { usl: round4(usl.r2 * 100), amdahl: round4(am.r2 * 100), p: g.test?.p ?? null, group: g.name }, verdict: better ? 'reproduced' : 'not-reproduced', why: `${g.name} over ${g.points.length} workloads: R² ${(usl.r2 * 100).toFixed(2)}% vs ${(am.r2 * 100).toFixed(2)}%, F test p = ${g.test?.p?.toPrecision(2) ?? '-'}` })
+  }
+  for (const [model, coef] of [['usl', 'sigma'], ['usl', 'lambda'], ['amdahl', 'sigma']]) {
+    const pc = pub('cpu', model)
+    const pn = pub('net-out', model)
+    const name = `${model === 'usl' ? 'USL' : 'Amdahl'} ${coef === 'sigma' ? 'σ' : 'λ'}`
+    const row = { id: `Table 5: ${name} of the network app above the CPU app's`, source: t5.source, published: { cpu: pc[coef].printed, network: pn[coef].printed }, rule: 'the network app\'s coefficient above the CPU app\'s, their 95% intervals apart' }
+    const c = byApp.cpu?.fits[model]
+    const nw = byApp['net-out']?.fits[model]
+    if (!c || !nw) { rows.push({ ...row, ours: null, verdict: 'not-comparable', why: missing }); continue }
+    const [ci, ni] = [c.ci95[coef], nw.ci95[coef]]
+    const apart = ci && ni && ni[0] > ci[1]
+    const verdict = nw[coef] > c[coef] && apart ? 'reproduced' : 'not-reproduced'
+    const why = nw[coef] <= c[coef] ? `the other way here: ${round4(nw[coef])} vs ${round4(c[coef])}` : `${round4(nw[coef])} vs ${round4(c[coef])}${apart ? ', intervals apart' : ', but their intervals overlap: the data cannot tell them apart'}`
+    rows.push({ ...row, ours: { cpu: round4(c[coef]), network: round4(nw[coef]), cpuCi: ci, networkCi: ni }, verdict, why })
+  }
+  return rows
+}

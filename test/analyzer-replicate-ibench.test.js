@@ -1,0 +1,79 @@
+// analyzer replicate --study ibench-smisn on synthetic sweeps: findings 1, 2 and 5 and Table 5, each built once to
+// reproduce and once to contradict (the verdict flips), and not comparable where the sweep lacks what a row needs.
+import { test } from 'node:test'
+import assert from 'node:assert/strict'
+import { mkdtempSync, rmSync } from 'node:fs'
+import { tmpdir } from 'node:os'
+import { join } from 'node:path'
+import { replicate } from '../analyzer/replicate.js'
+import { writeSweepRuns } from './helpers/sweep-runs.js'
+
+function tmp (t) {
+  const dir = mkdtempSync(join(tmpdir(), 'ns-replicate-ib-'))
+  t.after(() => rmSync(dir, { recursive: true, force: true }))
+  return dir
+}
+
+const twice = (config, tput, extra = {}) => [-1, 1].map(s => ({ config, throughput: tput + s, ...extra }))
+const verdictOf = (r, id) => r.rows.find(row => row.id === id)?.verdict
+
+/** up and hs of the cpu app over instances at 0.5 CPU each on 2 cores: `up` and `hs` give each N's throughput. */
+function overInstances (out, { up, hs }) {
+  return writeSweepRuns(out, 'ibench-smisn', [
+    ...up.flatMap((x, i) => twice({ strategy: 'up', instances: i + 1, cpusPerInstance: 0.5 }, x)),
+    ...hs.flatMap((x, i) => twice({ strategy: 'hs', instances: i + 1, cpusPerInstance: 0.5 }, x))
+  ])
+}
+
+test('findings 1 and 2: up stops rising at a whole core, hs once its quotas fill the machine; flipped when they rise', async (t) => {
+  const as = await replicate(overInstances(tmp(t), { up: [50, 100, 101, 99], hs: [50, 100, 150, 190, 191, 190] }), { study: 'ibench-smisn' })
+  assert.equal(verdictOf(as, 'finding 1 (cpu): up gains nothing from more vCPUs'), 'reproduced')
+  assert.equal(verdictOf(as, 'finding 2 (cpu): hs stops rising once the CPU is used up'), 'reproduced')
+  assert.match(as.rows.find(r => r.id.startsWith('finding 1')).why, /up at N=4 vs N=2: no significant rise/)
+  const not = await replicate(overInstances(tmp(t), { up: [50, 100, 150, 200], hs: [50, 100, 150, 200, 250, 300] }), { study: 'ibench-smisn' })
+  assert.equal(verdictOf(not, 'finding 1 (cpu): up gains nothing from more vCPUs'), 'not-reproduced')
+  assert.equal(verdictOf(not, 'finding 2 (cpu): hs stops rising once the CPU is used up'), 'not-reproduced')
+  assert.match(not.rows.find(r => r.id.startsWith('finding 2')).why, /it still rises here/)
+  for (const r of as.rows.filter(x => x.id.startsWith('finding 5') || x.id.startsWith('Table 5'))) assert.equal(r.verdict, 'not-comparable', r.id)
+})
+
+/** The baseline app: hs and cm at 4 x 0.5 CPU (the machine's 2 cores), cm at 1; the primary's CPU in each cm run. */
+function finding5 (out, { hs, cm, primary }) {
+  const diagnosis = (p) => ({ bottleneck: { kind: 'cpu-quota' }, roles: { workers: 1.9, primary: p } })
+  return writeSweepRuns(out, 'ibench-smisn', [
+    ...twice({ strategy: 'hs', instances: 4, cpusPerInstance: 0.5, benchmark: 'baseline' }, hs),
+    ...[primary - 0.002, primary + 0.002].map((p, i) => ({ config: { strategy: 'cm', instances: 4, cpusPerInstance: 0.5, benchmark: 'baseline' }, throughput: cm + (i ? 1 : -1), diagnosis: diagnosis(p) })),
+    ...twice({ strategy: 'cm', instances: 1, cpusPerInstance: 0.5, benchmark: 'baseline' }, 100)
+  ])
+}
+
+test('finding 5: hs serves more than cm at full CPU, cm\'s primary spends CPU, cm beats one instance; and flipped', async (t) => {
+  const as = await replicate(finding5(tmp(t), { hs: 400, cm: 350, primary: 0.05 }), { study: 'ibench-smisn' })
+  for (const id of ['finding 5: hs serves more than cm at full CPU', 'finding 5: cm\'s primary spends CPU', 'finding 5: cm still improves on one instance']) assert.equal(verdictOf(as, id), 'reproduced', id)
+  const not = await replicate(finding5(tmp(t), { hs: 350, cm: 400, primary: 0.001 }), { study: 'ibench-smisn' })
+  assert.equal(verdictOf(not, 'finding 5: hs serves more than cm at full CPU'), 'not-reproduced')
+  assert.equal(verdictOf(not, 'finding 5: cm\'s primary spends CPU'), 'not-reproduced')
+})
+
+/** hs x4 over workloads for both apps, by USL with the given contention and coherency, and a little noise. */
+function table5 (out, { cpu, net }) {
+  const usl = (n, { sigma, lambda }) => 100 * n / (1 + sigma * (n - 1) + lambda * n * (n - 1))
+  const runs = []
+  for (const [benchmark, c] of [['cpu', cpu], ['net-out', net]]) {
+    for (const n of [1, 2, 4, 8, 16, 32]) runs.push(...[-0.2, 0.2].map(e => ({ config: { strategy: 'hs', instances: 4, cpusPerInstance: 0.5, benchmark, concurrency: n }, throughput: usl(n, c) + e })))
+  }
+  return writeSweepRuns(out, 'ibench-smisn', runs)
+}
+
+test('Table 5: USL fits better than Amdahl for each app, and the network app\'s coefficients are larger; flipped', async (t) => {
+  const as = await replicate(table5(tmp(t), { cpu: { sigma: 0.02, lambda: 0.001 }, net: { sigma: 0.05, lambda: 0.004 } }), { study: 'ibench-smisn' })
+  const t5 = as.rows.filter(r => r.id.startsWith('Table 5'))
+  assert.equal(t5.length, 5)
+  for (const r of t5) assert.equal(r.verdict, 'reproduced', `${r.id}: ${r.why}`)
+  assert.deepEqual(as.rows.find(r => r.id === 'Table 5 (CPU-intensive): USL fits better than Amdahl').published, { usl: '98.76%', amdahl: '93.15%' })
+  const not = await replicate(table5(tmp(t), { cpu: { sigma: 0.05, lambda: 0.004 }, net: { sigma: 0.02, lambda: 0.001 } }), { study: 'ibench-smisn' })
+  assert.equal(verdictOf(not, 'Table 5: USL σ of the network app above the CPU app\'s'), 'not-reproduced')
+  assert.match(not.rows.find(r => r.id === 'Table 5: USL σ of the network app above the CPU app\'s').why, /the other way here/)
+  const flat = await replicate(table5(tmp(t), { cpu: { sigma: 0.02, lambda: 0 }, net: { sigma: 0.05, lambda: 0 } }), { study: 'ibench-smisn' })
+  assert.equal(verdictOf(flat, 'Table 5 (CPU-intensive): USL fits better than Amdahl'), 'not-reproduced', 'no coherency to find: the F test says Amdahl suffices')
+})
