@@ -56,7 +56,7 @@ export async function replicate (dir, { study, includeInvalid = false }) {
   const rows = await ROWS[study]({ dir, runs: details, includeInvalid })
   const counts = Object.fromEntries(VERDICTS.map(v => [v, rows.filter(r => r.verdict === v).length]))
   const notes = []
-  if (sweep.experiment?.name !== studies[study].data.id) notes.push(`the sweep ran experiment "${sweep.experiment?.name}", not ${studies[study].experiment}: rows compare what it has`)
+  if (!studies[study].experiments.includes(sweep.experiment?.name)) notes.push(`the sweep ran experiment "${sweep.experiment?.name}", not one of ${studies[study].experiments.join(', ')}: rows compare what it has`)
   if (mine.length > used.length) notes.push(`${mine.length - used.length} of ${mine.length} finished runs left out as not valid (their flags in run.json; --include-invalid takes them)`)
   return {
     study,

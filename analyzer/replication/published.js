@@ -691,9 +691,9 @@ const STATED = {
 }
 
 export const studies = Object.freeze({
-  multicore: { id: 'multicore', title: multicore.title, file: THESIS, tables: ['Table 4.3.1'], findings: [], experiment: 'experiments/multicore.yml', data: multicore, stated: STATED.multicore },
-  'ibench-smisn': { id: 'ibench-smisn', title: `${IBENCH_TITLE}, S/MISN`, file: IBENCH, tables: ['Table 5'], findings: ibenchSmisn.findings.map(f => f.id), experiment: 'experiments/ibench-smisn.yml', data: ibenchSmisn, stated: STATED.ibench },
-  'ibench-mimn': { id: 'ibench-mimn', title: `${IBENCH_TITLE}, MIMN`, file: IBENCH, tables: ['Table 4'], findings: [], experiment: 'experiments/ibench-mimn.yml', data: ibenchMimn, stated: { ...STATED.ibench, cores: null } }
+  multicore: { id: 'multicore', title: multicore.title, file: THESIS, tables: ['Table 4.3.1'], findings: [], experiment: 'experiments/multicore.yml', data: multicore, stated: STATED.multicore, experiments: ['multicore'] },
+  'ibench-smisn': { id: 'ibench-smisn', title: `${IBENCH_TITLE}, S/MISN`, file: IBENCH, tables: ['Table 5'], findings: ibenchSmisn.findings.map(f => f.id), experiment: 'experiments/ibench-smisn.yml', data: ibenchSmisn, stated: STATED.ibench, experiments: ['ibench-smisn', 'ibench-table5', 'ibench-finding5'] },
+  'ibench-mimn': { id: 'ibench-mimn', title: `${IBENCH_TITLE}, MIMN`, file: IBENCH, tables: ['Table 4'], findings: [], experiment: 'experiments/ibench-mimn.yml', data: ibenchMimn, stated: { ...STATED.ibench, cores: null }, experiments: ['ibench-mimn'] }
 })
 
 /** The ids `--study` accepts. */
