@@ -164,7 +164,7 @@ Examples:
   analyzer correlate results/20261123-120000-ibench-mimn-1a2b
   analyzer correlate results/mimn-a results/mimn-b --json | jq '.rows[] | select(.factor == "nodes")'`
 
-export const REPLICATE_HELP = `Usage: analyzer replicate <sweep-folder> --study multicore [--include-invalid] [--json]
+export const REPLICATE_HELP = `Usage: analyzer replicate <sweep-folder> --study S [--include-invalid] [--json]
 
 Sets a finished sweep of a study nodescale reproduces beside the study's published figures, row by row.
 Each row names its source (table and reference file), the published value, ours with its 95% interval,
@@ -176,8 +176,13 @@ What survives a change of machine is compared (yes/no, directions with Welch's t
 percentages are shown beside them, since each load is a level calibrated on its own machine.
 
 Studies:
-  multicore   the thesis's Table 4.3.1: raw Node, the cluster module and PM2 at three loads (executor
-              sweep experiments/multicore.yml)
+  multicore      the thesis's Table 4.3.1: raw Node, the cluster module and PM2 at three loads (executor
+                 sweep experiments/multicore.yml)
+  ibench-smisn   Ibenchjs findings 1, 2 and 5 and Table 5 (experiments/ibench-smisn.yml over instances,
+                 ibench-table5.yml over workloads at fixed hardware, ibench-finding5.yml: hs vs cm at full CPU)
+  ibench-mimn    Ibenchjs Table 4: throughput over 1-4 nodes, its sub-linearity, the instances at the maximum
+                 (experiments/ibench-mimn.yml; on a local swarm the capacity rows are not comparable: its
+                 nodes share one machine's cores)
 
 Options:
   --study S          which study the sweep reproduces

@@ -9,6 +9,7 @@ import { readRunList } from './report-runs.js'
 import { studies, STUDY_IDS } from './replication/published.js'
 import { multicoreRows } from './replication/multicore.js'
 import { ibenchSmisnRows } from './replication/ibench-smisn.js'
+import { ibenchMimnRows } from './replication/ibench-mimn.js'
 import { VERDICTS } from './replication/rules.js'
 import { fingerprintOf, fingerprintRows } from './fingerprint.js'
 
@@ -19,7 +20,8 @@ import { fingerprintOf, fingerprintRows } from './fingerprint.js'
  */
 const ROWS = Object.freeze({
   multicore: ({ runs }) => multicoreRows(runs),
-  'ibench-smisn': ibenchSmisnRows
+  'ibench-smisn': ibenchSmisnRows,
+  'ibench-mimn': ibenchMimnRows
 })
 
 /** What each order of a sweep's runs means for drift (executor/sweep-plan.js builds them). */

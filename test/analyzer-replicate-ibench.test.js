@@ -77,3 +77,36 @@ test('Table 5: USL fits better than Amdahl for each app, and the network app\'s 
   const flat = await replicate(table5(tmp(t), { cpu: { sigma: 0.02, lambda: 0 }, net: { sigma: 0.05, lambda: 0 } }), { study: 'ibench-smisn' })
   assert.equal(verdictOf(flat, 'Table 5 (CPU-intensive): USL fits better than Amdahl'), 'not-reproduced', 'no coherency to find: the F test says Amdahl suffices')
 })
+
+/** hs of the cpu app on 1..4 nodes at 2 or 4 replicas per node; `best(k)` the throughput at 4 a node on k nodes. */
+function mimn (out, best, opts) {
+  const runs = []
+  for (let k = 1; k <= 4; k++) {
+    runs.push(...twice({ strategy: 'hs', nodes: k, instances: 2 * k, backend: 'swarm' }, best(k) * 0.6))
+    runs.push(...twice({ strategy: 'hs', nodes: k, instances: 4 * k, backend: 'swarm' }, best(k)))
+  }
+  return writeSweepRuns(out, 'ibench-mimn', runs, opts)
+}
+const TABLE4 = [2275, 4523, 6616, 7527]
+const machines = [{ role: 'manager', addr: '10.0.0.1' }, ...[2, 3, 4, 5].map(i => ({ role: 'worker', addr: `10.0.0.${i}` }))]
+
+test('Table 4 on separate machines: throughput rises sub-linearly with the nodes, the instances at the maximum grow; flipped', async (t) => {
+  const as = await replicate(mimn(tmp(t), k => TABLE4[k - 1], { nodes: machines }), { study: 'ibench-mimn' })
+  assert.deepEqual(as.counts, { reproduced: 5, 'not-reproduced': 0, 'not-comparable': 0 }, as.rows.map(r => `${r.id}: ${r.why}`).join('\n'))
+  assert.match(as.rows.find(r => r.id.startsWith('Table 4: 4 nodes give less')).why, /= 0\.83 \(published 0\.83\)/)
+  assert.deepEqual(as.rows.find(r => r.id.includes('instances')).ours, { '1 nodes': 4, '2 nodes': 8, '3 nodes': 12, '4 nodes': 16 })
+  const not = await replicate(mimn(tmp(t), k => [2275, 4700, 7100, 6000][k - 1], { nodes: machines }), { study: 'ibench-mimn' })
+  assert.equal(verdictOf(not, 'Table 4: throughput rises from 3 to 4 nodes'), 'not-reproduced')
+  const linear = await replicate(mimn(tmp(t), k => 2275 * k * 1.1 ** (k - 1), { nodes: machines }), { study: 'ibench-mimn' })
+  assert.equal(verdictOf(linear, 'Table 4: 4 nodes give less than 4 times 1 node'), 'not-reproduced')
+})
+
+test('Table 4 on the local swarm: capacity not comparable (its nodes share one machine), where the work goes still shown', async (t) => {
+  const local = [{ role: 'manager', addr: '10.99.0.1' }, { role: 'worker', addr: '10.99.0.2' }, { role: 'worker', addr: '10.99.0.3' }]
+  const r = await replicate(mimn(tmp(t), k => TABLE4[k - 1], { nodes: local }), { study: 'ibench-mimn' })
+  for (const row of r.rows.filter(x => !x.id.includes('instances'))) {
+    assert.equal(row.verdict, 'not-comparable', row.id)
+    assert.match(row.why, /local swarm: its nodes share this machine's cores/)
+  }
+  assert.equal(verdictOf(r, 'Table 4: the instances at the maximum grow with the nodes'), 'reproduced')
+})

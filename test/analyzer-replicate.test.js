@@ -92,7 +92,7 @@ test('analyzer replicate: text and JSON; --study required and checked; a folder 
   const json = await runCli('analyzer', ['replicate', dir, '--study', 'multicore', '--json'])
   assert.equal(JSON.parse(json.stdout).rows.length, 14)
   /** @type {[string[], RegExp][]} */
-  const refused = [[[dir], /--study: is required/], [[dir, '--study', 'nope'], /--study/], [[dir, '--study', 'ibench-mimn'], /its comparison rules are not built yet/], [[tmp(t), '--study', 'multicore'], /not a sweep folder/]]
+  const refused = [[[dir], /--study: is required/], [[dir, '--study', 'nope'], /--study/], [[dir, '--study', 'ibench-mimn', '--json', '--include-invalid', 'x'], /unexpected/], [[tmp(t), '--study', 'multicore'], /not a sweep folder/]]
   for (const [args, message] of refused) {
     const r = await runCli('analyzer', ['replicate', ...args])
     assert.equal(r.code, 2, `${args.join(' ')}: ${r.stderr}`)

@@ -7,9 +7,9 @@ import { join } from 'node:path'
  * @param {string} out
  * @param {string} name the experiment's name
  * @param {{ config: Record<string, any>, throughput: number, diagnosis?: any }[]} runs
- * @param {{ cpus?: number }} [opts] the machine's cores
+ * @param {{ cpus?: number, nodes?: any[] }} [opts] the machine's cores; the swarm's nodes (environment.nodes)
  */
-export function writeSweepRuns (out, name, runs, { cpus = 2 } = {}) {
+export function writeSweepRuns (out, name, runs, { cpus = 2, nodes } = {}) {
   const id = `20261124-120000-${name}-abcd`
   const dir = join(out, id)
   mkdirSync(dir, { recursive: true })
@@ -22,7 +22,7 @@ export function writeSweepRuns (out, name, runs, { cpus = 2 } = {}) {
       status: 'done',
       startedAt: new Date(1_795_000_000_000 + i * 10_000).toISOString(),
       config: { benchmark: 'cpu', concurrency: 8, duration: 5, backend: 'local', ...config, sweep: { id, index: i, repeat: 1, level: null } },
-      environment: { host: 'vm', cpus, cpuModel: 'test cpu', kernel: '6.1', node: 'v20.0.0', backend: 'local' },
+      environment: { host: 'vm', cpus, cpuModel: 'test cpu', kernel: '6.1', node: 'v20.0.0', backend: nodes ? 'swarm' : 'local', ...(nodes ? { nodes } : {}) },
       summary: { requests: Math.round(throughput * 5), errors: 0, errorRate: 0, throughput, latency: { mean: 5, p50: 5, p90: 9, p95: 10, p99: 12, max: 20 } },
       validity: { ok: true, flags: [] },
       placement: [],
