@@ -3,6 +3,7 @@
 import { fitsTable, verdictLines, pointsTable, fitNote, cpuTableOf, environmentTable, runsTable, overviewLine, cellText, correlationsTable, correlationNotes, CORRELATIONS_HINT, pairsTable, PAIRS_HINT, searchesTable, SEARCHES_HINT, bendsTable, BENDS_HINT } from './report-tables.js'
 import { excludedLine } from './run-validity.js'
 import { perCoreWhy } from './why-bends.js'
+import { replicationTable, REPLICATION_HINT } from './replication/text.js'
 
 const ESCAPES = { '&': '&amp;', '<': '&lt;', '>': '&gt;', '"': '&quot;', "'": '&#39;' }
 /** Text for HTML content and attribute values. */
@@ -22,6 +23,8 @@ th { background: var(--soft); font-weight: 600; }
 td.num { text-align: right; white-space: nowrap; }
 tr.failed td, tr.interrupted td, tr.running td { color: var(--bad); }
 tr.degraded td, tr.invalid td { color: #8a5a00; }
+tr.verdict-not-reproduced td { color: var(--bad); }
+tr.verdict-not-comparable td { color: var(--muted); }
 ul.verdicts { padding-left: 18px; margin: 6px 0; }
 ul.verdicts li.nofit { color: var(--muted); }
 .note { background: #fff8e1; border-left: 3px solid #f9a825; padding: 6px 10px; margin: 8px 0; }
@@ -99,6 +102,14 @@ function pointsSection (report, charts) {
   return out.join('')
 }
 
+function replicationSections (report) {
+  return (report.replications ?? []).map(r => `<section class="replication"><h2>Replication: ${esc(r.title)}</h2>` +
+    `<p class="hint">Reference ${esc(r.reference)}; ${esc(r.order.says)}.</p><p class="hint">${esc(REPLICATION_HINT)}</p>` +
+    htmlTable(replicationTable(r), { cls: 'replication', rowClass: i => `verdict-${r.rows[i].verdict}` }) +
+    `<p>Verdicts: ${esc(Object.entries(r.counts).map(([k, n]) => `${n} ${k}`).join(', '))}.</p>` +
+    r.notes.map(n => `<p class="hint">note: ${esc(n)}</p>`).join('') + '</section>').join('')
+}
+
 function correlationsSection (report) {
   const c = report.correlations
   if (!c) return ''
@@ -171,6 +182,7 @@ ${pointsSection(report, charts)}
 ${bendsSection(report, charts)}
 ${searchesSection(report)}
 ${correlationsSection(report)}
+${replicationSections(report)}
 ${cpuSection(report, charts)}
 ${environmentSection(report)}
 ${runsSection(report)}

@@ -2,6 +2,7 @@
 import { fitsTable, verdictLines, pointsTable, fitNote, cpuTableOf, environmentTable, runsTable, overviewLine, cellText, correlationsTable, correlationNotes, CORRELATIONS_HINT, pairsTable, PAIRS_HINT, searchesTable, SEARCHES_HINT, bendsTable, BENDS_HINT } from './report-tables.js'
 import { excludedLine } from './run-validity.js'
 import { perCoreWhy } from './why-bends.js'
+import { replicationTable, REPLICATION_HINT } from './replication/text.js'
 
 const mdCell = c => cellText(c).replace(/\|/g, '\\|').replace(/\n/g, ' ') || ' '
 
@@ -48,6 +49,10 @@ export function renderMarkdown (report) {
     out.push('## Correlations', '', CORRELATIONS_HINT, '', mdTable(correlationsTable(report.correlations)), '')
     const notes = correlationNotes(report.correlations)
     if (notes.length) out.push(...notes.map(n => `- ${n}`), '')
+  }
+  for (const r of report.replications ?? []) {
+    out.push(`## Replication: ${r.title}`, '', `Reference ${r.reference}; ${r.order.says}.`, '', REPLICATION_HINT, '', mdTable(replicationTable(r)), '',
+      `Verdicts: ${Object.entries(r.counts).map(([k, n]) => `${n} ${k}`).join(', ')}.`, '', ...r.notes.map(n => `- note: ${n}`), '')
   }
   out.push('## Per-core CPU', '')
   out.push(report.cpu.length ? mdTable(cpuTableOf(report)) : '> no per-core CPU in these runs', '')

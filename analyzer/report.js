@@ -1,5 +1,5 @@
 // `analyzer report` as a library call: everything a sweep's report shows, gathered once; the renderers only format it.
-import { writeFile, rename, stat } from 'node:fs/promises'
+import { readFile, writeFile, rename, stat } from 'node:fs/promises'
 import { dirname, join, resolve } from 'node:path'
 import { NsError } from '../lib/errors.js'
 import { loadPoints, resolveGrouping } from './points.js'
@@ -11,6 +11,9 @@ import { correlate, variesInFactors } from './correlate.js'
 import { renderCharts } from './report-charts.js'
 import { renderHtml } from './report-html.js'
 import { renderMarkdown } from './report-md.js'
+import { replicate } from './replicate.js'
+import { studies } from './replication/published.js'
+import { SWEEP_FILE } from '../lib/run-files.js'
 
 export const FORMATS = Object.freeze(['html', 'md'])
 const CURVE_STEPS = 80
@@ -130,6 +133,7 @@ export async function buildReport (sources, { x, groupBy, bootstrap = 0, seed = 
   const correlations = variesInFactors(runs.filter(r => r.status === 'done').map(r => r.config))
     ? await correlate(dirs, { includeInvalid }).catch(e => { if (isBadData(e)) return null; throw e })
     : null
+  const replications = await replicationsOf(dirs, includeInvalid)
   const status = {}
   for (const r of runs) status[r.status] = (status[r.status] ?? 0) + 1
   const notes = []
@@ -156,8 +160,24 @@ export async function buildReport (sources, { x, groupBy, bootstrap = 0, seed = 
     correlations,
     cpu: cpuTable(runs),
     environments: environmentsOf(runs),
+    replications,
     notes
   }
+}
+
+/**
+ * The replication of each sweep folder whose experiment belongs to a study nodescale reproduces (analyzer replicate).
+ * @param {string[]} dirs
+ * @param {boolean} includeInvalid
+ */
+async function replicationsOf (dirs, includeInvalid) {
+  const out = []
+  for (const dir of dirs) {
+    const name = await readFile(join(dir, SWEEP_FILE), 'utf8').then(t => JSON.parse(t).experiment?.name, () => null)
+    const study = Object.values(studies).find(s => s.experiments.includes(name))
+    if (study) out.push(await replicate(dir, { study: study.id, includeInvalid }))
+  }
+  return out
 }
 
 /** @typedef {Awaited<ReturnType<typeof buildReport>>} Report */

@@ -3,7 +3,7 @@
 // the CLI's text, JSON and refusals.
 import { test } from 'node:test'
 import assert from 'node:assert/strict'
-import { mkdtempSync, rmSync } from 'node:fs'
+import { mkdtempSync, readFileSync, rmSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { replicate } from '../analyzer/replicate.js'
@@ -97,5 +97,19 @@ test('analyzer replicate: text and JSON; --study required and checked; a folder 
     const r = await runCli('analyzer', ['replicate', ...args])
     assert.equal(r.code, 2, `${args.join(' ')}: ${r.stderr}`)
     assert.match(r.stderr, message)
+  }
+})
+
+test('analyzer report: a sweep of a study gets its Replication section, in Markdown and HTML', async (t) => {
+  const dir = writeMulticoreSweep(tmp(t), { seconds: (s, l, rep) => THESIS_LIKE[s][l](rep) })
+  for (const format of ['md', 'html']) {
+    const out = join(tmp(t), `report.${format}`)
+    const r = await runCli('analyzer', ['report', dir, '--format', format, '-o', out])
+    assert.equal(r.code, 0, r.stderr)
+    const text = readFileSync(out, 'utf8')
+    assert.match(text, /Replication: Thesis: utilisation of multi-core power/)
+    assert.match(text, /Verdicts: 14 reproduced/)
+    assert.match(text, /Table 4\.3\.1, Exhausting Load/)
+    if (format === 'html') assert.match(text, /<tr class="verdict-reproduced">/)
   }
 })

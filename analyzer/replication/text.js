@@ -21,6 +21,21 @@ function sides (row) {
   ]
 }
 
+/** The hint the report prints above a replication's table. */
+export const REPLICATION_HINT = 'One row per published figure or finding: the study\'s value beside ours (95% interval over the repeats), ' +
+  'judged by the rule named (what survives a change of machine: yes/no, directions by Welch\'s t-test, model tests); ' +
+  'reproduced, not-reproduced, or not-comparable with the reason.'
+
+/**
+ * A replication's rows as a table of the report (analyzer/report-tables.js's shape): figure, source, published, here,
+ * verdict, why.
+ * @param {any} r replicate()'s result
+ * @returns {{ header: string[], rows: string[][] }}
+ */
+export function replicationTable (r) {
+  return { header: ['figure', 'source', 'published', 'here', 'verdict', 'why'], rows: r.rows.map(row => [row.id, row.source.where, ...sides(row), row.verdict, row.why]) }
+}
+
 /**
  * @param {any} r replicate()'s result
  * @returns {string}
