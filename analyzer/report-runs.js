@@ -11,9 +11,10 @@ import { machinePart } from './fingerprint.js'
 /**
  * @typedef {{ id: string, dir: string, file: string, status: string, config: Record<string, any>, startedAt:
  *   string|null, throughput: number|null, p95: number|null, errorRate: number|null, reason: string|null, valid:
- *   boolean, cpu: Record<string, any>|null, diagnosis: Record<string, any>|null, environment: Record<string,
- *   any>|null }} RunEntry valid: false when its validity says it did not measure the server; diagnosis: what limited
- *   it (a capacity search's: beyond its capacity)
+ *   boolean, invalidFlags: string[], cpu: Record<string, any>|null, diagnosis: Record<string, any>|null,
+ *   environment: Record<string, any>|null }} RunEntry valid: false when its validity says it did not measure the
+ *   server, invalidFlags: the names of the flags that made it so; diagnosis: what limited it (a capacity search's:
+ *   beyond its capacity)
  */
 
 const finite = v => (Number.isFinite(v) ? v : null)
@@ -67,6 +68,7 @@ export async function readRunList (sources) {
       errorRate: finite(run.summary?.errorRate),
       reason: reasonOf(run),
       valid: validityOf(run).ok,
+      invalidFlags: validityOf(run).invalid,
       cpu: run.status === 'done' && Array.isArray(run.cpu?.cores) && run.cpu.cores.length ? run.cpu : null,
       diagnosis: run.diagnosis?.bottleneck ? run.diagnosis : null,
       environment: run.environment && typeof run.environment === 'object' ? run.environment : null

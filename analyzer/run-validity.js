@@ -2,15 +2,16 @@
 // throttled, unstable, errors). Runs without it (older runs) count as valid.
 
 /**
- * A run's validity as the analyzer uses it: ok unless run.json says `validity.ok === false`, and the names of its
- * flags.
+ * A run's validity as the analyzer uses it: ok unless run.json says `validity.ok === false`, the names of its
+ * flags, and of those that make it invalid (severity invalid; a flag recorded as a bare name counts as one).
  * @param {any} run a run.json object
- * @returns {{ ok: boolean, flags: string[] }}
+ * @returns {{ ok: boolean, flags: string[], invalid: string[] }}
  */
 export function validityOf (run) {
   const v = run?.validity
-  const flags = Array.isArray(v?.flags) ? v.flags.map(f => (typeof f === 'string' ? f : f?.name)).filter(Boolean).map(String) : []
-  return { ok: v?.ok !== false, flags }
+  const list = Array.isArray(v?.flags) ? v.flags.filter(f => typeof f === 'string' || f?.name) : []
+  const name = f => String(typeof f === 'string' ? f : f.name)
+  return { ok: v?.ok !== false, flags: list.map(name), invalid: list.filter(f => typeof f === 'string' || f.severity !== 'warning').map(name) }
 }
 
 /**

@@ -4,7 +4,7 @@
 import { median } from 'simple-statistics'
 import { samplesInWindow } from '../../rc/cpu-summary.js'
 import { multicore as published } from './published.js'
-import { meanCi, directionVerdict } from './rules.js'
+import { meanCi, directionVerdict, leftOutCounts } from './rules.js'
 
 /** In a typical second the least-used core is at least this busy (percent): the approach uses both cores. */
 export const BOTH_CORES_PCT = 10
@@ -44,8 +44,9 @@ const RULE = `multi-core utilisation exists when, in a typical second of the ste
  * Table 4.3.1's nine rows and its directions, judged on a multicore sweep's runs.
  * @param {{ detail: { run: any, timeline: any }, level: string | null }[]} runs finished runs of the sweep with their
  *   calibration level (relaxed, relaxed*cores, exhausted, exhausted*cores)
+ * @param {{ strategy: string, level: string | null, flags: string[] }[]} [leftOut] finished runs left out as not valid
  */
-export function multicoreRows (runs) {
+export function multicoreRows (runs, leftOut = []) {
   const measured = runs.map(r => ({ strategy: r.detail.run.config.strategy, level: r.level, ...runCores(r.detail) }))
   const of = (strategy, load) => {
     const level = published.loads.find(l => l.id === load)?.runLevel[{ up: 'raw', cm: 'cluster', pm2: 'pm2' }[strategy]]
@@ -72,7 +73,14 @@ export function multicoreRows (runs) {
       rule: RULE
     }
     const pinned = list.find(m => m.pinned)
-    if (!list.length) return { ...base, verdict: 'not-comparable', why: `no finished run of ${row.strategy} at the ${published.loads.find(l => l.id === row.load)?.runLevel[row.approach]} level in this sweep` }
+    if (!list.length) {
+      const level = published.loads.find(l => l.id === row.load)?.runLevel[row.approach]
+      const left = leftOut.filter(r => r.strategy === row.strategy && r.level === level)
+      const why = left.length
+        ? `no valid run of ${row.strategy} at the ${level} level: ${left.length} finished and left out, ${leftOutCounts(left)} (--include-invalid takes them)`
+        : `no finished run of ${row.strategy} at the ${level} level in this sweep`
+      return { ...base, verdict: 'not-comparable', why }
+    }
     if (pinned) return { ...base, verdict: 'not-comparable', why: `the server was pinned to cores ${pinned.pinned.join(',')} of ${pinned.cores}: an idle core is idle by construction (run it with affinity none, as experiments/multicore.yml does)` }
     const same = ours.exists === row.utilisation.exists
     let why = `both cores in use in a typical second: published ${row.utilisation.printed}, here ${ours.exists ? 'yes' : 'no'} (least-used core ${ours.minCore?.mean}% median)`

@@ -62,3 +62,24 @@ export function directionVerdict ({ a, b, aName, bName, what }) {
   if (diff <= 0) return { verdict: 'not-reproduced', why: `${what}: the other way here (${shown})`, p, diff: round1(diff) }
   return { verdict: 'not-reproduced', why: `${what}: the same way, but the runs cannot tell it from chance (${shown}); more repeats`, p, diff: round1(diff) }
 }
+
+/**
+ * Finished runs left out as not valid, counted by flag and by strategy and level: "host-saturated 6 (cm
+ * exhausted*cores 3, pm2 exhausted*cores 3), unstable 2 (up relaxed 2)".
+ * @param {{ strategy: string, level: string | null, flags: string[] }[]} runs
+ */
+export function leftOutCounts (runs) {
+  const byFlag = new Map()
+  for (const r of runs) {
+    for (const flag of r.flags.length ? r.flags : ['no flag named']) {
+      const where = `${r.strategy}${r.level ? ` ${r.level}` : ''}`
+      const counts = byFlag.get(flag) ?? new Map()
+      counts.set(where, (counts.get(where) ?? 0) + 1)
+      byFlag.set(flag, counts)
+    }
+  }
+  return [...byFlag].map(([flag, counts]) => {
+    const total = [...counts.values()].reduce((a, b) => a + b, 0)
+    return `${flag} ${total} (${[...counts].map(([where, n]) => `${where} ${n}`).join(', ')})`
+  }).join(', ')
+}
