@@ -2,11 +2,12 @@
 // reproduce and once to contradict (the verdict flips), and not comparable where the sweep lacks what a row needs.
 import { test } from 'node:test'
 import assert from 'node:assert/strict'
-import { mkdtempSync, rmSync } from 'node:fs'
+import { mkdtempSync, readFileSync, rmSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { replicate } from '../analyzer/replicate.js'
 import { writeSweepRuns } from './helpers/sweep-runs.js'
+import { runCli } from './helpers/cli.js'
 
 function tmp (t) {
   const dir = mkdtempSync(join(tmpdir(), 'ns-replicate-ib-'))
@@ -37,13 +38,16 @@ test('findings 1 and 2: up stops rising at a whole core, hs once its quotas fill
   for (const r of as.rows.filter(x => x.id.startsWith('finding 5') || x.id.startsWith('Table 5'))) assert.equal(r.verdict, 'not-comparable', r.id)
 })
 
-/** The baseline app: hs and cm at 4 x 0.5 CPU (the machine's 2 cores), cm at 1; the primary's CPU in each cm run. */
-function finding5 (out, { hs, cm, primary }) {
-  const diagnosis = (p) => ({ bottleneck: { kind: 'cpu-quota' }, roles: { workers: 1.9, primary: p } })
-  return writeSweepRuns(out, 'ibench-smisn', [
-    ...twice({ strategy: 'hs', instances: 4, cpusPerInstance: 0.5, benchmark: 'baseline' }, hs),
-    ...[primary - 0.002, primary + 0.002].map((p, i) => ({ config: { strategy: 'cm', instances: 4, cpusPerInstance: 0.5, benchmark: 'baseline' }, throughput: cm + (i ? 1 : -1), diagnosis: diagnosis(p) })),
-    ...twice({ strategy: 'cm', instances: 1, cpusPerInstance: 0.5, benchmark: 'baseline' }, 100)
+/**
+ * The baseline app: hs and cm at 4 instances (by default x 0.5 CPU: the machine's 2 cores), cm at 1; the server's
+ * CPU in each run (workers, and the primary's in cm's).
+ */
+function finding5 (out, { hs, cm, primary, quota = 0.5, workers = 1.9 }) {
+  const diagnosis = (p) => ({ bottleneck: { kind: 'cpu-quota' }, roles: { workers, primary: p } })
+  return writeSweepRuns(out, 'ibench-finding5', [
+    ...twice({ strategy: 'hs', instances: 4, cpusPerInstance: quota, benchmark: 'baseline' }, hs, { diagnosis: diagnosis(0) }),
+    ...[primary - 0.002, primary + 0.002].map((p, i) => ({ config: { strategy: 'cm', instances: 4, cpusPerInstance: quota, benchmark: 'baseline' }, throughput: cm + (i ? 1 : -1), diagnosis: diagnosis(p) })),
+    ...twice({ strategy: 'cm', instances: 1, cpusPerInstance: quota, benchmark: 'baseline' }, 100)
   ])
 }
 
@@ -53,6 +57,37 @@ test('finding 5: hs serves more than cm at full CPU, cm\'s primary spends CPU, c
   const not = await replicate(finding5(tmp(t), { hs: 350, cm: 400, primary: 0.001 }), { study: 'ibench-smisn' })
   assert.equal(verdictOf(not, 'finding 5: hs serves more than cm at full CPU'), 'not-reproduced')
   assert.equal(verdictOf(not, 'finding 5: cm\'s primary spends CPU'), 'not-reproduced')
+})
+
+test('finding 5 at quotas that leave the generator a core: full CPU is the server using its quota up, not the machine', async (t) => {
+  const used = await replicate(finding5(tmp(t), { hs: 400, cm: 350, primary: 0.05, quota: 0.25, workers: 0.93 }), { study: 'ibench-smisn' })
+  assert.equal(verdictOf(used, 'finding 5: hs serves more than cm at full CPU'), 'reproduced')
+  const idle = await replicate(finding5(tmp(t), { hs: 400, cm: 350, primary: 0.05, quota: 0.25, workers: 0.6 }), { study: 'ibench-smisn' })
+  const row = idle.rows.find(r => r.id === 'finding 5: hs serves more than cm at full CPU')
+  assert.equal(row.verdict, 'not-comparable')
+  assert.match(row.why, /at N=4 \(the largest N both ran\) the CPU was not used up: the quotas \(1 CPU\) fill 1 of 2 cores, and the server used hs 0\.6, cm 0\.65 cores/)
+})
+
+test('several sweeps of a study make one table, each row judged by the sweep that can; the report shows it once', async (t) => {
+  const out = tmp(t)
+  const over = overInstances(out, { up: [50, 100, 101, 99], hs: [50, 100, 150, 190, 191, 190] })
+  const f5 = finding5(out, { hs: 400, cm: 350, primary: 0.05 })
+  const r = await replicate([over, f5], { study: 'ibench-smisn' })
+  assert.deepEqual(r.sweeps.map(s => s.experiment), ['ibench-smisn', 'ibench-finding5'])
+  const row = (id) => r.rows.find(x => x.id === id)
+  assert.equal(row('finding 1 (cpu): up gains nothing from more vCPUs').verdict, 'reproduced')
+  assert.equal(row('finding 1 (cpu): up gains nothing from more vCPUs').sweep, r.sweeps[0].id)
+  assert.equal(row('finding 5: hs serves more than cm at full CPU').verdict, 'reproduced')
+  assert.equal(row('finding 5: hs serves more than cm at full CPU').sweep, r.sweeps[1].id)
+  assert.equal(row('Table 5 (CPU-intensive): USL fits better than Amdahl').verdict, 'not-comparable')
+  assert.equal(r.counts.reproduced, 5)
+  assert.match(r.order.says, new RegExp(`sweep ${r.sweeps[1].id}: runs in order shapes`))
+  const text = await runCli('analyzer', ['replicate', over, f5, '--study', 'ibench-smisn'])
+  assert.equal(text.code, 0, text.stderr)
+  assert.match(text.stdout, /verdict\s+sweep/)
+  const md = await runCli('analyzer', ['report', over, f5, '--format', 'md', '-o', join(out, 'r.md')])
+  assert.equal(md.code, 0, md.stderr)
+  assert.equal(readFileSync(join(out, 'r.md'), 'utf8').match(/## Replication: /g)?.length, 1)
 })
 
 /** hs x4 over workloads for both apps, by USL with the given contention and coherency, and a little noise. */

@@ -1,6 +1,7 @@
 // The Ibenchjs paper's S/MISN findings (1, 2 and 5) and its Table 5 against a sweep of experiments/ibench-smisn.yml:
 // what survives a change of hardware is compared (a curve that stops rising, which strategy serves more, which model
 // fits better, which app's coefficients are larger), with the published values beside ours.
+import { median } from 'simple-statistics'
 import { loadPoints } from '../points.js'
 import { fitSources } from '../compare.js'
 import { ibenchSmisn as published } from './published.js'
@@ -50,6 +51,7 @@ function upRow (group, benchmark, quota) {
   const f = finding('finding-1')
   const base = { id: `finding 1 (${benchmark}): up gains nothing from more vCPUs`, source: sourceOf(f), published: { claim: f.claim, conditions: f.conditions.text } }
   const rule = 'up\'s throughput at its largest N against the first N with a whole core (N x quota >= 1): not significantly greater (Welch, α = 0.05)'
+  if (!group) return { ...base, ours: null, rule, verdict: 'not-comparable', why: `no up runs of ${benchmark} in the sweep (experiments/ibench-smisn.yml runs them)` }
   const whole = quota ? Math.ceil(1 / quota - 1e-9) : 1
   const ns = (group?.points ?? []).map(p => p.n).filter(n => n >= whole).sort((a, b) => a - b)
   if (ns.length < 2) return { ...base, ours: null, rule, verdict: 'not-comparable', why: `the sweep's up runs never had more than one whole core (N >= ${whole} at ${quota ?? 1} CPU each: ${ns.join(', ') || 'none'})` }
@@ -63,7 +65,7 @@ function saturationRow (group, benchmark, quota, cores) {
   const f = finding('finding-2')
   const base = { id: `finding 2 (${benchmark}): hs stops rising once the CPU is used up`, source: sourceOf(f), published: { claim: f.claim } }
   const rule = 'hs\'s throughput at its largest N against the first N whose quotas fill the machine (N x quota >= cores): not significantly greater'
-  if (!group || !cores) return { ...base, ours: null, rule, verdict: 'not-comparable', why: `no hs runs of ${benchmark} in the sweep` }
+  if (!group || !cores) return { ...base, ours: null, rule, verdict: 'not-comparable', why: `no hs runs of ${benchmark} in the sweep (experiments/ibench-smisn.yml runs them)` }
   const full = Math.ceil(cores / (quota ?? 1) - 1e-9)
   const ns = group.points.map(p => p.n).filter(n => n >= full).sort((a, b) => a - b)
   if (ns.length < 2 || !at(group, full).length) return { ...base, ours: null, rule, verdict: 'not-comparable', why: `the sweep does not go past N=${full}, where hs's quotas (${quota ?? 1} CPU each) fill the ${cores} cores` }
@@ -72,18 +74,36 @@ function saturationRow (group, benchmark, quota, cores) {
   return { ...base, ours: { [`N=${full}`]: meanCi(lo), [`N=${ns.at(-1)}`]: meanCi(hi) }, rule, ...notGreater(hi, lo, `hs at N=${ns.at(-1)} vs N=${full}`) }
 }
 
+/** The CPU is used up when the server used this share of its quota (N x quota), or the quotas fill the machine. */
+const FULL_SHARE = 0.9
+
+/**
+ * The server's own CPU (its workers, cluster primary and PM2 daemon, in cores; diagnosis.roles) in the baseline runs
+ * of a strategy at N instances, their median; null when none measured it.
+ */
+function serverCoresAt (runs, strategy, n) {
+  const cores = runs.map(r => r.detail.run).filter(r => r.config.strategy === strategy && r.config.benchmark === 'baseline' && r.config.instances === n)
+    .map(r => r.diagnosis?.roles).filter(roles => Number.isFinite(roles?.workers))
+    .map(roles => roles.workers + (roles.primary ?? 0) + (roles['pm2-daemon'] ?? 0))
+  return cores.length ? Math.round(median(cores) * 1000) / 1000 : null
+}
+
 /** Finding 5: with the CPU used up, HS serves more than CM, whose primary spends CPU; CM still beats one instance. */
 function finding5Rows ({ hs, cm, quota, cores, runs }) {
   const f = finding('finding-5')
   const base = (what) => ({ id: `finding 5: ${what}`, source: sourceOf(f), published: { claim: f.claim, conditions: f.conditions.text } })
   if (!hs || !cm || !cores) {
-    const why = 'no hs and cm runs of the baseline app in the sweep (the finding5 profile of experiments/ibench-smisn.yml runs them)'
+    const why = 'no hs and cm runs of the baseline app in the sweep (experiments/ibench-finding5.yml runs them)'
     return ['hs serves more than cm at full CPU', 'cm\'s primary spends CPU', 'cm still improves on one instance'].map(w => ({ ...base(w), ours: null, rule: '-', verdict: 'not-comparable', why }))
   }
-  const full = Math.ceil(cores / (quota ?? 1) - 1e-9)
   const n = Math.max(...hs.points.map(p => p.n).filter(x => cm.points.some(p => p.n === x)))
-  if (!(n >= full)) {
-    const why = `hs and cm share no N with the CPU used up (N x ${quota ?? 1} CPU >= ${cores} cores needs N >= ${full})`
+  const used = { hs: serverCoresAt(runs, 'hs', n), cm: serverCoresAt(runs, 'cm', n) }
+  const given = n * (quota ?? 1)
+  const fillsMachine = given >= cores
+  const quotaUsed = used.hs !== null && used.cm !== null && Math.min(used.hs, used.cm) >= FULL_SHARE * given
+  if (!fillsMachine && !quotaUsed) {
+    const why = `at N=${n} (the largest N both ran) the CPU was not used up: the quotas (${given} CPU) fill ${given} of ${cores} cores, ` +
+      `and the server used hs ${used.hs ?? '-'}, cm ${used.cm ?? '-'} cores of them (full: ${FULL_SHARE * 100}% of the quota, diagnosis.roles)`
     return ['hs serves more than cm at full CPU', 'cm\'s primary spends CPU', 'cm still improves on one instance'].map(w => ({ ...base(w), ours: null, rule: '-', verdict: 'not-comparable', why }))
   }
   const primary = runs.map(r => r.detail.run).filter(r => r.config.strategy === 'cm' && r.config.benchmark === 'baseline' && r.config.instances === n)
@@ -93,7 +113,7 @@ function finding5Rows ({ hs, cm, quota, cores, runs }) {
   const one = at(cm, 1)
   const gain = one.length ? directionVerdict({ a: at(cm, n), b: one, aName: `cm x${n}`, bName: 'cm x1', what: 'cm against one instance' }) : { verdict: 'not-comparable', why: 'no cm x1 runs of the baseline app to compare with' }
   return [
-    { ...base('hs serves more than cm at full CPU'), ours: { hs: meanCi(at(hs, n)), cm: meanCi(at(cm, n)) }, rule: 'hs\'s throughput above cm\'s at an N whose quotas fill the machine, by Welch\'s t-test at α = 0.05', verdict: tput.verdict, why: tput.why },
+    { ...base('hs serves more than cm at full CPU'), ours: { hs: meanCi(at(hs, n)), cm: meanCi(at(cm, n)) }, rule: `hs's throughput above cm's at an N with the CPU used up (the server at ${FULL_SHARE * 100}% of its quota or more, or the quotas filling the machine), by Welch's t-test at α = 0.05`, verdict: tput.verdict, why: tput.why },
     {
       ...base('cm\'s primary spends CPU'),
       ours: { primaryCores: spent },
@@ -116,7 +136,7 @@ async function table5Rows (dir, includeInvalid) {
   const byApp = Object.fromEntries(['cpu', 'net-out'].map(b => [b, fitted.find(g => g.key.benchmark === b) ?? null]))
   const pub = (benchmark, model) => t5.fits.find(x => x.benchmark === benchmark && x.model === model)
   const missing = 'no fit over workloads at fixed hardware: the sweep has no concurrency axis of 4 or more values per strategy and instance count ' +
-    '(the table5 profile of experiments/ibench-smisn.yml runs one; a fit over instances is not Table 5\'s set-up)'
+    '(experiments/ibench-table5.yml runs one; a fit over instances is not Table 5\'s set-up)'
   const rows = []
   for (const [benchmark, g] of Object.entries(byApp)) {
     const pu = pub(benchmark, 'usl')
