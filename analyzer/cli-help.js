@@ -164,9 +164,10 @@ Examples:
   analyzer correlate results/20261123-120000-ibench-mimn-1a2b
   analyzer correlate results/mimn-a results/mimn-b --json | jq '.rows[] | select(.factor == "nodes")'`
 
-export const REPLICATE_HELP = `Usage: analyzer replicate <sweep-folder> --study S [--include-invalid] [--json]
+export const REPLICATE_HELP = `Usage: analyzer replicate <sweep-folder>... --study S [--include-invalid] [--json]
 
-Sets a finished sweep of a study nodescale reproduces beside the study's published figures, row by row.
+Sets finished sweeps of a study nodescale reproduces beside the study's published figures, row by row.
+Several sweep folders make one table: each row is judged by the first folder that can judge it.
 Each row names its source (table and reference file), the published value, ours with its 95% interval,
 the rule it was compared by, and a verdict:
   reproduced       the finding holds here, by its rule
@@ -188,4 +189,9 @@ Options:
   --study S          which study the sweep reproduces
   --include-invalid  count runs whose validity flags say not to trust them (left out, and counted, otherwise)
   --json             the same data, for scripts
-  -h, --help         this help`
+  -h, --help         this help
+
+Examples:
+  analyzer replicate results/20261124-182604-multicore-c315 --study multicore
+  analyzer replicate results/*-ibench-smisn-* results/*-ibench-table5-* results/*-ibench-finding5-* --study ibench-smisn
+  analyzer replicate results/20261124-183444-ibench-finding5-f61a --study ibench-smisn --json | jq '.rows[] | .verdict'`

@@ -49,8 +49,8 @@ export const COMMANDS = Object.freeze({
     options: [option({ flag: 'study', type: 'choice', choices: STUDY_IDS }), option({ flag: 'include-invalid', type: 'boolean' }), json, help],
     help: REPLICATE_HELP,
     min: 1,
-    max: 1,
-    what: 'one sweep folder'
+    max: Infinity,
+    what: 'one or more sweep folders of the study'
   }
 })
 
@@ -102,7 +102,7 @@ export async function main (argv, { stdout = process.stdout, stderr = process.st
       text = () => formatCorrelate(result)
     } else if (req.command === 'replicate') {
       if (!opts.study) throw new NsError('NS_ERR_BAD_FLAG', `--study: is required: which study the sweep reproduces; one of: ${STUDY_IDS.join(', ')}`)
-      result = await replicate(req.inputs[0], { study: opts.study, includeInvalid: Boolean(opts.includeInvalid) })
+      result = await replicate(req.inputs, { study: opts.study, includeInvalid: Boolean(opts.includeInvalid) })
       text = () => formatReplication(result)
     } else {
       result = await writeReport(req.inputs, { ...opts, log: line => stderr.write(line + '\n') })

@@ -166,17 +166,20 @@ export async function buildReport (sources, { x, groupBy, bootstrap = 0, seed = 
 }
 
 /**
- * The replication of each sweep folder whose experiment belongs to a study nodescale reproduces (analyzer replicate).
+ * A replication per study nodescale reproduces (analyzer replicate) whose experiments some of the sweep folders ran,
+ * each over all of those folders.
  * @param {string[]} dirs
  * @param {boolean} includeInvalid
  */
 async function replicationsOf (dirs, includeInvalid) {
-  const out = []
+  const byStudy = new Map()
   for (const dir of dirs) {
     const name = await readFile(join(dir, SWEEP_FILE), 'utf8').then(t => JSON.parse(t).experiment?.name, () => null)
     const study = Object.values(studies).find(s => s.experiments.includes(name))
-    if (study) out.push(await replicate(dir, { study: study.id, includeInvalid }))
+    if (study) byStudy.set(study.id, [...(byStudy.get(study.id) ?? []), dir])
   }
+  const out = []
+  for (const [study, folders] of byStudy) out.push(await replicate(folders, { study, includeInvalid }))
   return out
 }
 

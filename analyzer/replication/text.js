@@ -28,12 +28,16 @@ export const REPLICATION_HINT = 'One row per published figure or finding: the st
 
 /**
  * A replication's rows as a table of the report (analyzer/report-tables.js's shape): figure, source, published, here,
- * verdict, why.
+ * verdict, why, and the sweep that judged it when several did.
  * @param {any} r replicate()'s result
  * @returns {{ header: string[], rows: string[][] }}
  */
 export function replicationTable (r) {
-  return { header: ['figure', 'source', 'published', 'here', 'verdict', 'why'], rows: r.rows.map(row => [row.id, row.source.where, ...sides(row), row.verdict, row.why]) }
+  const many = r.sweeps.length > 1
+  return {
+    header: ['figure', 'source', 'published', 'here', 'verdict', 'why', ...(many ? ['sweep'] : [])],
+    rows: r.rows.map(row => [row.id, row.source.where, ...sides(row), row.verdict, row.why, ...(many ? [row.sweep] : [])])
+  }
 }
 
 /**
@@ -43,7 +47,7 @@ export function replicationTable (r) {
 export function formatReplication (r) {
   const lines = [
     `replication of ${r.title}`,
-    `  reference: ${r.reference}; sweep ${r.sweep.id} (${r.sweep.experiment}${r.sweep.profile ? `, profile ${r.sweep.profile}` : ''}), ${r.sweep.runs} runs`,
+    `  reference: ${r.reference}; ${r.sweeps.map(sw => `sweep ${sw.id} (${sw.experiment}${sw.profile ? `, profile ${sw.profile}` : ''}), ${sw.runs} runs`).join('; ')}`,
     `  order: ${r.order.says}`,
     '',
     'this machine beside the study (≠ differs, = agrees, ? not said or not comparable):',
@@ -52,7 +56,9 @@ export function formatReplication (r) {
     'the study\'s set-up, as it states it:'
   ]
   for (const item of Object.values(r.setup ?? {})) lines.push(`  ${item.label}: ${item.value}`)
-  lines.push('', table(['figure', 'source', 'published', 'here', 'verdict'], r.rows.map(row => [row.id, row.source.where, ...sides(row), row.verdict])))
+  const many = r.sweeps.length > 1
+  lines.push('', table(['figure', 'source', 'published', 'here', 'verdict', ...(many ? ['sweep'] : [])],
+    r.rows.map(row => [row.id, row.source.where, ...sides(row), row.verdict, ...(many ? [row.sweep] : [])])))
   lines.push('', 'why:')
   for (const row of r.rows) lines.push(`  ${row.id}: ${row.why}`)
   lines.push('', `rules: ${[...new Set(r.rows.map(row => row.rule))].join('; ')}`)
