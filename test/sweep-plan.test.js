@@ -67,7 +67,7 @@ test('order shapes keeps a shape together (one deployment each, levels shuffled 
 })
 
 test('the shipped experiments plan in every profile; smoke gives every strategy 3 instance counts', async () => {
-  for (const name of ['ibench-smisn', 'multicore']) {
+  for (const name of ['ibench-smisn', 'multicore', 'ibench-table5', 'ibench-finding5']) {
     for (const profile of ['smoke', 'default', 'full']) {
       const r = await dryRun(join(ROOT, 'experiments', `${name}.yml`), ['--profile', profile, '--backend', profile === 'smoke' ? 'local' : 'swarm'])
       assert.equal(r.code, 0, `${name} ${profile}: ${r.stderr}`)
