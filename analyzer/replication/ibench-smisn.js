@@ -146,7 +146,7 @@ async function table5Rows (dir, includeInvalid) {
     const usl = g.fits.usl
     const am = g.fits.amdahl
     const better = g.test?.better === 'usl' && usl.r2 > am.r2
-    rows.push({ ...row, ours: { usl: round4(usl.r2 * 100), amdahl: round4(am.r2 * 100), p: g.test?.p ?? null, group: g.name }, verdict: better ? 'reproduced' : 'not-reproduced', why: `${g.name} over ${g.points.length} workloads: R² ${(usl.r2 * 100).toFixed(2)}% vs ${(am.r2 * 100).toFixed(2)}%, F test p = ${g.test?.p?.toPrecision(2) ?? '-'}` })
+    rows.push({ ...row, ours: { usl: `${(usl.r2 * 100).toFixed(2)}%`, amdahl: `${(am.r2 * 100).toFixed(2)}%`, p: g.test?.p ?? null, group: g.name }, verdict: better ? 'reproduced' : 'not-reproduced', why: `${g.name} over ${g.points.length} workloads: R² ${(usl.r2 * 100).toFixed(2)}% vs ${(am.r2 * 100).toFixed(2)}%, F test p = ${g.test?.p?.toPrecision(2) ?? '-'}` })
   }
   for (const [model, coef] of [['usl', 'sigma'], ['usl', 'lambda'], ['amdahl', 'sigma']]) {
     const pc = pub('cpu', model)

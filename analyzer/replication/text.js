@@ -5,9 +5,12 @@ import { table } from '../text-table.js'
 /** A value with its 95% interval, as `41.2 [39.0, 43.4]` (no interval from one run). */
 export const withCi = (ci) => (ci ? `${ci.mean}${ci.lo === null ? '' : ` [${ci.lo}, ${ci.hi}]`}` : '-')
 
+/** A number in a few significant digits (fits' coefficients, p values and their intervals come unrounded). */
+const short = (v) => (typeof v === 'number' && Number.isFinite(v) ? String(Number(v.toPrecision(4))) : v ?? '-')
+
 /** A record's fields as `key value` pairs, intervals written out (claims and conditions left to the why). */
 const shortly = (o) => Object.entries(o).filter(([k]) => !['claim', 'conditions', 'group'].includes(k))
-  .map(([k, v]) => `${k} ${v && typeof v === 'object' && 'mean' in v ? withCi(v) : Array.isArray(v) ? `[${v.join(', ')}]` : v ?? '-'}`).join('; ') || '-'
+  .map(([k, v]) => `${k} ${v && typeof v === 'object' && 'mean' in v ? withCi(v) : Array.isArray(v) ? `[${v.map(short).join(', ')}]` : short(v)}`).join('; ') || '-'
 
 /** What a row shows of the published side and of ours, in a few words. */
 function sides (row) {
