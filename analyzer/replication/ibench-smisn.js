@@ -119,7 +119,8 @@ function finding5Rows ({ hs, cm, quota, cores, runs }) {
       ours: { primaryCores: spent },
       rule: 'the cluster primary\'s own CPU (diagnosis.roles.primary, cores) is above zero: its 95% interval excludes 0',
       verdict: !spent ? 'not-comparable' : spent.lo !== null && spent.lo > 0 ? 'reproduced' : 'not-reproduced',
-      why: !spent ? `no cm run at N=${n} measured its primary's CPU` : `the primary used ${spent.mean} cores${spent.lo === null ? ' (one run: no interval)' : ` [${spent.lo}, ${spent.hi}]`} beside the workers`
+      why: !spent ? `no cm run at N=${n} measured its primary's CPU` : `the primary used ${spent.mean} cores${spent.lo === null ? ' (one run: no interval)' : ` [${spent.lo}, ${spent.hi}]`} beside the workers` +
+        (used.cm ? ` (${(100 * spent.mean / used.cm).toPrecision(2)}% of the server's ${used.cm} cores)` : '')
     },
     { ...base('cm still improves on one instance'), ours: { [`N=${n}`]: meanCi(at(cm, n)), 'N=1': meanCi(one) }, rule: 'cm at full CPU above cm x1, Welch at α = 0.05', verdict: gain.verdict, why: gain.why }
   ]
