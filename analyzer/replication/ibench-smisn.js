@@ -88,6 +88,14 @@ function serverCoresAt (runs, strategy, n) {
   return cores.length ? Math.round(median(cores) * 1000) / 1000 : null
 }
 
+/** What the primary's CPU shows: its cores with their interval, and its share of the server's. */
+function primaryWhy (spent, serverCores, n) {
+  if (!spent) return `no cm run at N=${n} measured its primary's CPU`
+  const interval = spent.lo === null ? ' (one run: no interval)' : ` [${spent.lo}, ${spent.hi}]`
+  const share = serverCores ? ` (${(100 * spent.mean / serverCores).toPrecision(2)}% of the server's ${serverCores} cores)` : ''
+  return `the primary used ${spent.mean} cores${interval} beside the workers${share}`
+}
+
 /** Finding 5: with the CPU used up, HS serves more than CM, whose primary spends CPU; CM still beats one instance. */
 function finding5Rows ({ hs, cm, quota, cores, runs }) {
   const f = finding('finding-5')
@@ -119,8 +127,7 @@ function finding5Rows ({ hs, cm, quota, cores, runs }) {
       ours: { primaryCores: spent },
       rule: 'the cluster primary\'s own CPU (diagnosis.roles.primary, cores) is above zero: its 95% interval excludes 0',
       verdict: !spent ? 'not-comparable' : spent.lo !== null && spent.lo > 0 ? 'reproduced' : 'not-reproduced',
-      why: !spent ? `no cm run at N=${n} measured its primary's CPU` : `the primary used ${spent.mean} cores${spent.lo === null ? ' (one run: no interval)' : ` [${spent.lo}, ${spent.hi}]`} beside the workers` +
-        (used.cm ? ` (${(100 * spent.mean / used.cm).toPrecision(2)}% of the server's ${used.cm} cores)` : '')
+      why: primaryWhy(spent, used.cm, n)
     },
     { ...base('cm still improves on one instance'), ours: { [`N=${n}`]: meanCi(at(cm, n)), 'N=1': meanCi(one) }, rule: 'cm at full CPU above cm x1, Welch at α = 0.05', verdict: gain.verdict, why: gain.why }
   ]
