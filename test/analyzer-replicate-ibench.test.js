@@ -136,12 +136,13 @@ test('Table 4 on separate machines: throughput rises sub-linearly with the nodes
   assert.equal(verdictOf(linear, 'Table 4: 4 nodes give less than 4 times 1 node'), 'not-reproduced')
 })
 
-test('Table 4 on the local swarm: capacity not comparable (its nodes share one machine), where the work goes still shown', async (t) => {
+test('Table 4 on the local swarm: not comparable (its nodes share one machine), the figures still shown', async (t) => {
   const local = [{ role: 'manager', addr: '10.99.0.1' }, { role: 'worker', addr: '10.99.0.2' }, { role: 'worker', addr: '10.99.0.3' }]
   const r = await replicate(mimn(tmp(t), k => TABLE4[k - 1], { nodes: local }), { study: 'ibench-mimn' })
-  for (const row of r.rows.filter(x => !x.id.includes('instances'))) {
+  for (const row of r.rows) {
     assert.equal(row.verdict, 'not-comparable', row.id)
     assert.match(row.why, /local swarm: its nodes share this machine's cores/)
   }
-  assert.equal(verdictOf(r, 'Table 4: the instances at the maximum grow with the nodes'), 'reproduced')
+  const inst = r.rows.find(x => x.id === 'Table 4: the instances at the maximum grow with the nodes')
+  assert.match(inst.why, /the best point among them is chance; instances at the maximum: 4, 8, 12, 16 on 1, 2, 3, 4 nodes/)
 })
