@@ -66,6 +66,17 @@ test('a sweep that contradicts it: the verdicts flip', async (t) => {
   assert.equal(verdictOf(r, 'raw vs cluster: difference at average load'), 'not-reproduced')
 })
 
+test('raw Node at exhausting load judged by the thesis\'s account: one core\'s worth, moving, however a second splits it', async (t) => {
+  // the OS moves the one busy thread within each second: both cores show time in it, the total stays one core's
+  const split = (repeat) => Array.from({ length: 8 }, (_, i) => ((i + repeat) % 2 ? [62, 42] : [42, 62]))
+  const dir = writeMulticoreSweep(tmp(t), { seconds: (s, l, rep) => (s === 'up' && l === 'exhausted' ? split(rep) : THESIS_LIKE[s][l](rep)) })
+  const r = await replicate(dir, { study: 'multicore' })
+  const raw = r.rows.find(row => row.id === 'raw at exhausting load')
+  assert.equal(raw.verdict, 'reproduced', raw.why)
+  assert.equal(raw.ours.exists, true, 'per second both cores are in use: shown, not judged')
+  assert.match(raw.why, /at it; the busiest core moved in 100% of the seconds; the least-used core's median second 42%/)
+})
+
 test('raw Node pinned to one core cannot be compared: its idle core is idle by construction', async (t) => {
   const dir = writeMulticoreSweep(tmp(t), { seconds: (s, l, rep) => THESIS_LIKE[s][l](rep), extra: (s) => (s === 'up' ? { placement: [{ service: 'local', cpus: [0] }] } : {}) })
   const r = await replicate(dir, { study: 'multicore' })
