@@ -93,7 +93,7 @@ export function multicoreRows (runs, leftOut = []) {
       const half = 100 / ours.cores
       const atHalf = ours.overall !== null && ours.overall.mean <= half + 10
       const moving = (ours.moves?.mean ?? 0) > 0
-      why = `the thesis's account of its No, "only alternated between the CPU-cores with always half the total CPU usage": ` +
+      why = 'the thesis\'s account of its No, "only alternated between the CPU-cores with always half the total CPU usage": ' +
         `overall ${ours.overall?.mean}% against one core's worth (${half.toFixed(0)}%): ${atHalf ? 'at it' : 'above it'}; ` +
         `the busiest core moved in ${ours.moves?.mean ?? '-'}% of the seconds; the least-used core's median second ${ours.minCore?.mean}%`
       verdict = atHalf && moving ? 'reproduced' : 'not-reproduced'
