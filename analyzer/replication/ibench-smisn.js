@@ -68,7 +68,8 @@ function saturationRow (group, benchmark, quota, cores) {
   if (!group || !cores) return { ...base, ours: null, rule, verdict: 'not-comparable', why: `no hs runs of ${benchmark} in the sweep (experiments/ibench-smisn.yml runs them)` }
   const full = Math.ceil(cores / (quota ?? 1) - 1e-9)
   const ns = group.points.map(p => p.n).filter(n => n >= full).sort((a, b) => a - b)
-  if (ns.length < 2 || !at(group, full).length) return { ...base, ours: null, rule, verdict: 'not-comparable', why: `the sweep does not go past N=${full}, where hs's quotas (${quota ?? 1} CPU each) fill the ${cores} cores` }
+  if (ns.length < 2 || !at(group, full).length) return { ...base, ours: null, rule, verdict: 'not-comparable', why: `the sweep does not go past N=${full}, where hs's quotas (${quota ?? 1} CPU each) fill the ${cores} cores ` +
+        '(on Swarm each replica reserves its quota, so no more fit on this machine: --backend local, or more cores)' }
   const hi = at(group, ns.at(-1))
   const lo = at(group, full)
   return { ...base, ours: { [`N=${full}`]: meanCi(lo), [`N=${ns.at(-1)}`]: meanCi(hi) }, rule, ...notGreater(hi, lo, `hs at N=${ns.at(-1)} vs N=${full}`) }
