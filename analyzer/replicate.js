@@ -60,11 +60,13 @@ export async function replicate (dirs, { study, includeInvalid = false }) {
  */
 function merged (each) {
   const notes = []
-  const rows = each[0].rows.map(first => {
-    const all = each.map(r => r.rows.find(row => row.id === first.id)).filter(Boolean)
-    const chosen = all.find(row => row.verdict !== 'not-comparable') ?? first
+  // every row any sweep has, in the order they first appear (a sweep of another app adds its own rows)
+  const ids = [...new Set(each.flatMap(r => r.rows.map(row => row.id)))]
+  const rows = ids.map(id => {
+    const all = each.map(r => r.rows.find(row => row.id === id)).filter(Boolean)
+    const chosen = all.find(row => row.verdict !== 'not-comparable') ?? all[0]
     const others = all.filter(row => row !== chosen && row.verdict !== 'not-comparable' && row.verdict !== chosen.verdict)
-    if (others.length) notes.push(`${first.id}: shown from sweep ${chosen.sweep} (${chosen.verdict}); sweep ${others.map(o => `${o.sweep} says ${o.verdict}`).join(', ')}`)
+    if (others.length) notes.push(`${id}: shown from sweep ${chosen.sweep} (${chosen.verdict}); sweep ${others.map(o => `${o.sweep} says ${o.verdict}`).join(', ')}`)
     return chosen
   })
   const withRuns = each.find(r => r.fingerprint.length) ?? each[0]
