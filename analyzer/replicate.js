@@ -26,7 +26,7 @@ const ROWS = Object.freeze({
   'ibench-mimn': ibenchMimnRows
 })
 
-/** @typedef {{ strategy: string, level: string | null, flags: string[] }} LeftOut */
+/** @typedef {{ strategy: string, benchmark?: string, level: string | null, flags: string[] }} LeftOut */
 
 /** What each order of a sweep's runs means for drift (executor/sweep-plan.js builds them). */
 const ORDER_MEANS = Object.freeze({
@@ -103,7 +103,7 @@ async function replicateOne (dir, study, includeInvalid) {
     level: r.config.sweep.level ?? null
   })))
   /** @type {LeftOut[]} */
-  const leftOut = mine.filter(r => !used.includes(r)).map(r => ({ strategy: r.config.strategy, level: r.config.sweep.level ?? null, flags: r.invalidFlags }))
+  const leftOut = mine.filter(r => !used.includes(r)).map(r => ({ strategy: r.config.strategy, benchmark: r.config.benchmark, level: r.config.sweep.level ?? null, flags: r.invalidFlags }))
   const rows = (await ROWS[study]({ dir, runs: details, leftOut, includeInvalid })).map(row => ({ ...row, sweep: sweep.id }))
   const notes = []
   if (!studies[study].experiments.includes(sweep.experiment?.name)) notes.push(`the sweep ran experiment "${sweep.experiment?.name}", not one of ${studies[study].experiments.join(', ')}: rows compare what it has`)

@@ -68,6 +68,20 @@ test('finding 5 at quotas that leave the generator a core: full CPU is the serve
   assert.match(row.why, /at N=4 \(the largest N both ran\) the CPU was not used up: the quotas \(1 CPU\) fill 1 of 2 cores, and the server used hs 0\.6, cm 0\.65 cores/)
 })
 
+test('finding 5 with every run left out as unstable: the rows say so, and --include-invalid judges them', async (t) => {
+  const unstable = { ok: false, flags: [{ name: 'unstable', severity: 'invalid', message: 'known to ±7% only' }] }
+  const dir = writeSweepRuns(tmp(t), 'ibench-finding5', [
+    ...twice({ strategy: 'hs', instances: 4, cpusPerInstance: 0.5, benchmark: 'baseline' }, 400, { validity: unstable }),
+    ...twice({ strategy: 'cm', instances: 4, cpusPerInstance: 0.5, benchmark: 'baseline' }, 350, { validity: unstable, diagnosis: { roles: { workers: 1.9, primary: 0.05 } } }),
+    ...twice({ strategy: 'cm', instances: 1, cpusPerInstance: 0.5, benchmark: 'baseline' }, 100, { validity: unstable })
+  ])
+  const r = await replicate(dir, { study: 'ibench-smisn' })
+  const row = r.rows.find(x => x.id === 'finding 5: hs serves more than cm at full CPU')
+  assert.equal(row.verdict, 'not-comparable')
+  assert.equal(row.why, 'no valid hs and cm runs of the baseline app: 6 finished and left out, unstable 6 (hs 2, cm 4) (--include-invalid takes them)')
+  assert.equal(verdictOf(await replicate(dir, { study: 'ibench-smisn', includeInvalid: true }), 'finding 5: hs serves more than cm at full CPU'), 'reproduced')
+})
+
 test('several sweeps of a study make one table, each row judged by the sweep that can; the report shows it once', async (t) => {
   const out = tmp(t)
   const over = overInstances(out, { up: [50, 100, 101, 99], hs: [50, 100, 150, 190, 191, 190] })

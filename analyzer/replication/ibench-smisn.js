@@ -5,7 +5,7 @@ import { median } from 'simple-statistics'
 import { loadPoints } from '../points.js'
 import { fitSources } from '../compare.js'
 import { ibenchSmisn as published } from './published.js'
-import { meanCi, welch, directionVerdict } from './rules.js'
+import { meanCi, welch, directionVerdict, leftOutCounts } from './rules.js'
 import { ALPHA } from '../group-tests.js'
 
 const finding = (id) => published.findings.find(f => f.id === id)
@@ -29,9 +29,10 @@ const at = (group, n) => group.observations.filter(o => o.n === n).map(o => o.th
 
 /**
  * The findings and Table 5 of the S/MISN study on a sweep.
- * @param {{ dir: string, runs: { detail: { run: any } }[], includeInvalid: boolean }} input
+ * @param {{ dir: string, runs: { detail: { run: any } }[], leftOut?: { strategy: string, benchmark?: string, level: string | null,
+ *   flags: string[] }[], includeInvalid: boolean }} input finished runs, and those left out as not valid
  */
-export async function ibenchSmisnRows ({ dir, runs, includeInvalid }) {
+export async function ibenchSmisnRows ({ dir, runs, leftOut = [], includeInvalid }) {
   const configs = runs.map(r => r.detail.run.config)
   const cores = runs[0]?.detail.run.environment?.cpus ?? null
   const quotaOf = (strategy, benchmark) => configs.find(c => c.strategy === strategy && c.benchmark === benchmark)?.cpusPerInstance ?? null
@@ -41,7 +42,7 @@ export async function ibenchSmisnRows ({ dir, runs, includeInvalid }) {
   return [
     ...benchmarks.map(b => upRow(groupOf('up', b), b, quotaOf('up', b))),
     ...benchmarks.filter(b => finding('finding-2').benchmarks.includes(b)).map(b => saturationRow(groupOf('hs', b), b, quotaOf('hs', b), cores)),
-    ...finding5Rows({ hs: groupOf('hs', 'baseline'), cm: groupOf('cm', 'baseline'), quota: quotaOf('cm', 'baseline'), cores, runs }),
+    ...finding5Rows({ hs: groupOf('hs', 'baseline'), cm: groupOf('cm', 'baseline'), quota: quotaOf('cm', 'baseline'), cores, runs, left: leftOut.filter(r => r.benchmark === 'baseline') }),
     ...await table5Rows(dir, includeInvalid)
   ]
 }
@@ -98,11 +99,13 @@ function primaryWhy (spent, serverCores, n) {
 }
 
 /** Finding 5: with the CPU used up, HS serves more than CM, whose primary spends CPU; CM still beats one instance. */
-function finding5Rows ({ hs, cm, quota, cores, runs }) {
+function finding5Rows ({ hs, cm, quota, cores, runs, left }) {
   const f = finding('finding-5')
   const base = (what) => ({ id: `finding 5: ${what}`, source: sourceOf(f), published: { claim: f.claim, conditions: f.conditions.text } })
   if (!hs || !cm || !cores) {
-    const why = 'no hs and cm runs of the baseline app in the sweep (experiments/ibench-finding5.yml runs them)'
+    const why = left.length
+      ? `no valid hs and cm runs of the baseline app: ${left.length} finished and left out, ${leftOutCounts(left)} (--include-invalid takes them)`
+      : 'no hs and cm runs of the baseline app in the sweep (experiments/ibench-finding5.yml runs them)'
     return ['hs serves more than cm at full CPU', 'cm\'s primary spends CPU', 'cm still improves on one instance'].map(w => ({ ...base(w), ours: null, rule: '-', verdict: 'not-comparable', why }))
   }
   const n = Math.max(...hs.points.map(p => p.n).filter(x => cm.points.some(p => p.n === x)))

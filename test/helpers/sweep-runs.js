@@ -6,14 +6,14 @@ import { join } from 'node:path'
 /**
  * @param {string} out
  * @param {string} name the experiment's name
- * @param {{ config: Record<string, any>, throughput: number, diagnosis?: any }[]} runs
+ * @param {{ config: Record<string, any>, throughput: number, diagnosis?: any, validity?: any }[]} runs
  * @param {{ cpus?: number, nodes?: any[] }} [opts] the machine's cores; the swarm's nodes (environment.nodes)
  */
 export function writeSweepRuns (out, name, runs, { cpus = 2, nodes } = {}) {
   const id = `20261124-120000-${name}-abcd`
   const dir = join(out, id)
   mkdirSync(dir, { recursive: true })
-  runs.forEach(({ config, throughput, diagnosis }, i) => {
+  runs.forEach(({ config, throughput, diagnosis, validity = { ok: true, flags: [] } }, i) => {
     const runId = `run-${String(i + 1).padStart(3, '0')}`
     mkdirSync(join(dir, runId))
     const run = {
@@ -24,7 +24,7 @@ export function writeSweepRuns (out, name, runs, { cpus = 2, nodes } = {}) {
       config: { benchmark: 'cpu', concurrency: 8, duration: 5, backend: 'local', ...config, sweep: { id, index: i, repeat: 1, level: null } },
       environment: { host: 'vm', cpus, cpuModel: 'test cpu', kernel: '6.1', node: 'v20.0.0', backend: nodes ? 'swarm' : 'local', ...(nodes ? { nodes } : {}) },
       summary: { requests: Math.round(throughput * 5), errors: 0, errorRate: 0, throughput, latency: { mean: 5, p50: 5, p90: 9, p95: 10, p99: 12, max: 20 } },
-      validity: { ok: true, flags: [] },
+      validity,
       placement: [],
       error: null,
       ...(diagnosis ? { diagnosis } : {})
