@@ -160,3 +160,13 @@ test('Table 4 on the local swarm: not comparable (its nodes share one machine), 
   const inst = r.rows.find(x => x.id === 'Table 4: the instances at the maximum grow with the nodes')
   assert.match(inst.why, /the best point among them is chance; instances at the maximum: 4, 8, 12, 16 on 1, 2, 3, 4 nodes/)
 })
+
+test('Table 4 with every run left out as not valid: the rows say which runs and why', async (t) => {
+  const disturbed = { ok: false, flags: [{ name: 'disturbed', severity: 'invalid', message: 'other processes used 1.5 cores' }] }
+  const runs = [1, 2].flatMap(k => twice({ strategy: 'hs', nodes: k, instances: 2 * k, backend: 'swarm' }, 100 * k, { validity: disturbed }))
+  const r = await replicate(writeSweepRuns(tmp(t), 'ibench-mimn', runs, { nodes: machines }), { study: 'ibench-mimn' })
+  for (const row of r.rows) {
+    assert.equal(row.verdict, 'not-comparable')
+    assert.match(row.why, /no valid hs runs of the cpu app \(4 finished and left out, disturbed 4 \(hs 4\); --include-invalid takes them\)/)
+  }
+})

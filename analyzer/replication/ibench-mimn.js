@@ -4,16 +4,17 @@
 // this machine's local swarm, whose nodes share its cores, the distribution is shown and the capacity not compared.
 import { loadPoints } from '../points.js'
 import { ibenchMimn as published } from './published.js'
-import { meanCi, directionVerdict } from './rules.js'
+import { meanCi, directionVerdict, leftOutCounts } from './rules.js'
 
 /** The local swarm's nodes live on this machine's bridge (executor/local-swarm/network.js). */
 const LOCAL_SWARM = /^10\.99\.0\./
 
 /**
  * Table 4's rows on a MIMN sweep.
- * @param {{ dir: string, runs: { detail: { run: any } }[], includeInvalid: boolean }} input
+ * @param {{ dir: string, runs: { detail: { run: any } }[], leftOut?: { strategy: string, benchmark?: string, level: string | null,
+ *   flags: string[] }[], includeInvalid: boolean }} input finished runs, and those left out as not valid
  */
-export async function ibenchMimnRows ({ dir, runs, includeInvalid }) {
+export async function ibenchMimnRows ({ dir, runs, leftOut = [], includeInvalid }) {
   const t4 = published.table4
   const points = runs.length ? await loadPoints(dir, { x: 'nodes', groupBy: ['strategy', 'benchmark'], includeInvalid }) : { groups: [] }
   const group = points.groups.find(g => g.key.strategy === 'hs' && g.key.benchmark === t4.benchmark)
@@ -24,7 +25,9 @@ export async function ibenchMimnRows ({ dir, runs, includeInvalid }) {
   const at = (n) => group.observations.filter(o => o.n === n).map(o => o.throughput)
   const pub = Object.fromEntries(t4.rows.map(r => [r.nodes.value, r]))
   if (ns.length < 2) {
-    const why = `the sweep has ${ns.length ? `one node count (${ns[0]})` : 'no hs runs of the cpu app'}: Table 4 needs two or more`
+    const left = leftOut.filter(r => r.strategy === 'hs' && r.benchmark === t4.benchmark)
+    const none = left.length ? `no valid hs runs of the cpu app (${left.length} finished and left out, ${leftOutCounts(left)}; --include-invalid takes them)` : 'no hs runs of the cpu app'
+    const why = `the sweep has ${ns.length ? `one node count (${ns[0]})` : none}: Table 4 needs two or more`
     return ['throughput rises with the nodes', 'sub-linearly', 'the instances at the maximum grow with the nodes'].map(w => ({ ...base(`Table 4: ${w}`, {}), ours: null, rule: '-', verdict: 'not-comparable', why }))
   }
   const sharing = 'local swarm: its nodes share this machine\'s cores, so a node adds no capacity; the distribution is shown, the capacity is not comparable'
