@@ -26,7 +26,7 @@ const ROWS = Object.freeze({
   'ibench-mimn': ibenchMimnRows
 })
 
-/** @typedef {{ strategy: string, benchmark?: string, level: string | null, flags: string[] }} LeftOut */
+/** @typedef {import('./replication/rules.js').LeftOut} LeftOut */
 
 /** What each order of a sweep's runs means for drift (executor/sweep-plan.js builds them). */
 const ORDER_MEANS = Object.freeze({
@@ -41,7 +41,8 @@ async function readJson (file) {
 /**
  * The replication of a study by one or more sweep folders (a study's figures may need several experiments: findings
  * over instances, Table 5 over workloads). Each row is judged by the first sweep that can judge it (the others'
- * verdicts on it, where they differ, are said in a note).
+ * verdicts on it, where they differ, are said in a note); a row none can judge gives the reason of a sweep that had
+ * runs for it (a row marked absent: the sweep had none of what it needs).
  * @param {string | string[]} dirs sweep folders (executor sweep's output)
  * @param {{ study: string, includeInvalid?: boolean }} opts
  */
@@ -64,7 +65,8 @@ function merged (each) {
   const ids = [...new Set(each.flatMap(r => r.rows.map(row => row.id)))]
   const rows = ids.map(id => {
     const all = each.map(r => r.rows.find(row => row.id === id)).filter(Boolean)
-    const chosen = all.find(row => row.verdict !== 'not-comparable') ?? all[0]
+    // a verdict first; else the reason of a sweep that had something for the row, not one that had none of it (absent)
+    const chosen = all.find(row => row.verdict !== 'not-comparable') ?? all.find(row => !row.absent) ?? all[0]
     const others = all.filter(row => row !== chosen && row.verdict !== 'not-comparable' && row.verdict !== chosen.verdict)
     if (others.length) notes.push(`${id}: shown from sweep ${chosen.sweep} (${chosen.verdict}); sweep ${others.map(o => `${o.sweep} says ${o.verdict}`).join(', ')}`)
     return chosen
@@ -103,7 +105,7 @@ async function replicateOne (dir, study, includeInvalid) {
     level: r.config.sweep.level ?? null
   })))
   /** @type {LeftOut[]} */
-  const leftOut = mine.filter(r => !used.includes(r)).map(r => ({ strategy: r.config.strategy, benchmark: r.config.benchmark, level: r.config.sweep.level ?? null, flags: r.invalidFlags }))
+  const leftOut = mine.filter(r => !used.includes(r)).map(r => ({ strategy: r.config.strategy, benchmark: r.config.benchmark, instances: r.config.instances, level: r.config.sweep.level ?? null, flags: r.invalidFlags }))
   const rows = (await ROWS[study]({ dir, runs: details, leftOut, includeInvalid })).map(row => ({ ...row, sweep: sweep.id }))
   const notes = []
   if (!studies[study].experiments.includes(sweep.experiment?.name)) notes.push(`the sweep ran experiment "${sweep.experiment?.name}", not one of ${studies[study].experiments.join(', ')}: rows compare what it has`)

@@ -170,3 +170,19 @@ test('Table 4 with every run left out as not valid: the rows say which runs and 
     assert.match(row.why, /no valid hs runs of the cpu app \(4 finished and left out, disturbed 4 \(hs 4\); --include-invalid takes them\)/)
   }
 })
+
+test('several sweeps, a row none can judge: the reason comes from the sweep that had runs for it', async (t) => {
+  const out = tmp(t)
+  const over = overInstances(out, { up: [50, 100, 101, 99], hs: [50, 100, 150, 190, 191, 190] })
+  const unstable = { ok: false, flags: [{ name: 'unstable', severity: 'invalid', message: 'known to ±7% only' }] }
+  const f5 = writeSweepRuns(out, 'ibench-finding5', [
+    ...twice({ strategy: 'hs', instances: 4, cpusPerInstance: 0.5, benchmark: 'baseline' }, 400),
+    ...twice({ strategy: 'cm', instances: 4, cpusPerInstance: 0.5, benchmark: 'baseline' }, 350, { diagnosis: { roles: { workers: 1.9, primary: 0.05 } } }),
+    ...twice({ strategy: 'cm', instances: 1, cpusPerInstance: 0.5, benchmark: 'baseline' }, 100, { validity: unstable })
+  ])
+  const r = await replicate([over, f5], { study: 'ibench-smisn' })
+  const row = r.rows.find(x => x.id === 'finding 5: cm still improves on one instance')
+  assert.equal(row.verdict, 'not-comparable')
+  assert.equal(row.sweep, r.sweeps[1].id)
+  assert.match(row.why, /no valid cm x1 runs of the baseline app: 2 finished and left out, unstable 2 \(cm 2\)/)
+})

@@ -11,8 +11,8 @@ const LOCAL_SWARM = /^10\.99\.0\./
 
 /**
  * Table 4's rows on a MIMN sweep.
- * @param {{ dir: string, runs: { detail: { run: any } }[], leftOut?: { strategy: string, benchmark?: string, level: string | null,
- *   flags: string[] }[], includeInvalid: boolean }} input finished runs, and those left out as not valid
+ * @param {{ dir: string, runs: { detail: { run: any } }[], leftOut?: import('./rules.js').LeftOut[],
+ *   includeInvalid: boolean }} input finished runs, and those left out as not valid
  */
 export async function ibenchMimnRows ({ dir, runs, leftOut = [], includeInvalid }) {
   const t4 = published.table4
@@ -28,7 +28,7 @@ export async function ibenchMimnRows ({ dir, runs, leftOut = [], includeInvalid 
     const left = leftOut.filter(r => r.strategy === 'hs' && r.benchmark === t4.benchmark)
     const none = left.length ? `no valid hs runs of the cpu app (${left.length} finished and left out, ${leftOutCounts(left)}; --include-invalid takes them)` : 'no hs runs of the cpu app'
     const why = `the sweep has ${ns.length ? `one node count (${ns[0]})` : none}: Table 4 needs two or more`
-    return ['throughput rises with the nodes', 'sub-linearly', 'the instances at the maximum grow with the nodes'].map(w => ({ ...base(`Table 4: ${w}`, {}), ours: null, rule: '-', verdict: 'not-comparable', why }))
+    return ['throughput rises with the nodes', 'sub-linearly', 'the instances at the maximum grow with the nodes'].map(w => ({ ...base(`Table 4: ${w}`, {}), ours: null, rule: '-', verdict: 'not-comparable', absent: !ns.length && !left.length, why }))
   }
   const sharing = 'local swarm: its nodes share this machine\'s cores, so a node adds no capacity; the distribution is shown, the capacity is not comparable'
   const rows = []

@@ -29,8 +29,8 @@ const at = (group, n) => group.observations.filter(o => o.n === n).map(o => o.th
 
 /**
  * The findings and Table 5 of the S/MISN study on a sweep.
- * @param {{ dir: string, runs: { detail: { run: any } }[], leftOut?: { strategy: string, benchmark?: string, level: string | null,
- *   flags: string[] }[], includeInvalid: boolean }} input finished runs, and those left out as not valid
+ * @param {{ dir: string, runs: { detail: { run: any } }[], leftOut?: import('./rules.js').LeftOut[],
+ *   includeInvalid: boolean }} input finished runs, and those left out as not valid
  */
 export async function ibenchSmisnRows ({ dir, runs, leftOut = [], includeInvalid }) {
   const configs = runs.map(r => r.detail.run.config)
@@ -52,7 +52,7 @@ function upRow (group, benchmark, quota) {
   const f = finding('finding-1')
   const base = { id: `finding 1 (${benchmark}): up gains nothing from more vCPUs`, source: sourceOf(f), published: { claim: f.claim, conditions: f.conditions.text } }
   const rule = 'up\'s throughput at its largest N against the first N with a whole core (N x quota >= 1): not significantly greater (Welch, α = 0.05)'
-  if (!group) return { ...base, ours: null, rule, verdict: 'not-comparable', why: `no up runs of ${benchmark} in the sweep (experiments/ibench-smisn.yml runs them)` }
+  if (!group) return { ...base, ours: null, rule, verdict: 'not-comparable', absent: true, why: `no up runs of ${benchmark} in the sweep (experiments/ibench-smisn.yml runs them)` }
   const whole = quota ? Math.ceil(1 / quota - 1e-9) : 1
   const ns = (group?.points ?? []).map(p => p.n).filter(n => n >= whole).sort((a, b) => a - b)
   if (ns.length < 2) return { ...base, ours: null, rule, verdict: 'not-comparable', why: `the sweep's up runs never had more than one whole core (N >= ${whole} at ${quota ?? 1} CPU each: ${ns.join(', ') || 'none'})` }
@@ -66,11 +66,14 @@ function saturationRow (group, benchmark, quota, cores) {
   const f = finding('finding-2')
   const base = { id: `finding 2 (${benchmark}): hs stops rising once the CPU is used up`, source: sourceOf(f), published: { claim: f.claim } }
   const rule = 'hs\'s throughput at its largest N against the first N whose quotas fill the machine (N x quota >= cores): not significantly greater'
-  if (!group || !cores) return { ...base, ours: null, rule, verdict: 'not-comparable', why: `no hs runs of ${benchmark} in the sweep (experiments/ibench-smisn.yml runs them)` }
+  if (!group || !cores) return { ...base, ours: null, rule, verdict: 'not-comparable', absent: !group, why: `no hs runs of ${benchmark} in the sweep (experiments/ibench-smisn.yml runs them)` }
   const full = Math.ceil(cores / (quota ?? 1) - 1e-9)
   const ns = group.points.map(p => p.n).filter(n => n >= full).sort((a, b) => a - b)
-  if (ns.length < 2 || !at(group, full).length) return { ...base, ours: null, rule, verdict: 'not-comparable', why: `the sweep does not go past N=${full}, where hs's quotas (${quota ?? 1} CPU each) fill the ${cores} cores ` +
-        '(on Swarm each replica reserves its quota, so no more fit on this machine: --backend local, or more cores)' }
+  if (ns.length < 2 || !at(group, full).length) {
+    const why = `the sweep does not go past N=${full}, where hs's quotas (${quota ?? 1} CPU each) fill the ${cores} cores ` +
+      '(on Swarm each replica reserves its quota, so no more fit on this machine: --backend local, or more cores)'
+    return { ...base, ours: null, rule, verdict: 'not-comparable', why }
+  }
   const hi = at(group, ns.at(-1))
   const lo = at(group, full)
   return { ...base, ours: { [`N=${full}`]: meanCi(lo), [`N=${ns.at(-1)}`]: meanCi(hi) }, rule, ...notGreater(hi, lo, `hs at N=${ns.at(-1)} vs N=${full}`) }
@@ -106,7 +109,7 @@ function finding5Rows ({ hs, cm, quota, cores, runs, left }) {
     const why = left.length
       ? `no valid hs and cm runs of the baseline app: ${left.length} finished and left out, ${leftOutCounts(left)} (--include-invalid takes them)`
       : 'no hs and cm runs of the baseline app in the sweep (experiments/ibench-finding5.yml runs them)'
-    return ['hs serves more than cm at full CPU', 'cm\'s primary spends CPU', 'cm still improves on one instance'].map(w => ({ ...base(w), ours: null, rule: '-', verdict: 'not-comparable', why }))
+    return ['hs serves more than cm at full CPU', 'cm\'s primary spends CPU', 'cm still improves on one instance'].map(w => ({ ...base(w), ours: null, rule: '-', verdict: 'not-comparable', absent: !left.length, why }))
   }
   const n = Math.max(...hs.points.map(p => p.n).filter(x => cm.points.some(p => p.n === x)))
   const used = { hs: serverCoresAt(runs, 'hs', n), cm: serverCoresAt(runs, 'cm', n) }
@@ -123,7 +126,10 @@ function finding5Rows ({ hs, cm, quota, cores, runs, left }) {
   const spent = meanCi(primary, { digits: 3 })
   const tput = directionVerdict({ a: at(hs, n), b: at(cm, n), aName: 'hs', bName: 'cm', what: `baseline app at N=${n}` })
   const one = at(cm, 1)
-  const gain = one.length ? directionVerdict({ a: at(cm, n), b: one, aName: `cm x${n}`, bName: 'cm x1', what: 'cm against one instance' }) : { verdict: 'not-comparable', why: 'no cm x1 runs of the baseline app to compare with' }
+  const leftOne = left.filter(r => r.strategy === 'cm' && r.instances === 1)
+  const gain = one.length
+    ? directionVerdict({ a: at(cm, n), b: one, aName: `cm x${n}`, bName: 'cm x1', what: 'cm against one instance' })
+    : { verdict: 'not-comparable', why: leftOne.length ? `no valid cm x1 runs of the baseline app: ${leftOne.length} finished and left out, ${leftOutCounts(leftOne)} (--include-invalid takes them)` : 'no cm x1 runs of the baseline app to compare with' }
   return [
     { ...base('hs serves more than cm at full CPU'), ours: { hs: meanCi(at(hs, n)), cm: meanCi(at(cm, n)) }, rule: `hs's throughput above cm's at an N with the CPU used up (the server at ${FULL_SHARE * 100}% of its quota or more, or the quotas filling the machine), by Welch's t-test at α = 0.05`, verdict: tput.verdict, why: tput.why },
     {
@@ -154,7 +160,7 @@ async function table5Rows (dir, includeInvalid) {
     const pu = pub(benchmark, 'usl')
     const pa = pub(benchmark, 'amdahl')
     const row = { id: `Table 5 (${pu.appPrinted}): USL fits better than Amdahl`, source: t5.source, published: { usl: pu.r2.printed, amdahl: pa.r2.printed }, rule: 'USL\'s R² above Amdahl\'s and its coherency term significant (extra-sum-of-squares F test, α = 0.05): nested models, so a higher R² alone proves nothing' }
-    if (!g) { rows.push({ ...row, ours: null, verdict: 'not-comparable', why: missing }); continue }
+    if (!g) { rows.push({ ...row, ours: null, verdict: 'not-comparable', absent: true, why: missing }); continue }
     const usl = g.fits.usl
     const am = g.fits.amdahl
     const better = g.test?.better === 'usl' && usl.r2 > am.r2
@@ -167,7 +173,7 @@ async function table5Rows (dir, includeInvalid) {
     const row = { id: `Table 5: ${name} of the network app above the CPU app's`, source: t5.source, published: { cpu: pc[coef].printed, network: pn[coef].printed }, rule: 'the network app\'s coefficient above the CPU app\'s, their 95% intervals apart' }
     const c = byApp.cpu?.fits[model]
     const nw = byApp['net-out']?.fits[model]
-    if (!c || !nw) { rows.push({ ...row, ours: null, verdict: 'not-comparable', why: missing }); continue }
+    if (!c || !nw) { rows.push({ ...row, ours: null, verdict: 'not-comparable', absent: true, why: missing }); continue }
     const [ci, ni] = [c.ci95[coef], nw.ci95[coef]]
     const apart = ci && ni && ni[0] > ci[1]
     const verdict = nw[coef] > c[coef] && apart ? 'reproduced' : 'not-reproduced'

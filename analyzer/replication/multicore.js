@@ -44,7 +44,7 @@ const RULE = `multi-core utilisation exists when, in a typical second of the ste
  * Table 4.3.1's nine rows and its directions, judged on a multicore sweep's runs.
  * @param {{ detail: { run: any, timeline: any }, level: string | null }[]} runs finished runs of the sweep with their
  *   calibration level (relaxed, relaxed*cores, exhausted, exhausted*cores)
- * @param {{ strategy: string, level: string | null, flags: string[] }[]} [leftOut] finished runs left out as not valid
+ * @param {import('./rules.js').LeftOut[]} [leftOut] finished runs left out as not valid
  */
 export function multicoreRows (runs, leftOut = []) {
   const measured = runs.map(r => ({ strategy: r.detail.run.config.strategy, level: r.level, ...runCores(r.detail) }))
@@ -79,7 +79,7 @@ export function multicoreRows (runs, leftOut = []) {
       const why = left.length
         ? `no valid run of ${row.strategy} at the ${level} level: ${left.length} finished and left out, ${leftOutCounts(left)} (--include-invalid takes them)`
         : `no finished run of ${row.strategy} at the ${level} level in this sweep`
-      return { ...base, verdict: 'not-comparable', why }
+      return { ...base, verdict: 'not-comparable', absent: !left.length, why }
     }
     if (pinned) return { ...base, verdict: 'not-comparable', why: `the server was pinned to cores ${pinned.pinned.join(',')} of ${pinned.cores}: an idle core is idle by construction (run it with affinity none, as experiments/multicore.yml does)` }
     const same = ours.exists === row.utilisation.exists

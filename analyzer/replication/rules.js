@@ -4,6 +4,12 @@ import { mean, sampleStandardDeviation } from 'simple-statistics'
 import { tCdf, tQuantile } from '../stats-math.js'
 import { ALPHA } from '../group-tests.js'
 
+/**
+ * A finished run a replication left out as not valid: what it ran, and the flags that made it invalid.
+ * @typedef {{ strategy: string, benchmark?: string, instances?: number, level: string | null, flags: string[] }}
+ *   LeftOut
+ */
+
 /** What a replication row can say. */
 export const VERDICTS = Object.freeze(['reproduced', 'not-reproduced', 'not-comparable'])
 
@@ -66,7 +72,7 @@ export function directionVerdict ({ a, b, aName, bName, what }) {
 /**
  * Finished runs left out as not valid, counted by flag and by strategy and level: "host-saturated 6 (cm
  * exhausted*cores 3, pm2 exhausted*cores 3), unstable 2 (up relaxed 2)".
- * @param {{ strategy: string, level: string | null, flags: string[] }[]} runs
+ * @param {LeftOut[]} runs
  */
 export function leftOutCounts (runs) {
   const byFlag = new Map()
