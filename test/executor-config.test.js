@@ -54,6 +54,7 @@ test('every flag is parsed', () => {
     loadPlacement: 'labelled',
     backend: 'local',
     cpusPerInstance: 0.25,
+    affinity: undefined,
     memoryPerInstance: 256 * 1024 * 1024,
     lb: 'haproxy',
     port: 8080,
