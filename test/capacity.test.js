@@ -40,15 +40,10 @@ test('executor capacity finds the capacity of a server that spends 10 ms of CPU 
     assert.equal(run.config.rate, p.rate)
   }
   assert.ok(existsSync(join(out, record.id, 'capacity.json')))
-  // what stopped it, read where the search missed: 10 ms of CPU a request on one loop. The bracket's rate is within
-  // the precision above the capacity, where the p99 objective can miss before the loop is 95% busy (a queue at 93%
-  // already waits): the loop is busy 90% or more there, and from 95% the diagnosis names it
+  // what stopped it, read where the search missed: 10 ms of CPU a request on one loop
   assert.equal(record.limit.rate, record.bounds.hi)
   assert.equal(record.limit.verdict, 'misses')
-  const limit = record.limit.bottleneck
-  const elu = limit.evidence.find(e => e.figure === 'elu')?.value
-  assert.ok(elu >= 0.9, `the loop at the bracket: ${JSON.stringify(limit)}`)
-  if (elu >= 0.95) assert.equal(limit.kind, 'event-loop', JSON.stringify(limit))
+  assert.equal(record.limit.bottleneck.kind, 'event-loop', JSON.stringify(record.limit.bottleneck))
   // the text view says the same, with the progress on stderr
   assert.match(r.stderr, /probe +1 +estimate/)
 })
