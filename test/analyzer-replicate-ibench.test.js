@@ -167,7 +167,7 @@ test('Table 4 with every run left out as not valid: the rows say which runs and 
   const r = await replicate(writeSweepRuns(tmp(t), 'ibench-mimn', runs, { nodes: machines }), { study: 'ibench-mimn' })
   for (const row of r.rows) {
     assert.equal(row.verdict, 'not-comparable')
-    assert.match(row.why, /no valid hs runs of the cpu app \(4 finished and left out, disturbed 4 \(hs 4\); --include-invalid takes them\)/)
+    assert.match(row.why, /no valid hs runs of the cpu app: 4 finished and left out, disturbed 4 \(hs 4\) \(--include-invalid takes them\)/)
   }
 })
 

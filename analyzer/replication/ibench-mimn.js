@@ -4,7 +4,7 @@
 // this machine's local swarm, whose nodes share its cores, the distribution is shown and the capacity not compared.
 import { loadPoints } from '../points.js'
 import { ibenchMimn as published } from './published.js'
-import { meanCi, directionVerdict, leftOutCounts } from './rules.js'
+import { meanCi, directionVerdict, leftOutWhy } from './rules.js'
 
 /** The local swarm's nodes live on this machine's bridge (executor/local-swarm/network.js). */
 const LOCAL_SWARM = /^10\.99\.0\./
@@ -26,7 +26,7 @@ export async function ibenchMimnRows ({ dir, runs, leftOut = [], includeInvalid 
   const pub = Object.fromEntries(t4.rows.map(r => [r.nodes.value, r]))
   if (ns.length < 2) {
     const left = leftOut.filter(r => r.strategy === 'hs' && r.benchmark === t4.benchmark)
-    const none = left.length ? `no valid hs runs of the cpu app (${left.length} finished and left out, ${leftOutCounts(left)}; --include-invalid takes them)` : 'no hs runs of the cpu app'
+    const none = left.length ? `no valid hs runs of the cpu app: ${leftOutWhy(left)}` : 'no hs runs of the cpu app'
     const why = `the sweep has ${ns.length ? `one node count (${ns[0]})` : none}: Table 4 needs two or more`
     return ['throughput rises with the nodes', 'sub-linearly', 'the instances at the maximum grow with the nodes'].map(w => ({ ...base(`Table 4: ${w}`, {}), ours: null, rule: '-', verdict: 'not-comparable', absent: !ns.length && !left.length, why }))
   }

@@ -5,7 +5,7 @@ import { median } from 'simple-statistics'
 import { loadPoints } from '../points.js'
 import { fitSources } from '../compare.js'
 import { ibenchSmisn as published } from './published.js'
-import { meanCi, welch, directionVerdict, leftOutCounts } from './rules.js'
+import { meanCi, welch, directionVerdict, leftOutWhy } from './rules.js'
 import { ALPHA } from '../group-tests.js'
 
 const finding = (id) => published.findings.find(f => f.id === id)
@@ -107,7 +107,7 @@ function finding5Rows ({ hs, cm, quota, cores, runs, left }) {
   const base = (what) => ({ id: `finding 5: ${what}`, source: sourceOf(f), published: { claim: f.claim, conditions: f.conditions.text } })
   if (!hs || !cm || !cores) {
     const why = left.length
-      ? `no valid hs and cm runs of the baseline app: ${left.length} finished and left out, ${leftOutCounts(left)} (--include-invalid takes them)`
+      ? `no valid hs and cm runs of the baseline app: ${leftOutWhy(left)}`
       : 'no hs and cm runs of the baseline app in the sweep (experiments/ibench-finding5.yml runs them)'
     return ['hs serves more than cm at full CPU', 'cm\'s primary spends CPU', 'cm still improves on one instance'].map(w => ({ ...base(w), ours: null, rule: '-', verdict: 'not-comparable', absent: !left.length, why }))
   }
@@ -129,7 +129,7 @@ function finding5Rows ({ hs, cm, quota, cores, runs, left }) {
   const leftOne = left.filter(r => r.strategy === 'cm' && r.instances === 1)
   const gain = one.length
     ? directionVerdict({ a: at(cm, n), b: one, aName: `cm x${n}`, bName: 'cm x1', what: 'cm against one instance' })
-    : { verdict: 'not-comparable', why: leftOne.length ? `no valid cm x1 runs of the baseline app: ${leftOne.length} finished and left out, ${leftOutCounts(leftOne)} (--include-invalid takes them)` : 'no cm x1 runs of the baseline app to compare with' }
+    : { verdict: 'not-comparable', why: leftOne.length ? `no valid cm x1 runs of the baseline app: ${leftOutWhy(leftOne)}` : 'no cm x1 runs of the baseline app to compare with' }
   return [
     { ...base('hs serves more than cm at full CPU'), ours: { hs: meanCi(at(hs, n)), cm: meanCi(at(cm, n)) }, rule: `hs's throughput above cm's at an N with the CPU used up (the server at ${FULL_SHARE * 100}% of its quota or more, or the quotas filling the machine), by Welch's t-test at α = 0.05`, verdict: tput.verdict, why: tput.why },
     {

@@ -4,7 +4,7 @@
 import { median } from 'simple-statistics'
 import { samplesInWindow } from '../../rc/cpu-summary.js'
 import { multicore as published } from './published.js'
-import { meanCi, directionVerdict, leftOutCounts } from './rules.js'
+import { meanCi, directionVerdict, leftOutWhy } from './rules.js'
 
 /** In a typical second the least-used core is at least this busy (percent): the approach uses both cores. */
 export const BOTH_CORES_PCT = 10
@@ -77,7 +77,7 @@ export function multicoreRows (runs, leftOut = []) {
       const level = published.loads.find(l => l.id === row.load)?.runLevel[row.approach]
       const left = leftOut.filter(r => r.strategy === row.strategy && r.level === level)
       const why = left.length
-        ? `no valid run of ${row.strategy} at the ${level} level: ${left.length} finished and left out, ${leftOutCounts(left)} (--include-invalid takes them)`
+        ? `no valid run of ${row.strategy} at the ${level} level: ${leftOutWhy(left)}`
         : `no finished run of ${row.strategy} at the ${level} level in this sweep`
       return { ...base, verdict: 'not-comparable', absent: !left.length, why }
     }

@@ -89,3 +89,10 @@ export function leftOutCounts (runs) {
     return `${flag} ${total} (${[...counts].map(([where, n]) => `${where} ${n}`).join(', ')})`
   }).join(', ')
 }
+
+/**
+ * Why a row has no valid runs though some finished: "3 finished and left out, host-saturated 3 (cm exhausted*cores 3)
+ * (--include-invalid takes them)".
+ * @param {LeftOut[]} runs
+ */
+export const leftOutWhy = (runs) => `${runs.length} finished and left out, ${leftOutCounts(runs)} (--include-invalid takes them)`
