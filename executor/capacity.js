@@ -247,18 +247,22 @@ export async function findCapacity (config, opts = {}) {
 }
 
 /**
- * What stopped the server: the diagnosis of the lowest rate above the capacity that missed (there the limit binds),
- * else of the highest rate met; with the rate it was read at.
+ * What stopped the server: the diagnosis of the lowest rate above the capacity that missed and whose diagnosis names
+ * a limit (just above the capacity a loop can miss its latency objective at 93% busy, below the event-loop rule's
+ * threshold, while a rate further up shows it plainly); else of the lowest rate missed, else of the highest rate met;
+ * with the rate it was read at.
  * @param {number | null} lo
  * @param {Map<number, any>} missed
  * @param {Map<number, any[]>} met
  */
 function limitOf (lo, missed, met) {
-  const above = [...missed.keys()].filter(rate => lo === null || rate > lo).sort((a, b) => a - b)[0]
-  const rate = above ?? (lo !== null && met.has(lo) ? lo : null)
-  const run = rate === null ? null : above !== undefined ? missed.get(above) : met.get(rate).at(-1)
+  const above = [...missed.keys()].filter(rate => lo === null || rate > lo).sort((a, b) => a - b)
+  const named = above.find(rate => (missed.get(rate).diagnosis?.bottleneck?.kind ?? 'none') !== 'none')
+  const missedAt = named ?? above[0]
+  const rate = missedAt ?? (lo !== null && met.has(lo) ? lo : null)
+  const run = rate === null ? null : missedAt !== undefined ? missed.get(missedAt) : met.get(rate).at(-1)
   if (!run?.diagnosis) return null
-  return { rate, verdict: above !== undefined ? 'misses' : 'meets', run: run.id, ...run.diagnosis }
+  return { rate, verdict: missedAt !== undefined ? 'misses' : 'meets', run: run.id, ...run.diagnosis }
 }
 
 /**

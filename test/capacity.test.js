@@ -30,9 +30,10 @@ test('executor capacity finds the capacity of a server that spends 10 ms of CPU 
   assert.equal(phases[0], 'estimate')
   assert.equal(phases.at(-1), 'confirm')
   for (const p of record.probes.filter(x => x.rate !== null)) {
-    // every rate above the capacity missed and every rate met is at most the capacity
-    if (p.verdict === 'meets') assert.ok(p.rate <= record.capacity, `${p.rate} met above ${record.capacity}`)
-    if (p.rate > record.capacity) assert.equal(p.verdict, 'misses', JSON.stringify(p))
+    // every rate above the capacity missed, if not at first then on a repeat (a confirmation that misses makes its
+    // rate the upper bound and the search goes on below it); every rate met only is at most the capacity
+    const missedHere = record.probes.some(x => x.rate === p.rate && x.verdict === 'misses')
+    if (p.rate > record.capacity) assert.ok(missedHere, `${p.rate} req/s, above the capacity ${record.capacity}, never missed`)
     if (p.verdict === 'misses') assert.ok(p.why.length > 0)
     // each probe is a run of its own, in the search's folder, that says which search and phase it belongs to
     const run = JSON.parse(readFileSync(join(record.dir, p.run, 'run.json'), 'utf8'))
@@ -40,8 +41,9 @@ test('executor capacity finds the capacity of a server that spends 10 ms of CPU 
     assert.equal(run.config.rate, p.rate)
   }
   assert.ok(existsSync(join(out, record.id, 'capacity.json')))
-  // what stopped it, read where the search missed: 10 ms of CPU a request on one loop
-  assert.equal(record.limit.rate, record.bounds.hi)
+  // what stopped it, read where the search missed and the limit shows: 10 ms of CPU a request on one loop
+  assert.ok(record.limit.rate >= record.bounds.hi, `limit read at ${record.limit.rate}, the bracket's top ${record.bounds.hi}`)
+  assert.ok(record.probes.some(p => p.rate === record.limit.rate && p.verdict === 'misses'))
   assert.equal(record.limit.verdict, 'misses')
   assert.equal(record.limit.bottleneck.kind, 'event-loop', JSON.stringify(record.limit.bottleneck))
   // the text view says the same, with the progress on stderr
@@ -123,14 +125,15 @@ test('a miss with the load side saturated is inconclusive unless the server is s
 
 test('a sweep with capacity: each entry a search; repeats start near the capacity found; the capacities are the points', { timeout: 300000 }, async () => {
   const dir = tmp()
-  // one process serves 100 req/s (up, whatever its instances); cm x2 has two, so 200
+  // one process serves 100 req/s; cm x2 has two, so 200 (one cell: the search's plumbing, not the strategies, is
+  // what this checks, and every search costs half a minute)
   const file = join(dir, 'cap.yml')
   writeFileSync(file, `name: cap-known
 backend: local
-strategies: [up, cm]
+strategies: [cm]
 app: ${APP}
 params: { rate: 100 }
-instances: { up: [1], cm: [2] }
+instances: { cm: [2] }
 load: { capacity: { precision: 0.1, confirm: 1 } }
 slo: p99=100ms
 duration: 4
@@ -140,13 +143,13 @@ analysis: { fit: none }
 `)
   const dry = await runCli('executor', ['sweep', file, '--out', join(dir, 'out'), '--dry-run'])
   assert.equal(dry.code, 0, dry.stderr)
-  assert.match(dry.stdout, /× capacity at p99 ≤ 100 ms, errors ≤ 0.1% = 2 cells × 2 repeats/)
-  assert.match(dry.stdout, /up x1 +fixed-rate capacity +repeat 1/)
+  assert.match(dry.stdout, /× capacity at p99 ≤ 100 ms, errors ≤ 0.1% = 1 cells × 2 repeats/)
+  assert.match(dry.stdout, /cm x2 +fixed-rate capacity +repeat 1/)
   const r = await runCli('executor', ['sweep', file, '--out', join(dir, 'out'), '--json'], { timeoutMs: 280000 })
   assert.equal(r.code, 0, r.stderr)
   const sweep = JSON.parse(r.stdout)
   assert.equal(sweep.status, 'done')
-  const known = { up: 100, cm: 200 }
+  const known = { cm: 200 }
   for (const e of sweep.plan) {
     const cell = sweep.cells[e.cell]
     const record = JSON.parse(readFileSync(join(sweep.dir, e.run, 'capacity.json'), 'utf8'))
@@ -156,13 +159,13 @@ analysis: { fit: none }
     assert.ok(Math.abs(e.capacity - want) / want <= 0.1, `${e.label} repeat ${e.repeat}: capacity ${e.capacity}, known ${want}`)
     // the second repeat starts at the first's capacity: no closed-model estimate
     assert.equal(record.probes[0].phase === 'estimate', e.repeat === 1, JSON.stringify(record.probes.map(p => p.phase)))
-    assert.match(r.stderr, new RegExp(`\\[${e.index + 1}/4\\] ${e.label.replace(/[.*+?^${}()|[\]\\]/g, '\\$&')} · repeat ${e.repeat}  capacity ${Math.round(e.capacity)} req/s`))
+    assert.match(r.stderr, new RegExp(`\\[${e.index + 1}/2\\] ${e.label.replace(/[.*+?^${}()|[\]\\]/g, '\\$&')} · repeat ${e.repeat}  capacity ${Math.round(e.capacity)} req/s`))
   }
   // the analyzer: one observation per search (its capacity), the probes set aside and counted
   const loaded = await loadPoints(sweep.dir)
   const probes = sweep.plan.reduce((a, e) => a + JSON.parse(readFileSync(join(sweep.dir, e.run, 'capacity.json'), 'utf8')).probes.length, 0)
   assert.equal(loaded.skipped.probes, probes)
-  assert.deepEqual(loaded.groups.map(g => g.key.strategy), ['cm', 'up'])
+  assert.deepEqual(loaded.groups.map(g => g.key.strategy), ['cm'])
   for (const g of loaded.groups) {
     const entries = sweep.plan.filter(e => sweep.cells[e.cell].values.strategy === g.key.strategy)
     assert.deepEqual(g.observations.map(o => o.throughput).sort(), entries.map(e => e.capacity).sort())
