@@ -15,6 +15,7 @@ import { START_FAILURE } from './launcher-watch.js'
 
 const KILL_AFTER_MS = 5000
 const GONE_WAIT_MS = 5000
+const DRAIN_WAIT_MS = 1000
 const OUTPUT_TAIL_LINES = 40
 // a day of one line a second for a few dozen processes; the oldest go first
 const TELEMETRY_RECORDS = 2_000_000
@@ -52,6 +53,9 @@ function outputTail (log) {
     text: () => [...lines, partial.stdout, partial.stderr].filter(Boolean).join('\n')
   }
 }
+
+/** @param {import('node:stream').Readable} stream resolves when it has no more to read */
+const drained = (stream) => stream.readableEnded || stream.destroyed ? Promise.resolve() : new Promise(resolve => stream.once('close', resolve))
 
 /** What a server that never answered was told and what it did: the port it was given, the ports it listens on. */
 function portsSaid (port, pids) {
@@ -151,6 +155,9 @@ export async function launch (opts) {
         }
         await sleep(50)
       }
+      // what the processes wrote before they went is read to its end (a server that throws at start prints its error
+      // after its exit handlers ran), unless a process outside the group holds the pipes open
+      await Promise.race([Promise.all([child.stdout, child.stderr].map(drained)), sleep(DRAIN_WAIT_MS)])
       child.stdout.destroy()
       child.stderr.destroy()
       if (child.connected) child.disconnect()
