@@ -27,8 +27,11 @@ if (!skip) {
 async function loadRun (loadNodes, { duration = 4, onLoad, samples = 'jtl', driver = 'autocannon' } = {}) {
   const out = mkdtempSync(join(tmpdir(), 'ns-load-nodes-'))
   let started = false
+  // --ready-timeout 90: once on a CI run, just after the load-jmeter image was loaded into four engines of this local
+  // swarm, a replica answered through HAProxy later than the default 30 s (its task running): the readiness is not
+  // what this checks
   const r = await runCli('executor', ['run', '--backend', 'swarm', '--strategy', 'hs', '--instances', '2', '--nodes', '2', '--benchmark', 'baseline',
-    '--cpus-per-instance', '0.25', '--load-nodes', String(loadNodes), '--concurrency', '6', '--duration', String(duration), '--warmup', '1',
+    '--cpus-per-instance', '0.25', '--load-nodes', String(loadNodes), '--concurrency', '6', '--ready-timeout', '90', '--duration', String(duration), '--warmup', '1',
     '--samples', samples, '--driver', driver, '--out', out], {
     timeoutMs: 240_000,
     onStderr (text) {
