@@ -99,6 +99,10 @@ test('several sweeps of a study make one table, each row judged by the sweep tha
   const text = await runCli('analyzer', ['replicate', over, f5, '--study', 'ibench-smisn'])
   assert.equal(text.code, 0, text.stderr)
   assert.match(text.stdout, /verdict\s+sweep/)
+  // a qualitative finding's published column says what the study says moves which way, in its words
+  assert.equal(row('finding 5: cm\'s primary spends CPU').published.says, 'CM uses more CPU than HS: its master balances the load and keeps the workers')
+  assert.equal(row('finding 1 (cpu): up gains nothing from more vCPUs').published.says, 'throughput and response time stay the same or get worse as vCPUs are added; CPU stays at one core')
+  assert.match(text.stdout, /finding 5: hs serves more than cm at full CPU +section 6 \(conclusion\), finding 5 +HS: significantly higher throughput/)
   const md = await runCli('analyzer', ['report', over, f5, '--format', 'md', '-o', join(out, 'r.md')])
   assert.equal(md.code, 0, md.stderr)
   assert.equal(readFileSync(join(out, 'r.md'), 'utf8').match(/## Replication: /g)?.length, 1)

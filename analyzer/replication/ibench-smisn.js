@@ -50,7 +50,7 @@ export async function ibenchSmisnRows ({ dir, runs, leftOut = [], includeInvalid
 /** Finding 1: one process given more vCPUs serves no more once it has a whole core. */
 function upRow (group, benchmark, quota) {
   const f = finding('finding-1')
-  const base = { id: `finding 1 (${benchmark}): up gains nothing from more vCPUs`, source: sourceOf(f), published: { claim: f.claim, conditions: f.conditions.text } }
+  const base = { id: `finding 1 (${benchmark}): up gains nothing from more vCPUs`, source: sourceOf(f), published: { says: f.direction[0].text, claim: f.claim, conditions: f.conditions.text } }
   const rule = 'up\'s throughput at its largest N against the first N with a whole core (N x quota >= 1): not significantly greater (Welch, α = 0.05)'
   if (!group) return { ...base, ours: null, rule, verdict: 'not-comparable', absent: true, why: `no up runs of ${benchmark} in the sweep (experiments/ibench-smisn.yml runs them)` }
   const whole = quota ? Math.ceil(1 / quota - 1e-9) : 1
@@ -64,7 +64,7 @@ function upRow (group, benchmark, quota) {
 /** Finding 2: for the CPU-bound apps, instances beyond the machine's cores add nothing. */
 function saturationRow (group, benchmark, quota, cores) {
   const f = finding('finding-2')
-  const base = { id: `finding 2 (${benchmark}): hs stops rising once the CPU is used up`, source: sourceOf(f), published: { claim: f.claim } }
+  const base = { id: `finding 2 (${benchmark}): hs stops rising once the CPU is used up`, source: sourceOf(f), published: { says: f.direction.find(d => d.benchmark === benchmark)?.text ?? f.claim, claim: f.claim } }
   const rule = 'hs\'s throughput at its largest N against the first N whose quotas fill the machine (N x quota >= cores): not significantly greater'
   if (!group || !cores) return { ...base, ours: null, rule, verdict: 'not-comparable', absent: !group, why: `no hs runs of ${benchmark} in the sweep (experiments/ibench-smisn.yml runs them)` }
   const full = Math.ceil(cores / (quota ?? 1) - 1e-9)
@@ -93,23 +93,33 @@ function serverCoresAt (runs, strategy, n) {
   return cores.length ? Math.round(median(cores) * 1000) / 1000 : null
 }
 
-/** What the primary's CPU shows: its cores with their interval, and its share of the server's. */
-function primaryWhy (spent, serverCores, n) {
+/**
+ * What the primary's CPU shows: its cores with their interval, its share of the server's, and how the clients used
+ * their connections (the primary hands a worker each connection: once per client with keep-alive, else per request).
+ */
+function primaryWhy (spent, serverCores, n, connections) {
   if (!spent) return `no cm run at N=${n} measured its primary's CPU`
   const interval = spent.lo === null ? ' (one run: no interval)' : ` [${spent.lo}, ${spent.hi}]`
   const share = serverCores ? ` (${(100 * spent.mean / serverCores).toPrecision(2)}% of the server's ${serverCores} cores)` : ''
-  return `the primary used ${spent.mean} cores${interval} beside the workers${share}`
+  const how = connections.includes('close')
+    ? '; the clients opened a connection per request (--connection close), which the primary hands over one by one'
+    : '; the clients kept their connections alive, so the primary handed each over once (--connection close makes it balance every request, the paper\'s account)'
+  return `the primary used ${spent.mean} cores${interval} beside the workers${share}${how}`
 }
+
+/** Finding 5's rows, one per direction of the finding (published.js), in its order. */
+const FINDING5_ROWS = ['hs serves more than cm at full CPU', 'cm\'s primary spends CPU', 'cm still improves on one instance']
 
 /** Finding 5: with the CPU used up, HS serves more than CM, whose primary spends CPU; CM still beats one instance. */
 function finding5Rows ({ hs, cm, quota, cores, runs, left }) {
   const f = finding('finding-5')
-  const base = (what) => ({ id: `finding 5: ${what}`, source: sourceOf(f), published: { claim: f.claim, conditions: f.conditions.text } })
+  // the three rows, in the order of the finding's directions: hs > cm, cm's CPU > hs's, cm x N > cm x 1
+  const base = (i) => ({ id: `finding 5: ${FINDING5_ROWS[i]}`, source: sourceOf(f), published: { says: f.direction[i].text, claim: f.claim, conditions: f.conditions.text } })
   if (!hs || !cm || !cores) {
     const why = left.length
       ? `no valid hs and cm runs of the baseline app: ${leftOutWhy(left)}`
       : 'no hs and cm runs of the baseline app in the sweep (experiments/ibench-finding5.yml runs them)'
-    return ['hs serves more than cm at full CPU', 'cm\'s primary spends CPU', 'cm still improves on one instance'].map(w => ({ ...base(w), ours: null, rule: '-', verdict: 'not-comparable', absent: !left.length, why }))
+    return FINDING5_ROWS.map((_, i) => ({ ...base(i), ours: null, rule: '-', verdict: 'not-comparable', absent: !left.length, why }))
   }
   const n = Math.max(...hs.points.map(p => p.n).filter(x => cm.points.some(p => p.n === x)))
   const used = { hs: serverCoresAt(runs, 'hs', n), cm: serverCoresAt(runs, 'cm', n) }
@@ -119,10 +129,11 @@ function finding5Rows ({ hs, cm, quota, cores, runs, left }) {
   if (!fillsMachine && !quotaUsed) {
     const why = `at N=${n} (the largest N both ran) the CPU was not used up: the quotas (${given} CPU) fill ${given} of ${cores} cores, ` +
       `and the server used hs ${used.hs ?? '-'}, cm ${used.cm ?? '-'} cores of them (full: ${FULL_SHARE * 100}% of the quota, diagnosis.roles)`
-    return ['hs serves more than cm at full CPU', 'cm\'s primary spends CPU', 'cm still improves on one instance'].map(w => ({ ...base(w), ours: null, rule: '-', verdict: 'not-comparable', why }))
+    return FINDING5_ROWS.map((_, i) => ({ ...base(i), ours: null, rule: '-', verdict: 'not-comparable', why }))
   }
-  const primary = runs.map(r => r.detail.run).filter(r => r.config.strategy === 'cm' && r.config.benchmark === 'baseline' && r.config.instances === n)
-    .map(r => r.diagnosis?.roles?.primary).filter(Number.isFinite)
+  const cmRuns = runs.map(r => r.detail.run).filter(r => r.config.strategy === 'cm' && r.config.benchmark === 'baseline' && r.config.instances === n)
+  const primary = cmRuns.map(r => r.diagnosis?.roles?.primary).filter(Number.isFinite)
+  const connections = [...new Set(cmRuns.map(r => r.config.connection ?? 'keep-alive'))]
   const spent = meanCi(primary, { digits: 3 })
   const tput = directionVerdict({ a: at(hs, n), b: at(cm, n), aName: 'hs', bName: 'cm', what: `baseline app at N=${n}` })
   const one = at(cm, 1)
@@ -131,15 +142,15 @@ function finding5Rows ({ hs, cm, quota, cores, runs, left }) {
     ? directionVerdict({ a: at(cm, n), b: one, aName: `cm x${n}`, bName: 'cm x1', what: 'cm against one instance' })
     : { verdict: 'not-comparable', why: leftOne.length ? `no valid cm x1 runs of the baseline app: ${leftOutWhy(leftOne)}` : 'no cm x1 runs of the baseline app to compare with' }
   return [
-    { ...base('hs serves more than cm at full CPU'), ours: { hs: meanCi(at(hs, n)), cm: meanCi(at(cm, n)) }, rule: `hs's throughput above cm's at an N with the CPU used up (the server at ${FULL_SHARE * 100}% of its quota or more, or the quotas filling the machine), by Welch's t-test at α = 0.05`, verdict: tput.verdict, why: tput.why },
+    { ...base(0), ours: { hs: meanCi(at(hs, n)), cm: meanCi(at(cm, n)) }, rule: `hs's throughput above cm's at an N with the CPU used up (the server at ${FULL_SHARE * 100}% of its quota or more, or the quotas filling the machine), by Welch's t-test at α = 0.05`, verdict: tput.verdict, why: tput.why },
     {
-      ...base('cm\'s primary spends CPU'),
+      ...base(1),
       ours: { primaryCores: spent },
       rule: 'the cluster primary\'s own CPU (diagnosis.roles.primary, cores) is above zero: its 95% interval excludes 0',
       verdict: !spent ? 'not-comparable' : spent.lo !== null && spent.lo > 0 ? 'reproduced' : 'not-reproduced',
-      why: primaryWhy(spent, used.cm, n)
+      why: primaryWhy(spent, used.cm, n, connections)
     },
-    { ...base('cm still improves on one instance'), ours: { [`N=${n}`]: meanCi(at(cm, n)), 'N=1': meanCi(one) }, rule: 'cm at full CPU above cm x1, Welch at α = 0.05', verdict: gain.verdict, why: gain.why }
+    { ...base(2), ours: { [`N=${n}`]: meanCi(at(cm, n)), 'N=1': meanCi(one) }, rule: 'cm at full CPU above cm x1, Welch at α = 0.05', verdict: gain.verdict, why: gain.why }
   ]
 }
 

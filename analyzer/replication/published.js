@@ -25,8 +25,9 @@
  *   Figure, core: Figure|null }, lowest: { usage: Figure, core: Figure|null }, difference: Figure, overall: Figure }}
  *   MulticoreRow one row of Table 4.3.1; strategy is nodescale's for the approach; core is null where the thesis names
  *   none (raw Node at exhausting load)
- * @typedef {Quoted & { metric: string, relation: string, of?: string, than?: string, over?: string, text: string }}
- *   Direction what a finding says moves which way (of/than: the two sides compared; over: what varies)
+ * @typedef {Quoted & { metric: string, relation: string, of?: string, than?: string, over?: string, text: string,
+ *   benchmark?: string }} Direction what a finding says moves which way (of/than: the two sides compared; over: what
+ *   varies; benchmark, nodescale's: the app it was shown on, where the study shows it on one)
  * @typedef {Quoted & { id: string, number: number, claim: string, apps: string[], benchmarks: string[], conditions:
  *   Quoted & { text: string, figures: Record<string, Figure> }, direction: Direction[], abstract?: Quoted & { number:
  *   number, text: string } }} Finding a qualitative finding: excerpt is its wording in the paper's conclusion;
@@ -450,6 +451,7 @@ export const ibenchSmisn = {
           relation: 'peaks-at',
           over: 'instances',
           of: 'instances = vCPUs',
+          benchmark: 'baseline',
           text: 'baseline: throughput is best at four instances, the number of CPUs; fewer leave the CPU idle, more compete',
           source: ibench('section 5.2, baseline'),
           excerpt: 'In terms of varying the number of instances, the best performance was attained by four instances, which exactly matches the number of available CPUs. With fewer instances, the system remains underutilized; whereas with more, the Node.js processes compete against each other'
@@ -459,6 +461,7 @@ export const ibenchSmisn = {
           relation: 'peaks-at',
           over: 'instances',
           of: 'instances = vCPUs',
+          benchmark: 'cpu',
           text: 'CPU-intensive: throughput is highest and response time lowest at four instances, the number of processors',
           source: ibench('section 5.2, CPU-intensive'),
           excerpt: 'Throughput reaches the maximum and response time the minimum when four Node.js instances are spawned, which is equal to the number of available hardware processors.'

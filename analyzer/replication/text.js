@@ -9,7 +9,7 @@ export const withCi = (ci) => (ci ? `${ci.mean}${ci.lo === null ? '' : ` [${ci.l
 const short = (v) => (typeof v === 'number' && Number.isFinite(v) ? String(Number(v.toPrecision(4))) : v ?? '-')
 
 /** A record's fields as `key value` pairs, intervals written out (claims and conditions left to the why). */
-const shortly = (o) => Object.entries(o).filter(([k]) => !['claim', 'conditions', 'group'].includes(k))
+const shortly = (o) => Object.entries(o).filter(([k]) => !['says', 'claim', 'conditions', 'group'].includes(k))
   .map(([k, v]) => `${k} ${v && typeof v === 'object' && 'mean' in v ? withCi(v) : Array.isArray(v) ? `[${v.map(short).join(', ')}]` : short(v)}`).join('; ') || '-'
 
 /** What a row shows of the published side and of ours, in a few words. */
@@ -17,6 +17,7 @@ function sides (row) {
   const p = row.published
   const o = row.ours
   if (p.direction) return [`${p.direction} (${p.a} vs ${p.b})`, `${withCi(o.a)} vs ${withCi(o.b)}`]
+  if (p.says) return [p.says, o ? shortly(o) : '-']
   if (p.exists === undefined) return [shortly(p), o ? shortly(o) : '-']
   return [
     `${p.exists}; hi ${p.highest} lo ${p.lowest} diff ${p.difference} all ${p.overall}`,
