@@ -11,7 +11,7 @@ import { formatCalibration, formatProbe } from './calibrate-text.js'
 const D = CALIBRATION_DEFAULTS
 /** The run's options a probe takes as they are (help: "as for executor run"). */
 const OUTPUT_FLAGS = ['json', 'quiet', 'help']
-const AS_FOR_RUN = ['backend', 'driver', 'cpusPerInstance', 'affinity', 'lb', 'port', 'readyTimeout', 'memoryPerInstance', 'nodes', 'placement', 'constraints', 'registry']
+const AS_FOR_RUN = ['backend', 'driver', 'connection', 'cpusPerInstance', 'affinity', 'lb', 'port', 'readyTimeout', 'memoryPerInstance', 'nodes', 'placement', 'constraints', 'registry']
 
 /**
  * The flags of `executor calibrate`: the run's, with the probes' defaults, and the search's own.

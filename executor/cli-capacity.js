@@ -9,7 +9,7 @@ import { formatCapacity, formatCapacityProbe } from './capacity-text.js'
 
 const D = CAPACITY_DEFAULTS
 /** The run's options that describe the shape and the load, as `executor run` takes them. */
-const AS_FOR_RUN = ['strategy', 'instances', 'benchmark', 'params', 'app', 'backend', 'cpusPerInstance', 'affinity', 'memoryPerInstance', 'driver', 'lb', 'port',
+const AS_FOR_RUN = ['strategy', 'instances', 'benchmark', 'params', 'app', 'backend', 'cpusPerInstance', 'affinity', 'memoryPerInstance', 'driver', 'connection', 'lb', 'port',
   'readyTimeout', 'nodes', 'placement', 'constraints', 'registry', 'out']
 
 /**

@@ -41,6 +41,7 @@ export const SWEEP_OPTIONS = Object.freeze([
   option({ flag: 'fail-fast', type: 'boolean', help: 'stop at the first failed run (default: record it and go on)' }),
   option({ flag: 'seed', type: 'whole', min: 1, max: 2 ** 31 - 1, arg: 'N', help: 'the order\'s seed (printed at the start; the same seed gives the same order)' }),
   option({ ...RUN_OPTION.backend, default: undefined, help: `${RUN_OPTION.backend.choices.join(' | ')}: overrides the file's backend` }),
+  option({ ...RUN_OPTION.connection, default: undefined, help: `${RUN_OPTION.connection.choices.join(' | ')}: overrides the file's connection (close: a connection per request)` }),
   option({ flag: 'no-report', type: 'boolean', help: 'do not write <sweep-dir>/report.html (analyzer report) at the end' }),
   option({ flag: 'json', type: 'boolean', help: 'print sweep.json (and the analysis) on stdout and nothing else there' }),
   option({ ...RUN_OPTION.quiet, help: 'no per-run lines on stderr' }),
@@ -83,8 +84,8 @@ export function parseSweepArguments (argv) {
   }
   if (positionals.length > 1) throw new NsError('NS_ERR_BAD_FLAG', `unexpected argument "${positionals[1]}": give one experiment file`)
   if (!positionals.length && !values.resume) throw new NsError('NS_ERR_BAD_FLAG', 'give an experiment file (executor sweep experiments/ibench-smisn.yml) or --resume DIR')
-  if (values.resume !== undefined && (values.profile || values.seed || values.backend)) {
-    throw badFlag('--resume', 'takes the plan, seed and backend from the sweep folder; drop --profile, --seed and --backend')
+  if (values.resume !== undefined && (values.profile || values.seed || values.backend || values.connection)) {
+    throw badFlag('--resume', 'takes the plan, seed, backend and connection from the sweep folder; drop --profile, --seed, --backend and --connection')
   }
   return {
     help: false,
@@ -97,6 +98,7 @@ export function parseSweepArguments (argv) {
     failFast: Boolean(values.failFast),
     seed: values.seed,
     backend: values.backend,
+    connection: values.connection,
     json: Boolean(values.json),
     quiet: Boolean(values.quiet),
     verbose: Boolean(values.verbose),
@@ -162,8 +164,8 @@ export async function sweepCommand (argv, { stdout, stderr, signal }) {
     ;({ sweep, lock, estimate } = await resumeSweep(args.resume, say))
   } else {
     let probes = 0
-    const { profile, out, backend, seed, dryRun } = args
-    const planned = await planSweep(args.file, { profile, out, backend, seed, dryRun, say, onProbe: p => say(formatProbe(p, ++probes)), signal })
+    const { profile, out, backend, connection, seed, dryRun } = args
+    const planned = await planSweep(args.file, { profile, out, backend, connection, seed, dryRun, say, onProbe: p => say(formatProbe(p, ++probes)), signal })
     if (args.dryRun) {
       stdout.write((args.json ? JSON.stringify(planJson(planned), null, 2) : formatPlan(planned)) + '\n')
       return EXIT.OK

@@ -9,7 +9,7 @@ export function formatRunSummary (run) {
   const c = run.config
   const s = run.summary
   const lines = []
-  const load = c.rate !== undefined ? `rate ${c.rate}/s` : `concurrency ${c.concurrency}`
+  const load = `${c.rate !== undefined ? `rate ${c.rate}/s` : `concurrency ${c.concurrency}`}${c.connection === 'close' ? ' (a connection per request)' : ''}`
   lines.push(`run ${run.id}: ${run.status}`)
   lines.push(`  ${c.strategy} x${c.instances} · ${c.benchmark} · ${load} · ${durationText(run)} (+${c.warmup} s warm-up) · ${c.driver} · ${run.environment?.backend}`)
   if (s) {

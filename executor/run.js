@@ -130,6 +130,7 @@ export async function run (config, { log = () => {}, onProgress, signal, prepare
       body,
       concurrency: config.concurrency,
       rate: config.rate,
+      connection: config.connection,
       duration: longestSeconds(config),
       until: config.duration === 'auto' ? { minSeconds: config.minDuration, relHalfWidth: AUTO_DURATION.relHalfWidth } : undefined,
       warmup: config.warmup,

@@ -2,7 +2,7 @@
 import { run } from './run.js'
 
 /** Run config fields that only say how the load is driven and recorded; every other field shapes the deployment. */
-const LOAD_ONLY = Object.freeze(['concurrency', 'rate', 'duration', 'warmup', 'driver', 'samples', 'slo', 'out', 'json', 'quiet', 'sweep', 'calibration', 'capacity',
+const LOAD_ONLY = Object.freeze(['concurrency', 'rate', 'connection', 'duration', 'warmup', 'driver', 'samples', 'slo', 'out', 'json', 'quiet', 'sweep', 'calibration', 'capacity',
   'loadProcs', 'loadNodes', 'loadPlacement'])
 
 /**

@@ -298,12 +298,13 @@ async function calibrationOf (exp, { backend, say, onProbe, signal }) {
  * (made first when the file is missing, unless dryRun). A swarm too small for the nodes axis is an error naming the
  * line; for a dry run, a warning.
  * @param {string} file the experiment file
- * @param {{ profile?: string, out: string, backend?: string, seed?: number, dryRun?: boolean, say?: (line: string) =>
- *   void, onProbe?: (probe: any) => void, signal?: AbortSignal }} opts say: what it does, in lines; onProbe: each
- *   calibration probe
+ * @param {{ profile?: string, out: string, backend?: string, connection?: string, seed?: number, dryRun?: boolean,
+ *   say?: (line: string) => void, onProbe?: (probe: any) => void, signal?: AbortSignal }} opts say: what it does, in
+ *   lines; onProbe: each calibration probe; connection: overrides the file's (as backend does)
  */
-export async function planSweep (file, { profile, out, backend, seed = newSeed(), dryRun = false, say = () => {}, onProbe, signal }) {
-  const exp = await loadExperiment(file, { profile })
+export async function planSweep (file, { profile, out, backend, connection, seed = newSeed(), dryRun = false, say = () => {}, onProbe, signal }) {
+  const read = await loadExperiment(file, { profile })
+  const exp = connection ? { ...read, connection, settings: { ...read.settings, connection } } : read
   // a dry run writes nothing; a sweep's folder must be writable before a calibration or a run starts
   if (!dryRun) await makeWritableDir(out, { flag: '--out' })
   await checkBenchmarks(exp)

@@ -14,14 +14,14 @@ import { LOAD_METHODS } from './wire.js'
 
 /**
  * A run's config as run.json records it: every option's value, defaults filled in (lib/run-options.js).
- * @typedef {{ strategy: string, instances: number, benchmark?: string, params: Readonly<Record<string, string>>, app?:
- *   string, concurrency?: number, rate?: number, duration: number|'auto', minDuration: number, maxDuration: number,
- *   warmup: number, driver: string, samples: string, backend: string, cpusPerInstance?: number, affinity?:
- *   'pin'|'none', memoryPerInstance?: number, lb: string, port: number, readyTimeout: number, nodes?: number,
- *   placement: string, constraints: readonly string[], registry?: string, registryTls?: { cert: string, key: string },
- *   server?: string, serverArgs?: readonly string[], path?: string, method?: string,
- *   body?: string, health?: string, image?: string, containerPort?: number, out: string, json: boolean, quiet: boolean,
- *   [more: string]: any }} RunConfig
+ * @typedef {{ strategy: string, instances: number, benchmark?: string, params: Readonly<Record<string, string>>,
+ *   app?: string, concurrency?: number, rate?: number, connection: 'keep-alive'|'close', duration: number|'auto',
+ *   minDuration: number, maxDuration: number, warmup: number, driver: string, samples: string, backend: string,
+ *   cpusPerInstance?: number, affinity?: 'pin'|'none', memoryPerInstance?: number, lb: string, port: number,
+ *   readyTimeout: number, nodes?: number, placement: string, constraints: readonly string[], registry?: string,
+ *   registryTls?: { cert: string, key: string }, server?: string, serverArgs?: readonly string[], path?: string,
+ *   method?: string, body?: string, health?: string, image?: string, containerPort?: number, out: string, json:
+ *   boolean, quiet: boolean, [more: string]: any }} RunConfig
  */
 
 /**
@@ -206,6 +206,20 @@ export const RUN_OPTIONS = Object.freeze([
     arg: 'R',
     help: 'open model: R requests/s, latency from the intended send time',
     experiment: 'rate'
+  }),
+  option({
+    flag: 'connection',
+    type: 'choice',
+    choices: Object.freeze(['keep-alive', 'close']),
+    default: 'keep-alive',
+    arg: 'K',
+    help: [
+      'how the clients use their connections (default {default}):',
+      'keep-alive  one connection per client, reused for every request',
+      'close       a new connection for every request (Connection: close), as clients without keep-alive',
+      '            open them: the server accepts one per request, a cluster primary hands each to a worker'
+    ],
+    experiment: 'connection'
   }),
   option({
     flag: 'duration',

@@ -43,6 +43,7 @@ test('every flag is parsed', () => {
     health: undefined,
     concurrency: undefined,
     rate: 250.5,
+    connection: 'keep-alive',
     duration: 7,
     minDuration: 10,
     maxDuration: 60,
@@ -77,6 +78,7 @@ test('every flag is parsed', () => {
 const bad = [
   [['--instances', '2'], '--strategy', /required; one of: up, cm, pm2, hs/],
   [['--strategy', 'xx', '--instances', '2'], '--strategy', /"xx" is not allowed; one of: up, cm, pm2, hs/],
+  [['--strategy', 'cm', '--instances', '2', '--connection', 'reuse'], '--connection', /"reuse" is not allowed; one of: keep-alive, close/],
   [['--strategy', 'cm'], '--instances', /is required: how many cluster workers/],
   [[...base.slice(0, 2), '--instances', '0'], '--instances', /out of range/],
   [[...base.slice(0, 2), '--instances', '1.5'], '--instances', /not a whole number/],

@@ -38,6 +38,7 @@ params: { cpu: { n: 1000003 } }
 strategies: [up, cm, pm2, hs]
 instances: { up: [1, 2], cm: 1..3, pm2: 2, hs: "1..2" }
 concurrency: [relaxed, relaxed*cores, exhausted, 16]
+connection: close
 duration: 2
 warmup: 1
 repeats: 2
@@ -84,6 +85,7 @@ profiles:
   const levels = cells.filter(c => c.config.strategy === 'up' && c.config.instances === 1 && c.config.benchmark === 'cpu').map(c => [c.level, c.config.concurrency])
   assert.deepEqual(levels, [['relaxed', 3], ['relaxed*cores', 6], ['exhausted', 100], [null, 16]])
   assert.ok(cells.every(c => c.config.samples === 'none'), 'the file\'s samples: none reaches every run')
+  assert.ok(cells.every(c => c.config.connection === 'close'), 'the file\'s connection: close reaches every run')
   assert.ok(cells.every(c => c.config.affinity === (c.config.strategy === 'up' ? 'none' : undefined)), 'affinity: up\'s runs only')
   const smoke = parseExperiment(text, { file: 'every.yml', path: '/x/every.yml', profile: 'smoke' })
   assert.equal(smoke.repeats, 1)

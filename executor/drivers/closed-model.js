@@ -1,5 +1,5 @@
-// Closed-model load with autocannon (C keep-alive connections, pipelining 1): one JTL row per request of the steady
-// window.
+// Closed-model load with autocannon (C keep-alive connections, pipelining 1; or C clients opening a connection per
+// request): one JTL row per request of the steady window.
 import { createRequire } from 'node:module'
 import { STATUS_CODES } from 'node:http'
 import autocannon from 'autocannon'
@@ -9,6 +9,26 @@ import { quoteCsv } from '../jtl-writer.js'
 const require = createRequire(import.meta.url)
 export const AUTOCANNON_VERSION = require('autocannon/package.json').version
 const noop = () => {}
+
+/**
+ * Makes an autocannon client open a new connection for each request, as a client without keep-alive does: its request
+ * says Connection: close (autocannon writes keep-alive into every request it builds), and once an answer is recorded
+ * the next request goes out on a fresh connection. (autocannon's own `reconnectRate` reconnects before it reports the
+ * answer, which is then lost.)
+ * @param {any} client
+ */
+function reconnectPerRequest (client) {
+  const request = Buffer.from(client.getRequestBuffer().toString('latin1').replace(/\r\nConnection: keep-alive\r\n/i, '\r\nConnection: close\r\n'), 'latin1')
+  client.getRequestBuffer = () => request
+  const doRequest = client._doRequest
+  let answered = false
+  client.on('response', () => { answered = true })
+  client._doRequest = function () {
+    if (!answered || this.destroyed) return doRequest.call(this)
+    answered = false
+    this._resetConnection()
+  }
+}
 
 /**
  * Runs C connections against one URL for warmup + duration seconds in this process.
@@ -43,6 +63,7 @@ export function runClosed (o, writer) {
   function setupClient (client) {
     const index = clients.push(client)
     const threadName = `${label} ${o.group ?? 1}-${index}`
+    if (o.connection === 'close') reconnectPerRequest(client)
     if (!sentBytes) sentBytes = client.getRequestBuffer().length
     let headersAt = 0
     let connectMs = 0

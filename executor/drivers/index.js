@@ -39,6 +39,8 @@ export function normalizeLoadOptions (opts) {
   if (opts.maxSockets !== undefined && !(Number.isInteger(opts.maxSockets) && opts.maxSockets > 0)) throw badFlag('maxSockets', `${opts.maxSockets} is not a positive integer`)
   if (opts.body !== undefined && !Buffer.isBuffer(opts.body)) throw badFlag('body', 'must be a Buffer')
   if (!opts.jtlPath) throw new NsError('NS_ERR_BAD_FLAG', 'jtlPath: the JTL file to write is missing')
+  const connection = opts.connection ?? RUN_OPTION.connection.default
+  if (!RUN_OPTION.connection.choices.includes(connection)) throw badFlag('--connection', `"${connection}" is not allowed; one of: ${RUN_OPTION.connection.choices.join(', ')}`)
   const samples = opts.samples ?? 'jtl'
   if (!(samples in SAMPLES_FILES)) throw badFlag('--samples', `"${samples}" is not allowed; one of: ${Object.keys(SAMPLES_FILES).join(', ')}`)
   const until = opts.until
@@ -53,6 +55,7 @@ export function normalizeLoadOptions (opts) {
     body: opts.body?.length ? opts.body : undefined,
     concurrency: hasC ? opts.concurrency : undefined,
     rate: hasR ? opts.rate : undefined,
+    connection,
     duration: opts.duration,
     warmup,
     label: opts.label ?? 'HTTP Request',
@@ -73,21 +76,21 @@ export function normalizeLoadOptions (opts) {
  * `jtlPath`.gz (`samples: 'gz'`), or of no file (`samples: 'none'`); with `histogramPath`, the latency histograms of
  * the same rows there (latency.json).
  *
- * autocannon driver: the closed model is autocannon with C keep-alive connections; the open model (`rate`) is
+ * autocannon driver: the closed model is autocannon with C keep-alive connections (with `connection: 'close'`, C
+ * clients each opening a connection per request); the open model (`rate`) is
  * nodescale's own scheduler over node:http (requests leave at t0 + i/R, latency counts from that intended time; at
  * most `maxSockets` in flight, default 512, due requests queue beyond it and their wait is latency). By default the
  * load runs in a child Node process (off the executor's event loop, pinned with taskset when `cpus` is given);
  * `inProcess: true` runs it in this process. jmeter driver: JMeter 5.6.3 non-GUI with a generated plan.
  *
  * @param {{ driver: string, url: string, method?: 'GET'|'POST', headers?: Record<string,string>, body?: Buffer,
- *   concurrency?: number, rate?: number, duration: number, warmup?: number, jtlPath: string, label?: string,
- *   timeoutSec?: number, signal?: AbortSignal, onProgress?: (p: { phase: 'warmup'|'steady', elapsed: number, total:
- *   number, requests: number, errors: number }) => void, cpus?: number[], log?: (line: string) => void, inProcess?:
- *   boolean, maxSockets?: number, onSpawn?: (pid: number, engine: 'node'|'java') => void,
- *   until?: import('./load-common.js').Until, samples?: string, histogramPath?: string, startAt?: number, group?:
- *   number }} opts onSpawn: each generator
- *   process as it starts (so its CPU can be measured); until: end the steady window early once the throughput is known
- *   well (`duration` its longest); samples: jtl (default), gz or none
+ *   concurrency?: number, rate?: number, connection?: 'keep-alive'|'close', duration: number, warmup?: number, jtlPath:
+ *   string, label?: string, timeoutSec?: number, signal?: AbortSignal, onProgress?: (p: { phase: 'warmup'|'steady',
+ *   elapsed: number, total: number, requests: number, errors: number }) => void, cpus?: number[], log?: (line: string)
+ *   => void, inProcess?: boolean, maxSockets?: number, onSpawn?: (pid: number, engine: 'node'|'java') => void, until?:
+ *   import('./load-common.js').Until, samples?: string, histogramPath?: string, startAt?: number, group?: number }}
+ *   opts onSpawn: each generator process as it starts (so its CPU can be measured); until: end the steady window early
+ *   once the throughput is known well (`duration` its longest); samples: jtl (default), gz or none
  * @returns {Promise<{ driver: string, requests: number, errors: number, warmupRequests: number, steadyStart: number,
  *   steadyEnd: number, interrupted: boolean, jtlPath: string | null, version: string }>}
  */

@@ -117,7 +117,8 @@ function bodyFile (bodyPath, headers) {
 /**
  * The .jmx text. Everything that comes from the user (URL, label, headers, paths) is XML-escaped.
  * @param {{ url: string, method: string, headers?: Record<string,string>, bodyPath?: string, concurrency?: number,
- *   rate?: number, warmup: number, duration: number, label: string, timeoutSec: number, maxSockets?: number }} o
+ *   rate?: number, connection?: 'keep-alive'|'close', warmup: number, duration: number, label: string, timeoutSec:
+ *   number, maxSockets?: number }} o connection close: the sampler's Use KeepAlive off (a connection per request)
  * @returns {string}
  */
 export function buildJmx (o) {
@@ -149,7 +150,7 @@ export function buildJmx (o) {
           ${str('HTTPSampler.contentEncoding', '')}
           ${bool('HTTPSampler.follow_redirects', false)}
           ${bool('HTTPSampler.auto_redirects', false)}
-          ${bool('HTTPSampler.use_keepalive', true)}
+          ${bool('HTTPSampler.use_keepalive', o.connection !== 'close')}
           ${bool('HTTPSampler.DO_MULTIPART_POST', false)}
           ${str('HTTPSampler.implementation', 'HttpClient4')}
           ${str('HTTPSampler.connect_timeout', timeoutMs)}

@@ -10,15 +10,16 @@ const SWEEP_MS = 100
 export const LATE_MS = 10
 
 /**
- * Sends request i at t0 + i*1000/R over a keep-alive agent with at most `maxSockets` requests in flight. When the
- * bound is hit (the server is slower than R * latency allows), due requests wait in order and their wait is part of
- * their latency: `elapsed` = answer end - intended send time, `timeStamp` = the intended send time. This is the
- * coordinated-omission-free measurement autocannon's overallRate does not give (it times from the actual send).
- * A request not answered within timeoutSec of its intended time is a failed row; one that waited that long for a
- * socket is recorded as failed without being sent. Every request scheduled in the window is thus recorded, and the
- * drain after the window lasts at most timeoutSec. The schedule is audited over the steady window (like k6's dropped
- * iterations): how many sends were planned and made, and how many left late with a socket free for them — the
- * generator itself fell behind (a busy event loop), which the server's latency must not be blamed for.
+ * Sends request i at t0 + i*1000/R over a keep-alive agent (a new connection each with `connection: 'close'`) with at
+ * most `maxSockets` requests in flight. When the bound is hit (the server is slower than R * latency allows), due
+ * requests wait in order and their wait is part of their latency: `elapsed` = answer end - intended send time,
+ * `timeStamp` = the intended send time. This is the coordinated-omission-free measurement autocannon's overallRate does
+ * not give (it times from the actual send). A request not answered within timeoutSec of its intended time is a failed
+ * row; one that waited that long for a socket is recorded as failed without being sent. Every request scheduled in the
+ * window is thus recorded, and the drain after the window lasts at most timeoutSec. The schedule is audited over the
+ * steady window (like k6's dropped iterations): how many sends were planned and made, and how many left late with a
+ * socket free for them — the generator itself fell behind (a busy event loop), which the server's latency must not be
+ * blamed for.
  * @param {import('./load-common.js').LoadOptions} o
  * @param {import('../jtl-writer.js').JtlWriter} writer
  * @returns {Promise<import('./load-common.js').LoadResult>}
@@ -29,13 +30,14 @@ export function runOpen (o, writer) {
   const rate = o.rate
   const timeoutMs = o.timeoutSec * 1000
   const bound = o.maxSockets ?? DEFAULT_MAX_SOCKETS
-  const agent = new http.Agent({ keepAlive: true, maxSockets: bound, maxFreeSockets: bound, scheduling: 'fifo' })
+  const agent = new http.Agent({ keepAlive: o.connection !== 'close', maxSockets: bound, maxFreeSockets: bound, scheduling: 'fifo' })
   const phases = phaseClock(o)
   let total = Math.ceil((o.warmup + o.duration) * rate)
   const inflight = new Set()
   const socketIds = new WeakMap()
   let sockets = 0
-  const headers = { ...o.headers }
+  // with a bounded agent node:http keeps connections alive whatever the agent says: Connection: close ends each
+  const headers = { ...o.headers, ...(o.connection === 'close' && { connection: 'close' }) }
   if (o.body) headers['content-length'] = String(o.body.length)
   const options = { agent, host: url.hostname, port: url.port || 80, path: url.pathname + url.search, method: o.method, headers }
   let sentBytes = 0

@@ -19,7 +19,7 @@ import { secretFromEnv } from '../../lib/secret-env.js'
  * What a start request carries of the load (the body as base64 besides): the rest (files, signals, the start time on
  * the agent's clock) is the agent's own.
  */
-export const LOAD_FIELDS = Object.freeze(['url', 'method', 'headers', 'concurrency', 'rate', 'duration', 'warmup', 'label', 'timeoutSec', 'maxSockets'])
+export const LOAD_FIELDS = Object.freeze(['url', 'method', 'headers', 'concurrency', 'rate', 'connection', 'duration', 'warmup', 'label', 'timeoutSec', 'maxSockets'])
 
 /**
  * The agent's HTTP handler and its one job at a time.
