@@ -156,8 +156,9 @@ export async function launch (opts) {
         await sleep(50)
       }
       // what the processes wrote before they went is read to its end (a server that throws at start prints its error
-      // after its exit handlers ran), unless a process outside the group holds the pipes open
-      await Promise.race([Promise.all([child.stdout, child.stderr].map(drained)), sleep(DRAIN_WAIT_MS)])
+      // after its exit handlers ran), unless a process outside the group holds the pipes open; the timer does not
+      // keep the caller's process alive once it is done
+      await Promise.race([Promise.all([child.stdout, child.stderr].map(drained)), sleep(DRAIN_WAIT_MS, undefined, { ref: false })])
       child.stdout.destroy()
       child.stderr.destroy()
       if (child.connected) child.disconnect()
