@@ -3,7 +3,7 @@
 // running raw Node unpinned, as the thesis did.
 import { test } from 'node:test'
 import assert from 'node:assert/strict'
-import { mkdtempSync, readFileSync } from 'node:fs'
+import { mkdtempSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { allowedCpus, cpuListText, onlineCpus, parseCpuList } from '../rc/cpu-affinity.js'
@@ -12,7 +12,7 @@ import { validateRunConfig } from '../lib/run-options.js'
 import { deploymentShape, serverAllowance } from '../lib/strategies.js'
 import { loadExperiment } from '../executor/experiment.js'
 import { buildCells } from '../executor/sweep-plan.js'
-import { ROOT, descendants, readRun, runCli } from './helpers/cli.js'
+import { ROOT, commandLine, descendants, readRun, runCli } from './helpers/cli.js'
 
 const tmp = () => mkdtempSync(join(tmpdir(), 'ns-affinity-'))
 const short = ['--backend', 'local', '--benchmark', 'baseline', '--duration', '1', '--warmup', '0', '--concurrency', '2']
@@ -53,9 +53,7 @@ test('up --affinity none: the server process may use every core (seen in /proc d
   const r = await runCli('executor', ['run', '--strategy', 'up', '--instances', '1', '--affinity', 'none', '--out', out, ...short], {
     onStderr: (text, child) => {
       if (during || !/load: autocannon/.test(text)) return
-      const server = descendants(child.pid).find(pid => {
-        try { return readFileSync(`/proc/${pid}/cmdline`, 'utf8').includes('register/serve.js') } catch { return false }
-      })
+      const server = descendants(child.pid).find(pid => commandLine(pid).includes('register/serve.js'))
       during = allowedCpus(server)
     }
   })

@@ -1,10 +1,10 @@
 // `executor run` end to end on the local backend: real servers, real drivers, real HAProxy and PM2.
 import { test } from 'node:test'
 import assert from 'node:assert/strict'
-import { mkdtempSync, existsSync, readFileSync, readdirSync, mkdirSync } from 'node:fs'
+import { mkdtempSync, existsSync, readdirSync, mkdirSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
-import { runCli, readRun, descendants, alive, jtlRows, assertCompleteRun } from './helpers/cli.js'
+import { runCli, readRun, descendants, alive, jtlRows, assertCompleteRun, commandLine } from './helpers/cli.js'
 
 const tmp = () => mkdtempSync(join(tmpdir(), 'ns-run-'))
 const short = ['--backend', 'local', '--duration', '2', '--warmup', '1', '--concurrency', '4', '--quiet']
@@ -59,7 +59,7 @@ test('a cluster worker killed during the run: the run completes and its errors a
       if (killed || !/load: /.test(text)) return
       // the primary's children are the workers; kill one hard while the load runs
       setTimeout(() => {
-        const workers = descendants(child.pid).filter(pid => /register\/(serve|cluster)|node/.test(readFileSync(`/proc/${pid}/cmdline`, 'utf8')))
+        const workers = descendants(child.pid).filter(pid => /register\/(serve|cluster)|node/.test(commandLine(pid)))
         killed = workers.at(-1)
         if (killed) process.kill(killed, 'SIGKILL')
       }, 1500)

@@ -7,7 +7,7 @@ import { spawnSync } from 'node:child_process'
 import { cpSync, existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, writeFileSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
-import { runCli, readRun, ROOT } from './helpers/cli.js'
+import { runCli, readRun, ROOT, commandLine } from './helpers/cli.js'
 import { exitCodeOf } from '../lib/errors.js'
 import { RUN_OPTIONS, validateRunConfig } from '../lib/run-options.js'
 import { parseCommandLine } from '../lib/options.js'
@@ -42,10 +42,8 @@ async function measure (args, { out = tmp('run') } = {}) {
 function leftRunning (folder) {
   const left = []
   for (const pid of readdirSync('/proc').filter(d => /^\d+$/.test(d))) {
-    try {
-      const cmd = readFileSync(`/proc/${pid}/cmdline`, 'utf8').replaceAll('\0', ' ')
-      if (cmd.includes(folder)) left.push(`${pid}: ${cmd}`)
-    } catch {}
+    const cmd = commandLine(pid)
+    if (cmd.includes(folder)) left.push(`${pid}: ${cmd}`)
   }
   return left
 }

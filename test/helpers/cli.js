@@ -40,6 +40,11 @@ export function readRun (out) {
   return { dir, run: JSON.parse(readFileSync(join(dir, 'run.json'), 'utf8')) }
 }
 
+/** A process's command line, its arguments joined by spaces; '' once it is gone (it may exit while it is read). */
+export function commandLine (pid) {
+  try { return readFileSync(`/proc/${pid}/cmdline`, 'utf8').replaceAll('\0', ' ') } catch { return '' }
+}
+
 /** Every descendant pid of a process, from /proc (ppid is field 4 of /proc/<pid>/stat). */
 export function descendants (rootPid) {
   const children = new Map()
