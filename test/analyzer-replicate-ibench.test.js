@@ -54,6 +54,8 @@ function finding5 (out, { hs, cm, primary, quota = 0.5, workers = 1.9 }) {
 test('finding 5: hs serves more than cm at full CPU, cm\'s primary spends CPU, cm beats one instance; and flipped', async (t) => {
   const as = await replicate(finding5(tmp(t), { hs: 400, cm: 350, primary: 0.05 }), { study: 'ibench-smisn' })
   for (const id of ['finding 5: hs serves more than cm at full CPU', 'finding 5: cm\'s primary spends CPU', 'finding 5: cm still improves on one instance']) assert.equal(verdictOf(as, id), 'reproduced', id)
+  // the synthetic runs name no connection: keep-alive, said with what --connection close would measure instead
+  assert.match(as.rows.find(r => r.id === 'finding 5: cm\'s primary spends CPU').why, /kept their connections alive, so the primary handed each over once/)
   const not = await replicate(finding5(tmp(t), { hs: 350, cm: 400, primary: 0.001 }), { study: 'ibench-smisn' })
   assert.equal(verdictOf(not, 'finding 5: hs serves more than cm at full CPU'), 'not-reproduced')
   assert.equal(verdictOf(not, 'finding 5: cm\'s primary spends CPU'), 'not-reproduced')

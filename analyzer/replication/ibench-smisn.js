@@ -97,11 +97,11 @@ function serverCoresAt (runs, strategy, n) {
  * What the primary's CPU shows: its cores with their interval, its share of the server's, and how the clients used
  * their connections (the primary hands a worker each connection: once per client with keep-alive, else per request).
  */
-function primaryWhy (spent, serverCores, n, connections) {
+function primaryWhy (spent, serverCores, n, perRequest) {
   if (!spent) return `no cm run at N=${n} measured its primary's CPU`
   const interval = spent.lo === null ? ' (one run: no interval)' : ` [${spent.lo}, ${spent.hi}]`
   const share = serverCores ? ` (${(100 * spent.mean / serverCores).toPrecision(2)}% of the server's ${serverCores} cores)` : ''
-  const how = connections.includes('close')
+  const how = perRequest
     ? '; the clients opened a connection per request (--connection close), which the primary hands over one by one'
     : '; the clients kept their connections alive, so the primary handed each over once (--connection close makes it balance every request, the paper\'s account)'
   return `the primary used ${spent.mean} cores${interval} beside the workers${share}${how}`
@@ -133,7 +133,7 @@ function finding5Rows ({ hs, cm, quota, cores, runs, left }) {
   }
   const cmRuns = runs.map(r => r.detail.run).filter(r => r.config.strategy === 'cm' && r.config.benchmark === 'baseline' && r.config.instances === n)
   const primary = cmRuns.map(r => r.diagnosis?.roles?.primary).filter(Number.isFinite)
-  const connections = [...new Set(cmRuns.map(r => r.config.connection ?? 'keep-alive'))]
+  const perRequest = cmRuns.some(r => r.config.connection === 'close')
   const spent = meanCi(primary, { digits: 3 })
   const tput = directionVerdict({ a: at(hs, n), b: at(cm, n), aName: 'hs', bName: 'cm', what: `baseline app at N=${n}` })
   const one = at(cm, 1)
@@ -148,7 +148,7 @@ function finding5Rows ({ hs, cm, quota, cores, runs, left }) {
       ours: { primaryCores: spent },
       rule: 'the cluster primary\'s own CPU (diagnosis.roles.primary, cores) is above zero: its 95% interval excludes 0',
       verdict: !spent ? 'not-comparable' : spent.lo !== null && spent.lo > 0 ? 'reproduced' : 'not-reproduced',
-      why: primaryWhy(spent, used.cm, n, connections)
+      why: primaryWhy(spent, used.cm, n, perRequest)
     },
     { ...base(2), ours: { [`N=${n}`]: meanCi(at(cm, n)), 'N=1': meanCi(one) }, rule: 'cm at full CPU above cm x1, Welch at α = 0.05', verdict: gain.verdict, why: gain.why }
   ]

@@ -30,13 +30,14 @@ export function runOpen (o, writer) {
   const rate = o.rate
   const timeoutMs = o.timeoutSec * 1000
   const bound = o.maxSockets ?? DEFAULT_MAX_SOCKETS
-  const agent = new http.Agent({ keepAlive: o.connection !== 'close', maxSockets: bound, maxFreeSockets: bound, scheduling: 'fifo' })
+  const agent = new http.Agent({ keepAlive: true, maxSockets: bound, maxFreeSockets: bound, scheduling: 'fifo' })
   const phases = phaseClock(o)
   let total = Math.ceil((o.warmup + o.duration) * rate)
   const inflight = new Set()
   const socketIds = new WeakMap()
   let sockets = 0
-  // with a bounded agent node:http keeps connections alive whatever the agent says: Connection: close ends each
+  // connection close: the request's Connection: close makes node:http end its socket after the answer, so the next
+  // request opens one of its own (the agent's keepAlive: false would not: with maxSockets bounded it still reuses them)
   const headers = { ...o.headers, ...(o.connection === 'close' && { connection: 'close' }) }
   if (o.body) headers['content-length'] = String(o.body.length)
   const options = { agent, host: url.hostname, port: url.port || 80, path: url.pathname + url.search, method: o.method, headers }
