@@ -13,7 +13,7 @@ import { EXPERIMENT_KEYS } from '../executor/experiment.js'
 import { RUN_HELP } from '../executor/cli-run.js'
 
 /** The product's folders, bottom layer first. */
-const FOLDERS = ['lib', 'benchmarks', 'rc', 'register', 'analyzer', 'executor', 'bin', 'perf']
+const FOLDERS = ['lib', 'benchmarks', 'rc', 'register', 'analyzer', 'executor', 'bin', 'perf', 'calibration']
 
 function sources (dir) {
   return readdirSync(join(ROOT, dir), { recursive: true }).map(String).filter(f => f.endsWith('.js')).map(f => join(ROOT, dir, f))
