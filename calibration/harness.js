@@ -48,7 +48,8 @@ export function targetText (t) {
 /**
  * Runs the scenarios. Each gets its own random stream from (seed, id), so one scenario's result does not depend on
  * which others ran.
- * @param {{ mode?: 'quick'|'full', seed?: number, only?: string[], scenarios?: Scenario[], onResult?: (r: Result) => void }} [opts]
+ * @param {{ mode?: 'quick'|'full', seed?: number, only?: string[], scenarios?: Scenario[],
+ *   onResult?: (r: Result) => void }} [opts]
  *   only: ids or id prefixes (an area's prefix runs the area)
  * @returns {Promise<Result[]>}
  */

@@ -38,7 +38,8 @@ export function randomSource (seed) {
  * `warmupDepth` below the mean, decaying linearly) and linear drift (`drift`: the relative change from the first step
  * to the last).
  * @param {ReturnType<typeof randomSource>} rng
- * @param {{ length: number, mean: number, cv: number, rho?: number, drift?: number, warmup?: number, warmupDepth?: number }} o
+ * @param {{ length: number, mean: number, cv: number, rho?: number, drift?: number, warmup?: number,
+ *   warmupDepth?: number }} o
  * @returns {number[]}
  */
 export function ar1Series (rng, { length, mean, cv, rho = 0, drift = 0, warmup = 0, warmupDepth = 0.5 }) {

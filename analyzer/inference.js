@@ -1,0 +1,114 @@
+// Two-sample inference on independent units (a unit is a deployment's mean, never a repeat on one deployment): Welch's
+// test, equivalence by two one-sided tests (TOST) on the ratio of means, Holm's correction across a family of tests,
+// and the power of the test for a stated effect. Throughput's noise is multiplicative, so ratios are tested on logs.
+import { tCdf, tQuantile } from './stats-math.js'
+
+/** The significance level of every test nodescale prints. */
+export const ALPHA = 0.05
+
+const mean = (xs) => xs.reduce((a, b) => a + b, 0) / xs.length
+const variance = (xs) => {
+  const m = mean(xs)
+  return xs.reduce((a, x) => a + (x - m) ** 2, 0) / (xs.length - 1)
+}
+
+/**
+ * Welch's t statistic's parts for mean(a) - mean(b): the difference, its standard error and the Welch–Satterthwaite
+ * degrees of freedom. Null when a side has fewer than two values or neither side varies (no test can be made).
+ * @param {number[]} a
+ * @param {number[]} b
+ * @returns {{ diff: number, se: number, df: number } | null}
+ */
+export function welchParts (a, b) {
+  if (a.length < 2 || b.length < 2) return null
+  const va = variance(a) / a.length
+  const vb = variance(b) / b.length
+  if (!(va + vb > 0)) return null
+  const df = (va + vb) ** 2 / (va ** 2 / (a.length - 1) + vb ** 2 / (b.length - 1))
+  return { diff: mean(a) - mean(b), se: Math.sqrt(va + vb), df }
+}
+
+/**
+ * Welch's two-sided test of mean(a) = mean(b): p is null (not 0) when it cannot be made — fewer than two units a side,
+ * or no spread on either side (tied values carry no information about the noise).
+ * @param {number[]} a
+ * @param {number[]} b
+ * @returns {{ diff: number, t: number | null, df: number | null, p: number | null, ci95: [number, number] | null }}
+ */
+export function welch (a, b) {
+  const diff = a.length && b.length ? mean(a) - mean(b) : NaN
+  const w = welchParts(a, b)
+  if (!w) return { diff, t: null, df: null, p: null, ci95: null }
+  const t = w.diff / w.se
+  const half = tQuantile(0.975, w.df) * w.se
+  return { diff, t, df: w.df, p: 2 * (1 - tCdf(Math.abs(t), w.df)), ci95: [w.diff - half, w.diff + half] }
+}
+
+const logs = (xs) => xs.filter(x => x > 0).map(Math.log)
+
+/**
+ * The ratio of means a/b (on logs: the ratio of geometric means) with Welch's test and a 95% interval, and whether the
+ * two are equivalent within ±margin (TOST at alpha: both one-sided tests reject; the 90% interval inside the margin).
+ * @param {number[]} a positive values, one per unit
+ * @param {number[]} b
+ * @param {{ margin?: number, alpha?: number }} [opts] margin: relative (0.05: within ±5%)
+ * @returns {{ ratio: number, ci95: [number, number] | null, p: number | null, pEquivalence: number | null,
+ *   outcome: 'different' | 'equivalent' | 'inconclusive' | 'untestable' }}
+ */
+export function compareRatio (a, b, { margin = 0.05, alpha = ALPHA } = {}) {
+  const la = logs(a)
+  const lb = logs(b)
+  const ratio = la.length && lb.length ? Math.exp(mean(la) - mean(lb)) : NaN
+  const w = welchParts(la, lb)
+  if (!w) return { ratio, ci95: null, p: null, pEquivalence: null, outcome: 'untestable' }
+  const t = w.diff / w.se
+  const p = 2 * (1 - tCdf(Math.abs(t), w.df))
+  const half = tQuantile(0.975, w.df) * w.se
+  const bound = Math.log(1 + margin)
+  const pLow = 1 - tCdf((w.diff + bound) / w.se, w.df)
+  const pHigh = tCdf((w.diff - bound) / w.se, w.df)
+  const pEquivalence = Math.max(pLow, pHigh)
+  const outcome = p < alpha ? 'different' : pEquivalence < alpha ? 'equivalent' : 'inconclusive'
+  return { ratio, ci95: [Math.exp(w.diff - half), Math.exp(w.diff + half)], p, pEquivalence, outcome }
+}
+
+/**
+ * Holm's step-down adjustment: each p-value of a family adjusted so that rejecting where adjusted p < alpha keeps the
+ * family-wise error rate at alpha. Nulls (untestable) stay null and do not count in the family.
+ * @param {(number | null)[]} ps
+ * @returns {(number | null)[]}
+ */
+export function holm (ps) {
+  const order = ps.map((p, i) => ({ p, i })).filter(x => x.p !== null && Number.isFinite(x.p)).sort((x, y) => x.p - y.p)
+  const m = order.length
+  const out = ps.map(() => /** @type {number | null} */ (null))
+  let running = 0
+  order.forEach(({ p, i }, k) => {
+    running = Math.max(running, Math.min(1, (m - k) * p))
+    out[i] = running
+  })
+  return out
+}
+
+/**
+ * The power of the two-sided test of a ratio (compareRatio) to detect a true relative difference `effect` with `units`
+ * independent units a side whose values vary by `cv` (coefficient of variation, on logs), at alpha: the probability
+ * that a difference that large is called different. Noncentral t approximated by a shifted central t.
+ * @param {{ effect: number, units: number, cv: number, alpha?: number }} o
+ */
+export function ratioPower ({ effect, units, cv, alpha = ALPHA }) {
+  if (units < 2 || !(cv > 0)) return 0
+  const df = 2 * units - 2
+  const ncp = Math.abs(Math.log(1 + effect)) / (cv * Math.sqrt(2 / units))
+  const crit = tQuantile(1 - alpha / 2, df)
+  return 1 - tCdf(crit - ncp, df) + tCdf(-crit - ncp, df)
+}
+
+/**
+ * The fewest units a side that give `target` power for the effect (up to `max`); null when even `max` does not.
+ * @param {{ effect: number, cv: number, target?: number, max?: number, alpha?: number }} o
+ */
+export function unitsForPower ({ effect, cv, target = 0.8, max = 100, alpha = ALPHA }) {
+  for (let units = 2; units <= max; units++) if (ratioPower({ effect, units, cv, alpha }) >= target) return units
+  return null
+}
