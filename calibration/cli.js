@@ -1,7 +1,8 @@
 #!/usr/bin/env node
 // `npm run stats:calibrate [-- --quick] [--only AREA|ID]... [--markdown] [--json] [--seed N]`: the calibration table.
 import { parseArgs } from 'node:util'
-import { calibrate, markdownTable, textTable } from './harness.js'
+import { readFileSync, writeFileSync } from 'node:fs'
+import { calibrate, markdownTable, textTable, withTable } from './harness.js'
 
 const { values } = parseArgs({
   options: {
@@ -9,6 +10,7 @@ const { values } = parseArgs({
     only: { type: 'string', multiple: true },
     markdown: { type: 'boolean', default: false },
     json: { type: 'boolean', default: false },
+    'write-docs': { type: 'boolean', default: false },
     seed: { type: 'string', default: '20261126' },
     help: { type: 'boolean', short: 'h', default: false }
   }
@@ -25,6 +27,7 @@ size, power, bias) against its target. docs/STATISTICS.md holds the full table a
   --only X      only the scenarios whose id is X or starts with X. (repeatable): validity, fit, compare, capacity, replicate
   --markdown    the table as docs/STATISTICS.md holds it
   --json        every result, with each cell of its grid
+  --write-docs  the full table written into docs/STATISTICS.md (with its seed and date)
   --seed N      the seed (default 20261126): the same seed gives the same table
 `)
   process.exit(0)
@@ -44,6 +47,12 @@ const results = await calibrate({
 if (values.json) process.stdout.write(JSON.stringify({ seed, mode: values.quick ? 'quick' : 'full', results: results.map(({ run, ...r }) => r) }, null, 2) + '\n')
 else if (values.markdown) process.stdout.write(markdownTable(results) + '\n')
 else process.stdout.write(textTable(results) + '\n')
+if (values['write-docs']) {
+  const doc = new URL('../docs/STATISTICS.md', import.meta.url)
+  const stamp = `Made by \`npm run stats:calibrate -- --write-docs\` (${values.quick ? 'quick' : 'full'} form, seed ${seed}) ` +
+    `on ${new Date().toISOString().slice(0, 10)}.`
+  writeFileSync(doc, withTable(readFileSync(doc, 'utf8'), `${stamp}\n\n${markdownTable(results)}`))
+}
 const failed = results.filter(r => !r.ok).length
 process.stdout.write(`${results.length - failed} met, ${failed} missed\n`)
 process.exitCode = failed ? 1 : 0

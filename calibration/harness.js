@@ -82,11 +82,28 @@ const fmt = (v) => (Math.abs(v) <= 1.5 ? `${(v * 100).toFixed(1)}%` : v.toFixed(
  * @param {Result[]} results
  */
 export function markdownTable (results) {
-  const lines = ['| area | figure | scenarios | target | achieved | worst cell | trials | met |', '|---|---|---|---|---|---|---|---|']
+  const lines = ['| id | figure | scenarios | target | achieved | worst cell | trials | met |', '|---|---|---|---|---|---|---|---|']
   for (const r of results) {
-    lines.push(`| ${r.area} | ${r.figure} | ${r.grid} | ${targetText(r.target)} | ${fmt(r.value)} | ${r.worst ?? ''} | ${r.trialsRun} | ${r.ok ? 'yes' : '**no**'} |`)
+    const cells = [`\`${r.id}\``, r.figure, r.grid, targetText(r.target), fmt(r.value), r.worst ?? '', r.trialsRun, r.ok ? 'yes' : '**no**']
+    lines.push(`| ${cells.map(c => String(c).replace(/\|/g, '\\|')).join(' | ')} |`)
   }
   return lines.join('\n')
+}
+
+/** Where docs/STATISTICS.md holds the table: between these two lines. */
+export const TABLE_MARKS = Object.freeze(['<!-- calibration table: npm run stats:calibrate -- --write-docs -->', '<!-- end of table -->'])
+
+/**
+ * The document with its table replaced by this one.
+ * @param {string} doc
+ * @param {string} table
+ */
+export function withTable (doc, table) {
+  const [open, close] = TABLE_MARKS
+  const a = doc.indexOf(open)
+  const b = doc.indexOf(close)
+  if (a < 0 || b < a) throw new Error(`the document has no table between ${open} and ${close}`)
+  return doc.slice(0, a + open.length) + '\n' + table + '\n' + doc.slice(b)
 }
 
 /**
