@@ -9,6 +9,7 @@ import { checkOption, badOption, keyOf, option, optionsHelp } from './options.js
 import { DEFAULT_SLO, checkSlo, parseSlo } from './slo.js'
 import { SAMPLES_FILES } from './run-files.js'
 import { LOAD_METHODS } from './wire.js'
+import { JMETER_REFUSAL, evaluatedByJmeter } from './jmeter-text.js'
 
 /** @typedef {import('./options.js').Option} Option */
 
@@ -58,9 +59,10 @@ function checkConstraints (list, o) {
   return Object.freeze(list.map(c => c.trim()))
 }
 
-/** A request path: from the root, no spaces (a query is fine). */
+/** A request path: from the root, no spaces (a query is fine), nothing JMeter would evaluate (lib/jmeter-text.js). */
 function checkPath (text, o) {
   if (!/^\/[^\s#]*$/.test(text)) throw badOption(o, `"${text}" is not a path; allowed: a path from the root like /, /api/items or /prime?n=1009`)
+  if (evaluatedByJmeter(text)) throw badOption(o, `"${text}" ${JMETER_REFUSAL}; write $ as %24 (the same request)`)
   return text
 }
 
@@ -576,6 +578,8 @@ export function validateRunConfig (values, { cwd = process.cwd() } = {}) {
     if (!config.app.startsWith('cmd:') && !existsSync(config.app)) throw badApp('', `no file at ${config.app}`)
   }
   config.out = resolve(cwd, config.out)
+  // JMeter's plan names files in the run's folder (the body it sends)
+  if (config.driver === 'jmeter' && evaluatedByJmeter(config.out)) throw badOption(o.out, `${config.out} ${JMETER_REFUSAL}, and with --driver jmeter the run's folder is named in its plan; choose another folder`)
   if (existsSync(config.out) && !statSync(config.out).isDirectory()) throw badOption(o.out, `${config.out} exists and is not a folder`)
   config.params = Object.freeze({ ...config.params })
   return Object.freeze(config)

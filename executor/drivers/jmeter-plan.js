@@ -1,5 +1,7 @@
 // Generates the JMeter 5.6 test plan (.jmx) for one load: a thread group (closed model) or a paced pool (rate), one
-// HTTP sampler.
+// HTTP sampler. JMeter evaluates `${...}` in the plan's strings: none from the user reaches it (lib/jmeter-text.js).
+import { badFlag, internalError } from '../../lib/errors.js'
+import { JMETER_REFUSAL, evaluatedByJmeter, literalForJmeter } from '../../lib/jmeter-text.js'
 
 /** XML-escapes text for element content and attribute values. */
 export function xmlEscape (value) {
@@ -115,18 +117,30 @@ function bodyFile (bodyPath, headers) {
 }
 
 /**
- * The .jmx text. Everything that comes from the user (URL, label, headers, paths) is XML-escaped.
+ * Refuses text JMeter would evaluate where it cannot be rewritten to the same meaning: a label, a method, a header, a
+ * file path (NS_ERR_BAD_FLAG naming it).
+ */
+function checkLiteral (o) {
+  const fields = [['label', o.label], ['--method', o.method], ['--body', o.bodyPath],
+    ...Object.entries(o.headers ?? {}).flatMap(([k, v]) => [[`header ${JSON.stringify(k)}`, k], [`header ${JSON.stringify(k)}`, v]])]
+  for (const [what, value] of fields) if (value !== undefined && evaluatedByJmeter(value)) throw badFlag(what, JMETER_REFUSAL)
+}
+
+/**
+ * The .jmx text. Everything that comes from the user (URL, label, headers, paths) is XML-escaped; none of it carries
+ * `${` (the URL's braces are percent-encoded, the rest is refused), and the plan is checked to have none at all.
  * @param {{ url: string, method: string, headers?: Record<string,string>, bodyPath?: string, concurrency?: number,
  *   rate?: number, connection?: 'keep-alive'|'close', warmup: number, duration: number, label: string, timeoutSec:
  *   number, maxSockets?: number }} o connection close: the sampler's Use KeepAlive off (a connection per request)
  * @returns {string}
  */
 export function buildJmx (o) {
+  checkLiteral(o)
   const url = new URL(o.url)
   const protocol = url.protocol.replace(':', '')
   const port = url.port || (protocol === 'https' ? '443' : '80')
   const timeoutMs = Math.round(o.timeoutSec * 1000)
-  return `<?xml version="1.0" encoding="UTF-8"?>
+  const plan = `<?xml version="1.0" encoding="UTF-8"?>
 <jmeterTestPlan version="1.2" properties="5.0" jmeter="5.6.3">
   <hashTree>
     <TestPlan guiclass="TestPlanGui" testclass="TestPlan" testname="nodescale ${xmlEscape(o.label)}">
@@ -145,7 +159,7 @@ export function buildJmx (o) {
           ${str('HTTPSampler.domain', url.hostname.replace(/^\[|\]$/g, ''))}
           ${str('HTTPSampler.port', port)}
           ${str('HTTPSampler.protocol', protocol)}
-          ${str('HTTPSampler.path', url.pathname + url.search)}
+          ${str('HTTPSampler.path', literalForJmeter(url.pathname + url.search))}
           ${str('HTTPSampler.method', o.method)}
           ${str('HTTPSampler.contentEncoding', '')}
           ${bool('HTTPSampler.follow_redirects', false)}
@@ -166,4 +180,7 @@ export function buildJmx (o) {
   </hashTree>
 </jmeterTestPlan>
 `
+  // the plan's own text has no `${`: any here came from a value not checked above (a hostname cannot hold one)
+  if (evaluatedByJmeter(plan)) throw internalError('the JMeter plan would evaluate "${" from the load\'s options')
+  return plan
 }

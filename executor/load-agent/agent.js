@@ -14,12 +14,31 @@ import { AUTH_HEADER, createRequestCheck } from '../../lib/request-auth.js'
 import { portFromEnv } from '../../lib/net.js'
 import { formatError, exitCodeOf, badEnv } from '../../lib/errors.js'
 import { secretFromEnv } from '../../lib/secret-env.js'
+import { JMETER_REFUSAL, evaluatedByJmeter } from '../../lib/jmeter-text.js'
 
 /**
  * What a start request carries of the load (the body as base64 besides): the rest (files, signals, the start time on
  * the agent's clock) is the agent's own.
  */
 export const LOAD_FIELDS = Object.freeze(['url', 'method', 'headers', 'concurrency', 'rate', 'connection', 'duration', 'warmup', 'label', 'timeoutSec', 'maxSockets'])
+
+/**
+ * What is wrong with a start request's load, or null: its headers a map of text, and no text JMeter would evaluate
+ * (a signed request is trusted to run a load, never to run code: docs/SECURITY.md, finding 1).
+ * @param {any} load
+ * @returns {string | null}
+ */
+export function loadProblem (load) {
+  if (!load || typeof load !== 'object' || Array.isArray(load)) return 'load: expected an object'
+  const { headers } = load
+  if (headers !== undefined && (!headers || typeof headers !== 'object' || Array.isArray(headers) || Object.values(headers).some(v => typeof v !== 'string'))) {
+    return 'load.headers: expected { name: text }'
+  }
+  const texts = [...LOAD_FIELDS.filter(k => typeof load[k] === 'string').map(k => [`load.${k}`, load[k]]),
+    ...Object.entries(headers ?? {}).flatMap(([k, v]) => [[`load.headers[${JSON.stringify(k)}]`, k], [`load.headers[${JSON.stringify(k)}]`, v]])]
+  const found = texts.find(([, text]) => evaluatedByJmeter(text))
+  return found ? `${found[0]} ${JMETER_REFUSAL}` : null
+}
 
 /**
  * The agent's HTTP handler and its one job at a time.
@@ -94,6 +113,8 @@ export function createAgent ({ token, dir, log = () => {} }) {
       let body
       try { body = JSON.parse(text) } catch { return send(res, 400, { error: 'the body is not JSON' }) }
       if (!DRIVERS.includes(body.driver) || !Number.isFinite(body.startAt)) return send(res, 400, { error: 'driver and startAt are required' })
+      const problem = loadProblem(body.load)
+      if (problem) return send(res, 400, { error: problem })
       start(body)
       return send(res, 202, { started: true })
     }
