@@ -1,0 +1,36 @@
+#!/usr/bin/env node
+// The test suite in two parts: the files that need nothing but Node (no server under load, Docker, JMeter or cores of
+// their own) run two at a time, then every other file one at a time, as the machine is theirs alone.
+// `node scripts/test.js --fast` runs the first part only: the inner loop (under a minute here).
+// A file is in FAST only when it starts no load, no Docker service and measures no core; a new file is serial until
+// someone adds it here.
+import { spawnSync } from 'node:child_process'
+import { readdirSync } from 'node:fs'
+import { join, dirname } from 'node:path'
+import { fileURLToPath } from 'node:url'
+
+const ROOT = dirname(dirname(fileURLToPath(import.meta.url)))
+
+export const FAST = Object.freeze([
+  'analyzer-cli', 'analyzer-correlate', 'analyzer-mimn', 'analyzer-replicate', 'analyzer-sweep', 'analyzer-tests',
+  'analyzer-usl-fit', 'architecture', 'errors-documented', 'inference', 'jtl-writer', 'rc-cpu-summary', 'rc-proc-stat',
+  'rc-sampler', 'replication-published', 'request-auth', 'stats-calibration', 'with-timeout'
+].map(name => `test/${name}.test.js`))
+
+const all = readdirSync(join(ROOT, 'test')).filter(f => f.endsWith('.test.js')).sort().map(f => `test/${f}`)
+const fast = all.filter(f => FAST.includes(f))
+const serial = all.filter(f => !FAST.includes(f))
+const only = process.argv.includes('--fast')
+
+/** @param {string[]} files @param {number} concurrency */
+function runFiles (files, concurrency) {
+  if (!files.length) return 0
+  const args = ['--test', `--test-concurrency=${concurrency}`, '--test-reporter=spec', ...files]
+  return spawnSync(process.execPath, args, { cwd: ROOT, stdio: 'inherit' }).status ?? 1
+}
+
+const started = Date.now()
+let status = runFiles(fast, 2)
+if (!only) status = runFiles(serial, 1) || status
+process.stdout.write(`test: ${only ? fast.length : all.length} files in ${Math.round((Date.now() - started) / 1000)} s\n`)
+process.exitCode = status
