@@ -146,3 +146,56 @@ export function unitsForPower ({ effect, cv, target = 0.8, max = 100, alpha = AL
   for (let units = 2; units <= max; units++) if (ratioPower({ effect, units, cv, alpha }) >= target) return units
   return null
 }
+
+/**
+ * One-sided Welch tests of mean(a) - mean(b) against `shift` (0: the plain difference): pAbove is the p-value of
+ * "a's mean exceeds b's by more than shift" (the null: by shift or less), pBelow of "by less than shift". The p's are
+ * null when the test cannot be made (welchParts: fewer than two units a side, or no spread on either side).
+ * @param {number[]} a
+ * @param {number[]} b
+ * @param {number} [shift]
+ * @returns {{ diff: number, pAbove: number | null, pBelow: number | null, ci90: [number, number] | null,
+ *   ci95: [number, number] | null }} ci90: between the two one-sided 95% bounds (TOST's interval)
+ */
+export function welchOneSided (a, b, shift = 0) {
+  const diff = a.length && b.length ? mean(a) - mean(b) : NaN
+  const w = welchParts(a, b)
+  if (!w) return { diff, pAbove: null, pBelow: null, ci90: null, ci95: null }
+  const t = (w.diff - shift) / w.se
+  const half = tQuantile(0.975, w.df) * w.se
+  const half90 = tQuantile(0.95, w.df) * w.se
+  return { diff, pAbove: 1 - tCdf(t, w.df), pBelow: tCdf(t, w.df), ci90: [w.diff - half90, w.diff + half90], ci95: [w.diff - half, w.diff + half] }
+}
+
+/**
+ * One-sided tests of the ratio of means a/b (on logs, as compareRatio) against `bound`: pAbove the p-value of "the
+ * ratio is above bound", pBelow of "below bound" (bound 1: a direction; 1 + margin: a rise smaller than the margin).
+ * @param {number[]} a positive values, one per unit
+ * @param {number[]} b
+ * @param {number} [bound]
+ * @returns {{ ratio: number, pAbove: number | null, pBelow: number | null, ci90: [number, number] | null,
+ *   ci95: [number, number] | null }}
+ */
+export function ratioOneSided (a, b, bound = 1) {
+  const r = welchOneSided(logs(a), logs(b), Math.log(bound))
+  /** @param {[number, number] | null} ci @returns {[number, number] | null} */
+  const exp = (ci) => ci && [Math.exp(ci[0]), Math.exp(ci[1])]
+  return { ratio: Math.exp(r.diff), pAbove: r.pAbove, pBelow: r.pBelow, ci90: exp(r.ci90), ci95: exp(r.ci95) }
+}
+
+/**
+ * One-sample t tests of mean(xs) against `mu`: pAbove the p-value of "the mean is above mu", pBelow of "below mu";
+ * null when fewer than two values or none differs from the others.
+ * @param {number[]} xs
+ * @param {number} mu
+ * @returns {{ mean: number, pAbove: number | null, pBelow: number | null, ci95: [number, number] | null }}
+ */
+export function oneSampleT (xs, mu) {
+  const m = xs.length ? mean(xs) : NaN
+  const se = xs.length > 1 ? Math.sqrt(variance(xs) / xs.length) : 0
+  if (!(se > 0)) return { mean: m, pAbove: null, pBelow: null, ci95: null }
+  const df = xs.length - 1
+  const t = (m - mu) / se
+  const half = tQuantile(0.975, df) * se
+  return { mean: m, pAbove: 1 - tCdf(t, df), pBelow: tCdf(t, df), ci95: [m - half, m + half] }
+}
