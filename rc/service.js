@@ -162,20 +162,43 @@ function createSession ({ containers, roles = {}, cgroupRoot, procRoot, interval
 }
 
 /**
+ * How long a sampling session lives without a read (its /start or a /timeline renews it): an executor reads every few
+ * seconds (executor/docker/rc-client.js), so the sessions of one killed with -9 end, and free their slot, within this.
+ * NODESCALE_RC_LEASE_MS sets it for the service.
+ */
+export const RC_LEASE_MS = 30_000
+
+/**
  * The RC's express app. Every route but /healthz needs a request signed with the token (lib/request-auth.js: the
  * token itself never crosses the network). POST /start
- * {containers: [id...], roles?: {id: role}} -> {session}; GET /timeline?session=[&since=t[&drop=1]]; POST /stop
- * {session} -> timeline (after drops, what is left); GET /snapshot?containers=id,id. A container's network bytes are
- * those of its pid's /proc/<pid>/net/dev: the pid from pidOf when given, else from cgroup and proc files
- * (rc/container-pid.js; no engine socket).
+ * {containers: [id...], roles?: {id: role}} -> {session, leaseMs}; GET /timeline?session=[&since=t[&drop=1]];
+ * POST /stop {session} -> timeline (after drops, what is left); GET /snapshot?containers=id,id. A session not read
+ * for leaseMs ends by itself (its slot freed, its samples gone). A container's network bytes are those of its pid's
+ * /proc/<pid>/net/dev: the pid from pidOf when given, else from cgroup and proc files (rc/container-pid.js; no engine
+ * socket).
  * @param {{ token: string, cgroupRoot?: string, procRoot?: string, intervalMs?: number, pidOf?: (id: string) =>
- *   Promise<number | null>, maxSessions?: number, maxSamples?: number }} opts
+ *   Promise<number | null>, maxSessions?: number, maxSamples?: number, leaseMs?: number,
+ *   log?: (line: string) => void }} opts
  * @returns {{ app: import('express').Express, close: () => void }}
  */
-export function createRcApp ({ token, cgroupRoot = '/sys/fs/cgroup', procRoot = '/proc', intervalMs = 1000, pidOf, maxSessions = 16, maxSamples = 86_400 }) {
+export function createRcApp ({ token, cgroupRoot = '/sys/fs/cgroup', procRoot = '/proc', intervalMs = 1000, pidOf, maxSessions = 16, maxSamples = 86_400, leaseMs = RC_LEASE_MS, log = () => {} }) {
   if (!token || token.length < 16) throw new Error('the RC needs a token of at least 16 characters')
+  if (!(Number.isFinite(leaseMs) && leaseMs > 0)) throw new Error(`the RC's lease must be a number of ms > 0 (got ${leaseMs})`)
   const check = createRequestCheck(token)
+  /** @type {Map<string, ReturnType<typeof createSession> & { renewedAt: number }>} */
   const sessions = new Map()
+  // the sessions nobody read for a lease end: their executor is gone (killed, or cut off from this node)
+  const expire = () => {
+    const now = Date.now()
+    for (const [id, s] of sessions) {
+      if (now - s.renewedAt <= leaseMs) continue
+      s.stop()
+      sessions.delete(id)
+      log(`session ${id} expired: not read for ${Math.round((now - s.renewedAt) / 1000)} s`)
+    }
+  }
+  const sweeper = setInterval(expire, Math.max(50, Math.min(1000, leaseMs / 4)))
+  sweeper.unref()
   /** A request's containers' pids: pidOf's, else one pass over the cgroup and proc files for all of them. */
   const pidsOf = async (/** @type {string[]} */ ids) => {
     if (!pidOf) return containerPids(ids, { cgroupRoot, procRoot })
@@ -234,8 +257,8 @@ export function createRcApp ({ token, cgroupRoot = '/sys/fs/cgroup', procRoot = 
     if (sessions.size >= maxSessions) throw new HttpError(429, `already ${sessions.size} sessions; stop one first`)
     const pids = await pidsOf(containers.map(c => c.id))
     const session = randomUUID()
-    sessions.set(session, createSession({ containers, roles, cgroupRoot, procRoot, intervalMs, pids, maxSamples }))
-    res.status(201).json({ session, containers: containers.map(c => c.id), source: containers[0].kind, intervalMs })
+    sessions.set(session, Object.assign(createSession({ containers, roles, cgroupRoot, procRoot, intervalMs, pids, maxSamples }), { renewedAt: Date.now() }))
+    res.status(201).json({ session, containers: containers.map(c => c.id), source: containers[0].kind, intervalMs, leaseMs })
   })
 
   const sessionOf = (id) => {
@@ -248,7 +271,9 @@ export function createRcApp ({ token, cgroupRoot = '/sys/fs/cgroup', procRoot = 
     const since = req.query.since === undefined ? undefined : Number(req.query.since)
     if (since !== undefined && !Number.isFinite(since)) throw new HttpError(400, 'since: a time in ms since the epoch (the t of the last sample you have)')
     if (req.query.drop !== undefined && (req.query.drop !== '1' || since === undefined)) throw new HttpError(400, 'drop: 1, with since (the t of the last sample you hold)')
-    res.json(sessionOf(req.query.session).timeline(since, { drop: req.query.drop === '1' }))
+    const s = sessionOf(req.query.session)
+    s.renewedAt = Date.now()
+    res.json(s.timeline(since, { drop: req.query.drop === '1' }))
   })
   app.post('/stop', (req, res) => {
     const s = sessionOf(req.body?.session)
@@ -259,7 +284,7 @@ export function createRcApp ({ token, cgroupRoot = '/sys/fs/cgroup', procRoot = 
   app.use((err, req, res, next) => {
     res.status(err.status ?? (err.type === 'entity.parse.failed' ? 400 : 500)).json({ error: err.message })
   })
-  return { app, close: () => { for (const s of sessions.values()) s.stop(); sessions.clear() } }
+  return { app, close: () => { clearInterval(sweeper); for (const s of sessions.values()) s.stop(); sessions.clear() } }
 }
 
 async function main () {
@@ -276,7 +301,10 @@ async function main () {
     console.error(`nodescale rc: ${formatError(err)}`)
     process.exit(exitCodeOf(err))
   }
-  const { app, close } = createRcApp({ token, cgroupRoot: process.env.NODESCALE_CGROUP_ROOT, procRoot: process.env.NODESCALE_PROC_ROOT })
+  const lease = process.env.NODESCALE_RC_LEASE_MS ? Number(process.env.NODESCALE_RC_LEASE_MS) : RC_LEASE_MS
+  const { app, close } = createRcApp({
+    token, cgroupRoot: process.env.NODESCALE_CGROUP_ROOT, procRoot: process.env.NODESCALE_PROC_ROOT, leaseMs: lease, log: (line) => console.log(`nodescale rc: ${line}`)
+  })
   const server = app.listen(port, process.env.HOST || '0.0.0.0', () => {
     console.log(`nodescale rc: listening on ${JSON.stringify(server.address())}, cgroup ${detectCgroup(process.env.NODESCALE_CGROUP_ROOT)}`)
   })

@@ -132,7 +132,7 @@ function sumRoles (list) {
 
 /**
  * A sampler with the interface of rc/sampler.js (start, stop → timeline) over the RCs of the nodes that run the
- * containers.
+ * containers. It reads each session every checkpointMs, and at least three times per lease the RC states.
  * Containers with a `role` (the load balancer's) are sampled for their CPU by role, not as the server's.
  * @param {{ rcs: { node: string, url: string }[], token: string, containers: { node: string, containerId: string |
  *   null, role?: string }[], log?: (line: string) => void, checkpointMs?: number }} opts
@@ -174,12 +174,17 @@ export function createRcSampler ({ rcs, token, containers, log = () => {}, check
   }))
   return {
     async start () {
+      let lease = Infinity
       for (const [node, { rc, ids, roles, server }] of byNode) {
-        const { session } = await rcJson(rc, 'POST', '/start', { containers: ids, roles })
+        const { session, leaseMs } = await rcJson(rc, 'POST', '/start', { containers: ids, roles })
         sessions.push({ node, rc, session, last: null, rolesOnly: !server })
+        if (Number.isFinite(leaseMs) && leaseMs > 0) lease = Math.min(lease, leaseMs)
       }
-      if (checkpointMs > 0) {
-        timer = setInterval(() => { checkpoint() }, checkpointMs)
+      // the reads renew each session's lease (rc/service.js): three a lease, so one lost answer does not end it; a
+      // session this process stops reading (it was killed) ends by itself
+      const every = Math.min(checkpointMs > 0 ? checkpointMs : Infinity, lease / 3)
+      if (Number.isFinite(every)) {
+        timer = setInterval(() => { checkpoint() }, Math.max(50, every))
         timer.unref()
       }
     },

@@ -41,11 +41,21 @@ export function loadProblem (load) {
 }
 
 /**
- * The agent's HTTP handler and its one job at a time.
- * @param {{ token: string, dir: string, log?: (line: string) => void }} opts
+ * How long a running load goes on without a signed request from its executor (which asks for /status twice a second,
+ * executor/generators/agent-client.js): an executor killed with -9 leaves no load running past this.
+ * NODESCALE_AGENT_LEASE_MS sets it for the service.
  */
-export function createAgent ({ token, dir, log = () => {} }) {
+export const AGENT_LEASE_MS = 30_000
+
+/**
+ * The agent's HTTP handler and its one job at a time, aborted when no signed request came for leaseMs.
+ * @param {{ token: string, dir: string, log?: (line: string) => void, leaseMs?: number }} opts
+ */
+export function createAgent ({ token, dir, log = () => {}, leaseMs = AGENT_LEASE_MS }) {
   const check = createRequestCheck(token)
+  let renewedAt = Date.now()
+  /** @type {NodeJS.Timeout | null} */
+  let watch = null
   /** @type {{ state: 'running'|'done'|'failed', progress: any, result: any, error: any, cpu: any, controller:
    *   AbortController } | null} */
   let job = null
@@ -61,6 +71,16 @@ export function createAgent ({ token, dir, log = () => {} }) {
     const load = Object.fromEntries(LOAD_FIELDS.filter(k => body.load?.[k] !== undefined).map(k => [k, body.load[k]]))
     const current = { state: /** @type {'running'|'done'|'failed'} */ ('running'), progress: null, result: null, error: null, cpu: null, controller }
     job = current
+    renewedAt = Date.now()
+    clearInterval(watch ?? undefined)
+    watch = setInterval(() => {
+      if (current.state !== 'running') { clearInterval(watch ?? undefined); return }
+      if (Date.now() - renewedAt <= leaseMs) return
+      log(`no request from the executor for ${Math.round((Date.now() - renewedAt) / 1000)} s: aborting the load`)
+      clearInterval(watch ?? undefined)
+      controller.abort(new Error('the executor stopped asking (lease expired)'))
+    }, Math.max(50, Math.min(1000, leaseMs / 4)))
+    watch.unref()
     runLoad({
       ...load,
       driver: body.driver,
@@ -102,6 +122,7 @@ export function createAgent ({ token, dir, log = () => {} }) {
     }
     const why = check({ method: req.method ?? 'GET', path: req.url ?? '/', header: req.headers[AUTH_HEADER], body: text })
     if (why) return send(res, 401, { error: `not authorised: ${why}` })
+    renewedAt = Date.now()
     if (req.method === 'GET' && path === '/clock') return send(res, 200, { now: clock() })
     if (req.method === 'GET' && path === '/status') {
       if (!job) return send(res, 200, { state: 'idle' })
@@ -143,7 +164,8 @@ export async function main () {
   const port = portFromEnv(process.env.NODESCALE_AGENT_PORT, LOAD_AGENT_PORT)
   const dir = process.env.NODESCALE_AGENT_DIR ?? '/tmp/nodescale-load'
   const log = (line) => process.stdout.write(`load-agent: ${line}\n`)
-  const handle = createAgent({ token, dir, log })
+  const lease = process.env.NODESCALE_AGENT_LEASE_MS ? Number(process.env.NODESCALE_AGENT_LEASE_MS) : AGENT_LEASE_MS
+  const handle = createAgent({ token, dir, log, leaseMs: lease })
   const server = createServer((req, res) => { handle(req, res).catch(err => { res.statusCode = 500; res.end(err.message) }) })
   await new Promise((resolve, reject) => server.once('error', reject).listen(port, () => resolve(undefined)))
   log(`listening on ${port} (${hostname()})`)
