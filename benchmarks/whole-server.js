@@ -1,8 +1,10 @@
 // A whole server as the thing under test (--server FILE, or --image REF on Swarm): nothing is mounted, the load
 // requests --path with --method and --body as given, readiness is --health. Shaped like a benchmark (name, options,
 // request) so that a run, a sweep and the reports treat both alike; `mount` is '' where a benchmark's is /<name>.
-import { existsSync, readFileSync } from 'node:fs'
-import { basename, dirname, extname, join, resolve } from 'node:path'
+import { existsSync, readFileSync, realpathSync } from 'node:fs'
+import { homedir } from 'node:os'
+import { basename, dirname, extname, join, relative, resolve } from 'node:path'
+import { badFlag } from '../lib/errors.js'
 
 const NAME = /[^a-z0-9_-]+/gi
 const TYPES = Object.freeze({ '.json': 'application/json', '.txt': 'text/plain', '.xml': 'application/xml', '.html': 'text/html', '.csv': 'text/csv' })
@@ -17,6 +19,25 @@ export function serverFolder (entry) {
     if (existsSync(join(dir, 'package.json'))) return dir
     if (dirname(dir) === dir) return dirname(entry)
   }
+}
+
+/**
+ * Refuses a server folder that would pack the home folder or more into an image: `/`, $HOME, or a folder above it (a
+ * `~/package.json` that `npm i` in the home made, or an entry file right in the home). NS_ERR_BAD_FLAG naming --server.
+ * @param {string} folder serverFolder's answer
+ * @param {string} entry the entry file, for the message
+ */
+export function checkServerFolder (folder, entry) {
+  const real = (p) => { try { return realpathSync(p) } catch { return resolve(p) } }
+  const home = real(homedir())
+  const dir = real(folder)
+  const rel = relative(dir, home)
+  const above = dir === '/' || rel === '' || (!rel.startsWith('..') && !rel.startsWith('/'))
+  if (!above) return
+  const what = dir === '/' ? 'the root folder /' : rel === '' ? `your home folder ${home}` : `${dir}, which holds your home folder ${home}`
+  throw badFlag('--server', `${entry} runs from ${what} (${existsSync(join(folder, 'package.json')) ? 'the nearest folder with a package.json' : 'its own folder'}), and ` +
+    'nodescale will not pack that into an image: it holds your keys and credentials. Put the server in a folder of its own with its ' +
+    'package.json (npm init -y there) and give the entry file inside it', { key: 'server' })
 }
 
 /**

@@ -290,7 +290,7 @@ export async function buildImage (docker, { kind, base = 'auto', apps = [], log 
   if (server !== undefined && kind !== 'register') throw internalError(`a --server goes into the register image, not the ${kind} image`)
   let built
   let appPaths = []
-  const own = server === undefined ? null : serverTree(server)
+  const own = server === undefined ? null : serverTree(server, { log })
   if (kind === 'haproxy' || kind === 'registry') {
     if (chosen.base === 'registry') {
       built = await buildContext(docker, { repo: `nodescale/${kind}`, dockerfile: [`FROM ${chosen.from}`, ...(kind === 'haproxy' ? ['USER root'] : []), label(kind, 'registry'), ''].join('\n'), entries: [], log })

@@ -1,12 +1,15 @@
 // What goes into an image: the register's source closure, its production dependencies (from package-lock.json), custom
 // apps, a user's whole server folder (--server), nodescale's launchers for a user's image (--image), and host rootfs
 // files (a binary and the libraries ldd lists).
-import { readFileSync, readdirSync, statSync, lstatSync, existsSync, realpathSync } from 'node:fs'
+import { readFileSync, readdirSync, statSync, lstatSync, existsSync, realpathSync, openSync, readSync, closeSync } from 'node:fs'
 import { join, relative, dirname, resolve, basename, sep, isAbsolute } from 'node:path'
+import { homedir } from 'node:os'
 import { builtinModules } from 'node:module'
 import { spawnSync } from 'node:child_process'
+import dockerignoreModule from '@balena/dockerignore'
 import { NsError, badApp, badFlag } from '../../lib/errors.js'
-import { serverFolder } from '../../benchmarks/whole-server.js'
+import { cacheDir, readCacheJson } from '../../lib/paths.js'
+import { checkServerFolder, serverFolder } from '../../benchmarks/whole-server.js'
 
 /**
  * @typedef {{ name: string, source?: string, content?: Buffer, mode?: number, type?: 'file' | 'directory' }}
@@ -201,18 +204,118 @@ export function registerTree (root, { apps = [], dirs = ['register', 'benchmarks
   return { entries: dedupe([...entries, ...appEntries]), apps: appOut, packages: [...packages].sort() }
 }
 
-/** Every file under dir but .git, nested node_modules included, as paths relative to dir; symlinks are skipped. */
-function folderFiles (dir, rel = '') {
-  const out = []
-  for (const ent of readdirSync(join(dir, rel), { withFileTypes: true }).sort((a, b) => a.name.localeCompare(b.name))) {
-    const r = rel ? `${rel}/${ent.name}` : ent.name
-    if (ent.isDirectory()) {
-      if (ent.name !== '.git') out.push(...folderFiles(dir, r))
-    } else if (ent.isFile()) {
-      out.push(r)
+/**
+ * Folders that hold credentials, left out of a server's image wherever they are in its folder (a path relative to it
+ * that ends with one of these).
+ */
+export const CREDENTIAL_DIRS = Object.freeze(['.ssh', '.gnupg', '.aws', '.azure', '.kube', '.docker', '.config/gcloud', '.cache/nodescale'])
+
+/** Docker's .dockerignore rules (a CommonJS package: its default export is the factory itself). */
+const ignore = /** @type {() => import('@balena/dockerignore').Ignore} */ (/** @type {any} */ (dockerignoreModule))
+
+const realOr = (p) => { try { return realpathSync(p) } catch { return resolve(p) } }
+
+/** nodescale's own secrets as saved on this machine (the RC token, the registry password), to find copies of them. */
+function savedSecrets () {
+  const texts = [readCacheJson('control-plane.json')?.token, readCacheJson('registry.json')?.password]
+  return texts.filter(t => typeof t === 'string' && t.length >= 16).map(t => Buffer.from(t))
+}
+
+/** Whether a file holds one of the texts, read in 1 MB chunks (a copy that straddles two chunks is found too). */
+function holdsAny (file, needles) {
+  if (!needles.length) return false
+  const overlap = Math.max(...needles.map(n => n.length)) - 1
+  const buf = Buffer.alloc((1 << 20) + overlap)
+  const fd = openSync(file, 'r')
+  try {
+    let kept = 0
+    for (;;) {
+      const n = readSync(fd, buf, kept, buf.length - kept, null)
+      const view = buf.subarray(0, kept + n)
+      if (needles.some(x => view.includes(x))) return true
+      if (n === 0) return false
+      kept = Math.min(overlap, view.length)
+      view.copyWithin(0, view.length - kept)
+    }
+  } finally {
+    closeSync(fd)
+  }
+}
+
+/**
+ * Why a path of a server's folder stays out of its image, or null: .git, credential folders (CREDENTIAL_DIRS),
+ * nodescale's cache folder, a dot folder of the home, or the folder's .dockerignore (Docker's own rules).
+ * @param {string} folder
+ * @returns {(rel: string) => string | null} rel: relative to the folder, with /
+ */
+function serverRules (folder) {
+  const file = join(folder, '.dockerignore')
+  const dockerignore = ignore().add(existsSync(file) ? readFileSync(file, 'utf8') : '')
+  const home = realOr(homedir())
+  const cache = realOr(cacheDir())
+  const root = realOr(folder)
+  return (rel) => {
+    if (basename(rel) === '.git') return 'git'
+    if (CREDENTIAL_DIRS.some(d => rel === d || rel.endsWith(`/${d}`))) return 'credentials'
+    const abs = join(root, rel)
+    if (abs === cache) return 'nodescale\'s cache, its tokens'
+    if (dirname(abs) === home && basename(abs).startsWith('.')) return 'a dot folder of the home'
+    if (dockerignore.ignores(rel)) return '.dockerignore'
+    return null
+  }
+}
+
+/**
+ * Every file under dir, nested node_modules included, as paths relative to dir, but what serverRules leaves out and
+ * symlinks; what was left out, with why.
+ * @param {string} dir
+ * @returns {{ files: string[], left: { path: string, why: string }[] }}
+ */
+function folderFiles (dir) {
+  const why = serverRules(dir)
+  const files = []
+  const left = []
+  const walk = (rel) => {
+    for (const ent of readdirSync(join(dir, rel), { withFileTypes: true }).sort((a, b) => a.name.localeCompare(b.name))) {
+      const r = rel ? `${rel}/${ent.name}` : ent.name
+      if (!ent.isDirectory() && !ent.isFile()) continue
+      const reason = why(r)
+      if (reason && ent.isDirectory() && reason !== '.dockerignore') {
+        left.push({ path: `${r}/`, why: reason })
+      } else if (ent.isDirectory()) {
+        // a folder .dockerignore leaves out may hold files it takes back (!pattern): its files are looked at one by one
+        if (reason) left.push({ path: `${r}/`, why: reason })
+        walk(r)
+      } else if (reason) {
+        left.push({ path: r, why: reason })
+      } else {
+        files.push(r)
+      }
     }
   }
-  return out
+  walk('')
+  // a file that holds a copy of nodescale's own secrets stays out too, whatever its name
+  const secrets = savedSecrets()
+  const kept = files.filter(f => !holdsAny(join(dir, f), secrets))
+  for (const f of files) if (!kept.includes(f)) left.push({ path: f, why: 'holds a nodescale secret' })
+  return { files: kept, left }
+}
+
+const mb = (bytes) => `${(bytes / 1e6).toFixed(bytes < 1e7 ? 2 : 1)} MB`
+
+/**
+ * What a server's image carries, in words: how many files, their size, the largest, and what was left out and why.
+ * @param {{ folder: string, entries: ContextEntry[], left: { path: string, why: string }[] }} tree
+ */
+export function serverTreeText ({ folder, entries, left }) {
+  const sized = entries.map(e => ({ name: e.name.replace(/^server\//, ''), size: e.source ? statSync(e.source).size : 0 }))
+  const total = sized.reduce((a, e) => a + e.size, 0)
+  const largest = [...sized].sort((a, b) => b.size - a.size).slice(0, 3).map(e => `${e.name} ${mb(e.size)}`)
+  // a folder left out shows once, not file by file
+  const shown = left.filter(l => !left.some(o => o !== l && o.path.endsWith('/') && l.path.startsWith(o.path) && o.why === l.why))
+  const out = shown.slice(0, 8).map(l => `${l.path} (${l.why})`)
+  return `server: ${folder} into ${SERVER_DIR}: ${entries.length} files, ${mb(total)}; largest: ${largest.join(', ')}` +
+    (shown.length ? `; left out: ${out.join(', ')}${shown.length > out.length ? ` and ${shown.length - out.length} more` : ''}` : '')
 }
 
 /** Where a --server's folder goes in the register image. */
@@ -220,13 +323,18 @@ export const SERVER_DIR = '/server'
 
 /**
  * A user's whole server (--server FILE on Swarm) for the register image: its folder (`serverFolder`: the nearest one
- * with a package.json) whole under server/, node_modules and all but .git and symlinks, and the entry file as node
- * runs it in the image: its real path under /server (node_modules/.bin/<cli> is a link to the package's own file).
+ * with a package.json; never the home folder, / or a folder above the home) under server/, node_modules and all, but
+ * .git, symlinks, credential folders, nodescale's cache and secrets, and what its .dockerignore leaves out; the entry
+ * file as node runs it in the image: its real path under /server (node_modules/.bin/<cli> is a link to the package's
+ * own file).
  * @param {string} entry absolute, on this machine
- * @returns {{ folder: string, entry: string, entries: ContextEntry[] }} entry: the path inside the image
+ * @param {{ log?: (line: string) => void }} [opts] log: what went in and what was left out
+ * @returns {{ folder: string, entry: string, entries: ContextEntry[], left: { path: string, why: string }[] }} entry:
+ *   the path inside the image
  */
-export function serverTree (entry) {
+export function serverTree (entry, { log } = {}) {
   const folder = serverFolder(entry)
+  checkServerFolder(folder, entry)
   const realFolder = realpathSync(folder)
   const realEntry = realpathSync(entry)
   const rel = relative(realFolder, realEntry)
@@ -234,15 +342,20 @@ export function serverTree (entry) {
     throw badFlag('--server', `${entry} is really ${realEntry}, outside the folder the server runs from (${realFolder}, the nearest with a package.json); ` +
       'the image carries that folder only: give the entry file inside it', { key: 'server' })
   }
-  const files = folderFiles(folder)
-  if (!files.includes(rel.split(sep).join('/'))) {
+  const { files, left } = folderFiles(folder)
+  const relEntry = rel.split(sep).join('/')
+  if (!files.includes(relEntry)) {
+    const out = left.find(l => l.path === relEntry) ?? left.find(l => l.path.endsWith('/') && relEntry.startsWith(l.path))
+    if (out) throw badFlag('--server', `${entry} is left out of the image (${out.path}: ${out.why}); give an entry file the image carries`, { key: 'server' })
     throw badFlag('--server', `${entry} (really ${realEntry}) is reached through a symbolic link inside ${folder}, and the image carries no links: give the file's own path`, { key: 'server' })
   }
   const entries = files.map(f => {
     const source = join(folder, f)
     return { name: `server/${f}`, source, mode: statSync(source).mode & 0o777 }
   })
-  return { folder, entry: `${SERVER_DIR}/${rel.split(sep).join('/')}`, entries }
+  const tree = { folder, entry: `${SERVER_DIR}/${relEntry}`, entries, left }
+  log?.(serverTreeText(tree))
+  return tree
 }
 
 /** Where nodescale's launchers go in a user's image (--image with cm or pm2). */
