@@ -38,9 +38,16 @@ Examples:
 export const FIT_HELP = `Usage: analyzer fit <sweep-folder | points.csv> [options]
 
 Fits Gunther's Universal Scalability Law X(N) = gamma N / (1 + sigma (N-1) + lambda N (N-1))
-(and/or Amdahl: lambda = 0) by bounded nonlinear least squares, and says what limits scaling:
-contention (sigma: serialised work, queueing) or coherency (lambda: crosstalk, shared state),
-where throughput peaks (N* = sqrt((1-sigma)/lambda), X(N*)) or the Amdahl ceiling gamma/sigma.
+(and/or Amdahl: lambda = 0) and says what limits scaling: contention (sigma: serialised work,
+queueing) or coherency (lambda: crosstalk, shared state), where throughput peaks (N* =
+sqrt((1-sigma)/lambda)) or the Amdahl ceiling gamma/sigma. The noise of a run is a share of its
+throughput, so by default the fit is least squares on log throughput (--weights relative) with
+95% profile-likelihood intervals; a term the N measured cannot tell from 0 is said to be not
+identifiable, with its bound and the N that would identify it, instead of an interval. Beside
+USL and Amdahl a third model, linear up to a ceiling min(gamma N, C), is fitted with its change
+point; the one with the least AICc is read. "Retrograde" is said only when a measured point lies
+significantly below an earlier one (Bonferroni over the pairs of N). docs/statistics/fits.md
+says what each figure means and how it was calibrated.
 
 A folder is searched for run.json files (status "done" only). Every run is an observation:
 the fit uses each repeat, and the table shows the mean per N with its spread (sd, count).
@@ -57,10 +64,12 @@ Options:
                    point of each node count is its best instances and concurrency (Ibenchjs Table 4)
   --group-by F,..  run config fields that make separate curves
                    (default strategy,benchmark; with --x concurrency also instances)
-  --bootstrap N    also N seeded bootstrap refits for 95% intervals (0..100000): the repeats
-                   resampled within each N, or the residuals when there are no repeats
+  --bootstrap N    also N seeded bootstrap refits (0..100000): the repeats resampled within each
+                   N, or the residuals; not calibrated (shown with --weights none|sd, else --json)
   --seed S         bootstrap seed (default 1): same seed, same intervals
-  --weights W      none | sd: weight each run by 1/variance of the runs at its N (needs repeats)
+  --weights W      relative (default: log throughput, profile intervals) | none (unweighted, as
+                   published fits; t intervals from the Jacobian) | sd: each run by 1/variance of
+                   the runs at its N (needs repeats); none and sd are not calibrated
   --include-invalid  fit the runs whose validity flags say they did not measure the server too
   --json           print the fits as JSON
   -h, --help       this help

@@ -22,7 +22,7 @@ const POINT_FLAGS = [
   option({ flag: 'group-by', type: 'text' }),
   option({ flag: 'bootstrap', type: 'whole', min: 0, max: 100000, default: 0 }),
   option({ flag: 'seed', type: 'whole', min: 0, max: 4294967295, default: 1 }),
-  option({ flag: 'weights', type: 'choice', choices: ['none', 'sd'], default: 'none' }),
+  option({ flag: 'weights', type: 'choice', choices: ['relative', 'none', 'sd'], default: 'relative' }),
   option({ flag: 'include-invalid', type: 'boolean' })
 ]
 const OUT = option({

@@ -12,39 +12,89 @@ export function human (v, digits = 3) {
 
 /**
  * Which term dominates the denominator where it matters (at N*, or at the largest N measured when there is no
- * peak): contention sigma (N-1), coherency lambda N (N-1), or neither (linear scaling).
- * @param {{ sigma: number, lambda: number, nStar: number|null, range: { max: number } }} f
- * @returns {'contention'|'coherency'|'none'}
+ * peak): contention sigma (N-1), coherency lambda N (N-1), or neither (linear scaling); 'ceiling' when the
+ * linear-to-ceiling model fits best (the choice of analyzer/fit-relative.js).
+ * @param {{ sigma: number, lambda: number, nStar: number|null, range: { max: number }, choice?: { model: string } }} f
+ * @returns {'contention'|'coherency'|'none'|'ceiling'}
  */
 export function limitOf (f) {
-  const n = f.nStar ?? f.range.max
-  const contention = f.sigma * (n - 1)
-  const coherency = f.lambda * n * (n - 1)
+  if (f.choice?.model === 'ceiling') return 'ceiling'
+  return termOf(f.sigma, f.lambda, f.nStar ?? f.range.max)
+}
+
+function termOf (sigma, lambda, n) {
+  const contention = sigma * (n - 1)
+  const coherency = lambda * n * (n - 1)
   if (contention < 1e-3 && coherency < 1e-3) return 'none'
   return coherency > contention ? 'coherency' : 'contention'
 }
 
+const interval = iv => (iv ? ` [${human(iv[0])}, ${iv[1] === null ? 'open' : human(iv[1])}]` : '')
+/** "core" from "cores": the unit of one N. */
+const one = unit => (unit === 'N' ? 'the first N' : `one ${unit.replace(/s$/, '')}`)
+
+/** Whether throughput fell, as the data show it (analyzer/fit-relative.js fellOf). */
+function fellText (f) {
+  if (!f.fell) return 'no measured point lies significantly below an earlier one'
+  return `throughput falls (retrograde): N = ${human(f.fell.to)} measured ${human(f.fell.drop * 100, 2)}% below N = ${human(f.fell.from)}` +
+    ' (significant at 5% across every pair of N)'
+}
+
+/** The reading of the linear-to-ceiling model. */
+function ceilingLine (f) {
+  const c = f.ceilingFit
+  const ci = c.ci95
+  const first = f.range.min
+  const second = f.residuals?.map(r => r.n).find(n => n > first) ?? Infinity
+  // reached by the second N: only the first N lies on the linear part
+  if (c.changePoint < second) {
+    const share = Math.min(1, first / c.changePoint)
+    return `ceiling: about ${one(f.unit)}'s worth from N = ${human(first)}: ${human(c.ceiling)}/s${interval(ci?.ceiling)}, reached by N = ` +
+      `${human(second)} (N = ${human(first)} gives ${human(share * 100, 2)}% of it) and held up to ${human(f.range.max)} ${f.unit}; ${fellText(f)}`
+  }
+  return `linear up to N ≈ ${human(c.changePoint, 2)}${interval(ci?.changePoint)}, then a ceiling of ${human(c.ceiling)}/s${interval(ci?.ceiling)}:` +
+    ` more ${f.unit} add nothing beyond it, as measured up to ${human(f.range.max)}; ${fellText(f)}`
+}
+
 /**
- * One line a capacity planner reads first.
- * @param {import('./fit-stats.js').FitResult} f
+ * One line a capacity planner reads first: what the model that fits best (by AICc, when the fit chose one) says, and
+ * only what the data show: a fall ("retrograde") only when a measured point lies significantly below an earlier one.
+ * @param {import('./fit-stats.js').FitResult & { choice?: any, ceilingFit?: any, fell?: any, identify?: any }} f
  */
 export function verdictOf (f) {
   const unit = f.unit
   const max = f.range.max
-  if (f.limitedBy === 'none') {
-    return `scales linearly up to ${human(max)} ${unit}: no contention or coherency penalty measured (sigma ≈ 0, lambda ≈ 0); measure larger N to find the limit`
+  const chosen = f.choice?.model ?? f.model
+  const prefix = f.choice && chosen !== f.model ? `${chosen === 'ceiling' ? 'linear up to a ceiling' : chosen === 'usl' ? 'USL' : 'Amdahl'} fits better (AICc): ` : ''
+  if (chosen === 'ceiling' && f.ceilingFit) return prefix + ceilingLine(f)
+  // the parameters of the chosen curve: this fit's own, or (when AICc prefers the other of USL/Amdahl) that one's
+  const p = chosen === f.model || !f.choice?.fits?.[chosen] ? f : { ...f, ...f.choice.fits[chosen], model: chosen }
+  const nStar = chosen === f.model ? f.nStar : p.lambda > 0 && p.sigma < 1 ? Math.sqrt((1 - p.sigma) / p.lambda) : null
+  const limit = termOf(p.sigma, p.lambda ?? 0, nStar ?? max)
+  const fell = f.choice ? `; ${fellText(f)}` : ''
+  if (limit === 'none') {
+    return `${prefix}scales linearly up to ${human(max)} ${unit}: no contention or coherency penalty measured (sigma ≈ 0, lambda ≈ 0); measure larger N to find the limit`
   }
-  if (f.nStar === null) {
-    const head = f.model === 'amdahl' ? 'contention-limited (Amdahl)' : 'Amdahl-limited (lambda = 0: no coherency penalty)'
-    const serial = `${human(f.sigma * 100, 2)}% of the work is serialised`
-    return f.ceiling !== null
-      ? `${head}: throughput approaches ${human(f.ceiling)}/s as ${unit} grow, never falls; ${serial}`
-      : `${head}: ${serial}`
+  if (nStar === null) {
+    const head = p.model === 'amdahl' ? 'contention-limited (Amdahl)' : 'Amdahl-limited (lambda = 0: no coherency penalty)'
+    const serial = `${human(p.sigma * 100, 2)}% of the work is serialised`
+    const asymptote = p.sigma > 0 ? p.gamma / p.sigma : null
+    const ci = chosen === f.model ? interval(f.ci95?.ceiling) : ''
+    return prefix + (asymptote !== null
+      ? `${head}: throughput approaches ${human(asymptote)}/s${ci} as ${unit} grow, never falls; ${serial}`
+      : `${head}: ${serial}`)
   }
-  let line = `${f.limitedBy}-limited, peak ${human(f.xStar)}/s at ${human(f.nStar, 2)} ${unit}`
-  if (f.nStar < max) line += `; beyond it throughput falls (retrograde), as measured up to ${human(max)}`
-  else if (f.nStar > 3 * max) line += ` (extrapolated far beyond the measured ${human(f.range.min)}..${human(max)})`
-  else line += ` (extrapolated beyond the measured ${human(f.range.min)}..${human(max)})`
-  if (f.bounds.includes('sigma=0')) line += '; sigma = 0 (no contention)'
+  const xStar = p.gamma * nStar / (1 + p.sigma * (nStar - 1) + p.lambda * nStar * (nStar - 1))
+  let line = `${prefix}${limit}-limited, peak ${human(xStar)}/s at ${human(nStar, 2)} ${unit}`
+  if (chosen === f.model) line += interval(f.ci95?.nStar)
+  if (!f.choice) {
+    // a fit without the reading (callers of describeFit alone): the old wording, but no fall claimed
+    if (nStar > max) line += ` (extrapolated beyond the measured ${human(f.range.min)}..${human(max)})`
+    return line
+  }
+  if (nStar < max) line += fell
+  else line += ` (extrapolated beyond the measured ${human(f.range.min)}..${human(max)})${fell}`
+  if (chosen === f.model && f.identify?.lambda) line += `; ${f.identify.lambda}`
+  else if (p.sigma === 0) line += '; sigma = 0 (no contention)'
   return line
 }

@@ -30,16 +30,39 @@ export function formatSummary (s) {
   return lines.join('\n')
 }
 
+/** The change point's interval: open below if the ceiling may hold from the first N, above if it may be unreached. */
+const changeCi = iv => (iv ? `[${iv[0] === null ? 'first N' : human(iv[0])}, ${iv[1] === null ? 'open' : human(iv[1])}]` : '-')
+
+/** A term's interval, or that the N measured cannot identify it (its one-sided bound beside). */
+function termCell (f, name) {
+  const iv = f.weighting === 'relative' ? f.ci95[name] : f.bootstrapCi?.[name] ?? f.ci95[name]
+  if (iv || f.weighting !== 'relative') return `${human(f[name])} ${ci(iv)}`
+  const bound = f.bound95?.[name]
+  return `${human(f[name])} ${bound === null || bound === undefined ? '[not identifiable]' : `[≤ ${human(bound)}: not identifiable]`}`
+}
+
 function paramRows (fits) {
-  return Object.entries(fits).filter(([, f]) => !f.error).map(([m, f]) => [
-    m,
-    `${human(f.sigma)} ${ci(f.bootstrapCi?.sigma ?? f.ci95.sigma)}`,
-    m === 'amdahl' ? '-' : `${human(f.lambda)} ${ci(f.bootstrapCi?.lambda ?? f.ci95.lambda)}`,
-    `${human(f.gamma)} ${ci(f.bootstrapCi?.gamma ?? f.ci95.gamma)}`,
-    f.nStar === null ? '-' : `${human(f.nStar)} ${ci(f.bootstrapCi?.nStar ?? f.ci95.nStar)}`,
-    f.xStar !== null ? human(f.xStar) : f.ceiling !== null ? `${human(f.ceiling)} (ceiling)` : '-',
-    f.r2 === null ? '-' : f.r2.toFixed(4)
-  ])
+  const rows = Object.entries(fits).filter(([, f]) => !f.error).map(([m, f]) => {
+    const pick = name => (f.weighting === 'relative' ? f.ci95[name] : f.bootstrapCi?.[name] ?? f.ci95[name])
+    return [
+      m,
+      termCell(f, 'sigma'),
+      m === 'amdahl' ? '-' : termCell(f, 'lambda'),
+      `${human(f.gamma)} ${ci(pick('gamma'))}`,
+      f.nStar === null ? '-' : `${human(f.nStar)} ${ci(pick('nStar'))}`,
+      f.xStar !== null ? human(f.xStar) : f.ceiling !== null ? `${human(f.ceiling)} ${ci(pick('ceiling'))} (ceiling)` : '-',
+      f.r2 === null ? '-' : f.r2.toFixed(4),
+      f.choice?.aicc?.[m] === null || f.choice?.aicc?.[m] === undefined ? '-' : f.choice.aicc[m].toFixed(1)
+    ]
+  })
+  // linear up to a ceiling (the same for every model fitted): its change point in the N* column, C in the next
+  const c = Object.values(fits).find(f => !f.error && f.ceilingFit)?.ceilingFit
+  const any = Object.values(fits).find(f => !f.error)
+  if (c) {
+    rows.push(['ceiling', '-', '-', human(c.gamma), `${human(c.changePoint)} ${changeCi(c.ci95?.changePoint)} (change)`,
+      `${human(c.ceiling)} ${ci(c.ci95?.ceiling ?? null)} (ceiling)`, '-', c.aicc === null ? '-' : c.aicc.toFixed(1)])
+  }
+  return { rows, scale: any?.weighting === 'relative' ? 'log' : 'throughput' }
 }
 
 /** @param {Awaited<ReturnType<typeof import('./compare.js').fitSources>>} r */
@@ -55,13 +78,23 @@ export function formatFit (r) {
       g.points.map(p => [human(p.n), human(p.throughput), p.sd === undefined ? '-' : human(p.sd), p.count ?? 1,
         ...fitted.map(([, f]) => human(at(f, p.n))), efficiency(p.n)?.toFixed(3) ?? '-']), { indent: '  ' }))
     if (fitted.length) {
-      out.push('', table(['model', 'sigma [95% CI]', 'lambda [95% CI]', 'gamma [95% CI]', 'N* [95% CI]', 'X(N*)', 'R²'], paramRows(g.fits), { indent: '  ' }))
+      const { rows, scale } = paramRows(g.fits)
+      out.push('', table(['model', 'sigma [95% CI]', 'lambda [95% CI]', 'gamma [95% CI]', 'N* [95% CI]', 'X(N*)', `R² (${scale})`, 'AICc'], rows, { indent: '  ' }))
+      const f0 = fitted[0][1]
+      const how = f0.weighting === 'relative'
+        ? 'relative-error fit (least squares on log throughput); 95% profile-likelihood intervals'
+        : `weights ${f0.weighting ?? 'none'} (throughput units); 95% t intervals from the Jacobian`
+      out.push(`  ${how}; ${f0.choice.line}`)
+      // every model's fit reads the data by the same choice: the first model's line
+      out.push(`  reading: ${f0.verdict}`)
+      for (const [m, f] of fitted) for (const text of Object.values(f.identify ?? {}).filter(Boolean)) out.push(`  ${m}: ${text}`)
     }
-    for (const [m, f] of Object.entries(g.fits)) out.push(f.error ? `  ${m}: cannot fit: ${f.error.message}` : `  ${m}: ${f.verdict}`)
+    for (const [m, f] of Object.entries(g.fits)) if (f.error) out.push(`  ${m}: cannot fit: ${f.error.message}`)
     if (fitted.some(([, f]) => f.bootstrapCi)) {
       const b = fitted[0][1].bootstrapCi
       const how = b.method === 'cases' ? 'bootstrap of the repeats within each N' : 'residual bootstrap'
-      out.push(`  intervals: ${how}, ${b.samples - b.failed} refits, seed ${b.seed}`)
+      const where = fitted[0][1].weighting === 'relative' ? ' (in --json as bootstrapCi; not calibrated: the table shows the profile intervals)' : ''
+      out.push(`  intervals: ${how}, ${b.samples - b.failed} refits, seed ${b.seed}${where}`)
     }
     if (g.test) {
       out.push(g.better === 'usl'

@@ -5,6 +5,8 @@ import { NsError } from '../lib/errors.js'
 import { MODELS } from './usl-model.js'
 import { solve } from './usl-solve.js'
 import { describeFit, bootstrapFit, meansByN } from './fit-stats.js'
+import { fitRelative, readingOf } from './fit-relative.js'
+import { limitOf, verdictOf } from './fit-verdict.js'
 
 /**
  * @typedef {{ n: number, throughput: number, sd?: number, count?: number }} Point a run, or a mean of `count` runs with
@@ -118,25 +120,46 @@ export function startsOf (data) {
 
 /**
  * Fits the Universal Scalability Law X(N) = gamma N / (1 + sigma (N-1) + lambda N (N-1)) (or Amdahl: lambda = 0)
- * by bounded nonlinear least squares (sigma, lambda in [0, 1], gamma >= 0) over every row (each repeat its own
- * observation), starting from the linearised quadratic fit. Reports R^2, residuals, standard errors and t-based 95%
- * intervals from the Jacobian, an optional seeded bootstrap (repeats resampled within each N when there are repeats,
- * residuals otherwise), N* and X(N*) (or the Amdahl ceiling gamma/sigma), efficiency per N and a verdict.
+ * over every row (each repeat its own observation). By default (weights 'relative') the fit is least squares on log
+ * throughput, the noise of a run being multiplicative, with 95% profile-likelihood intervals that say when sigma or
+ * lambda is not identifiable from the N measured (analyzer/fit-relative.js). Weights 'none', 'sd' or numbers: bounded
+ * nonlinear least squares in throughput units with Jacobian t intervals (the older fit, kept for comparison with
+ * published unweighted fits). Either way the result carries the reading on the log scale: the model AICc prefers
+ * among USL, Amdahl and linear up to a ceiling, that ceiling fit, and whether a measured point fell significantly.
+ * `bootstrap` adds a seeded bootstrap (repeats resampled within each N, else residuals; relative weights as 1/fitted²).
  * @param {Point[]} points
- * @param {{ model?: 'usl'|'amdahl', bootstrap?: number, seed?: number, weights?: 'none'|'sd'|number[], unit?: string }}
- *   [opts]
+ * @param {{ model?: 'usl'|'amdahl', bootstrap?: number, seed?: number, weights?: 'relative'|'none'|'sd'|number[],
+ *   unit?: string }} [opts]
  * @returns {import('./fit-stats.js').FitResult}
  */
-export function fitUsl (points, { model = 'usl', bootstrap = 0, seed = 1, weights, unit } = {}) {
+export function fitUsl (points, { model = 'usl', bootstrap = 0, seed = 1, weights = 'relative', unit } = {}) {
   if (!MODELS[model]) throw new NsError('NS_ERR_BAD_FLAG', `--model: "${model}" is not a model; allowed: usl, amdahl`)
   if (!(Number.isInteger(bootstrap) && bootstrap >= 0 && bootstrap <= 100000)) throw new NsError('NS_ERR_BAD_FLAG', `--bootstrap: "${bootstrap}" must be a whole number from 0 to 100000`)
   const rows = preparePoints(points, model)
   const xs = rows.map(p => p.throughput)
+  if (weights === 'relative') {
+    const result = fitRelative(rows, { model, unit })
+    result.limitedBy = limitOf(result)
+    result.verdict = verdictOf(result)
+    if (bootstrap > 0) {
+      const w = result.residuals.map(r => 1 / r.fitted ** 2)
+      const mean = w.reduce((a, b) => a + b, 0) / w.length
+      /** @type {FitData} */
+      const data = { ns: rows.map(p => p.n), xs, w: w.map(v => v / mean), scale: Math.max(...xs), model }
+      result.bootstrapCi = bootstrapFit(data, { params: { gamma: result.gamma, sigma: result.sigma, lambda: result.lambda } }, { samples: bootstrap, seed, solve })
+    }
+    return result
+  }
   /** @type {FitData} */
   const data = { ns: rows.map(p => p.n), xs, w: rowWeights(rows, weights), scale: Math.max(...xs), model }
   // one curve: the values are its gamma, sigma and lambda
   const solved = /** @type {{ params: Params, ssr: number, bounds: string[] }} */ (solve(data, startsOf(data)))
-  const result = describeFit(data, solved, { unit, weighted: weights !== undefined && weights !== 'none' })
+  const result = /** @type {any} */ (describeFit(data, solved, { unit, weighted: weights !== 'none' }))
+  result.weighting = weights === 'none' ? 'none' : 'sd'
+  const { choice, ceilingFit, fell } = readingOf(rows)
+  Object.assign(result, { choice: { model: choice.model, aicc: choice.aicc, line: choice.line, fits: Object.fromEntries(Object.entries(choice.fits).map(([m, x]) => [m, { gamma: x.gamma, ...x.shape, ssr: x.ssr }])) }, ceilingFit, fell })
+  result.limitedBy = limitOf(result)
+  result.verdict = verdictOf(result)
   if (bootstrap > 0) result.bootstrapCi = bootstrapFit(data, solved, { samples: bootstrap, seed, solve })
   return result
 }

@@ -340,7 +340,7 @@ test('bad flags and inputs: exit 2 naming the flag or the file', async (t) => {
   const spawned = await runCli('analyzer', ['report', SWEEP, '--format', 'pdf'])
   assert.equal(spawned.code, 2)
   assert.match(spawned.stderr, /--format: "pdf" is not allowed/)
-  assert.deepEqual(parseArguments(['report', 'a', 'b']), { command: 'report', help: false, inputs: ['a', 'b'], options: { json: false, format: 'html', x: 'instances', bootstrap: 0, seed: 1, weights: 'none' } })
+  assert.deepEqual(parseArguments(['report', 'a', 'b']), { command: 'report', help: false, inputs: ['a', 'b'], options: { json: false, format: 'html', x: 'instances', bootstrap: 0, seed: 1, weights: 'relative' } })
   assert.equal(parseArguments(['report', 'a', '-o', 'r.md', '--format', 'md', '--group-by', 'strategy']).options.out, 'r.md')
   const help = await runCli('analyzer', ['report', '--help'])
   assert.equal(help.code, 0)

@@ -1,0 +1,227 @@
+// The relative-error fit (fitUsl's default): USL or Amdahl on log throughput with profile-likelihood intervals, what
+// the N measured cannot identify, the linear-to-ceiling model beside them, the model AICc prefers, and whether a
+// measured point lies significantly below an earlier one.
+import { tQuantile, invert } from './stats-math.js'
+import { logData, fitShape, aiccOf, PARAMETERS } from './fit-log.js'
+import { curveRegions, asymptoteRegion, ceilingRegions, identifyingN, cutoffs } from './fit-profile.js'
+import { meansByN } from './fit-stats.js'
+import { human } from './fit-verdict.js'
+
+/**
+ * @typedef {import('./fit-log.js').LogData} LogData
+ * @typedef {import('./fit-profile.js').Region} Region
+ * @typedef {{ model: 'usl'|'amdahl'|'ceiling', aicc: Record<string, number|null>, fits: Record<string, any>, line:
+ *   string }} Choice
+ * @typedef {{ from: number, to: number, drop: number, t: number, critical: number }} Fell
+ */
+
+const NAMES = Object.freeze({ usl: 'USL', amdahl: 'Amdahl', ceiling: 'linear up to a ceiling' })
+const range = d => (d.ns.length > 1 ? `${human(d.ns[0])}..${human(d.ns.at(-1))}` : human(d.ns[0]))
+const pair = (lo, hi) => /** @type {[number, number|null]} */ ([lo, hi])
+
+/**
+ * Every model fitted on the log scale, with its AICc, and the one with the least AICc (ties: fewer parameters, then
+ * USL before linear-to-ceiling: a ceiling is said only when it fits better).
+ * @param {LogData} d
+ * @returns {Choice}
+ */
+export function chooseModel (d) {
+  /** @type {Record<string, any>} */
+  const fits = {}
+  /** @type {Record<string, number|null>} */
+  const aicc = {}
+  for (const m of /** @type {const} */ (['amdahl', 'usl', 'ceiling'])) {
+    if (d.ns.length < PARAMETERS[m]) continue
+    const f = fitShape(d, m)
+    fits[m] = { ...f, gamma: Math.exp(f.a) }
+    aicc[m] = aiccOf(f.ssr, d.rows, PARAMETERS[m])
+  }
+  const ranked = Object.keys(aicc).filter(m => aicc[m] !== null).sort((a, b) => aicc[a] - aicc[b] || PARAMETERS[a] - PARAMETERS[b])
+  // without AICc for any model (too few runs), the plainest model that fits
+  const model = /** @type {'usl'|'amdahl'|'ceiling'} */ (ranked[0] ?? 'amdahl')
+  const shown = ranked.map(m => `${NAMES[m]} ${aicc[m].toFixed(1)}`).join(', ')
+  const left = Object.keys(fits).filter(m => aicc[m] === null).map(m => NAMES[m])
+  const line = ranked.length
+    ? `${NAMES[model]} fits best by AICc (${shown}${left.length ? `; ${left.join(', ')}: too few runs for AICc` : ''})`
+    : `too few runs to choose a model by AICc (${d.rows} runs); Amdahl is read`
+  return { model, aicc, fits, line }
+}
+
+/**
+ * Did throughput fall? The largest drop of a later N's mean below an earlier N's (log scale), one-sided t against the
+ * residual variance, Bonferroni over every pair of N. Null when no drop is significant at 5% across the pairs.
+ * @param {LogData} d
+ * @param {number} s2 residual variance of log throughput
+ * @param {number} dof
+ * @returns {Fell | null}
+ */
+export function fellOf (d, s2, dof) {
+  const k = d.ns.length
+  if (!(dof >= 1) || !(s2 > 0) || k < 2) return null
+  const critical = tQuantile(1 - 0.05 / (k * (k - 1) / 2), dof)
+  let best = null
+  for (let i = 0; i < k; i++) {
+    for (let j = i + 1; j < k; j++) {
+      const t = (d.means[i] - d.means[j]) / Math.sqrt(s2 * (1 / d.counts[i] + 1 / d.counts[j]))
+      if (t > critical && (!best || t > best.t)) best = { from: d.ns[i], to: d.ns[j], drop: 1 - Math.exp(d.means[j] - d.means[i]), t, critical }
+    }
+  }
+  return best
+}
+
+/**
+ * What the fit of one curve says beyond its parameters: the model AICc prefers, the ceiling model with its intervals,
+ * and whether throughput fell. Read on the log scale whatever the weights of the requested fit.
+ * @param {{ n: number, throughput: number, sd?: number, count?: number }[]} rows
+ */
+export function readingOf (rows) {
+  const d = logData(rows)
+  const choice = chooseModel(d)
+  const cf = choice.fits.ceiling
+  let ceilingFit = null
+  if (cf) {
+    const dof = d.rows - PARAMETERS.ceiling
+    const regions = dof >= 1 && cf.ssr > 0 ? ceilingRegions(d, cf, dof) : null
+    ceilingFit = {
+      gamma: cf.gamma,
+      ceiling: cf.gamma * cf.shape.c,
+      changePoint: cf.shape.c,
+      ssr: cf.ssr,
+      aicc: choice.aicc.ceiling,
+      dof,
+      ci95: regions ? { changePoint: pair(regions.changePoint.lo, regions.changePoint.hi), ceiling: pair(regions.ceiling.lo, regions.ceiling.hi) } : null,
+      linearInside: regions ? regions.changePoint.atBound : null
+    }
+  }
+  if (choice.model === 'ceiling' && !(ceilingFit?.ci95?.changePoint[1] > 0)) {
+    // a change point that may lie beyond the largest N is no ceiling shown: the next model by AICc is read
+    const next = Object.keys(choice.aicc).filter(m => m !== 'ceiling' && choice.aicc[m] !== null).sort((a, b) => choice.aicc[a] - choice.aicc[b])[0]
+    choice.model = /** @type {'usl'|'amdahl'} */ (next ?? 'amdahl')
+    choice.line += `; its change point may lie beyond N = ${human(d.ns.at(-1))} (no ceiling shown), so ${NAMES[choice.model]} is read`
+  }
+  const chosen = choice.fits[choice.model]
+  const dof = d.rows - PARAMETERS[choice.model]
+  const fell = chosen ? fellOf(d, chosen.ssr / dof, dof) : null
+  return { d, choice, ceilingFit, fell }
+}
+
+/**
+ * Linearised standard errors on the log scale (log gamma, sigma, lambda): s² (JᵀJ)⁻¹ at the fit. For gamma's
+ * interval (log gamma is nearly linear) and as a guide; sigma's and lambda's intervals are profiles.
+ */
+function logCovariance (d, shape, k, s2) {
+  const a = Array.from({ length: k }, () => new Array(k).fill(0))
+  d.ns.forEach((n, j) => {
+    const den = 1 + shape.sigma * (n - 1) + (shape.lambda ?? 0) * n * (n - 1)
+    const g = [1, -(n - 1) / den, -n * (n - 1) / den].slice(0, k)
+    for (let r = 0; r < k; r++) for (let c = 0; c < k; c++) a[r][c] += d.counts[j] * g[r] * g[c]
+  })
+  const inv = invert(a)
+  return inv ? inv.map(row => row.map(v => v * s2)) : null
+}
+
+/**
+ * A term's interval, or why there is none: identified when its 95% region stays clear of 0 (and sigma clear of 1).
+ * @param {LogData} d
+ * @param {Region} r
+ * @param {'sigma'|'lambda'} term
+ * @param {{ sigma: number, lambda: number }} shape
+ * @param {number} s2
+ * @param {number} dof
+ */
+function termOf (d, r, term, shape, s2, dof) {
+  const symbol = term === 'sigma' ? 'σ' : 'λ'
+  const atOne = term === 'sigma' && r.hi >= 1 - 1e-9
+  // told from 0 when 0 lies outside even the two-sided cutoff (a 2.5% test: fewer terms claimed that are not there)
+  const clear = !r.atBound && r.lo > 0 && (r.boundStat === null || r.boundStat > cutoffs(dof).c95)
+  if (clear && !atOne) return { ci: pair(r.lo, r.hi), identified: true, bound: null, text: null }
+  if (atOne) {
+    return { ci: null, identified: false, bound: null, text: `${symbol} is not identifiable from N = ${range(d)}: the data do not bound it below 1 (no scaling to measure)` }
+  }
+  const size = Math.max(shape[term], r.hi)
+  const m = size > 0 ? identifyingN(d, { ...shape, [term]: size }, term, s2) : null
+  const how = m === null
+    ? 'no N up to 64 times the largest measured would tell it from 0 at this noise; repeat runs'
+    : `a ${symbol} as large as ${human(size, 2)} would be told from 0 with N measured up to ${human(m)}`
+  return { ci: null, identified: false, bound: r.hi, text: `${symbol} is not identifiable from N = ${range(d)}: it cannot be told from 0 (${symbol} ≤ ${human(r.hi, 2)} at 95%); ${how}` }
+}
+
+/**
+ * USL or Amdahl fitted to runs with relative-error weighting (least squares on log throughput), with 95% profile
+ * intervals. The result keeps fit-stats.js's FitResult fields (ssr and r2 on the log scale; ci95.sigma and
+ * ci95.lambda null where not identifiable, said in `identify`) and adds the reading (readingOf).
+ * @param {{ n: number, throughput: number, sd?: number, count?: number }[]} rows checked and sorted (preparePoints)
+ * @param {{ model: 'usl'|'amdahl', unit?: string }} opts
+ * @returns {any}
+ */
+export function fitRelative (rows, { model, unit }) {
+  const { d, choice, ceilingFit, fell } = readingOf(rows)
+  const k = PARAMETERS[model]
+  const f = choice.fits[model] ?? fitShape(d, model)
+  const dof = d.rows - k
+  const shape = { sigma: f.shape.sigma, lambda: model === 'usl' ? f.shape.lambda : 0 }
+  const gamma = Math.exp(f.a)
+  const s2 = dof > 0 ? f.ssr / dof : NaN
+  const usable = dof >= 1 && s2 > 0
+  const regions = usable ? curveRegions(d, model, f, dof) : null
+  const cov = usable ? logCovariance(d, shape, k, s2) : null
+  const t = dof >= 1 ? tQuantile(0.975, dof) : NaN
+  const noDof = `no interval: ${d.rows} runs leave ${Math.max(0, dof)} degrees of freedom for ${k} parameters`
+  const sigmaTerm = regions ? termOf(d, regions.sigma, 'sigma', shape, s2, dof) : { ci: null, identified: false, bound: null, text: `σ: ${noDof}` }
+  const lambdaTerm = model !== 'usl' ? null : regions ? termOf(d, regions.lambda, 'lambda', shape, s2, dof) : { ci: null, identified: false, bound: null, text: `λ: ${noDof}` }
+  const peak = model === 'usl' && shape.lambda > 0 && shape.sigma < 1 ? Math.sqrt((1 - shape.sigma) / shape.lambda) : null
+  const xAt = n => gamma * n / (1 + shape.sigma * (n - 1) + shape.lambda * n * (n - 1))
+  const asymptote = peak === null && shape.sigma > 0 ? gamma / shape.sigma : null
+  const asym = model === 'amdahl' && usable && asymptote !== null ? asymptoteRegion(d, f, dof) : null
+  const nStarRegion = regions?.nStar
+  const fitted = rows.map(r => xAt(r.n))
+  const yMean = d.means.reduce((a, m, j) => a + d.counts[j] * m, 0) / d.rows
+  const sst = d.pure + d.means.reduce((a, m, j) => a + d.counts[j] * (m - yMean) ** 2, 0)
+  const r2 = sst > 0 ? 1 - f.ssr / sst : null
+  const bounds = []
+  if (shape.sigma <= 0) bounds.push('sigma=0')
+  else if (shape.sigma >= 1) bounds.push('sigma=1')
+  if (model === 'usl' && shape.lambda <= 0) bounds.push('lambda=0')
+  const se = j => (cov && cov[j][j] >= 0 ? Math.sqrt(cov[j][j]) : null)
+  const seA = se(0)
+  return {
+    model,
+    weighting: 'relative',
+    weighted: true,
+    sigma: shape.sigma,
+    lambda: shape.lambda,
+    gamma,
+    r2,
+    adjustedR2: r2 !== null && dof > 0 ? 1 - (1 - r2) * (d.rows - 1) / dof : null,
+    ssr: f.ssr,
+    aicc: choice.aicc[model] ?? null,
+    points: d.ns.length,
+    observations: d.rows,
+    dof,
+    range: { min: d.ns[0], max: d.ns.at(-1) },
+    residuals: rows.map((r, i) => ({ n: r.n, throughput: r.throughput, fitted: fitted[i], residual: r.throughput - fitted[i] })),
+    se: { gamma: seA === null ? null : gamma * seA, sigma: se(1), lambda: model === 'usl' ? se(2) : null },
+    ci95: {
+      gamma: seA === null ? null : pair(gamma * Math.exp(-t * seA), gamma * Math.exp(t * seA)),
+      sigma: sigmaTerm.ci,
+      lambda: lambdaTerm?.ci ?? null,
+      nStar: peak !== null && nStarRegion ? pair(nStarRegion.lo, nStarRegion.hi) : null,
+      xStar: null,
+      ceiling: asym ? pair(asym.lo, asym.hi) : null
+    },
+    identified: { sigma: sigmaTerm.identified, lambda: lambdaTerm ? lambdaTerm.identified : null },
+    bound95: { sigma: sigmaTerm.bound, lambda: lambdaTerm?.bound ?? null },
+    identify: { sigma: sigmaTerm.text, lambda: lambdaTerm?.text ?? null },
+    bounds,
+    nStar: peak,
+    xStar: peak === null ? null : xAt(peak),
+    ceiling: asymptote,
+    limitedBy: '',
+    efficiency: meansByN(rows).map(m => ({ n: m.n, efficiency: m.throughput / (gamma * m.n), model: xAt(m.n) / (gamma * m.n) })),
+    verdict: '',
+    unit: unit ?? 'N',
+    choice: { model: choice.model, aicc: choice.aicc, line: choice.line, fits: Object.fromEntries(Object.entries(choice.fits).map(([m, x]) => [m, { gamma: x.gamma, ...x.shape, ssr: x.ssr }])) },
+    ceilingFit,
+    fell
+  }
+}
