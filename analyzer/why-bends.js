@@ -88,11 +88,22 @@ function sentenceOf (g, steps) {
   let from = last.n
   for (let i = said.length - 2; i >= 0 && said[i].kind === last.kind; i--) from = said[i].n
   const fit = g.fits?.usl && !g.fits.usl.error ? g.fits.usl : null
-  const coefficient = !fit || last.kind === 'none' || last.kind === 'load-generator'
-    ? ''
-    : fit.sigma >= fit.lambda ? ` — the ceiling the USL fit shows as contention σ = ${fix(fit.sigma, 3)}` : ` — the ceiling the USL fit shows as coherency λ = ${fix(fit.lambda, 3)}`
+  const coefficient = !fit || last.kind === 'none' || last.kind === 'load-generator' ? '' : coefficientOf(fit)
   const where = from === said[0].n && said.length > 1 ? `at every N (${said[0].n}..${last.n})` : `from N = ${from}`
   return { from, kind: last.kind, sentence: `${g.name}: ${where} ${KIND_STORY[last.kind] ?? last.kind}; at N = ${last.n}: ${last.line}${coefficient}` }
+}
+
+/**
+ * How the fit shows the limit the runs name: a ceiling when linear-up-to-a-ceiling fits best (AICc), else the USL term
+ * that dominates, only where the fit identifies it (an interval printed); nothing when it does not.
+ * @param {{ sigma: number, lambda: number, limitedBy?: string, ci95?: { sigma?: any, lambda?: any } }} fit
+ */
+function coefficientOf (fit) {
+  if (fit.limitedBy === 'ceiling') return ' — the fit shows it as a ceiling (linear up to a ceiling fits best by AICc)'
+  const term = fit.sigma >= fit.lambda ? 'sigma' : 'lambda'
+  // a fit without intervals (older results) keeps the coefficient; a fit that cannot identify the term says nothing
+  if (fit.ci95 && !fit.ci95[term]) return ''
+  return term === 'sigma' ? ` — the ceiling the USL fit shows as contention σ = ${fix(fit.sigma, 3)}` : ` — the ceiling the USL fit shows as coherency λ = ${fix(fit.lambda, 3)}`
 }
 
 /**

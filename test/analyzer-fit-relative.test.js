@@ -8,6 +8,7 @@ import { logData, fitShape } from '../analyzer/fit-log.js'
 import { regionOf } from '../analyzer/fit-profile.js'
 import { seededRandom } from '../lib/random.js'
 import { normalDraw } from '../analyzer/stats-math.js'
+import { whyCurvesBend } from '../analyzer/why-bends.js'
 
 const pts = (pairs) => pairs.map(([n, throughput]) => ({ n, throughput }))
 const near = (a, b, rel, what) => assert.ok(Math.abs(a - b) <= rel * Math.abs(b), `${what}: ${a} not within ${rel * 100}% of ${b}`)
@@ -92,4 +93,15 @@ test('retrograde is said when a measured point lies significantly below an earli
   const rising = /** @type {any} */ (fitUsl(rows.filter(x => x.n <= 8), { unit: 'workers' }))
   assert.equal(rising.fell, null)
   assert.doesNotMatch(rising.verdict, /retrograde/)
+})
+
+test('why the curve bends: a ceiling fit is named a ceiling; a term the fit cannot identify is not quoted', () => {
+  const fit = fitUsl(pts([[1, 200], [2, 209], [4, 209], [8, 211], [12, 210]]), { unit: 'cores' })
+  const runs = [1, 2, 4, 8, 12].map(n => ({ dir: `/s/${n}`, diagnosis: { bottleneck: { kind: 'event-loop', line: `instance r1 ELU 0.99 at ${n}` } } }))
+  const group = { name: 'up/cpu', unit: 'cores', fits: { usl: fit }, observations: [1, 2, 4, 8, 12].map(n => ({ n, run: `/s/${n}` })) }
+  const [bend] = whyCurvesBend([group], runs)
+  assert.match(bend.sentence, /— the fit shows it as a ceiling \(linear up to a ceiling fits best by AICc\)$/)
+  const unidentified = { ...fit, limitedBy: 'contention', sigma: 0.01, lambda: 0.02, ci95: { ...fit.ci95, lambda: null } }
+  const [quiet] = whyCurvesBend([{ ...group, fits: { usl: unidentified } }], runs)
+  assert.doesNotMatch(quiet.sentence, /λ =|σ =/)
 })
