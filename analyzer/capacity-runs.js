@@ -1,6 +1,6 @@
 // A capacity search (executor capacity, or a sweep's capacity entry) as the analyzer reads it: one run whose
-// throughput is the capacity found, valid when confirmed. Its probes are the search's own runs at rates it chose,
-// not points of their own.
+// throughput is the capacity found (the offered rate met with probability 0.5; older records: the highest rate met and
+// confirmed), valid when found. Its probes are the search's own runs at rates it chose, not points of their own.
 
 /** A probe of a capacity search: a run whose config.capacity names its search and phase. */
 export const isCapacityProbe = (run) => Boolean(run?.config?.capacity?.phase)
@@ -8,21 +8,23 @@ export const isCapacityProbe = (run) => Boolean(run?.config?.capacity?.phase)
 /**
  * A capacity.json record as a run.json-like object: status, config (with capacity: { objective }, and the sweep entry
  * it is), a summary whose
- * throughput is the capacity (the highest rate met before the next one missed), latency and errors as measured at it,
- * the CPU of its last probe, and a validity that is not ok when the search found no confirmed capacity (its
+ * throughput is the capacity (the rate met with probability 0.5, its interval beside it as capacityInterval: an
+ * independent search's estimate, so a cell's repeats are independent observations), latency and errors as measured
+ * near it, the CPU of its last probe there, and a validity that is not ok when the search found no capacity (its
  * throughput then the highest rate met, if any).
  * @param {any} c a capacity record
  */
 export function capacityAsRun (c) {
   const at = c.atCapacity
   const throughput = c.capacity ?? c.bounds?.lo ?? null
-  const why = c.notes?.length ? c.notes.join('; ') : `no confirmed capacity between ${c.bounds?.lo ?? '-'} and ${c.bounds?.hi ?? '-'} req/s`
+  const why = c.notes?.length ? c.notes.join('; ') : `no capacity found between ${c.bounds?.lo ?? '-'} and ${c.bounds?.hi ?? '-'} req/s`
   return {
     id: c.id,
     status: c.status ?? 'done',
     startedAt: c.createdAt ?? null,
     config: { ...c.config, capacity: { objective: c.objective }, ...(c.sweep ? { sweep: c.sweep } : {}) },
     summary: throughput === null ? null : { throughput, errorRate: at?.errorRate ?? null, latency: at?.latency ?? {} },
+    capacityInterval: c.interval ?? null,
     cpu: at?.cpu ?? null,
     // what limited the server: read beyond the capacity, where the search missed
     diagnosis: c.limit ?? null,

@@ -10,18 +10,20 @@ export function formatCapacityProbe (p, n) {
   return `probe ${String(n).padStart(2)}  ${p.phase.padEnd(8)} ${offered.padEnd(22)} ${rate(p.throughput).padStart(7)} req/s served · p99 ${p.p99 === null || p.p99 === undefined ? '-' : Math.round(p.p99)} ms · ${(p.errorRate * 100).toFixed(2)}% errors  ${p.verdict.toUpperCase()}${why}${p.bottleneck ? ` · ${p.bottleneck}` : ''}`
 }
 
-/** The human view of a capacity record. */
+/** The human view of a capacity record (one written before the probit search has no interval: said as it was). */
 export function formatCapacity (c) {
   const k = c.config
-  const lines = [`capacity of ${k.strategy} x${k.instances} (${c.benchmark}, ${k.driver}) at ${c.objective}, at least ${Math.round(c.served * 100)}% of the rate served:`]
-  lines.push(c.capacity === null
-    ? `  not found: between ${rate(c.bounds.lo)} and ${rate(c.bounds.hi)} req/s`
-    : `  ${rate(c.capacity)} req/s (the next rate up, ${rate(c.bounds.hi)} req/s, misses it; precision ${Math.round(c.precision * 100)}%, ${confirmedText(c.probes.filter(p => p.phase === 'confirm' && p.rate === c.capacity).length)})`)
+  const lines = [`capacity of ${k.strategy} x${k.instances} (${c.benchmark}, ${k.driver}) at ${c.objective}:`]
+  if (c.capacity === null) lines.push(`  not found${c.bounds?.lo || c.bounds?.hi ? `: between ${rate(c.bounds.lo)} and ${rate(c.bounds.hi)} req/s` : ''}`)
+  else if (c.interval) {
+    lines.push(`  ${rate(c.capacity)} req/s, 95% interval ${rate(c.interval.lo)}–${rate(c.interval.hi)} req/s`)
+    lines.push(`  meaning: ${c.meaning}`)
+    lines.push(`  probes near it: ${rate(c.bounds.lo)} req/s the highest met below, ${rate(c.bounds.hi)} the lowest missed above; ` +
+      `the rate where a probe stops meeting varies by about ${(c.noise * 100).toFixed(1)}% from probe to probe`)
+  } else lines.push(`  ${rate(c.capacity)} req/s (the highest rate met, confirmed; the next rate up, ${rate(c.bounds.hi)} req/s, missed)`)
   if (c.limit) lines.push(`  limit: ${c.limit.bottleneck.kind} — ${c.limit.bottleneck.line} (read at ${rate(c.limit.rate)} req/s, which ${c.limit.verdict === 'misses' ? 'missed' : 'met'})`)
   lines.push(`  ${c.probes.length} probes in ${formatDuration(c.seconds)}`)
   for (const n of c.notes) lines.push(`  note: ${n}`)
   lines.push(`  written: ${c.dir}/capacity.json (and every probe's run folder)`)
   return lines.join('\n')
 }
-
-const confirmedText = (n) => (n === 0 ? 'not repeated (--confirm 0)' : n === 1 ? 'met again on a repeat' : `met again on ${n} repeats`)

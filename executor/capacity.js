@@ -1,11 +1,12 @@
-// Capacity at an objective: the highest offered rate (open model) one deployed shape serves within its SLO, with every
-// request answered at the rate it was sent, found by doubling and bisection, each probe a full run; the result is
-// confirmed by repeating it.
+// Capacity at an objective: the offered rate (open model) at which a probe of one deployed shape meets its SLO with
+// probability 0.5, its queue not growing, with a 95% credible interval; each probe a full run on the search's own
+// deployment. Which rate to probe and what to report is executor/capacity-search.js's (the policy, without runs).
 import { join } from 'node:path'
 import { NsError, badFlag } from '../lib/errors.js'
 import { option } from '../lib/options.js'
 import { CAPACITY_FILE, CAPACITY_SCHEMA, makeDirs, stampedId, writeJsonAtomic } from '../lib/run-files.js'
 import { mean } from 'simple-statistics'
+import { SEARCH_DEFAULTS, capacityPosterior, gapAround, runSearch } from './capacity-search.js'
 import { missText, sloMisses, sloText } from '../lib/slo.js'
 import { prepareRun } from './run.js'
 import { createShapeRunner } from './shape-runner.js'
@@ -13,31 +14,26 @@ import { invalidFlags } from './validity.js'
 import { serverCores } from '../lib/strategies.js'
 
 export const CAPACITY_DEFAULTS = Object.freeze({
-  /** the search stops when the bracket [lo, hi] is within this share of lo */
-  precision: 0.05,
-  /** repeats of the capacity found that must meet the objective too */
-  confirm: 2,
-  maxProbes: 20,
-  /** a probe served the rate when it completed at least this share of it per second */
+  /** probes near the boundary, after the bracket (the stochastic approximation's) */
+  boundary: SEARCH_DEFAULTS.boundary,
+  maxProbes: 30,
+  /** without a count of the answers in the window (JMeter), a probe served the rate when it completed this share */
   served: 0.97,
   duration: 5,
   warmup: 1
 })
 
 /**
- * Probes a search usually takes: the estimate, three bracket probes, three bisections (a quarter's step to 5%) and the
- * confirmations; started at a previous capacity, no estimate and one bracket probe fewer. (Measured: 8, then 6 from a
- * previous capacity, with --confirm 1 on test/fixtures/apps/fixed-rate.js.)
- * @param {{ confirm?: number }} settings
- * @param {boolean} warm started at a previous capacity
+ * Probes a search usually takes: the closed-model estimate, about three bracket probes and the boundary's. (Measured:
+ * 16 with --boundary-probes 12 on test/fixtures/apps/fixed-cost.js.)
+ * @param {{ boundary?: number }} settings
  */
-export const typicalProbes = ({ confirm = CAPACITY_DEFAULTS.confirm } = {}, warm = false) => (warm ? 5 : 7) + confirm
+export const typicalProbes = ({ boundary = CAPACITY_DEFAULTS.boundary } = {}) => 4 + boundary
 
 /** The search's own settings, as flags of executor capacity and keys of an experiment's `capacity` mapping. */
 export const CAPACITY_SEARCH_OPTIONS = Object.freeze([
-  option({ flag: 'precision', type: 'number', min: 0.005, max: 0.5, default: CAPACITY_DEFAULTS.precision, arg: 'P', help: 'stop when the bracket is within this share of the capacity (default {default})' }),
-  option({ flag: 'confirm', type: 'whole', min: 0, max: 10, default: CAPACITY_DEFAULTS.confirm, arg: 'N', help: 'repeats of the capacity found that must meet the objective too (default {default})' }),
-  option({ flag: 'max-probes', type: 'whole', min: 3, max: 200, default: CAPACITY_DEFAULTS.maxProbes, arg: 'N', help: 'at most this many probe runs (default {default})' })
+  option({ flag: 'boundary-probes', key: 'boundary', type: 'whole', min: 4, max: 100, default: CAPACITY_DEFAULTS.boundary, arg: 'N', help: 'probes near the boundary once a rate has met and one missed (default {default})' }),
+  option({ flag: 'max-probes', type: 'whole', min: 6, max: 200, default: CAPACITY_DEFAULTS.maxProbes, arg: 'N', help: 'at most this many probe runs (default {default})' })
 ])
 
 /** The flags that say the load side (the generator, its host) may have been the limit of a probe. */
@@ -50,6 +46,8 @@ const SERVER_BUSY = 0.9
 /**
  * What one probe says about its rate: `meets` (within the objective, the rate served, steady), `misses` (and why), or
  * `inconclusive`: it missed while the load side was saturated and the server was not shown to be the limit. A probe
+ * whose queue grew over its window (queueGrowth) misses, however its latency looked: the rate is more than the server
+ * serves, and a longer probe would miss its objective too. A probe
  * that meets the objective meets it, whatever else was busy. The server was the limit when it used nearly all the CPU
  * it may use, when it answered fewer requests than the generator sent (its queue grew: at an overload the
  * generator's backlog of open requests keeps it busy too, which must not hide the server's doing), or when a latency
@@ -65,7 +63,12 @@ export function judgeProbe (run, rate, slo, served = CAPACITY_DEFAULTS.served) {
   const { throughput } = run.summary
   const misses = sloMisses(run.summary, slo)
   const why = misses.map(missText)
-  if (throughput < served * rate) why.push(`served ${Math.round(throughput)} of ${round(rate)} req/s`)
+  const queue = queueGrowth(run, rate)
+  if (queue ? queue.grew > queue.allowed : throughput < served * rate) {
+    why.push(queue
+      ? `the queue grew by ${queue.grew} requests over the window (${queue.answered} answered of ${queue.sent} sent; more than the ${round(queue.allowed)} its length varies by)`
+      : `served ${Math.round(throughput)} of ${round(rate)} req/s`)
+  }
   // an open-model probe that served its rate within the objective had the schedule's throughput, however its seconds
   // varied (a queue that grew would have cost it the rate or the latency): only a closed-model one is judged on them
   if (invalid.includes('unstable') && (why.length || !run.load?.schedule)) why.push('not steady')
@@ -90,8 +93,25 @@ export function judgeProbe (run, rate, slo, served = CAPACITY_DEFAULTS.served) {
 
 const round = (x) => Math.round(x * 1000) / 1000
 
-/** A rate to probe: a few significant digits are enough and read better. */
-const tidy = (rate) => Number(rate.toPrecision(3))
+/** How many standard deviations of the queue's growth a probe's may reach before the probe misses. */
+export const QUEUE_Z = 2
+
+/**
+ * How much the server's queue grew over a probe's steady window: the requests sent in it less the outcomes that came
+ * in it (open model: load.schedule.answered), and how much it may grow by chance: the number in the system at either
+ * end is taken as Poisson around its mean (Little's law: rate × mean latency), so their difference varies by
+ * sqrt(2 (1 + in flight)), of which QUEUE_Z times is allowed. A server that serves less than the rate adds
+ * (rate - served) × window requests. Null without a count of the answers (closed model, JMeter).
+ * @param {any} run a probe's run.json
+ * @param {number} rate the offered rate
+ * @returns {{ grew: number, allowed: number, sent: number, answered: number } | null}
+ */
+export function queueGrowth (run, rate) {
+  const s = run.load?.schedule
+  if (typeof s?.answered !== 'number' || !(s.sent > 0)) return null
+  const inFlight = rate * (run.summary.latency?.mean ?? 0) / 1000
+  return { grew: s.sent - s.answered, allowed: QUEUE_Z * Math.sqrt(2 * (1 + inFlight)), sent: s.sent, answered: s.answered }
+}
 
 class BudgetSpent extends Error {}
 
@@ -110,22 +130,23 @@ export function checkProbeDuration (config) {
 }
 
 /**
- * Finds the capacity of one shape. A first closed-model probe (concurrency 4 per instance) estimates the throughput;
- * the open-model search starts at 80% of it (or at a previous search's capacity: `near`), steps up by a quarter (by
- * doubling from a rate the user guessed) until a rate is missed, or down until one is met, bisects the bracket to
- * `precision`, and confirms the highest met rate by repeating it (a repeat that misses makes it the new upper bound).
- * Every probe is a run in the search's folder, its config.capacity naming the search and the phase.
+ * Finds the capacity of one shape: the offered rate at which a probe meets the objective with probability 0.5
+ * (capacity-search.js: a bracket by steps of a quarter from 80% of a closed-model probe's throughput, or by doubling
+ * from a rate the user guessed, then --boundary-probes probes placed by a stochastic approximation, then the posterior
+ * of a probit curve over every probe), with its 95% credible interval. Each search deploys its shape afresh (a runner
+ * given by a sweep is closed first): searches are independent. Every probe is a run in the search's folder, its
+ * config.capacity naming the search and the phase.
  * @param {import('./backends/index.js').RunConfig} config a validated run config; its `out` is where the search folder
  *   goes, its duration and warm-up are each probe's, its `slo` the objective
- * @param {{ precision?: number, confirm?: number, maxProbes?: number, startRate?: number, near?: number,
+ * @param {{ boundary?: number, maxProbes?: number, startRate?: number,
  *   log?: (line: string) => void, signal?: AbortSignal, onProbe?: (probe: any) => void, prepared?: any,
  *   runner?: ReturnType<typeof createShapeRunner>, id?: string, sweep?: object }} [opts] runner: a shape runner to use
- *   (a sweep's, which keeps its deployment); sweep: the sweep entry the search is (capacity.json's sweep)
+ *   (a sweep's); sweep: the sweep entry the search is (capacity.json's sweep)
  * @returns {Promise<any>} the capacity record (also written to <folder>/capacity.json)
  */
 export async function findCapacity (config, opts = {}) {
   checkProbeDuration(config)
-  const { precision, confirm, maxProbes, served } = { ...CAPACITY_DEFAULTS, ...Object.fromEntries(Object.entries(opts).filter(([, v]) => v !== undefined)) }
+  const { boundary, maxProbes, served } = { ...CAPACITY_DEFAULTS, ...Object.fromEntries(Object.entries(opts).filter(([, v]) => v !== undefined)) }
   const { log = () => {}, signal, onProbe } = opts
   const started = Date.now()
   const id = opts.id ?? stampedId(`capacity-${config.strategy}${config.instances}${config.nodes ? `-${config.nodes}n` : ''}`)
@@ -133,9 +154,11 @@ export async function findCapacity (config, opts = {}) {
   await makeDirs(dir)
   const prepared = opts.prepared ?? await prepareRun(config, { log, signal })
   const runner = opts.runner ?? createShapeRunner({ log, signal })
+  // a search of its own: never on a deployment an earlier search (an earlier repeat) left running
+  await runner.close()
   const probes = []
-  /** the run.json of every probe that met its rate, by rate: what the record says was measured at the capacity */
-  const met = new Map()
+  /** the run.json of every probe that met its rate */
+  const met = []
   let environment = null
   const run = async (load, phase) => {
     if (probes.length >= maxProbes) throw new BudgetSpent()
@@ -152,10 +175,19 @@ export async function findCapacity (config, opts = {}) {
     onProbe?.(p)
     return p
   }
+  const notes = []
   let retries = 0
+  /** @type {(rate: number, phase: string) => Promise<'meets'|'misses'|'inconclusive'|null>} */
   const probe = async (rate, phase) => {
     for (;;) {
-      const r = await run({ rate, concurrency: undefined }, phase)
+      let r
+      try {
+        r = await run({ rate, concurrency: undefined }, phase)
+      } catch (err) {
+        if (!(err instanceof BudgetSpent)) throw err
+        notes.push(`stopped after ${maxProbes} probes (--max-probes) before the search ended: no capacity reported`)
+        return null
+      }
       const judged = judgeProbe(r, rate, config.slo, served)
       // a rate missed while something outside the run competed for the host says nothing of the server: again
       const disturbed = judged.verdict !== 'meets' && invalidFlags(r).includes('disturbed')
@@ -166,58 +198,39 @@ export async function findCapacity (config, opts = {}) {
         said(r, { phase, rate, verdict: 'disturbed', why: [...judged.why, `other processes ${flag.value} cores`] })
         continue
       }
-      if (judged.verdict === 'meets') met.set(rate, [...(met.get(rate) ?? []), r])
+      if (judged.verdict === 'meets') met.push(r)
       if (judged.verdict === 'misses') missed.set(rate, r)
-      return said(r, { phase, rate, ...judged })
+      return said(r, { phase, rate, ...judged }).verdict
     }
   }
 
-  const notes = []
-  let lo = null
-  let hi = null
-  let confirmed = false
-  // from an estimate or a previous capacity the capacity is near: gentle steps; from a rate the user guessed, doubling
-  const step = opts.startRate && !opts.near ? 2 : 1.25
+  let state
+  let posterior = null
   try {
-    let rate = opts.near ?? opts.startRate
-    if (!rate) {
+    let start = opts.startRate
+    if (!start) {
       const estimate = await run({ concurrency: Math.max(4, 4 * config.instances), rate: undefined }, 'estimate')
       said(estimate, { phase: 'estimate', rate: null, verdict: 'estimate', why: [] })
-      rate = Math.max(1, estimate.summary.throughput * 0.8)
+      start = Math.max(1, estimate.summary.throughput * 0.8)
     }
-    rate = tidy(rate)
-    for (;;) {
-      const p = await probe(rate, lo === null || hi === null ? 'bracket' : 'bisect')
-      if (p.verdict === 'inconclusive') {
-        notes.push(`at ${rate} req/s the load side was the limit (${p.why.join(', ')}): the capacity is beyond what this generator and host can measure${lo ? `, at least ${lo} req/s` : ''}`)
-        break
-      }
-      if (p.verdict === 'meets') lo = Math.max(lo ?? 0, rate)
-      else hi = Math.min(hi ?? Infinity, rate)
-      if (hi === null) { rate = tidy(rate * step); continue }
-      if (lo === null) {
-        if (rate <= 1) { notes.push('even 1 request per second misses the objective: no capacity'); break }
-        rate = tidy(Math.max(1, rate / step))
-        continue
-      }
-      if ((hi - lo) / lo > precision) { rate = tidy((lo + hi) / 2); if (rate === lo || rate === hi) rate = (lo + hi) / 2; continue }
-      // the bracket is narrow enough: the capacity is lo, if it holds on repetition
-      const repeats = []
-      for (let i = 0; i < confirm; i++) repeats.push(await probe(lo, 'confirm'))
-      if (repeats.every(r => r.verdict === 'meets')) { confirmed = true; break }
-      if (repeats.some(r => r.verdict === 'inconclusive')) { notes.push(`confirming ${lo} req/s the load side was the limit`); break }
-      // it did not hold: it is an upper bound now; search below it from the highest rate met before it
-      hi = lo
-      met.delete(hi)
-      lo = Math.max(0, ...probes.filter(x => x.verdict === 'meets' && x.rate < hi).map(x => x.rate)) || null
-      rate = tidy(lo === null ? hi / step : (lo + hi) / 2)
+    // from an estimate the capacity is near: gentle steps; from a rate the user guessed, doubling
+    state = await runSearch(probe, { start, boundary, step: opts.startRate ? 2 : SEARCH_DEFAULTS.step })
+    if (state.stop === 'found') posterior = capacityPosterior(state.observations)
+    const last = state.observations.at(-1)
+    if (state.stop === 'load-side') {
+      const lo = gapAround(state.observations, Infinity).lo
+      notes.push(`at ${last.rate} req/s the load side was the limit (${probes.at(-1).why.join(', ')}): the capacity is beyond what this generator and host can measure${lo ? `, at least ${lo} req/s` : ''}`)
     }
+    if (state.stop === 'no-capacity') notes.push('even 1 request per second misses the objective: no capacity')
   } catch (err) {
     if (!(err instanceof BudgetSpent)) throw err
-    notes.push(`stopped after ${maxProbes} probes (--max-probes): the bracket found so far is kept`)
+    notes.push(`stopped after ${maxProbes} probes (--max-probes): no capacity reported`)
+    state = { stop: null, observations: [] }
   } finally {
     if (!opts.runner) await runner.close()
   }
+  const capacity = posterior?.capacity ?? null
+  const bounds = gapAround(state.observations, capacity ?? Infinity)
   const { rate: _rate, concurrency: _concurrency, ...shape } = config
   const record = {
     schema: CAPACITY_SCHEMA,
@@ -231,13 +244,19 @@ export async function findCapacity (config, opts = {}) {
     benchmark: prepared.benchmark,
     slo: config.slo,
     objective: sloText(config.slo),
-    precision,
+    method: 'probit-posterior',
+    meaning: CAPACITY_MEANING,
+    target: SEARCH_DEFAULTS.target,
+    boundaryProbes: boundary,
     served,
-    capacity: confirmed ? lo : null,
-    bounds: { lo, hi },
-    confirmed,
-    atCapacity: confirmed ? measuredAt(lo, met.get(lo)) : null,
-    limit: limitOf(lo, missed, met),
+    capacity,
+    interval: posterior ? { lo: posterior.lo, hi: posterior.hi, level: posterior.level } : null,
+    noise: posterior?.noise ?? null,
+    precision: null,
+    bounds,
+    confirmed: capacity !== null,
+    atCapacity: capacity === null ? null : measuredAt(capacity, posterior, met),
+    limit: limitOf(capacity ?? bounds.lo, missed, met),
     notes,
     probes,
     environment
@@ -246,35 +265,45 @@ export async function findCapacity (config, opts = {}) {
   return record
 }
 
+/** What a capacity record's capacity is, in words (capacity.json's meaning; the text views print it). */
+export const CAPACITY_MEANING = 'the offered rate at which a probe meets the objective, its queue not growing, with probability 0.5; ' +
+  'the interval holds it with 95% probability (a probit curve\'s posterior over every probe)'
+
 /**
  * What stopped the server: the diagnosis of the lowest rate above the capacity that missed and whose diagnosis names
  * a limit (just above the capacity a loop can miss its latency objective at 93% busy, below the event-loop rule's
- * threshold, while a rate further up shows it plainly); else of the lowest rate missed, else of the highest rate met;
- * with the rate it was read at.
- * @param {number | null} lo
+ * threshold, while a rate further up shows it plainly); else of the lowest rate missed above it, else of the highest
+ * rate met; with the rate it was read at.
+ * @param {number | null} capacity
  * @param {Map<number, any>} missed
- * @param {Map<number, any[]>} met
+ * @param {any[]} met the run.json of the probes that met
  */
-function limitOf (lo, missed, met) {
-  const above = [...missed.keys()].filter(rate => lo === null || rate > lo).sort((a, b) => a - b)
+function limitOf (capacity, missed, met) {
+  const above = [...missed.keys()].filter(rate => capacity === null || rate > capacity).sort((a, b) => a - b)
   const named = above.find(rate => (missed.get(rate).diagnosis?.bottleneck?.kind ?? 'none') !== 'none')
   const missedAt = named ?? above[0]
-  const rate = missedAt ?? (lo !== null && met.has(lo) ? lo : null)
-  const run = rate === null ? null : missedAt !== undefined ? missed.get(missedAt) : met.get(rate).at(-1)
+  const highest = met.filter(r => capacity === null || r.config.rate <= capacity).sort((a, b) => a.config.rate - b.config.rate).at(-1)
+  const run = missedAt !== undefined ? missed.get(missedAt) : highest
   if (!run?.diagnosis) return null
-  return { rate, verdict: missedAt !== undefined ? 'misses' : 'meets', run: run.id, ...run.diagnosis }
+  return { rate: missedAt ?? run.config.rate, verdict: missedAt !== undefined ? 'misses' : 'meets', run: run.id, ...run.diagnosis }
 }
 
 /**
- * What the probes that met the capacity measured: their mean served throughput, latency and error rate, and the last
- * one's CPU (per core, for the report's CPU table).
- * @param {number} rate
- * @param {any[]} runs their run.json
+ * What the probes that met near the capacity measured (those at rates within its interval and not above it; else the
+ * highest one met below it): their mean served throughput, latency and error rate, and the last one's CPU (per core,
+ * for the report's CPU table).
+ * @param {number} capacity
+ * @param {{ lo: number }} interval
+ * @param {any[]} met their run.json
  */
-function measuredAt (rate, runs) {
+function measuredAt (capacity, interval, met) {
+  const below = met.filter(r => r.config.rate <= capacity).sort((a, b) => a.config.rate - b.config.rate)
+  const near = below.filter(r => r.config.rate >= interval.lo)
+  const runs = near.length ? near : below.length ? below.slice(-1) : met.slice(-1)
+  if (!runs.length) return null
   const avg = (f) => mean(runs.map(f).filter(Number.isFinite))
   return {
-    rate,
+    rate: avg(r => r.config.rate),
     probes: runs.length,
     runs: runs.map(r => r.id),
     throughput: avg(r => r.summary.throughput),

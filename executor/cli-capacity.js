@@ -32,16 +32,19 @@ export const CAPACITY_OPTIONS = Object.freeze([
 
 export const CAPACITY_HELP = `Usage: executor capacity --strategy S --instances N [options]
 
-Finds the capacity of one deployed shape: the highest offered rate (open model: requests leave on
-schedule, latency counts from the intended send time) at which a run meets the objective (--slo),
-serves at least ${Math.round(D.served * 100)}% of the rate, and is valid (neither the load generator nor the host
-saturated, the throughput steady). A closed-model probe estimates it; the search starts at 80% of
-that and steps by x1.25 until a rate misses (or down until one is met; x2 from --start-rate),
-bisects to --precision, and confirms the capacity by repeating it. A probe the load side could not
-drive (generator or host saturated, the server not busy) ends the search with a note instead of
-counting as a miss; a miss while something outside the run kept the host busy (run validity
-"disturbed") is probed again, up to 3 times. Every probe is a run; the search's folder holds them
-and capacity.json.
+Finds the capacity of one deployed shape: the offered rate (open model: requests leave on schedule,
+latency counts from the intended send time) at which a probe meets the objective (--slo) with
+probability 0.5, with its 95% interval. A probe meets when it is within the objective, its queue did
+not grow over the window beyond its chance variation (the answers kept up with the sends; without a
+count of them, ${Math.round(D.served * 100)}% of the rate served), and it is valid (neither the load generator nor the
+host saturated). A closed-model probe estimates the capacity; the search starts at 80% of that and
+steps by x1.25 until a rate misses (or down until one is met; x2 from --start-rate), then places
+--boundary-probes probes near the boundary (a stochastic approximation aimed at a 0.5 chance of
+meeting), and reads the capacity and its interval from every probe (a probit curve's posterior). A
+probe the load side could not drive (generator or host saturated, the server not busy) ends the
+search with a note instead of counting as a miss; a miss while something outside the run kept the
+host busy (run validity "disturbed") is probed again, up to 3 times. Every search deploys its shape
+afresh; every probe is a run; the search's folder holds them and capacity.json.
 
 Options:
 ${optionsHelp(CAPACITY_OPTIONS)}
@@ -63,10 +66,10 @@ export function parseCapacityArguments (argv, ctx) {
   if (positionals.length) throw new NsError('NS_ERR_BAD_FLAG', `unexpected argument "${positionals[0]}" (see executor capacity --help)`)
   // the probes' own defaults (a little longer than a run's, to judge their steadiness); the run's fill in as for a run
   for (const o of CAPACITY_OPTIONS) if (o.default !== RUN_OPTION[keyOf(o)]?.default) values[keyOf(o)] ??= o.default
-  const { precision, confirm, maxProbes, startRate, json, ...run } = values
+  const { boundary, maxProbes, startRate, json, ...run } = values
   // each probe's rate is the search's to choose: it validates with 1 request per second
   const config = validateRunConfig({ ...run, rate: 1 }, ctx)
-  return { help: false, config, json: Boolean(json), search: { precision, confirm, maxProbes, startRate } }
+  return { help: false, config, json: Boolean(json), search: { boundary, maxProbes, startRate } }
 }
 
 /**

@@ -192,7 +192,7 @@ export function parseExperiment (text, { file, path = resolve(file), profile }) 
     nodes,
     loadKey,
     loads,
-    /** each run a capacity search with these settings (precision, confirm, maxProbes), or null */
+    /** each run a capacity search with these settings (boundary, maxProbes), or null */
     capacity,
     repeats,
     order,

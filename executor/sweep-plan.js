@@ -209,13 +209,13 @@ export function estimatePlan (entries, cells, { backendName = 'local', calibrati
   let bytes = sweepBytes ? SWEEP_BYTES.fixed + SWEEP_BYTES.perEntry * entries.length : 0
   let deployments = 0
   let last = null
-  const searched = new Set()
   const assumed = new Set()
   const bases = new Set()
   const formats = new Set()
   for (const e of entries) {
     const c = cells[e.cell]
-    if (c.shape !== last) {
+    // a capacity search deploys its shape afresh
+    if (c.shape !== last || c.capacity) {
       deployments++
       seconds += (COSTS.deploy[backendName] ?? COSTS.deploy.local)[c.config.strategy] ?? 2
       last = c.shape
@@ -230,9 +230,8 @@ export function estimatePlan (entries, cells, { backendName = 'local', calibrati
     }
     bases.add('plan')
     formats.add(samplesFormat(c.config))
-    // a capacity entry is a search: its probes, each a run (fewer once an earlier repeat found where it is)
-    const runs = c.capacity ? typicalProbes(c.capacity, searched.has(e.cell)) : 1
-    searched.add(e.cell)
+    // a capacity entry is a search: its probes, each a run
+    const runs = c.capacity ? typicalProbes(c.capacity) : 1
     const cost = plannedCost(c, { runs, calibration, overhead: COSTS.run })
     seconds += cost.seconds
     bytes += cost.bytes

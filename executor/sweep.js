@@ -354,12 +354,11 @@ async function cleanupAll (backends, note) {
 }
 
 /**
- * A capacity entry: one search on the cell's shape, its probes in a folder of the sweep's, started at the capacity an
- * earlier repeat of the cell found when there is one (fewer probes, the same bracket rule).
+ * A capacity entry: one search on the cell's shape, its probes in a folder of the sweep's, on a deployment of its own
+ * and from its own estimate: the repeats of a cell are independent searches (findCapacity closes the runner's).
  * @returns {Promise<any>} the capacity record
  */
 function searchCapacity (sweep, e, cell, { runner, prepared, signal, entry, onProgress }) {
-  const near = sweep.plan.find(x => x.cell === e.cell && x.status === 'done' && x.capacity)?.capacity
   const id = stampedId(`capacity-${String(e.index + 1).padStart(String(sweep.plan.length).length, '0')}`)
-  return findCapacity(cell.config, { ...cell.capacity, runner, prepared, signal, near, id, sweep: entry, onProbe: p => onProgress?.(e, { probe: p }) })
+  return findCapacity(cell.config, { ...cell.capacity, runner, prepared, signal, id, sweep: entry, onProbe: p => onProgress?.(e, { probe: p }) })
 }

@@ -14,35 +14,41 @@ const tmp = () => mkdtempSync(join(tmpdir(), 'ns-capacity-'))
 const APP = join(ROOT, 'test/fixtures/apps/fixed-rate.js')
 const COSTLY = join(ROOT, 'test/fixtures/apps/fixed-cost.js')
 
-test('executor capacity finds the capacity of a server that spends 10 ms of CPU per request on one core, within 10%', async () => {
+test('executor capacity finds the capacity of a server that spends 10 ms of CPU per request on one core: at most the 100 req/s it can serve', async () => {
   const out = tmp()
   const r = await runCli('executor', ['capacity', '--strategy', 'up', '--instances', '1', '--app', COSTLY, '--param', 'burnMs=10',
-    '--backend', 'local', '--slo', 'p99=100ms', '--duration', '4', '--warmup', '0.5', '--confirm', '1', '--json', '--out', out], { timeoutMs: 240000 })
+    '--backend', 'local', '--slo', 'p99=100ms', '--duration', '4', '--warmup', '0.5', '--boundary-probes', '8', '--json', '--out', out], { timeoutMs: 300000 })
   assert.equal(r.code, 0, r.stderr)
   const record = JSON.parse(r.stdout)
   assert.equal(record.schema, 'nodescale.capacity/v1')
   assert.equal(record.confirmed, true, JSON.stringify(record.probes, null, 1))
-  assert.ok(record.capacity >= 90 && record.capacity <= 110, `capacity ${record.capacity} req/s, known 100`)
+  // one loop burning 10 ms a request serves 100 a second at most (a little less: the HTTP server's own work); a probe
+  // above what it serves grows a queue and misses, however its p99 looked over 4 s
+  assert.ok(record.capacity >= 85 && record.capacity <= 100, `capacity ${record.capacity} req/s, at most 100`)
   assert.equal(record.benchmark, 'fixed-cost')
-  // the bracket: the next rate up missed, within the precision asked for
-  assert.ok(record.bounds.hi > record.capacity && (record.bounds.hi - record.capacity) / record.capacity <= record.precision + 1e-9)
+  assert.equal(record.target, 0.5)
+  assert.match(record.meaning, /with probability 0\.5/)
+  // the interval holds the capacity; the probes nearest it: a met one below, a missed one above
+  assert.ok(record.interval.lo < record.capacity && record.capacity < record.interval.hi && record.interval.level === 0.95, JSON.stringify(record.interval))
+  assert.ok(record.bounds.lo <= record.capacity && record.capacity <= record.bounds.hi, JSON.stringify(record.bounds))
   const phases = record.probes.map(p => p.phase)
   assert.equal(phases[0], 'estimate')
-  assert.equal(phases.at(-1), 'confirm')
+  assert.equal(phases.filter(p => p === 'boundary').length, 8)
+  assert.equal(phases.at(-1), 'boundary')
   for (const p of record.probes.filter(x => x.rate !== null)) {
-    // every rate above the capacity missed, if not at first then on a repeat (a confirmation that misses makes its
-    // rate the upper bound and the search goes on below it); every rate met only is at most the capacity
-    const missedHere = record.probes.some(x => x.rate === p.rate && x.verdict === 'misses')
-    if (p.rate > record.capacity) assert.ok(missedHere, `${p.rate} req/s, above the capacity ${record.capacity}, never missed`)
     if (p.verdict === 'misses') assert.ok(p.why.length > 0)
     // each probe is a run of its own, in the search's folder, that says which search and phase it belongs to
     const run = JSON.parse(readFileSync(join(record.dir, p.run, 'run.json'), 'utf8'))
     assert.deepEqual(run.config.capacity, { search: record.id, phase: p.phase })
     assert.equal(run.config.rate, p.rate)
+    // the open model counted its window's answers: what the queue rule reads
+    assert.equal(typeof run.load.schedule.answered, 'number')
   }
+  // a rate well above what one loop serves missed, and said the queue grew
+  assert.ok(record.probes.some(p => p.rate > 105 && p.verdict === 'misses'))
   assert.ok(existsSync(join(out, record.id, 'capacity.json')))
   // what stopped it, read where the search missed and the limit shows: 10 ms of CPU a request on one loop
-  assert.ok(record.limit.rate >= record.bounds.hi, `limit read at ${record.limit.rate}, the bracket's top ${record.bounds.hi}`)
+  assert.ok(record.limit.rate > record.capacity, `limit read at ${record.limit.rate}, the capacity ${record.capacity}`)
   assert.ok(record.probes.some(p => p.rate === record.limit.rate && p.verdict === 'misses'))
   assert.equal(record.limit.verdict, 'misses')
   assert.equal(record.limit.bottleneck.kind, 'event-loop', JSON.stringify(record.limit.bottleneck))
@@ -54,8 +60,8 @@ test('executor capacity: bad flags stop it before anything starts, naming the fl
   const out = tmp()
   /** @type {[string[], RegExp][]} */
   const cases = [
-    [['--precision', '0'], /--precision/],
-    [['--confirm', 'two'], /--confirm/],
+    [['--boundary-probes', '2'], /--boundary-probes/],
+    [['--max-probes', 'many'], /--max-probes/],
     [['--rate', '100'], /--rate/],
     [['--slo', 'p99=fast'], /--slo/],
     [['--duration', '3'], /--duration: 3 s is too short for a capacity probe/],
@@ -69,7 +75,8 @@ test('executor capacity: bad flags stop it before anything starts, naming the fl
   assert.deepEqual(readdirSync(out), [], 'a refused search writes nothing')
   const help = await runCli('executor', ['capacity', '--help'])
   assert.equal(help.code, 0)
-  assert.match(help.stdout, /--precision P/)
+  assert.match(help.stdout, /--boundary-probes N/)
+  assert.match(help.stdout, /with\s+probability 0\.5, with its 95% interval/)
 })
 
 // A probe's run.json, as much of it as judging reads.
@@ -123,7 +130,7 @@ test('a miss with the load side saturated is inconclusive unless the server is s
   assert.equal(judgeProbe(probeRun({ throughput: 100, flags: ['generator-saturated'] }), 100, slo).verdict, 'meets')
 })
 
-test('a sweep with capacity: each entry a search; repeats start near the capacity found; the capacities are the points', { timeout: 300000 }, async () => {
+test('a sweep with capacity: each entry a search of its own (its own estimate and deployment); the capacities are the points', { timeout: 400000 }, async () => {
   const dir = tmp()
   // one process serves 100 req/s; cm x2 has two, so 200 (one cell: the search's plumbing, not the strategies, is
   // what this checks, and every search costs half a minute)
@@ -134,7 +141,7 @@ strategies: [cm]
 app: ${APP}
 params: { rate: 100 }
 instances: { cm: [2] }
-load: { capacity: { precision: 0.1, confirm: 1 } }
+load: { capacity: { boundary-probes: 6 } }
 slo: p99=100ms
 duration: 4
 warmup: 0.5
@@ -145,7 +152,7 @@ analysis: { fit: none }
   assert.equal(dry.code, 0, dry.stderr)
   assert.match(dry.stdout, /× capacity at p99 ≤ 100 ms, errors ≤ 0.1% = 1 cells × 2 repeats/)
   assert.match(dry.stdout, /cm x2 +fixed-rate capacity +repeat 1/)
-  const r = await runCli('executor', ['sweep', file, '--out', join(dir, 'out'), '--json'], { timeoutMs: 280000 })
+  const r = await runCli('executor', ['sweep', file, '--out', join(dir, 'out'), '--json'], { timeoutMs: 380000 })
   assert.equal(r.code, 0, r.stderr)
   const sweep = JSON.parse(r.stdout)
   assert.equal(sweep.status, 'done')
@@ -157,10 +164,19 @@ analysis: { fit: none }
     assert.equal(e.capacity, record.capacity)
     const want = known[cell.values.strategy]
     assert.ok(Math.abs(e.capacity - want) / want <= 0.1, `${e.label} repeat ${e.repeat}: capacity ${e.capacity}, known ${want}`)
-    // the second repeat starts at the first's capacity: no closed-model estimate
-    assert.equal(record.probes[0].phase === 'estimate', e.repeat === 1, JSON.stringify(record.probes.map(p => p.phase)))
+    // every repeat is a search of its own: its own closed-model estimate, not the first's capacity
+    assert.equal(record.probes[0].phase, 'estimate', JSON.stringify(record.probes.map(p => p.phase)))
     assert.match(r.stderr, new RegExp(`\\[${e.index + 1}/2\\] ${e.label.replace(/[.*+?^${}()|[\]\\]/g, '\\$&')} · repeat ${e.repeat}  capacity ${Math.round(e.capacity)} req/s`))
   }
+  // on a deployment of its own: the probes of one search share a server process, the two searches' differ
+  const pidsOf = (e) => new Set(JSON.parse(readFileSync(join(sweep.dir, e.run, 'capacity.json'), 'utf8')).probes
+    .map(p => JSON.parse(readFileSync(join(sweep.dir, e.run, p.run, 'run.json'), 'utf8')).placement.map(x => x.pid).join()))
+  const [first, second] = sweep.plan.map(pidsOf)
+  assert.equal(first.size, 1)
+  assert.equal(second.size, 1)
+  assert.notDeepEqual([...first], [...second])
+  // independent searches do not tie
+  assert.notEqual(sweep.plan[0].capacity, sweep.plan[1].capacity)
   // the analyzer: one observation per search (its capacity), the probes set aside and counted
   const loaded = await loadPoints(sweep.dir)
   const probes = sweep.plan.reduce((a, e) => a + JSON.parse(readFileSync(join(sweep.dir, e.run, 'capacity.json'), 'utf8')).probes.length, 0)
@@ -193,13 +209,13 @@ analysis: { fit: none }
   assert.deepEqual(JSON.parse(resumed.stdout).plan.map(e => [e.status, e.run]), sweep.plan.map(e => ['done', e.run]))
 })
 
-test('a miss while something outside the run keeps a core busy is probed again (up to 3 times), and said', { timeout: 240000 }, async (t) => {
+test('a miss while something outside the run keeps a core busy is probed again (up to 3 times), and said', { timeout: 290000 }, async (t) => {
   // the disturbance: a process of nobody's run, spinning on a core for the whole search
   const hog = spawn(process.execPath, ['-e', 'for (;;) {}'], { stdio: 'ignore' })
   t.after(() => hog.kill('SIGKILL'))
   const out = tmp()
   const r = await runCli('executor', ['capacity', '--strategy', 'up', '--instances', '1', '--app', APP, '--param', 'rate=100',
-    '--backend', 'local', '--slo', 'p99=100ms', '--duration', '4', '--warmup', '0.5', '--confirm', '1', '--json', '--out', out], { timeoutMs: 230000 })
+    '--backend', 'local', '--slo', 'p99=100ms', '--duration', '4', '--warmup', '0.5', '--boundary-probes', '6', '--json', '--out', out], { timeoutMs: 280000 })
   assert.equal(r.code, 0, r.stderr)
   const record = JSON.parse(r.stdout)
   const disturbed = record.probes.filter(p => p.verdict === 'disturbed')

@@ -73,8 +73,9 @@ test('the shipped experiments plan in every profile; smoke gives every strategy 
       assert.equal(r.code, 0, `${name} ${profile}: ${r.stderr}`)
       const j = JSON.parse(r.stdout)
       assert.ok(j.plan.length > 0)
-      // ibench-smisn's default is a capacity search per point, for a verdict: about 20 minutes here
-      const bound = name === 'ibench-smisn' && profile === 'default' ? 20 : 15
+      // ibench-smisn's default is a capacity search per point, for a verdict: each an independent search on its own
+      // deployment with 12 probes near the boundary (docs/statistics/capacity.md), about 40 minutes on Swarm here
+      const bound = name === 'ibench-smisn' && profile === 'default' ? 45 : 15
       if (profile !== 'full') assert.ok(j.estimate.seconds < bound * 60, `${name} ${profile}: ${j.estimate.seconds} s`)
       if (profile === 'smoke') assert.ok(j.estimate.seconds < 3 * 60, `${name} smoke: ${j.estimate.seconds} s`)
     }

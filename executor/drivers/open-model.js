@@ -44,7 +44,15 @@ export function runOpen (o, writer) {
   let sentBytes = 0
   let next = 0
   // the steady window's schedule: sends planned, made, late by the generator's fault; and the worst such lag
-  const schedule = { planned: 0, sent: 0, late: 0, queued: 0, maxLagMs: 0 }
+  const schedule = { planned: 0, sent: 0, late: 0, queued: 0, maxLagMs: 0, answered: 0 }
+  // outcomes (answers, failures) by the ms since the steady window's start they came at; summed once the window's end
+  // is known (--duration auto may pull it in): sent - answered is how much the queue grew over the window
+  /** @type {number[]} */
+  const resolvedAt = []
+  const resolved = () => {
+    const ms = Math.floor(clock() - phases.steadyStart)
+    if (ms >= 0) resolvedAt[ms] = (resolvedAt[ms] ?? 0) + 1
+  }
   let backlog = false
   let timer = null
   let sweeper = null
@@ -72,6 +80,7 @@ export function runOpen (o, writer) {
     let connect = 0
     let firstByte = 0
     const settle = () => {
+      resolved()
       entry.done = true
       inflight.delete(entry)
       if (!finished) pump()
@@ -143,6 +152,7 @@ export function runOpen (o, writer) {
       if (intended >= phases.steadyStart && intended < phases.steadyEnd) audit(now - intended)
       if (now - intended >= timeoutMs) {
         fail(intended, { code: 'QueueTimeout', message: `waited ${o.timeoutSec} s for one of ${bound} connections` }, `${label} ${o.group ?? 1}-0`, inflight.size)
+        resolved()
       } else {
         send(intended)
       }
@@ -186,6 +196,7 @@ export function runOpen (o, writer) {
     inflight.clear()
     agent.destroy()
     schedule.planned = Math.round((phases.steadyEnd - phases.steadyStart) * rate / 1000)
+    resolvedAt.forEach((n, ms) => { if (ms < phases.steadyEnd - phases.steadyStart) schedule.answered += n })
     resolveRun({ ...phases.result({ interrupted, version: `nodescale open-model scheduler (node:http, node ${process.version})` }), schedule })
   }
 

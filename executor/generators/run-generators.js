@@ -56,7 +56,8 @@ function combineSchedules (schedules) {
   const all = schedules.filter(Boolean)
   if (!all.length) return undefined
   const sum = (k) => all.reduce((a, s) => a + (s[k] ?? 0), 0)
-  return { planned: sum('planned'), sent: sum('sent'), late: sum('late'), queued: sum('queued'), maxLagMs: Math.max(...all.map(s => s.maxLagMs ?? 0)) }
+  const answered = all.every(s => typeof s.answered === 'number') ? { answered: sum('answered') } : {}
+  return { planned: sum('planned'), sent: sum('sent'), late: sum('late'), queued: sum('queued'), maxLagMs: Math.max(...all.map(s => s.maxLagMs ?? 0)), ...answered }
 }
 
 /**
