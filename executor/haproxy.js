@@ -58,6 +58,17 @@ export function renderHaproxyConfig ({ listen, service, port, slots = 16, ports,
   })
 }
 
+let setpriv = null
+/**
+ * A command that gets SIGTERM from the kernel when this process dies (prctl PR_SET_PDEATHSIG through util-linux's
+ * setpriv, kept across its exec), or the command as it is where setpriv cannot set one.
+ * @param {string[]} cmd
+ */
+export function withParentDeath (cmd) {
+  setpriv ??= spawnSync('setpriv', ['--pdeathsig', 'SIGTERM', 'true'], { stdio: 'ignore', timeout: 5000 }).status === 0
+  return setpriv ? ['setpriv', '--pdeathsig', 'SIGTERM', ...cmd] : cmd
+}
+
 /**
  * Starts HAProxy (a foreground child) in front of loopback ports, with its config written into runDir.
  * @param {{ port: number, backends: number[], runDir: string, health?: string }} opts
@@ -67,7 +78,10 @@ export async function startHaproxy ({ port, backends, runDir, health }) {
   // a unix socket's path has at most 107 bytes: not in the run folder, whose path may be longer
   const statsSocket = join(tmpdir(), `nodescale-haproxy-${process.pid}-${port}.sock`)
   await writeFile(cfg, renderHaproxyConfig({ listen: port, ports: backends, statsSocket, health }))
-  const child = spawn('haproxy', ['-db', '-f', cfg], { stdio: ['ignore', 'ignore', 'pipe'] })
+  // the kernel stops HAProxy when this process dies, however it dies (kill -9 included): its parent-death signal,
+  // set by setpriv before it execs haproxy (the run's watchdog, executor/run-watchdog.js, is the second line)
+  const cmd = withParentDeath(['haproxy', '-db', '-f', cfg])
+  const child = spawn(cmd[0], cmd.slice(1), { stdio: ['ignore', 'ignore', 'pipe'] })
   let stderr = ''
   child.stderr.setEncoding('utf8')
   child.stderr.on('data', d => { stderr = (stderr + d).slice(-4000) })
