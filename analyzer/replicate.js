@@ -1,23 +1,23 @@
 // `analyzer replicate`: a finished sweep of one of the studies nodescale reproduces, set row by row beside the study's
 // published figures (analyzer/replication/published.js), each row with the rule it was compared by and a verdict;
-// with the sweep's order of runs and this machine's fingerprint beside the study's stated set-up.
+// with the sweep's order of runs and this machine's fingerprint beside the study's stated set-up. Several sweeps are
+// judged on their runs pooled, never by whichever folder came first.
 import { readFile } from 'node:fs/promises'
 import { join } from 'node:path'
 import { NsError } from '../lib/errors.js'
-import { RUN_FILES, SWEEP_FILE } from '../lib/run-files.js'
+import { RUN_FILES, SWEEP_FILE, sweepFolder } from '../lib/run-files.js'
 import { readRunList } from './report-runs.js'
 import { studies, STUDY_IDS } from './replication/published.js'
 import { multicoreRows } from './replication/multicore.js'
 import { ibenchSmisnRows } from './replication/ibench-smisn.js'
 import { ibenchMimnRows } from './replication/ibench-mimn.js'
-import { VERDICTS } from './replication/rules.js'
+import { VERDICTS, leftOutCounts } from './replication/rules.js'
 import { fingerprintOf, fingerprintRows } from './fingerprint.js'
-import { leftOutCounts } from './replication/rules.js'
 
 /**
- * Each study's rows from its sweep: the folder (for fits), its finished runs with their timelines and levels, and the
- * finished runs left out as not valid (strategy, level, flags), so a row without runs can say why it has none.
- * @type {Readonly<Record<string, (input: { dir: string, runs: any[], leftOut: LeftOut[], includeInvalid: boolean })
+ * Each study's rows from its sweeps, pooled: the folders (for fits), their finished runs with their timelines and
+ * levels, and the finished runs left out as not valid (strategy, level, flags), so a row without runs can say why.
+ * @type {Readonly<Record<string, (input: { dir: string[], runs: any[], leftOut: LeftOut[], includeInvalid: boolean })
  *   => any[] | Promise<any[]>>>}
  */
 const ROWS = Object.freeze({
@@ -39,10 +39,16 @@ async function readJson (file) {
 }
 
 /**
+ * A sweep folder as read for a replication: its sweep.json, how many of its runs finished, the finished runs used
+ * (valid, or all with --include-invalid) with their timelines and levels, and those left out as not valid.
+ * @typedef {{ dir: string, sweep: any, finished: number, details: { detail: { run: any, timeline: any },
+ *   level: string | null }[], leftOut: LeftOut[] }} SweepRead
+ */
+
+/**
  * The replication of a study by one or more sweep folders (a study's figures may need several experiments: findings
- * over instances, Table 5 over workloads). Each row is judged by the first sweep that can judge it (the others'
- * verdicts on it, where they differ, are said in a note); a row none can judge gives the reason of a sweep that had
- * runs for it (a row marked absent: the sweep had none of what it needs).
+ * over instances, Table 5 over workloads). Every row is judged on the runs of all the sweeps given, pooled, so that no
+ * folder's place among the arguments chooses a verdict; where the sweeps judged alone disagree, a note says so.
  * @param {string | string[]} dirs sweep folders (executor sweep's output)
  * @param {{ study: string, includeInvalid?: boolean }} opts
  */
@@ -50,47 +56,84 @@ export async function replicate (dirs, { study, includeInvalid = false }) {
   if (!STUDY_IDS.includes(study)) throw new NsError('NS_ERR_BAD_FLAG', `--study: "${study}" is not allowed; one of: ${STUDY_IDS.join(', ')}`)
   if (!ROWS[study]) throw new NsError('NS_ERR_BAD_FLAG', `--study ${study}: its comparison rules are not built yet; one of: ${Object.keys(ROWS).join(', ')}`)
   const list = Array.isArray(dirs) ? dirs : [dirs]
-  const each = []
-  for (const dir of list) each.push(await replicateOne(dir, study, includeInvalid))
-  return each.length === 1 ? each[0] : merged(each)
+  const read = []
+  for (const dir of list) read.push(await readSweep(await sweepFolder(dir), study, includeInvalid))
+  return judgeSweeps(study, read, { includeInvalid })
+}
+
+/** Sweeps in one order whatever the arguments' (by sweep id, then folder): what the rows are computed in. */
+const canonical = (sweeps) => [...sweeps].sort((x, y) => (x.sweep.id < y.sweep.id ? -1 : x.sweep.id > y.sweep.id ? 1 : x.dir < y.dir ? -1 : x.dir > y.dir ? 1 : 0))
+
+/** The rows of a study over some sweeps' runs, pooled (each row tagged with nothing yet). */
+async function rowsOf (study, sweeps, includeInvalid) {
+  return ROWS[study]({
+    dir: sweeps.map(s => s.dir),
+    runs: sweeps.flatMap(s => s.details),
+    leftOut: sweeps.flatMap(s => s.leftOut),
+    includeInvalid
+  })
 }
 
 /**
- * Several sweeps' replications of one study as one: each row from the first sweep that could judge it.
- * @param {any[]} each replicateOne's results, in the order given
+ * The replication of a study by sweeps already read: the rows from their runs pooled, in an order that does not
+ * depend on theirs; each row names the sweeps that had runs for it; a note for each row on which the sweeps judged
+ * alone reach different verdicts. The sweeps are listed in the order given.
+ * @param {string} study
+ * @param {SweepRead[]} sweeps
+ * @param {{ includeInvalid?: boolean }} [opts]
  */
-function merged (each) {
+export async function judgeSweeps (study, sweeps, { includeInvalid = false } = {}) {
+  const canon = canonical(sweeps)
+  const pooled = await rowsOf(study, canon, includeInvalid)
+  const alone = canon.length > 1 ? await Promise.all(canon.map(s => rowsOf(study, [s], includeInvalid))) : [pooled]
   const notes = []
-  // every row any sweep has, in the order they first appear (a sweep of another app adds its own rows)
-  const ids = [...new Set(each.flatMap(r => r.rows.map(row => row.id)))]
-  const rows = ids.map(id => {
-    const all = each.map(r => r.rows.find(row => row.id === id)).filter(Boolean)
-    // a verdict first; else the reason of a sweep that had something for the row, not one that had none of it (absent)
-    const chosen = all.find(row => row.verdict !== 'not-comparable') ?? all.find(row => !row.absent) ?? all[0]
-    const others = all.filter(row => row !== chosen && row.verdict !== 'not-comparable' && row.verdict !== chosen.verdict)
-    if (others.length) notes.push(`${id}: shown from sweep ${chosen.sweep} (${chosen.verdict}); sweep ${others.map(o => `${o.sweep} says ${o.verdict}`).join(', ')}`)
-    return chosen
+  const rows = pooled.map(row => {
+    const own = canon.map((s, i) => ({ id: s.sweep.id, row: alone[i].find(r => r.id === row.id) })).filter(x => x.row && !x.row.absent)
+    const judged = own.filter(x => x.row.verdict !== 'not-comparable')
+    if (new Set(judged.map(x => x.row.verdict)).size > 1) {
+      notes.push(`${row.id}: the sweeps alone disagree (${judged.map(x => `${x.id} ${x.row.verdict}`).join(', ')}); the row pools their runs: ${row.verdict}`)
+    }
+    return { ...row, sweep: own.map(x => x.id).join(', ') || '-' }
   })
-  const withRuns = each.find(r => r.fingerprint.length) ?? each[0]
+  const first = canon.find(s => s.details.length) ?? canon[0]
+  const many = sweeps.length > 1
   return {
-    ...withRuns,
-    sweeps: each.flatMap(r => r.sweeps),
-    order: { says: each.map(r => `sweep ${r.sweeps[0].id}: ${r.order.says}`).join('; ') },
+    study,
+    title: studies[study].title,
+    reference: studies[study].file,
+    sweeps: sweeps.map(({ sweep, details }) => ({ id: sweep.id, experiment: sweep.experiment?.name ?? null, profile: sweep.experiment?.profile ?? null, runs: details.length, order: sweep.experiment?.order ?? null, seed: sweep.seed ?? null })),
+    order: { says: sweeps.map(({ sweep }) => `${many ? `sweep ${sweep.id}: ` : ''}${orderSays(sweep)}`).join('; ') },
+    environment: first.details[0]?.detail.run.environment ?? null,
+    setup: studies[study].data.setup ?? null,
+    // this machine beside the study's stated set-up, row by row (a sweep's first run's fingerprint; a sweep ran on one)
+    fingerprint: first.details.length ? fingerprintRows(fingerprintOf(first.details[0].detail.run), studies[study].stated) : [],
     rows,
     counts: countVerdicts(rows),
-    notes: [...each.flatMap(r => r.notes.map(n => `sweep ${r.sweeps[0].id}: ${n}`)), ...notes]
+    notes: [...sweeps.flatMap(s => sweepNotes(study, s).map(n => (many ? `sweep ${s.sweep.id}: ${n}` : n))), ...notes]
   }
 }
 
 const countVerdicts = (rows) => Object.fromEntries(VERDICTS.map(v => [v, rows.filter(r => r.verdict === v).length]))
 
+const orderSays = (sweep) => `runs in order ${sweep.experiment?.order} (${ORDER_MEANS[sweep.experiment?.order] ?? 'as planned'}), seed ${sweep.seed}: ` +
+  'drift over time is spread over the strategies, not lined up with one'
+
+/** What a sweep's own notes say: an experiment not the study's, runs left out as not valid. */
+function sweepNotes (study, { sweep, finished, leftOut }) {
+  const notes = []
+  if (!studies[study].experiments.includes(sweep.experiment?.name)) notes.push(`the sweep ran experiment "${sweep.experiment?.name}", not one of ${studies[study].experiments.join(', ')}: rows compare what it has`)
+  if (leftOut.length) notes.push(`${leftOut.length} of ${finished} finished runs left out as not valid: ${leftOutCounts(leftOut)} (their flags in run.json; --include-invalid takes them)`)
+  return notes
+}
+
 /**
- * The replication of a study by one sweep folder.
+ * A sweep folder read for a replication.
  * @param {string} dir
  * @param {string} study
  * @param {boolean} includeInvalid
+ * @returns {Promise<SweepRead>}
  */
-async function replicateOne (dir, study, includeInvalid) {
+async function readSweep (dir, study, includeInvalid) {
   let sweep
   try {
     sweep = await readJson(join(dir, SWEEP_FILE))
@@ -106,24 +149,5 @@ async function replicateOne (dir, study, includeInvalid) {
   })))
   /** @type {LeftOut[]} */
   const leftOut = mine.filter(r => !used.includes(r)).map(r => ({ strategy: r.config.strategy, benchmark: r.config.benchmark, instances: r.config.instances, level: r.config.sweep.level ?? null, flags: r.invalidFlags }))
-  const rows = (await ROWS[study]({ dir, runs: details, leftOut, includeInvalid })).map(row => ({ ...row, sweep: sweep.id }))
-  const notes = []
-  if (!studies[study].experiments.includes(sweep.experiment?.name)) notes.push(`the sweep ran experiment "${sweep.experiment?.name}", not one of ${studies[study].experiments.join(', ')}: rows compare what it has`)
-  if (leftOut.length) notes.push(`${leftOut.length} of ${mine.length} finished runs left out as not valid: ${leftOutCounts(leftOut)} (their flags in run.json; --include-invalid takes them)`)
-  return {
-    study,
-    title: studies[study].title,
-    reference: studies[study].file,
-    sweeps: [{ id: sweep.id, experiment: sweep.experiment?.name ?? null, profile: sweep.experiment?.profile ?? null, runs: used.length, order: sweep.experiment?.order ?? null, seed: sweep.seed ?? null }],
-    order: {
-      says: `runs in order ${sweep.experiment?.order} (${ORDER_MEANS[sweep.experiment?.order] ?? 'as planned'}), seed ${sweep.seed}: drift over time is spread over the strategies, not lined up with one`
-    },
-    environment: details[0]?.detail.run.environment ?? null,
-    setup: studies[study].data.setup ?? null,
-    // this machine beside the study's stated set-up, row by row (the first run's fingerprint; the sweep ran on one)
-    fingerprint: details.length ? fingerprintRows(fingerprintOf(details[0].detail.run), studies[study].stated) : [],
-    rows,
-    counts: countVerdicts(rows),
-    notes
-  }
+  return { dir, sweep, finished: mine.length, details, leftOut }
 }

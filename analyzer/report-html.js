@@ -3,7 +3,7 @@
 import { fitsTable, verdictLines, pointsTable, fitNote, cpuTableOf, environmentTable, runsTable, overviewLine, cellText, correlationsTable, correlationNotes, CORRELATIONS_HINT, pairsTable, PAIRS_HINT, searchesTable, SEARCHES_HINT, bendsTable, BENDS_HINT } from './report-tables.js'
 import { excludedLine } from './run-validity.js'
 import { perCoreWhy } from './why-bends.js'
-import { replicationTable, REPLICATION_HINT } from './replication/text.js'
+import { replicationTable, REPLICATION_HINT, verdictMeanings } from './replication/text.js'
 
 const ESCAPES = { '&': '&amp;', '<': '&lt;', '>': '&gt;', '"': '&quot;', "'": '&#39;' }
 /** Text for HTML content and attribute values. */
@@ -25,6 +25,7 @@ tr.failed td, tr.interrupted td, tr.running td { color: var(--bad); }
 tr.degraded td, tr.invalid td { color: #8a5a00; }
 tr.verdict-not-reproduced td { color: var(--bad); }
 tr.verdict-not-comparable td { color: var(--muted); }
+tr.verdict-inconclusive td { font-style: italic; }
 ul.verdicts { padding-left: 18px; margin: 6px 0; }
 ul.verdicts li.nofit { color: var(--muted); }
 .note { background: #fff8e1; border-left: 3px solid #f9a825; padding: 6px 10px; margin: 8px 0; }
@@ -107,6 +108,7 @@ function replicationSections (report) {
     `<p class="hint">Reference ${esc(r.reference)}; ${esc(r.order.says)}.</p><p class="hint">${esc(REPLICATION_HINT)}</p>` +
     htmlTable(replicationTable(r), { cls: 'replication', rowClass: i => `verdict-${r.rows[i].verdict}` }) +
     `<p>Verdicts: ${esc(Object.entries(r.counts).map(([k, n]) => `${n} ${k}`).join(', '))}.</p>` +
+    `<ul class="verdicts">${verdictMeanings().map(m => `<li>${esc(m)}</li>`).join('')}</ul>` +
     r.notes.map(n => `<p class="hint">note: ${esc(n)}</p>`).join('') + '</section>').join('')
 }
 

@@ -2,7 +2,7 @@
 import { fitsTable, verdictLines, pointsTable, fitNote, cpuTableOf, environmentTable, runsTable, overviewLine, cellText, correlationsTable, correlationNotes, CORRELATIONS_HINT, pairsTable, PAIRS_HINT, searchesTable, SEARCHES_HINT, bendsTable, BENDS_HINT } from './report-tables.js'
 import { excludedLine } from './run-validity.js'
 import { perCoreWhy } from './why-bends.js'
-import { replicationTable, REPLICATION_HINT } from './replication/text.js'
+import { replicationTable, REPLICATION_HINT, verdictMeanings } from './replication/text.js'
 
 const mdCell = c => cellText(c).replace(/\|/g, '\\|').replace(/\n/g, ' ') || ' '
 
@@ -52,7 +52,8 @@ export function renderMarkdown (report) {
   }
   for (const r of report.replications ?? []) {
     out.push(`## Replication: ${r.title}`, '', `Reference ${r.reference}; ${r.order.says}.`, '', REPLICATION_HINT, '', mdTable(replicationTable(r)), '',
-      `Verdicts: ${Object.entries(r.counts).map(([k, n]) => `${n} ${k}`).join(', ')}.`, '', ...r.notes.map(n => `- note: ${n}`), '')
+      `Verdicts: ${Object.entries(r.counts).map(([k, n]) => `${n} ${k}`).join(', ')}.`, '', ...verdictMeanings().map(m => `- ${m}`), '',
+      ...r.notes.map(n => `- note: ${n}`), '')
   }
   out.push('## Per-core CPU', '')
   out.push(report.cpu.length ? mdTable(cpuTableOf(report)) : '> no per-core CPU in these runs', '')

@@ -30,7 +30,7 @@ test('findings 1 and 2: up stops rising at a whole core, hs once its quotas fill
   const as = await replicate(overInstances(tmp(t), { up: [50, 100, 101, 99], hs: [50, 100, 150, 190, 191, 190] }), { study: 'ibench-smisn' })
   assert.equal(verdictOf(as, 'finding 1 (cpu): up gains nothing from more vCPUs'), 'reproduced')
   assert.equal(verdictOf(as, 'finding 2 (cpu): hs stops rising once the CPU is used up'), 'reproduced')
-  assert.match(as.rows.find(r => r.id.startsWith('finding 1')).why, /up at N=4 vs N=2: no significant rise/)
+  assert.match(as.rows.find(r => r.id.startsWith('finding 1')).why, /up at N=4 vs N=2: a rise of 10% or more is ruled out \(p = 0\.0089; 99 vs 100 req\/s, -1\.0% \[-5\.0%, \+3\.2%\] \(90%\)\)/)
   const not = await replicate(overInstances(tmp(t), { up: [50, 100, 150, 200], hs: [50, 100, 150, 200, 250, 300] }), { study: 'ibench-smisn' })
   assert.equal(verdictOf(not, 'finding 1 (cpu): up gains nothing from more vCPUs'), 'not-reproduced')
   assert.equal(verdictOf(not, 'finding 2 (cpu): hs stops rising once the CPU is used up'), 'not-reproduced')
@@ -130,7 +130,7 @@ test('Table 5: USL fits better than Amdahl for each app, and the network app\'s 
   assert.equal(verdictOf(not, 'Table 5: USL σ of the network app above the CPU app\'s'), 'not-reproduced')
   assert.match(not.rows.find(r => r.id === 'Table 5: USL σ of the network app above the CPU app\'s').why, /the other way here/)
   const flat = await replicate(table5(tmp(t), { cpu: { sigma: 0.02, lambda: 0 }, net: { sigma: 0.05, lambda: 0 } }), { study: 'ibench-smisn' })
-  assert.equal(verdictOf(flat, 'Table 5 (CPU-intensive): USL fits better than Amdahl'), 'not-reproduced', 'no coherency to find: the F test says Amdahl suffices')
+  assert.equal(verdictOf(flat, 'Table 5 (CPU-intensive): USL fits better than Amdahl'), 'inconclusive', 'no coherency to find: the F test cannot tell the models apart, no evidence against')
 })
 
 /** hs of the cpu app on 1..4 nodes at 2 or 4 replicas per node; `best(k)` the throughput at 4 a node on k nodes. */
@@ -147,7 +147,7 @@ const machines = [{ role: 'manager', addr: '10.0.0.1' }, ...[2, 3, 4, 5].map(i =
 
 test('Table 4 on separate machines: throughput rises sub-linearly with the nodes, the instances at the maximum grow; flipped', async (t) => {
   const as = await replicate(mimn(tmp(t), k => TABLE4[k - 1], { nodes: machines }), { study: 'ibench-mimn' })
-  assert.deepEqual(as.counts, { reproduced: 5, 'not-reproduced': 0, 'not-comparable': 0 }, as.rows.map(r => `${r.id}: ${r.why}`).join('\n'))
+  assert.deepEqual(as.counts, { reproduced: 5, 'not-reproduced': 0, inconclusive: 0, 'not-comparable': 0 }, as.rows.map(r => `${r.id}: ${r.why}`).join('\n'))
   assert.match(as.rows.find(r => r.id.startsWith('Table 4: 4 nodes give less')).why, /= 0\.83 \(published 0\.83\)/)
   assert.deepEqual(as.rows.find(r => r.id.includes('instances')).ours, { '1 nodes': 4, '2 nodes': 8, '3 nodes': 12, '4 nodes': 16 })
   const not = await replicate(mimn(tmp(t), k => [2275, 4700, 7100, 6000][k - 1], { nodes: machines }), { study: 'ibench-mimn' })
@@ -191,4 +191,57 @@ test('several sweeps, a row none can judge: the reason comes from the sweep that
   assert.equal(row.verdict, 'not-comparable')
   assert.equal(row.sweep, r.sweeps[1].id)
   assert.match(row.why, /no valid cm x1 runs of the baseline app: 2 finished and left out, unstable 2 \(cm 2\)/)
+})
+
+test('finding 1 on two noisy runs a side: inconclusive (no rise over the margin ruled out), not reproduced', async (t) => {
+  const runs = [[2, 90], [2, 110], [4, 95], [4, 125]].map(([instances, throughput]) => ({ config: { strategy: 'up', instances, cpusPerInstance: 0.5 }, throughput }))
+  const r = await replicate(writeSweepRuns(tmp(t), 'ibench-smisn', runs), { study: 'ibench-smisn' })
+  const row = r.rows.find(x => x.id === 'finding 1 (cpu): up gains nothing from more vCPUs')
+  assert.equal(row.verdict, 'inconclusive')
+  assert.match(row.why, /neither a rise nor a rise of 10% or more ruled out can be shown/)
+  assert.deepEqual(row.effect, { published: 'no rise (the same or worse)', here: '+9.5% [-35.5%, +85.9%] (90%)' })
+  assert.equal(r.counts.inconclusive, 1)
+})
+
+test('finding 5\'s primary: decided by a test against a 1% share, not by rounding its cores to 3 decimals', async (t) => {
+  // keep-alive levels: runs of 0.0004 and 0.0044 cores, or 0.0006 and 0.0046; the old rule's 95% interval, rounded to
+  // 3 decimals, decided whether it excluded 0. Against a stated margin both are shown negligible, for the same reason
+  for (const primary of [0.0024, 0.0026]) {
+    const r = await replicate(finding5(tmp(t), { hs: 400, cm: 350, primary }), { study: 'ibench-smisn' })
+    const row = r.rows.find(x => x.id === 'finding 5: cm\'s primary spends CPU')
+    assert.equal(row.verdict, 'not-reproduced', `${primary}: ${row.why}`)
+    assert.match(row.why, /over 2 runs against a margin of 1\.0%, below it \(one-sided p = 0\.0\d+\): negligible/)
+  }
+  // about 1% of the server's CPU: neither shown above the margin nor below it
+  const near = await replicate(finding5(tmp(t), { hs: 400, cm: 350, primary: 0.02 }), { study: 'ibench-smisn' })
+  assert.equal(verdictOf(near, 'finding 5: cm\'s primary spends CPU'), 'inconclusive')
+  const spent = await replicate(finding5(tmp(t), { hs: 400, cm: 350, primary: 0.05 }), { study: 'ibench-smisn' })
+  const row = spent.rows.find(x => x.id === 'finding 5: cm\'s primary spends CPU')
+  assert.equal(row.verdict, 'reproduced')
+  assert.match(row.effect.here, /^2\.6% \[1\.3%, 3\.8%\]$/, '0.05 of 1.95 cores')
+})
+
+test('several sweeps: pooled, the same verdicts in every order of the folders; where the sweeps alone disagree, a note', async (t) => {
+  const out = tmp(t)
+  const over = overInstances(join(out, 'a'), { up: [50, 100, 101, 99], hs: [50, 100, 150, 190, 191, 190] })
+  // two sweeps of finding 5 that disagree alone: hs above cm in one, below in the other; pooled they cannot tell
+  const f5 = finding5(join(out, 'b'), { hs: 400, cm: 350, primary: 0.05 })
+  const again = writeSweepRuns(join(out, 'c'), 'ibench-finding5', [
+    ...twice({ strategy: 'hs', instances: 4, cpusPerInstance: 0.5, benchmark: 'baseline' }, 350, { diagnosis: { bottleneck: { kind: 'cpu-quota' }, roles: { workers: 1.9, primary: 0 } } }),
+    ...twice({ strategy: 'cm', instances: 4, cpusPerInstance: 0.5, benchmark: 'baseline' }, 400, { diagnosis: { bottleneck: { kind: 'cpu-quota' }, roles: { workers: 1.9, primary: 0.05 } } })
+  ], { id: '20261125-090000-ibench-finding5-ef01' })
+  const folders = [over, f5, again]
+  const orders = [[0, 1, 2], [0, 2, 1], [1, 0, 2], [1, 2, 0], [2, 0, 1], [2, 1, 0]].map(o => o.map(i => folders[i]))
+  const seen = new Set()
+  for (const order of orders) {
+    const r = await replicate(order, { study: 'ibench-smisn' })
+    seen.add(JSON.stringify({ rows: r.rows.map(({ id, verdict, why, sweep, effect }) => ({ id, verdict, why, sweep, effect })), counts: r.counts }))
+    const row = r.rows.find(x => x.id === 'finding 5: hs serves more than cm at full CPU')
+    assert.equal(row.verdict, 'inconclusive', 'hs 399, 401, 349, 351 against cm 349, 351, 399, 401: neither way')
+    assert.equal(row.sweep, '20261124-120000-ibench-finding5-abcd, 20261125-090000-ibench-finding5-ef01')
+    assert.ok(r.notes.includes('finding 5: hs serves more than cm at full CPU: the sweeps alone disagree (20261124-120000-ibench-finding5-abcd ' +
+      'reproduced, 20261125-090000-ibench-finding5-ef01 not-reproduced); the row pools their runs: inconclusive'), r.notes.join('\n'))
+    assert.deepEqual(r.sweeps.map(s => s.id), order.map(dir => dir.split('/').at(-1)), 'the sweeps listed as given')
+  }
+  assert.equal(seen.size, 1, 'one set of rows and verdicts whatever the order')
 })

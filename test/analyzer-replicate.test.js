@@ -40,7 +40,7 @@ test('a sweep like the thesis: the nine rows of Table 4.3.1 and its five directi
   const dir = writeMulticoreSweep(tmp(t), { seconds: (s, l, rep) => THESIS_LIKE[s][l](rep) })
   const r = await replicate(dir, { study: 'multicore' })
   assert.equal(r.rows.length, 14)
-  assert.deepEqual(r.counts, { reproduced: 14, 'not-reproduced': 0, 'not-comparable': 0 }, r.rows.filter(x => x.verdict !== 'reproduced').map(x => `${x.id}: ${x.why}`).join('\n'))
+  assert.deepEqual(r.counts, { reproduced: 14, 'not-reproduced': 0, inconclusive: 0, 'not-comparable': 0 }, r.rows.filter(x => x.verdict !== 'reproduced').map(x => `${x.id}: ${x.why}`).join('\n'))
   const raw = r.rows.find(row => row.id === 'raw at exhausting load')
   assert.equal(raw.published.exists, 'No')
   assert.equal(raw.ours.exists, false)
@@ -112,7 +112,8 @@ test('analyzer replicate: text and JSON; --study required and checked; a folder 
   assert.equal(text.code, 0, text.stderr)
   assert.match(text.stdout, /replication of Thesis: utilisation of multi-core power/)
   assert.match(text.stdout, /Table 4\.3\.1, Exhausting Load/)
-  assert.match(text.stdout, /verdicts: 14 reproduced, 0 not-reproduced, 0 not-comparable/)
+  assert.match(text.stdout, /verdicts: 14 reproduced, 0 not-reproduced, 0 inconclusive, 0 not-comparable/)
+  assert.match(text.stdout, /inconclusive: the runs can be compared but do not decide/)
   const json = await runCli('analyzer', ['replicate', dir, '--study', 'multicore', '--json'])
   assert.equal(JSON.parse(json.stdout).rows.length, 14)
   /** @type {[string[], RegExp][]} */
@@ -133,6 +134,7 @@ test('analyzer report: a sweep of a study gets its Replication section, in Markd
     const text = readFileSync(out, 'utf8')
     assert.match(text, /Replication: Thesis: utilisation of multi-core power/)
     assert.match(text, /Verdicts: 14 reproduced/)
+    assert.match(text, /inconclusive: the runs can be compared but do not decide/, 'what each verdict means')
     assert.match(text, /Table 4\.3\.1, Exhausting Load/)
     if (format === 'html') assert.match(text, /<tr class="verdict-reproduced">/)
   }

@@ -5,31 +5,37 @@ import { median } from 'simple-statistics'
 import { loadPoints } from '../points.js'
 import { fitSources } from '../compare.js'
 import { ibenchSmisn as published } from './published.js'
-import { meanCi, welch, directionVerdict, leftOutWhy } from './rules.js'
-import { ALPHA } from '../group-tests.js'
+import { meanCi, directionVerdict, noRiseVerdict, aboveMarginVerdict, leftOutWhy, NO_RISE_MARGIN } from './rules.js'
+import { ALPHA } from '../inference.js'
 
 const finding = (id) => published.findings.find(f => f.id === id)
 const sourceOf = (f) => f.source
 const round4 = (x) => (Number.isFinite(x) ? Math.round(x * 1e4) / 1e4 : null)
+/** A difference in percentage points, signed: 5.61 -> "+5.61 pp". */
+const signedPp = (x) => (Number.isFinite(x) ? `${x >= 0 ? '+' : ''}${x.toFixed(2)} pp` : '-')
 
 /**
- * A published "does not rise": reproduced unless the runs at the larger N serve significantly more than at the
- * smaller (Welch, α 0.05); not-comparable with fewer than two runs a side.
+ * A published "does not rise" judged by noRiseVerdict (rules.js): the verdict, why, and the measured change beside the
+ * study's (which prints no number: the same or worse).
  */
 function notGreater (hi, lo, what) {
-  if (hi.length < 2 || lo.length < 2) return { verdict: 'not-comparable', why: `${what}: ${hi.length} and ${lo.length} runs; a test needs two or more a side (more repeats)` }
-  const { diff, p } = welch(hi, lo)
-  const shown = `${meanCi(hi).mean} vs ${meanCi(lo).mean} req/s, p = ${p === null ? '-' : p.toPrecision(2)}`
-  if (diff > 0 && p !== null && p < ALPHA) return { verdict: 'not-reproduced', why: `${what}: it still rises here (${shown})` }
-  return { verdict: 'reproduced', why: `${what}: no significant rise (${shown})` }
+  const { verdict, why, effect } = noRiseVerdict({ hi, lo, what })
+  return { verdict, why, effect: { published: 'no rise (the same or worse)', here: effect ?? '-' } }
 }
+
+/** The rule of a "no rise" row, with its stated margin. */
+const noRiseRule = (what) => `${what}: a rise of ${NO_RISE_MARGIN * 100}% or more ruled out, one-sided at α = 0.05 on the ratio of ` +
+  'means (TOST\'s upper test; a fall agrees); a significant rise is evidence against'
+
+/** The published effect of a claim that prints no number. */
+const UNPRINTED = 'a direction (no figure printed)'
 
 /** The runs' throughputs of a group at one N. */
 const at = (group, n) => group.observations.filter(o => o.n === n).map(o => o.throughput)
 
 /**
  * The findings and Table 5 of the S/MISN study on a sweep.
- * @param {{ dir: string, runs: { detail: { run: any } }[], leftOut?: import('./rules.js').LeftOut[],
+ * @param {{ dir: string | string[], runs: { detail: { run: any } }[], leftOut?: import('./rules.js').LeftOut[],
  *   includeInvalid: boolean }} input finished runs, and those left out as not valid
  */
 export async function ibenchSmisnRows ({ dir, runs, leftOut = [], includeInvalid }) {
@@ -51,7 +57,7 @@ export async function ibenchSmisnRows ({ dir, runs, leftOut = [], includeInvalid
 function upRow (group, benchmark, quota) {
   const f = finding('finding-1')
   const base = { id: `finding 1 (${benchmark}): up gains nothing from more vCPUs`, source: sourceOf(f), published: { says: f.direction[0].text, claim: f.claim, conditions: f.conditions.text } }
-  const rule = 'up\'s throughput at its largest N against the first N with a whole core (N x quota >= 1): not significantly greater (Welch, α = 0.05)'
+  const rule = noRiseRule('up\'s throughput at its largest N against the first N with a whole core (N x quota >= 1)')
   if (!group) return { ...base, ours: null, rule, verdict: 'not-comparable', absent: true, why: `no up runs of ${benchmark} in the sweep (experiments/ibench-smisn.yml runs them)` }
   const whole = quota ? Math.ceil(1 / quota - 1e-9) : 1
   const ns = (group?.points ?? []).map(p => p.n).filter(n => n >= whole).sort((a, b) => a - b)
@@ -65,7 +71,7 @@ function upRow (group, benchmark, quota) {
 function saturationRow (group, benchmark, quota, cores) {
   const f = finding('finding-2')
   const base = { id: `finding 2 (${benchmark}): hs stops rising once the CPU is used up`, source: sourceOf(f), published: { says: f.direction.find(d => d.benchmark === benchmark)?.text ?? f.claim, claim: f.claim } }
-  const rule = 'hs\'s throughput at its largest N against the first N whose quotas fill the machine (N x quota >= cores): not significantly greater'
+  const rule = noRiseRule('hs\'s throughput at its largest N against the first N whose quotas fill the machine (N x quota >= cores)')
   if (!group || !cores) return { ...base, ours: null, rule, verdict: 'not-comparable', absent: !group, why: `no hs runs of ${benchmark} in the sweep (experiments/ibench-smisn.yml runs them)` }
   const full = Math.ceil(cores / (quota ?? 1) - 1e-9)
   const ns = group.points.map(p => p.n).filter(n => n >= full).sort((a, b) => a - b)
@@ -81,6 +87,9 @@ function saturationRow (group, benchmark, quota, cores) {
 
 /** The CPU is used up when the server used this share of its quota (N x quota), or the quotas fill the machine. */
 const FULL_SHARE = 0.9
+
+/** The cluster primary spends CPU when its share of the server's CPU is shown to be above this (one-sided t test). */
+export const PRIMARY_MARGIN = 0.01
 
 /**
  * The server's own CPU (its workers, cluster primary and PM2 daemon, in cores; diagnosis.roles) in the baseline runs
@@ -133,24 +142,31 @@ function finding5Rows ({ hs, cm, quota, cores, runs, left }) {
   }
   const cmRuns = runs.map(r => r.detail.run).filter(r => r.config.strategy === 'cm' && r.config.benchmark === 'baseline' && r.config.instances === n)
   const primary = cmRuns.map(r => r.diagnosis?.roles?.primary).filter(Number.isFinite)
+  // per run, the primary's share of the server's own CPU (workers, primary, PM2 daemon: diagnosis.roles)
+  const shares = cmRuns.map(r => r.diagnosis?.roles).filter(roles => Number.isFinite(roles?.primary) && Number.isFinite(roles?.workers))
+    .map(roles => roles.primary / (roles.workers + roles.primary + (roles['pm2-daemon'] ?? 0))).filter(Number.isFinite)
   const perRequest = cmRuns.some(r => r.config.connection === 'close')
   const spent = meanCi(primary, { digits: 3 })
+  const primaryJudged = aboveMarginVerdict({ shares, margin: PRIMARY_MARGIN, what: 'the primary\'s share of the server\'s CPU' })
   const tput = directionVerdict({ a: at(hs, n), b: at(cm, n), aName: 'hs', bName: 'cm', what: `baseline app at N=${n}` })
   const one = at(cm, 1)
   const leftOne = left.filter(r => r.strategy === 'cm' && r.instances === 1)
   const gain = one.length
     ? directionVerdict({ a: at(cm, n), b: one, aName: `cm x${n}`, bName: 'cm x1', what: 'cm against one instance' })
     : { verdict: 'not-comparable', why: leftOne.length ? `no valid cm x1 runs of the baseline app: ${leftOutWhy(leftOne)}` : 'no cm x1 runs of the baseline app to compare with' }
+  const effect = (judged) => ({ published: UNPRINTED, here: judged.effect ?? '-' })
   return [
-    { ...base(0), ours: { hs: meanCi(at(hs, n)), cm: meanCi(at(cm, n)) }, rule: `hs's throughput above cm's at an N with the CPU used up (the server at ${FULL_SHARE * 100}% of its quota or more, or the quotas filling the machine), by Welch's t-test at α = 0.05`, verdict: tput.verdict, why: tput.why },
+    { ...base(0), ours: { hs: meanCi(at(hs, n)), cm: meanCi(at(cm, n)) }, rule: `hs's throughput above cm's at an N with the CPU used up (the server at ${FULL_SHARE * 100}% of its quota or more, or the quotas filling the machine), by Welch's one-sided t-test at α = 0.05`, verdict: tput.verdict, why: tput.why, effect: effect(tput) },
     {
       ...base(1),
       ours: { primaryCores: spent },
-      rule: 'the cluster primary\'s own CPU (diagnosis.roles.primary, cores) is above zero: its 95% interval excludes 0',
-      verdict: !spent ? 'not-comparable' : spent.lo !== null && spent.lo > 0 ? 'reproduced' : 'not-reproduced',
-      why: primaryWhy(spent, used.cm, n, perRequest)
+      rule: `the cluster primary's own CPU (diagnosis.roles.primary) as a share of the server's, per run, above a margin of ${PRIMARY_MARGIN * 100}%: ` +
+        'a one-sided one-sample t test at α = 0.05 (significantly below the margin: negligible, evidence against)',
+      verdict: spent ? primaryJudged.verdict : 'not-comparable',
+      why: spent ? `${primaryJudged.why}; ${primaryWhy(spent, used.cm, n, perRequest)}` : primaryWhy(spent, used.cm, n, perRequest),
+      effect: { published: 'the master\'s load balancing is "intensive" (no figure printed)', here: primaryJudged.effect ?? '-' }
     },
-    { ...base(2), ours: { [`N=${n}`]: meanCi(at(cm, n)), 'N=1': meanCi(one) }, rule: 'cm at full CPU above cm x1, Welch at α = 0.05', verdict: gain.verdict, why: gain.why }
+    { ...base(2), ours: { [`N=${n}`]: meanCi(at(cm, n)), 'N=1': meanCi(one) }, rule: 'cm at full CPU above cm x1, Welch\'s one-sided t-test at α = 0.05', verdict: gain.verdict, why: gain.why, effect: effect(gain) }
   ]
 }
 
@@ -170,26 +186,39 @@ async function table5Rows (dir, includeInvalid) {
   for (const [benchmark, g] of Object.entries(byApp)) {
     const pu = pub(benchmark, 'usl')
     const pa = pub(benchmark, 'amdahl')
-    const row = { id: `Table 5 (${pu.appPrinted}): USL fits better than Amdahl`, source: t5.source, published: { usl: pu.r2.printed, amdahl: pa.r2.printed }, rule: 'USL\'s R² above Amdahl\'s and its coherency term significant (extra-sum-of-squares F test, α = 0.05): nested models, so a higher R² alone proves nothing' }
+    const row = { id: `Table 5 (${pu.appPrinted}): USL fits better than Amdahl`, source: t5.source, published: { usl: pu.r2.printed, amdahl: pa.r2.printed }, rule: 'USL\'s R² above Amdahl\'s and its coherency term significant (extra-sum-of-squares F test, α = 0.05): nested models, so a higher R² alone proves nothing; not significant: inconclusive' }
     if (!g) { rows.push({ ...row, ours: null, verdict: 'not-comparable', absent: true, why: missing }); continue }
     const usl = g.fits.usl
     const am = g.fits.amdahl
-    const better = g.test?.better === 'usl' && usl.r2 > am.r2
-    rows.push({ ...row, ours: { usl: `${(usl.r2 * 100).toFixed(2)}%`, amdahl: `${(am.r2 * 100).toFixed(2)}%`, p: g.test?.p ?? null, group: g.name }, verdict: better ? 'reproduced' : 'not-reproduced', why: `${g.name} over ${g.points.length} workloads: R² ${(usl.r2 * 100).toFixed(2)}% vs ${(am.r2 * 100).toFixed(2)}%, F test p = ${g.test?.p?.toPrecision(2) ?? '-'}` })
+    // nested models: only a significant coherency term is evidence that USL fits better; without it the data do not
+    // tell (Amdahl suffices for them), which is no evidence against the study's larger model
+    const better = Number.isFinite(g.test?.p) && g.test.p < ALPHA && usl.r2 > am.r2
+    const shown = `${g.name} over ${g.points.length} workloads: R² ${(usl.r2 * 100).toFixed(2)}% vs ${(am.r2 * 100).toFixed(2)}%, F test p = ${g.test?.p?.toPrecision(2) ?? '-'}`
+    rows.push({
+      ...row,
+      ours: { usl: `${(usl.r2 * 100).toFixed(2)}%`, amdahl: `${(am.r2 * 100).toFixed(2)}%`, p: g.test?.p ?? null, group: g.name },
+      verdict: better ? 'reproduced' : 'inconclusive',
+      why: better ? shown : `${shown}: the coherency term is not significant here, so the data do not tell the models apart (Amdahl suffices for them)`,
+      effect: { published: `R² ${signedPp(pu.r2.value - pa.r2.value)}`, here: `R² ${signedPp(100 * (usl.r2 - am.r2))}` }
+    })
   }
   for (const [model, coef] of [['usl', 'sigma'], ['usl', 'lambda'], ['amdahl', 'sigma']]) {
     const pc = pub('cpu', model)
     const pn = pub('net-out', model)
     const name = `${model === 'usl' ? 'USL' : 'Amdahl'} ${coef === 'sigma' ? 'σ' : 'λ'}`
-    const row = { id: `Table 5: ${name} of the network app above the CPU app's`, source: t5.source, published: { cpu: pc[coef].printed, network: pn[coef].printed }, rule: 'the network app\'s coefficient above the CPU app\'s, their 95% intervals apart' }
+    const row = { id: `Table 5: ${name} of the network app above the CPU app's`, source: t5.source, published: { cpu: pc[coef].printed, network: pn[coef].printed }, rule: 'the network app\'s coefficient above the CPU app\'s, their 95% intervals apart (apart the other way: not reproduced; overlapping: inconclusive)' }
     const c = byApp.cpu?.fits[model]
     const nw = byApp['net-out']?.fits[model]
     if (!c || !nw) { rows.push({ ...row, ours: null, verdict: 'not-comparable', absent: true, why: missing }); continue }
     const [ci, ni] = [c.ci95[coef], nw.ci95[coef]]
-    const apart = ci && ni && ni[0] > ci[1]
-    const verdict = nw[coef] > c[coef] && apart ? 'reproduced' : 'not-reproduced'
-    const why = nw[coef] <= c[coef] ? `the other way here: ${round4(nw[coef])} vs ${round4(c[coef])}` : `${round4(nw[coef])} vs ${round4(c[coef])}${apart ? ', intervals apart' : ', but their intervals overlap: the data cannot tell them apart'}`
-    rows.push({ ...row, ours: { cpu: round4(c[coef]), network: round4(nw[coef]), cpuCi: ci, networkCi: ni }, verdict, why })
+    const above = Boolean(ci && ni && ni[0] > ci[1])
+    const below = Boolean(ci && ni && ni[1] < ci[0])
+    const verdict = above ? 'reproduced' : below ? 'not-reproduced' : 'inconclusive'
+    const shown = `${round4(nw[coef])} vs ${round4(c[coef])}`
+    const overlap = `${nw[coef] > c[coef] ? 'the same way' : 'the other way'} (${shown}), but their intervals overlap: the data cannot tell them apart`
+    const why = above ? `${shown}, intervals apart` : below ? `the other way here: ${shown}, intervals apart` : overlap
+    const ratio = (a, b) => (Number.isFinite(a) && Number.isFinite(b) && b > 0 ? `${(a / b).toFixed(2)}x` : '-')
+    rows.push({ ...row, ours: { cpu: round4(c[coef]), network: round4(nw[coef]), cpuCi: ci, networkCi: ni }, verdict, why, effect: { published: ratio(pn[coef].value, pc[coef].value), here: ratio(nw[coef], c[coef]) } })
   }
   return rows
 }

@@ -4,7 +4,7 @@
 import { median } from 'simple-statistics'
 import { samplesInWindow } from '../../rc/cpu-summary.js'
 import { multicore as published } from './published.js'
-import { meanCi, directionVerdict, leftOutWhy } from './rules.js'
+import { meanCi, directionVerdict, leftOutWhy, signedPct } from './rules.js'
 
 /** In a typical second the least-used core is at least this busy (percent): the approach uses both cores. */
 export const BOTH_CORES_PCT = 10
@@ -70,7 +70,9 @@ export function multicoreRows (runs, leftOut = []) {
       source: row.source,
       published: { exists: row.utilisation.printed, words: row.utilisation.words, highest: row.highest.usage.printed, lowest: row.lowest.usage.printed, difference: row.difference.printed, overall: row.overall.printed },
       ours,
-      rule: RULE
+      rule: RULE,
+      // the lowest core's share beside ours: what the yes or no is read from (shown, not compared)
+      effect: { published: `lowest core ${row.lowest.usage.printed}`, here: ours.minCore ? `least-used core ${ours.minCore.mean}% (median second)` : '-' }
     }
     const pinned = list.find(m => m.pinned)
     if (!list.length) {
@@ -127,9 +129,10 @@ function directions (of) {
       source: { file: published.file, where: `Table 4.3.1, ${pa?.loadPrinted}` },
       published: { direction: `${c.a} > ${c.b}`, a: pa?.[field]?.printed ?? null, b: pb?.[field]?.printed ?? null },
       ours: { a: meanCi(a), b: meanCi(b), p: judged.p },
-      rule: 'the direction of the published difference, and Welch\'s t-test over the runs at α = 0.05',
+      rule: 'the direction of the published difference, significant by Welch\'s one-sided t-test over the runs at α = 0.05',
       verdict: judged.verdict,
-      why: judged.why
+      why: judged.why,
+      effect: { published: pa?.[field]?.value && pb?.[field]?.value ? signedPct(pa[field].value / pb[field].value - 1) : '-', here: judged.effect ?? '-' }
     }
   })
 }

@@ -1,6 +1,7 @@
 // The human view of `analyzer replicate` (its --json carries the same data): the study and the sweep, the order of its
 // runs, the study's stated set-up beside this machine, then one line per published figure with its verdict and why.
 import { table } from '../text-table.js'
+import { VERDICTS, VERDICT_MEANS } from './rules.js'
 
 /** A value with its 95% interval, as `41.2 [39.0, 43.4]` (no interval from one run). */
 export const withCi = (ci) => (ci ? `${ci.mean}${ci.lo === null ? '' : ` [${ci.lo}, ${ci.hi}]`}` : '-')
@@ -27,20 +28,27 @@ function sides (row) {
 
 /** The hint the report prints above a replication's table. */
 export const REPLICATION_HINT = 'One row per published figure or finding: the study\'s value beside ours (95% interval over the repeats), ' +
-  'judged by the rule named (what survives a change of machine: yes/no, directions by Welch\'s t-test, model tests); ' +
-  'reproduced, not-reproduced, or not-comparable with the reason.'
+  'the effect the study printed beside the one measured, judged by the rule named (what survives a change of machine: yes/no, ' +
+  'directions by Welch\'s one-sided t-test, "no rise" by ruling out a rise over a stated margin, model tests) on the runs ' +
+  'of every sweep given, pooled.'
+
+/** What each verdict means, one line each: `reproduced: positive evidence ...`. */
+export const verdictMeanings = () => VERDICTS.map(v => `${v}: ${VERDICT_MEANS[v]}`)
+
+/** A row's effect: the study's beside ours. */
+const effectOf = (row) => [row.effect?.published ?? '-', row.effect?.here ?? '-']
 
 /**
  * A replication's rows as a table of the report (analyzer/report-tables.js's shape): figure, source, published, here,
- * verdict, why, and the sweep that judged it when several did.
+ * effect (published, here), verdict, why, and the sweeps that had runs for it when several were given.
  * @param {any} r replicate()'s result
  * @returns {{ header: string[], rows: string[][] }}
  */
 export function replicationTable (r) {
   const many = r.sweeps.length > 1
   return {
-    header: ['figure', 'source', 'published', 'here', 'verdict', 'why', ...(many ? ['sweep'] : [])],
-    rows: r.rows.map(row => [row.id, row.source.where, ...sides(row), row.verdict, row.why, ...(many ? [row.sweep] : [])])
+    header: ['figure', 'source', 'published', 'here', 'effect published', 'effect here', 'verdict', 'why', ...(many ? ['sweep'] : [])],
+    rows: r.rows.map(row => [row.id, row.source.where, ...sides(row), ...effectOf(row), row.verdict, row.why, ...(many ? [row.sweep] : [])])
   }
 }
 
@@ -61,12 +69,13 @@ export function formatReplication (r) {
   ]
   for (const item of Object.values(r.setup ?? {})) lines.push(`  ${item.label}: ${item.value}`)
   const many = r.sweeps.length > 1
-  lines.push('', table(['figure', 'source', 'published', 'here', 'verdict', ...(many ? ['sweep'] : [])],
-    r.rows.map(row => [row.id, row.source.where, ...sides(row), row.verdict, ...(many ? [row.sweep] : [])])))
+  lines.push('', table(['figure', 'source', 'published', 'here', 'effect published', 'effect here', 'verdict', ...(many ? ['sweeps'] : [])],
+    r.rows.map(row => [row.id, row.source.where, ...sides(row), ...effectOf(row), row.verdict, ...(many ? [row.sweep] : [])])))
   lines.push('', 'why:')
   for (const row of r.rows) lines.push(`  ${row.id}: ${row.why}`)
   lines.push('', `rules: ${[...new Set(r.rows.map(row => row.rule))].join('; ')}`)
   lines.push(`verdicts: ${Object.entries(r.counts).map(([k, n]) => `${n} ${k}`).join(', ')}`)
+  for (const meaning of verdictMeanings()) lines.push(`  ${meaning}`)
   for (const note of r.notes) lines.push(`note: ${note}`)
   return lines.join('\n')
 }

@@ -7,10 +7,10 @@ import { join } from 'node:path'
  * @param {string} out
  * @param {string} name the experiment's name
  * @param {{ config: Record<string, any>, throughput: number, diagnosis?: any, validity?: any }[]} runs
- * @param {{ cpus?: number, nodes?: any[] }} [opts] the machine's cores; the swarm's nodes (environment.nodes)
+ * @param {{ cpus?: number, nodes?: any[], id?: string }} [opts] the machine's cores; the swarm's nodes
+ *   (environment.nodes); the sweep's id (two sweeps of one experiment)
  */
-export function writeSweepRuns (out, name, runs, { cpus = 2, nodes } = {}) {
-  const id = `20261124-120000-${name}-abcd`
+export function writeSweepRuns (out, name, runs, { cpus = 2, nodes, id = `20261124-120000-${name}-abcd` } = {}) {
   const dir = join(out, id)
   mkdirSync(dir, { recursive: true })
   runs.forEach(({ config, throughput, diagnosis, validity = { ok: true, flags: [] } }, i) => {
