@@ -176,14 +176,22 @@ Examples:
 export const REPLICATE_HELP = `Usage: analyzer replicate <sweep-folder>... --study S [--include-invalid] [--json]
 
 Sets finished sweeps of a study nodescale reproduces beside the study's published figures, row by row.
-Several sweep folders make one table: each row is judged by the first folder that can judge it.
+Several sweep folders make one table: each row is judged on the runs of all of them, pooled, so the
+order of the folders changes no verdict; a note names the rows on which the sweeps alone disagree.
 Each row names its source (table and reference file), the published value, ours with its 95% interval,
-the rule it was compared by, and a verdict:
-  reproduced       the finding holds here, by its rule
-  not-reproduced   it does not (the why says how it differs, or that the runs cannot tell)
-  not-comparable   the sweep cannot say (no runs for it, a set-up that forces the answer), with the reason
-What survives a change of machine is compared (yes/no, directions with Welch's t-test at 0.05); the
-percentages are shown beside them, since each load is a level calibrated on its own machine.
+the effect the study printed beside the one measured, the rule it was compared by, and a verdict:
+  reproduced       positive evidence: the direction significant the way the study claims it (Welch's
+                   one-sided t-test, α = 0.05), a "no rise" shown to be under its margin (a rise of 10% or
+                   more ruled out at 0.05: TOST's upper test), or a yes/no answered the same way
+  not-reproduced   evidence against: significant the other way, a significant rise where none was
+                   published, or a yes/no answered the other way
+  inconclusive     the runs can be compared but do not decide (neither way significant, or tied runs with
+                   no spread to test); more repeats may decide
+  not-comparable   the runs cannot be compared at all (none for it, fewer than two a side, a set-up that
+                   forces the answer), with the reason
+What survives a change of machine is compared (yes/no, directions, "no rise", model tests); the
+percentages are shown beside them, since each load is a level calibrated on its own machine. How often
+each verdict is wrong on runs with a known truth: npm run stats:calibrate -- --only replicate.
 
 Studies:
   multicore      the thesis's Table 4.3.1: raw Node, the cluster module and PM2 at three loads (executor
