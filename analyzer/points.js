@@ -4,7 +4,7 @@ import { basename } from 'node:path'
 import { parse } from 'csv-parse/sync'
 import { mean, sampleStandardDeviation } from 'simple-statistics'
 import { NsError, badFlag } from '../lib/errors.js'
-import { readRunFiles } from '../lib/run-files.js'
+import { readRunFiles, sweepFolders } from '../lib/run-files.js'
 import { STRATEGY_TABLE } from '../lib/strategies.js'
 import { validityOf } from './run-validity.js'
 import { runsAndSearches } from './capacity-runs.js'
@@ -87,7 +87,7 @@ export function clusterCpu (cpu) {
  * @param {{ includeInvalid?: boolean }} [opts]
  */
 export async function readRuns (dirs, { includeInvalid = false } = {}) {
-  const read = await readRunFiles(dirs)
+  const read = await readRunFiles(await sweepFolders(dirs))
   const all = runsAndSearches(read)
   const runs = []
   const invalid = []

@@ -2,7 +2,7 @@
 import { stat } from 'node:fs/promises'
 import { basename } from 'node:path'
 import { mean } from 'simple-statistics'
-import { readRunFiles } from '../lib/run-files.js'
+import { readRunFiles, sweepFolders } from '../lib/run-files.js'
 import { invalidReason, validityOf } from './run-validity.js'
 import { runsAndSearches } from './capacity-runs.js'
 import { kindsNamed } from './why-bends.js'
@@ -51,7 +51,7 @@ export function degradedReason (run) {
 export async function readRunList (sources) {
   const dirs = []
   for (const src of sources) if ((await stat(src).catch(() => null))?.isDirectory()) dirs.push(src)
-  const read = await readRunFiles(dirs)
+  const read = await readRunFiles(await sweepFolders(dirs))
   /** @type {RunEntry[]} */
   const runs = []
   const all = runsAndSearches(read)

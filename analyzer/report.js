@@ -13,7 +13,7 @@ import { renderHtml } from './report-html.js'
 import { renderMarkdown } from './report-md.js'
 import { replicate } from './replicate.js'
 import { studies } from './replication/published.js'
-import { SWEEP_FILE } from '../lib/run-files.js'
+import { SWEEP_FILE, sweepFolder } from '../lib/run-files.js'
 
 export const FORMATS = Object.freeze(['html', 'md'])
 const CURVE_STEPS = 80
@@ -174,7 +174,7 @@ export async function buildReport (sources, { x, groupBy, bootstrap = 0, seed = 
 async function replicationsOf (dirs, includeInvalid) {
   const byStudy = new Map()
   for (const dir of dirs) {
-    const name = await readFile(join(dir, SWEEP_FILE), 'utf8').then(t => JSON.parse(t).experiment?.name, () => null)
+    const name = await readFile(join(await sweepFolder(dir), SWEEP_FILE), 'utf8').then(t => JSON.parse(t).experiment?.name, () => null)
     const study = Object.values(studies).find(s => s.experiments.includes(name))
     if (study) byStudy.set(study.id, [...(byStudy.get(study.id) ?? []), dir])
   }

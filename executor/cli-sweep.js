@@ -10,7 +10,7 @@ import { checkSwarmNodes } from './sweep-nodes.js'
 import { analyseSweep } from './sweep-analysis.js'
 import { diskText, formatDuration, formatPlan, formatRunLine, formatStatus, formatSweepEnd, planJson } from './sweep-text.js'
 import { checkRoom, dirBytes } from './sweep-estimate.js'
-import { freeBytes, isNoSpace } from '../lib/run-files.js'
+import { freeBytes, isNoSpace, sweepFolder } from '../lib/run-files.js'
 import { takeLock } from './sweep-lock.js'
 import { endSession, estimateLeft, startSession, sweepStatusOf } from './sweep-status.js'
 import { formatProbe } from './calibrate-text.js'
@@ -161,7 +161,7 @@ export async function sweepCommand (argv, { stdout, stderr, signal }) {
   let sweep, lock, estimate
   if (args.resume) {
     if (args.file) say(`--resume: the plan comes from ${args.resume}/sweep.json; ${args.file} is not read`)
-    ;({ sweep, lock, estimate } = await resumeSweep(args.resume, say))
+    ;({ sweep, lock, estimate } = await resumeSweep(await sweepFolder(args.resume, '--resume'), say))
   } else {
     let probes = 0
     const { profile, out, backend, connection, seed, dryRun } = args

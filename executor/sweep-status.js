@@ -6,7 +6,7 @@ import { readFile } from 'node:fs/promises'
 import { join } from 'node:path'
 import { cellConfigs, countEntries, countInvalid, readSweepJson } from './sweep.js'
 import { estimateBackend, estimatePlan } from './sweep-plan.js'
-import { freeBytes } from '../lib/run-files.js'
+import { freeBytes, sweepFolder } from '../lib/run-files.js'
 import { dirBytes, measuredCosts } from './sweep-estimate.js'
 import { readLock } from './sweep-lock.js'
 
@@ -82,10 +82,10 @@ export async function estimateLeft (sweep) {
  * Where a sweep stands, from its folder alone, writing nothing: counts (an entry running in a sweep whose process is
  * gone counts as interrupted), time spent and left, disk used and free, the last error, the run in flight and the
  * folder's owner.
- * @param {string} dir
+ * @param {string} dir the sweep's folder, or a folder that holds one sweep (sweepFolder)
  */
 export async function sweepStatusOf (dir) {
-  const sweep = await readSweepJson(dir, '--status')
+  const sweep = await readSweepJson(await sweepFolder(dir, '--status'), '--status')
   const lock = await readLock(sweep.dir)
   // another host's owner may be running: what it left running is taken as in flight
   const owned = lock?.state === 'alive' || lock?.state === 'other-host'

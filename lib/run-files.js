@@ -211,3 +211,48 @@ export async function readRunFiles (dirs) {
   }
   return { runs, capacities, unreadable }
 }
+
+/**
+ * The sweeps in a folder: the folder itself when it holds sweep.json, else every sweep.json below it (at most 8 folders
+ * deep), each with its id, dates, status and experiment as its sweep.json says (null where it cannot be read).
+ * @param {string} dir
+ * @returns {Promise<{ dir: string, id: string | null, createdAt: string | null, updatedAt: string | null,
+ *   status: string | null, experiment: string | null }[]>} empty when dir cannot be read or holds no sweep
+ */
+export async function findSweeps (dir) {
+  const own = join(dir, SWEEP_FILE)
+  const files = await stat(own).then(() => [own], () => findRunFiles(dir, [SWEEP_FILE]).catch(() => []))
+  return Promise.all(files.map(async file => {
+    const s = await readFile(file, 'utf8').then(text => JSON.parse(text)).catch(() => null)
+    const text = (v) => (typeof v === 'string' ? v : null)
+    return { dir: dirname(file), id: text(s?.id), createdAt: text(s?.createdAt), updatedAt: text(s?.updatedAt), status: text(s?.status), experiment: text(s?.experiment?.name) }
+  }))
+}
+
+/**
+ * The sweep folder a user meant by a folder: the folder itself when it holds sweep.json; the one sweep folder below
+ * it when it holds one (`executor sweep --out results/sw` writes results/sw/<sweep-id>/); the folder as given when it
+ * holds none (a folder of single runs, or not a folder: the caller says what it lacks).
+ * @param {string} dir
+ * @param {string} [flag] the flag that named the folder, for the message
+ * @returns {Promise<string>}
+ * @throws {NsError} NS_ERR_BAD_FILE when it holds several sweeps, listing each with its dates and status
+ */
+export async function sweepFolder (dir, flag) {
+  const sweeps = await findSweeps(dir)
+  if (sweeps.length <= 1) return sweeps[0]?.dir ?? dir
+  const lines = sweeps.map(s => `  ${s.dir}  created ${s.createdAt ?? '?'}  updated ${s.updatedAt ?? '?'}  ${s.status ?? 'unreadable'}` +
+    (s.experiment ? `  (${s.experiment})` : ''))
+  throw new NsError('NS_ERR_BAD_FILE', `${flag ? `${flag} ` : ''}${dir}: holds ${sweeps.length} sweeps; give one of them:\n${lines.join('\n')}`)
+}
+
+/**
+ * Each folder resolved by sweepFolder (a file among them is kept as it is).
+ * @param {string[]} dirs
+ * @param {string} [flag]
+ */
+export async function sweepFolders (dirs, flag) {
+  const out = []
+  for (const dir of dirs) out.push(await sweepFolder(dir, flag))
+  return out
+}

@@ -85,7 +85,12 @@ test('a finished sweep: its estimate against what it took in sweep.json and at t
   assert.equal(j.runs.done, 2)
   assert.equal(j.owner, null)
   assert.ok(j.bytes.used === size && j.bytes.free > 0, JSON.stringify(j.bytes))
-  const bad = await runCli('executor', ['sweep', '--status', out])
+  // the --out folder holds this one sweep: --status finds it there (lib/run-files.js sweepFolder); a folder with none
+  // is refused
+  const above = await runCli('executor', ['sweep', '--status', out, '--json'])
+  assert.equal(above.code, 0, above.stderr)
+  assert.equal(JSON.parse(above.stdout).id, j.id)
+  const bad = await runCli('executor', ['sweep', '--status', join(out, 'none')])
   assert.equal(bad.code, 2)
   assert.match(bad.stderr, /NS_ERR_BAD_FILE: --status .*: no readable sweep.json there/)
 })
