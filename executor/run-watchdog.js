@@ -105,7 +105,9 @@ async function watch (executor) {
   const pipe = { said: '', closed: false }
   process.stdin.setEncoding('utf8')
   process.stdin.on('data', (d) => { pipe.said += d })
-  process.stdin.on('end', () => { pipe.closed = true })
+  const released = () => pipe.said.includes('release') && !pipe.said.includes('reap')
+  // released: the executor waits for this process to go (startRunWatchdog), so it goes at once
+  process.stdin.on('end', () => { pipe.closed = true; if (released()) process.exit(0) })
   process.stdin.on('error', () => { pipe.closed = true })
   const alive = () => procStat(executor)?.start === first.start
   while (!pipe.closed && alive()) {
@@ -119,7 +121,7 @@ async function watch (executor) {
     await sleep(WATCH_MS)
   }
   // the executor said it cleaned up: nothing to do
-  if (pipe.said.includes('release') && !pipe.said.includes('reap')) return
+  if (released()) return
   await reap(executor, known, folders)
 }
 
@@ -154,15 +156,20 @@ async function reap (executor, known, folders) {
   for (const f of sockets) rmSync(join(tmpdir(), f), { force: true })
 }
 
+/** How long release() waits for the watchdog to go. */
+const RELEASE_WAIT_MS = 1000
+
 /**
  * Starts the watchdog of this process. `release()` when the command has cleaned up after itself (the watchdog then
- * leaves without touching anything); `reap()` when it gives up on its own cleanup (the watchdog then does it). Ending
- * with neither (killed, crashed) is a reap.
- * @returns {{ pid: number | undefined, release: () => void, reap: () => void }}
+ * leaves without touching anything; it resolves once it is gone, so that the command leaves no process behind);
+ * `reap()` when it gives up on its own cleanup (the watchdog then does it). Ending with neither (killed, crashed) is a
+ * reap.
+ * @returns {{ pid: number | undefined, release: () => Promise<void>, reap: () => void }}
  */
 export function startRunWatchdog () {
   const child = spawn(process.execPath, [fileURLToPath(import.meta.url), String(process.pid)], { detached: true, stdio: ['pipe', 'ignore', 'ignore'] })
   child.on('error', () => {})
+  const gone = new Promise(resolve => { child.once('exit', () => resolve(undefined)); child.once('error', () => resolve(undefined)) })
   const stdin = /** @type {import('node:net').Socket} */ (/** @type {unknown} */ (child.stdin))
   stdin.on('error', () => {})
   // neither the watchdog nor its pipe keeps this process running
@@ -175,7 +182,14 @@ export function startRunWatchdog () {
     // written at once to the pipe (libuv writes a small chunk right away), so process.exit right after is fine
     stdin.end(`${word}\n`)
   }
-  return { pid: child.pid, release: () => tell('release'), reap: () => tell('reap') }
+  return {
+    pid: child.pid,
+    async release () {
+      tell('release')
+      await Promise.race([gone, sleep(RELEASE_WAIT_MS)])
+    },
+    reap: () => tell('reap')
+  }
 }
 
 if (process.argv[1] && import.meta.url === pathToFileURL(process.argv[1]).href) {
