@@ -70,6 +70,7 @@ export async function ibenchMimnRows ({ dir, runs, leftOut = [], includeInvalid 
     ...base('Table 4: the instances at the maximum grow with the nodes', Object.fromEntries(t4.rows.map(r => [`${r.nodes.value} nodes`, r.instances.printed]))),
     ours: Object.fromEntries(ns.map((n, i) => [`${n} nodes`, inst[i]])),
     rule: 'the instance count of each node count\'s best point does not fall as nodes are added, and ends higher',
+    effect: { published: `${t4.rows[0].instances.printed} to ${t4.rows.at(-1).instances.printed} instances`, here: `${inst[0] ?? '-'} to ${inst.at(-1) ?? '-'} instances` },
     ...instancesVerdict(inst, ns, grows, local)
   })
   return rows

@@ -103,7 +103,7 @@ export function noRiseVerdict ({ hi, lo, what, margin = NO_RISE_MARGIN }) {
   if (under.pBelow === null) return judged('inconclusive', `${shown}; ${TIED}`, null)
   if (under.pBelow < ALPHA) return judged('reproduced', `${bound} is ruled out (p = ${pValue(under.pBelow)}; ${shown})`, under.pBelow)
   if (/** @type {number} */ (rise.pAbove) < ALPHA) return judged('not-reproduced', `it still rises here (p = ${pValue(rise.pAbove)}; ${shown})`, rise.pAbove)
-  return judged('inconclusive', `neither a rise nor ${bound} ruled out can be shown (p = ${pValue(under.pBelow)} against ${bound}; ${shown}); more repeats`, under.pBelow)
+  return judged('inconclusive', `the runs show neither a significant rise nor one under ${margin * 100}% (p = ${pValue(under.pBelow)} against ${bound}; ${shown}); more repeats`, under.pBelow)
 }
 
 /**
