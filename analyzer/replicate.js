@@ -123,6 +123,11 @@ function sweepNotes (study, { sweep, finished, leftOut }) {
   const notes = []
   if (!studies[study].experiments.includes(sweep.experiment?.name)) notes.push(`the sweep ran experiment "${sweep.experiment?.name}", not one of ${studies[study].experiments.join(', ')}: rows compare what it has`)
   if (leftOut.length) notes.push(`${leftOut.length} of ${finished} finished runs left out as not valid: ${leftOutCounts(leftOut)} (their flags in run.json; --include-invalid takes them)`)
+  // the rules count each run as independent; repeats on one deployment share its effect, so their tests are too sure
+  if (sweep.experiment?.order === 'shapes' && (sweep.experiment?.repeats ?? 1) > 1) {
+    notes.push('the repeats of each shape ran on one deployment (order shapes): the tests count them as independent runs, so what ' +
+      'varies from one deployment to the next is not in their p-values, which are then too small; order blocks deploys each repeat afresh')
+  }
   return notes
 }
 

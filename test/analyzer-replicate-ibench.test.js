@@ -242,6 +242,7 @@ test('several sweeps: pooled, the same verdicts in every order of the folders; w
     assert.ok(r.notes.includes('finding 5: hs serves more than cm at full CPU: the sweeps alone disagree (20261124-120000-ibench-finding5-abcd ' +
       'reproduced, 20261125-090000-ibench-finding5-ef01 not-reproduced); the row pools their runs: inconclusive'), r.notes.join('\n'))
     assert.deepEqual(r.sweeps.map(s => s.id), order.map(dir => dir.split('/').at(-1)), 'the sweeps listed as given')
+    assert.match(r.notes.join('\n'), /the repeats of each shape ran on one deployment \(order shapes\): the tests count them as independent/)
   }
   assert.equal(seen.size, 1, 'one set of rows and verdicts whatever the order')
 })
