@@ -6,7 +6,7 @@
 // nodescale-quota/ (rc/cpu-group.js, executor/cpu-quota.js) and HAProxy's stats socket (executor/haproxy.js).
 // docs/SECURITY.md, finding 6.
 import { spawn } from 'node:child_process'
-import { readdirSync, readFileSync, rmdirSync, rmSync } from 'node:fs'
+import { existsSync, readdirSync, readFileSync, rmdirSync, rmSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { fileURLToPath, pathToFileURL } from 'node:url'
@@ -35,14 +35,20 @@ export function procStat (pid) {
   return { state: f[0], ppid: Number(f[1]), pgid: Number(f[2]), start: f[19] }
 }
 
-/** The pids below one (every thread's children, recursively), in the order found. */
-export function descendantsOf (root) {
+/**
+ * The pids below one, recursively, in the order found: the children of each process's main thread (where Node, the
+ * shells and PM2 start theirs), or with `allThreads` those of every thread (a JVM has hundreds: a scan of them all
+ * costs ~10 ms, too much to do five times a second beside a measurement).
+ * @param {number} root
+ * @param {{ allThreads?: boolean }} [opts]
+ */
+export function descendantsOf (root, { allThreads = false } = {}) {
   const out = []
   const todo = [root]
   while (todo.length) {
     const pid = todo.shift()
-    let tasks = []
-    try { tasks = readdirSync(`/proc/${pid}/task`) } catch {}
+    let tasks = [String(pid)]
+    if (allThreads) { try { tasks = readdirSync(`/proc/${pid}/task`) } catch {} }
     for (const task of tasks) {
       let kids = ''
       try { kids = readFileSync(`/proc/${pid}/task/${task}/children`, 'utf8') } catch {}
@@ -110,8 +116,10 @@ async function watch (executor) {
   process.stdin.on('end', () => { pipe.closed = true; if (released()) process.exit(0) })
   process.stdin.on('error', () => { pipe.closed = true })
   const alive = () => procStat(executor)?.start === first.start
-  while (!pipe.closed && alive()) {
-    for (const pid of descendantsOf(executor)) {
+  for (let round = 0; !pipe.closed && alive(); round++) {
+    // every thread's children once in ten rounds (2 s); what has gone is forgotten now and then
+    if (round % 10 === 0) forgetGone(known, folders)
+    for (const pid of descendantsOf(executor, { allThreads: round % 10 === 0 })) {
       if (pid === self) continue
       const st = procStat(pid)
       if (!st || st.state === 'Z') continue
@@ -123,6 +131,17 @@ async function watch (executor) {
   // the executor said it cleaned up: nothing to do
   if (released()) return
   await reap(executor, known, folders)
+}
+
+/**
+ * Forgets the noted processes that have gone and the folders that were removed: a sweep of many runs keeps no list of
+ * them all.
+ * @param {Map<number, { start: string, pgid: number }>} known
+ * @param {Set<string>} folders
+ */
+function forgetGone (known, folders) {
+  for (const [pid, k] of known) if (procStat(pid)?.start !== k.start) known.delete(pid)
+  for (const dir of folders) if (!existsSync(dir)) folders.delete(dir)
 }
 
 /**

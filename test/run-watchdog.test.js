@@ -1,7 +1,7 @@
 // Finding 6 of docs/SECURITY.md (signals): a local hs run (two replicas behind HAProxy, the load running) whose
 // executor is killed with -9 leaves no process, no listening port and no cgroup folder of the run within a few seconds
-// (HAProxy by its parent-death signal, the rest by the run's watchdog, executor/run-watchdog.js); SIGHUP (a closed SSH
-// session) is cleaned up as SIGTERM is.
+// (HAProxy by its parent-death signal, the rest by the run's watchdog, executor/run-watchdog.js), and neither does a
+// run whose load JMeter drives; SIGHUP (a closed SSH session) is cleaned up as SIGTERM is.
 import { test } from 'node:test'
 import assert from 'node:assert/strict'
 import { spawn, spawnSync } from 'node:child_process'
@@ -18,11 +18,11 @@ const haproxy = spawnSync('haproxy', ['-v'], { stdio: 'ignore' }).status === 0
 const skip = !haproxy && 'haproxy is not installed (npm run setup installs it)'
 const GONE_WITHIN_MS = 8000
 
-/** Starts `executor run` for a local hs run of 60 s; resolves once its load runs. */
-async function startRun (t) {
+/** Starts `executor run` for a local run of 60 s (hs x2 unless told); resolves once its load runs. */
+async function startRun (t, args = ['--strategy', 'hs', '--instances', '2']) {
   const out = mkdtempSync(join(tmpdir(), 'ns-watchdog-'))
   t.after(() => rmSync(out, { recursive: true, force: true }))
-  const child = spawn(process.execPath, [join(ROOT, 'bin', 'executor.js'), 'run', '--strategy', 'hs', '--instances', '2', '--backend', 'local',
+  const child = spawn(process.execPath, [join(ROOT, 'bin', 'executor.js'), 'run', ...args, '--backend', 'local',
     '--benchmark', 'baseline', '--concurrency', '2', '--duration', '60', '--warmup', '1', '--out', out], { cwd: ROOT, stdio: ['ignore', 'ignore', 'pipe'] })
   let stderr = ''
   child.stderr.setEncoding('utf8').on('data', d => { stderr += d })
@@ -39,7 +39,7 @@ async function startRun (t) {
 
 /** What a run has now: its processes (with start times), their listening ports and their cgroup folders of the run. */
 function snapshot (pid) {
-  const procs = descendantsOf(pid).map(p => ({ pid: p, stat: procStat(p), comm: readText(`/proc/${p}/comm`).trim() })).filter(p => p.stat)
+  const procs = descendantsOf(pid, { allThreads: true }).map(p => ({ pid: p, stat: procStat(p), comm: readText(`/proc/${p}/comm`).trim() })).filter(p => p.stat)
   const ports = listeningPorts(procs.map(p => p.pid))
   const folders = new Set()
   for (const { pid: p } of procs) {
@@ -117,4 +117,16 @@ test('SIGHUP (a closed SSH session) stops the load and cleans up as SIGTERM does
   assert.equal(readRun(run.out).run.status, 'interrupted')
   const { left, none, ms } = await waitGone(before, signalledAt)
   assert.ok(none, `left ${ms} ms after SIGHUP: ${JSON.stringify(left)}`)
+})
+
+test('kill -9 of the executor while JMeter drives the load: the JVM goes too', { skip: skip || (spawnSync('java', ['-version'], { stdio: 'ignore' }).status !== 0 && 'no java'), timeout: 150_000 }, async (t) => {
+  const run = await startRun(t, ['--strategy', 'up', '--instances', '1', '--driver', 'jmeter'])
+  const before = snapshot(/** @type {number} */ (run.child.pid))
+  t.after(() => killLeft(before))
+  assert.ok(before.procs.some(p => p.comm === 'java'), `JMeter's JVM runs: ${before.procs.map(p => p.comm).join(', ')}`)
+  run.child.kill('SIGKILL')
+  const killedAt = Date.now()
+  await run.exited
+  const { left, none, ms } = await waitGone(before, killedAt)
+  assert.ok(none, `left ${ms} ms after kill -9: ${JSON.stringify(left)}`)
 })
