@@ -1,5 +1,5 @@
 #!/usr/bin/env node
-// `analyzer`: summaries of JTL files, USL/Amdahl fits and comparisons of sweeps.
-import { main } from '../analyzer/cli.js'
+// `analyzer`: summaries of JTL files, USL/Amdahl fits and comparisons of sweeps (bin/dispatch.js runs it).
+import { runAnalyzer } from './dispatch.js'
 
-process.exitCode = await main(process.argv.slice(2))
+await runAnalyzer(process.argv.slice(2))
