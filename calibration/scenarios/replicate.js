@@ -100,7 +100,7 @@ export const SCENARIOS = [
     figure: `a "no rise" finding called reproduced when the throughput truly rises by the margin (${NO_RISE_MARGIN * 100}%): the test's size`,
     grid: '2–5 runs a side, cv 2–10%; the rate over the grid, no cell above α by 3 MC SE',
     target: { max: 0.05 },
-    trials: { quick: 1500, full: 20000 },
+    trials: { quick: 1000, full: 20000 },
     run: ({ trials, rng }) => sizeOverGrid(reproducedRate({ trials, rng, truth: 1 + NO_RISE_MARGIN, judge: noRise, worst: 'max' }), trials, 0.05)
   },
   {
@@ -123,7 +123,7 @@ export const SCENARIOS = [
     figure: 'a published direction called reproduced when the two sides truly do not differ (one-sided α): the size',
     grid: '2–5 runs a side, cv 2–10%; the rate over the grid, no cell above α by 3 MC SE',
     target: { max: 0.05 },
-    trials: { quick: 1500, full: 20000 },
+    trials: { quick: 1000, full: 20000 },
     run: ({ trials, rng }) => sizeOverGrid(reproducedRate({ trials, rng, truth: 1, judge: direction, worst: 'max' }), trials, 0.05)
   },
   {
@@ -170,7 +170,7 @@ export const SCENARIOS = [
     figure: 'replications of several sweeps whose verdicts are the same in every order of the folders',
     grid: '2–3 multicore sweeps of 1–3 runs a cell, every order',
     target: { min: 1 },
-    trials: { quick: 60, full: 600 },
+    trials: { quick: 40, full: 600 },
     run: async ({ trials, rng }) => {
       let same = 0
       let disagree = 0
