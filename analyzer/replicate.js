@@ -97,6 +97,9 @@ export async function judgeSweeps (study, sweeps, { includeInvalid = false } = {
   })
   const first = canon.find(s => s.details.length) ?? canon[0]
   const many = sweeps.length > 1
+  // pooling assumes one machine: say so when the sweeps' runs say otherwise
+  const machines = [...new Set(canon.filter(s => s.details.length).map(s => machineOf(s.details[0].detail.run)))]
+  if (machines.length > 1) notes.push(`the sweeps ran on different machines (${machines.join('; ')}): their runs are pooled as if on one`)
   return {
     study,
     title: studies[study].title,
@@ -112,6 +115,9 @@ export async function judgeSweeps (study, sweeps, { includeInvalid = false } = {
     notes: [...sweeps.flatMap(s => sweepNotes(study, s).map(n => (many ? `sweep ${s.sweep.id}: ${n}` : n))), ...notes]
   }
 }
+
+/** A run's machine in a few words: its CPU model and cores. */
+const machineOf = (run) => `${run.environment?.cpuModel ?? 'CPU not recorded'}, ${run.environment?.cpus ?? '?'} cores`
 
 const countVerdicts = (rows) => Object.fromEntries(VERDICTS.map(v => [v, rows.filter(r => r.verdict === v).length]))
 

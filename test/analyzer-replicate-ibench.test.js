@@ -229,7 +229,7 @@ test('several sweeps: pooled, the same verdicts in every order of the folders; w
   const again = writeSweepRuns(join(out, 'c'), 'ibench-finding5', [
     ...twice({ strategy: 'hs', instances: 4, cpusPerInstance: 0.5, benchmark: 'baseline' }, 350, { diagnosis: { bottleneck: { kind: 'cpu-quota' }, roles: { workers: 1.9, primary: 0 } } }),
     ...twice({ strategy: 'cm', instances: 4, cpusPerInstance: 0.5, benchmark: 'baseline' }, 400, { diagnosis: { bottleneck: { kind: 'cpu-quota' }, roles: { workers: 1.9, primary: 0.05 } } })
-  ], { id: '20261125-090000-ibench-finding5-ef01' })
+  ], { id: '20261125-090000-ibench-finding5-ef01', cpus: 4 })
   const folders = [over, f5, again]
   const orders = [[0, 1, 2], [0, 2, 1], [1, 0, 2], [1, 2, 0], [2, 0, 1], [2, 1, 0]].map(o => o.map(i => folders[i]))
   const seen = new Set()
@@ -243,6 +243,7 @@ test('several sweeps: pooled, the same verdicts in every order of the folders; w
       'reproduced, 20261125-090000-ibench-finding5-ef01 not-reproduced); the row pools their runs: inconclusive'), r.notes.join('\n'))
     assert.deepEqual(r.sweeps.map(s => s.id), order.map(dir => dir.split('/').at(-1)), 'the sweeps listed as given')
     assert.match(r.notes.join('\n'), /the repeats of each shape ran on one deployment \(order shapes\): the tests count them as independent/)
+    assert.ok(r.notes.includes('the sweeps ran on different machines (test cpu, 2 cores; test cpu, 4 cores): their runs are pooled as if on one'), r.notes.join('\n'))
   }
   assert.equal(seen.size, 1, 'one set of rows and verdicts whatever the order')
 })
