@@ -84,34 +84,49 @@ export const COMPARE_HELP = `Usage: analyzer compare <folder|csv>... [options]
 
 Fits each strategy/benchmark group on every run (USL; Amdahl when too few points for USL) and
 prints one table of sigma, lambda, gamma, N*, X(N*) with 95% intervals, sorted by benchmark and
-then by the throughput each can reach, a plain-language line per row ("cm/page: contention-
-limited, peak 5,200/s at 3.1 workers"), and whether two strategies' sigma intervals overlap.
+then by the throughput each can reach, and a plain-language line per row ("cm/page: contention-
+limited, peak 5,200/s at 3.1 workers").
 
-Then it tests every pair of groups of a benchmark: both fitted together on all their runs,
-sigma shared versus separate (and lambda, when both are USL), an extra-sum-of-squares F test
-(df 1 and runs minus parameters) at alpha = 0.05: "cm/page has less contention than up/page
-(σ 0.02 vs 0.31, p < 0.001)" or "no difference in contention detectable (σ 0.05 vs 0.07,
-p = 0.41)". Without a difference it says what would find one with 80% power, by a seeded
-simulation from the two fits and their residual spread: "about 5 repeats per N (now 2) would
-detect this difference", or "not detectable with up to 20 repeats per N: the groups behave
-alike". The tests weigh every run the same whatever --weights (weights estimated from a few
-repeats make an F test reject far too often). Invalid runs (validity.ok false) are left out
-and named per group.
+Then it tests every pair of groups of a benchmark on what the runs identify: the throughput at
+each N, the speedup X(N)/X(N0) from the smallest common N to the largest, the ceiling (each
+group's highest throughput over N) and the mean ratio over all N. The unit is the deployment:
+runs that measured one deployment (a sweep's repeats of a shape with order: shapes) are
+averaged into one, as they share what that deployment got; the ratio over N takes each N as a
+unit, so it can be tested with one deployment per N. Welch's t on logs; Holm's correction over
+every pair and quantity of the benchmark at alpha = 0.05. Each test says one of:
+  different      "cm/page is higher (cm/page / up/page = 1.24 [1.12, 1.37]; p = 0.004, Holm
+                 over 21 tests)"
+  equivalent     the ratio shown within +-margin (two one-sided tests, Holm as well)
+  inconclusive   neither: not different, not shown equivalent
+  cannot be tested  fewer than 2 deployments a side ("up/page has 1 deployment at N = 4 (its 2
+                 runs share one deployment); a test needs 2 or more a side")
+and, where it found no difference, its power: "a 10% difference in throughput at N = 4 is
+detected at least 35% of the time with 3 deployments each; 7 deployments each would give 80%"
+(at alpha over the family, from the spread of a deployment's mean pooled over the benchmark's
+cells: a floor). sigma and lambda are not tested between groups: at 4 to 8 values of N they
+trade off, so the design cannot tell which differs. Invalid runs (validity.ok false) are left
+out and named per group. A CSV's rows are each a deployment unless a deployment column says
+which rows share one.
 
 Options:
   --model M        usl | amdahl (default usl)
   --x X            instances | concurrency | nodes (default instances)
   --group-by F,..  as for fit (default strategy,benchmark)
   --bootstrap N    use seeded bootstrap intervals instead of t intervals
-  --seed S         bootstrap and simulation seed (default 1)
+  --seed S         bootstrap seed (default 1)
   --weights W      none | sd
   --include-invalid  use the runs whose validity flags say they did not measure the server too
-  --json           print the comparison as JSON: rows, overlaps, pairs (a, b, sigma and lambda
-                   { a, b, F, df, pValue, verdict, advice }, advice { repeatsPerN, moreN, text })
+  --margin P       equivalence margin in percent (default 5: equivalent within +-5%)
+  --effect P       the difference in percent the power is stated for (default 10)
+  --json           print the comparison as JSON: rows, settings, pairs (a, b, family: the tests
+                   Holm corrected over, tests: { quantity, n, label, units, ratio, ci95, p, pHolm,
+                   pEquivalence, pEquivalenceHolm, outcome, why, power { value, unitsFor80, text },
+                   line })
   -h, --help       this help
 
 Examples:
   analyzer compare results/cm-sweep results/hs-sweep
+  analyzer compare results/ --margin 10 --effect 20
   analyzer compare results/ --json`
 
 export const REPORT_HELP = `Usage: analyzer report <sweep-folder|csv>... [-o FILE] [options]
@@ -120,7 +135,7 @@ Writes one self-contained HTML page (inline SVG charts and CSS, nothing fetched 
   - throughput vs N per group, mean ± standard deviation over repeats, and p95 latency vs N
   - the USL and Amdahl curves fitted to each group's points, N* marked where throughput peaks
   - the sigma/lambda table of analyzer compare with 95% intervals and a plain-language verdict per row,
-    and its tests between groups: p-values, verdicts, and what would reach a verdict where none is
+    and its tests between groups: different, equivalent or inconclusive, p after Holm, and the power
   - the runs left out as invalid (validity.ok false), per group, and why
   - the per-core CPU table (highest core, lowest core, difference, overall per strategy and load level)
     and a chart of every core's usage

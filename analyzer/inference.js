@@ -199,3 +199,43 @@ export function oneSampleT (xs, mu) {
   const half = tQuantile(0.975, df) * se
   return { mean: m, pAbove: 1 - tCdf(t, df), pBelow: tCdf(t, df), ci95: [m - half, m + half] }
 }
+
+/**
+ * A contrast of log means, Σ c_i · mean(log x_i), as a ratio: the speedup of one group over another (x(N)/x(1) of a
+ * against that of b: coefs [1, -1, -1, 1]), or the mean of per-N ratios (one sample, coef [1]). Its standard error
+ * from each sample's own spread and the Welch–Satterthwaite degrees of freedom; the two-sided test of ratio 1, a 95%
+ * interval, and TOST's p for equivalence within ±margin. Untestable (nulls) when a sample with a nonzero coefficient
+ * has fewer than two values, or none varies.
+ * @param {number[][]} samples positive values, one per unit
+ * @param {number[]} coefs one per sample
+ * @param {{ margin?: number, alpha?: number }} [opts]
+ * @returns {{ ratio: number, ci95: [number, number] | null, p: number | null, pEquivalence: number | null,
+ *   se: number | null, df: number | null }}
+ */
+export function logContrast (samples, coefs, { margin = 0.05, alpha = ALPHA } = {}) {
+  const parts = samples.map((s, i) => ({ ls: logs(s), c: coefs[i] })).filter(x => x.c !== 0)
+  const estimate = parts.every(x => x.ls.length) ? parts.reduce((a, x) => a + x.c * mean(x.ls), 0) : NaN
+  const none = { ratio: Math.exp(estimate), ci95: null, p: null, pEquivalence: null, se: null, df: null }
+  if (parts.some(x => x.ls.length < 2)) return none
+  const vs = parts.map(x => x.c ** 2 * variance(x.ls) / x.ls.length)
+  const v = vs.reduce((a, b) => a + b, 0)
+  if (!(v > 0)) return none
+  const df = v ** 2 / vs.reduce((a, vi, i) => a + (vi > 0 ? vi ** 2 / (parts[i].ls.length - 1) : 0), 0)
+  const se = Math.sqrt(v)
+  const p = 2 * (1 - tCdf(Math.abs(estimate / se), df))
+  const half = tQuantile(1 - alpha / 2, df) * se
+  const bound = Math.log(1 + margin)
+  const pEquivalence = Math.max(1 - tCdf((estimate + bound) / se, df), tCdf((estimate - bound) / se, df))
+  return { ratio: Math.exp(estimate), ci95: [Math.exp(estimate - half), Math.exp(estimate + half)], p, pEquivalence, se, df }
+}
+
+/**
+ * The power of a two-sided t test at alpha to detect a true relative difference `effect` in a ratio whose log has
+ * standard error `se` with `df` degrees of freedom (the noncentral t, as ratioPower): ratioPower's case is se =
+ * cv · sqrt(2 / units), df = 2 · units - 2.
+ * @param {{ effect: number, se: number, df: number, alpha?: number }} o
+ */
+export function contrastPower ({ effect, se, df, alpha = ALPHA }) {
+  if (!(df >= 1) || !(se > 0)) return 0
+  return noncentralTwoSided(tQuantile(1 - alpha / 2, df), df, Math.abs(Math.log(1 + effect)) / se)
+}

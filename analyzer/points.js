@@ -7,7 +7,7 @@ import { NsError, badFlag } from '../lib/errors.js'
 import { readRunFiles, sweepFolders } from '../lib/run-files.js'
 import { STRATEGY_TABLE } from '../lib/strategies.js'
 import { validityOf } from './run-validity.js'
-import { runsAndSearches } from './capacity-runs.js'
+import { runsAndSearches, isCapacityProbe } from './capacity-runs.js'
 
 /** run.json config fields a sweep can be grouped by (CLI spelling -> config key). */
 export const GROUP_FIELDS = Object.freeze({
@@ -31,8 +31,9 @@ const N_COLUMNS = ['n', 'instances', 'nodes', 'concurrency', 'load', 'processors
 /**
  * @typedef {{ n: number, throughput: number, sd?: number, count: number, p95?: number|null, errorRate?: number|null,
  *   cpuTotal?: number|null, config?: Record<string, any>, runs?: string[] }} SweepPoint
- * @typedef {{ n: number, throughput: number, run: string|null, sd?: number, count?: number }} Observation one finished
- *   run (a CSV row: run null, with its sd and count when the row is a mean)
+ * @typedef {{ n: number, throughput: number, run: string|null, deployment: string|null, sd?: number, count?: number }}
+ *   Observation one finished run (a CSV row: run null, with its sd and count when the row is a mean); deployment: which
+ *   deployment it measured (deploymentsOf; a CSV's deployment column), null where each is its own
  * @typedef {{ run: string, n: number, flags: string[] }} Excluded a run left out as invalid, and its flags' names
  * @typedef {{ name: string, key: Record<string, any>, unit: string, points: SweepPoint[], observations: Observation[],
  *   excluded: Excluded[], notes: string[] }} PointGroup points: the mean per N (tables, charts); observations: what is
@@ -88,6 +89,7 @@ export function clusterCpu (cpu) {
  */
 export async function readRuns (dirs, { includeInvalid = false } = {}) {
   const read = await readRunFiles(await sweepFolders(dirs))
+  const deployments = deploymentsOf(read)
   const all = runsAndSearches(read)
   const runs = []
   const invalid = []
@@ -96,7 +98,7 @@ export async function readRuns (dirs, { includeInvalid = false } = {}) {
     if (run.status === 'degraded') { skipped.degraded++; continue }
     if (run.status !== 'done') { skipped.notDone++; continue }
     if (!(run.summary?.throughput > 0)) { skipped.noSummary++; continue }
-    const entry = { file, dir, config: run.config, summary: run.summary, cpuTotal: clusterCpu(run.cpu), validity: validityOf(run) }
+    const entry = { file, dir, config: run.config, summary: run.summary, cpuTotal: clusterCpu(run.cpu), validity: validityOf(run), deployment: deployments.get(file) ?? `run:${file}` }
     if (!entry.validity.ok && !includeInvalid) {
       skipped.invalid++
       invalid.push(entry)
@@ -105,6 +107,53 @@ export async function readRuns (dirs, { includeInvalid = false } = {}) {
     runs.push(entry)
   }
   return { runs, invalid, skipped }
+}
+
+/** The config fields that decide what a sweep deploys, as far as the analyzer needs them (a coarser key merges). */
+const DEPLOY_KEYS = Object.freeze(['strategy', 'instances', 'nodes', 'benchmark', 'cpusPerInstance', 'backend'])
+
+/** A run's deployment from its placement: the replicas' processes (local) or containers (Swarm); null when none. */
+function placementKey (run) {
+  const ids = (Array.isArray(run.placement) ? run.placement : []).map(p => [p?.node, p?.pid, p?.port, p?.container, p?.task])
+    .filter(x => x.slice(1).some(v => v !== undefined && v !== null))
+  return ids.length ? `placement:${run.config?.sweep?.id ?? ''}:${JSON.stringify(ids)}` : null
+}
+
+/**
+ * Which deployment each run and capacity search measured (file -> key): runs of one deployment share its mean as
+ * one unit of replication in the tests between groups (analyzer/group-tests.js).
+ * - A run whose placement names its replicas' processes or containers: that placement (every run of a deployment
+ *   records the same one, executor/run.js).
+ * - Without one, a sweep's run (config.sweep): the sweep's runs in the order they started, a deployment kept while
+ *   the shape stays and the run before finished (executor/shape-runner.js); merging two deployments is the safe error.
+ * - Otherwise (executor run deploys for every run): the run's own.
+ * A capacity search measured its probes' deployment.
+ * @param {Awaited<ReturnType<typeof readRunFiles>>} read
+ * @returns {Map<string, string>}
+ */
+export function deploymentsOf (read) {
+  const out = new Map()
+  const bySweep = new Map()
+  for (const { file, run } of read.runs) {
+    const key = placementKey(run)
+    if (key) out.set(file, key)
+    else if (run.config?.sweep?.id) bySweep.set(run.config.sweep.id, [...(bySweep.get(run.config.sweep.id) ?? []), { file, run }])
+    else out.set(file, `run:${file}`)
+  }
+  for (const [id, list] of bySweep) {
+    list.sort((a, b) => String(a.run.startedAt ?? '').localeCompare(String(b.run.startedAt ?? '')) || (a.run.config.sweep.index ?? 0) - (b.run.config.sweep.index ?? 0))
+    let count = 0
+    let before = null
+    for (const { file, run } of list) {
+      const shape = JSON.stringify(DEPLOY_KEYS.map(k => run.config[k] ?? null))
+      if (!before || before.shape !== shape || before.status !== 'done') count++
+      out.set(file, `sweep:${id}:${count}`)
+      before = { shape, status: run.status }
+    }
+  }
+  const probeOf = new Map(read.runs.filter(r => isCapacityProbe(r.run)).map(r => [r.run.config.capacity.search, r.file]))
+  for (const { file, capacity } of read.capacities) out.set(file, out.get(probeOf.get(capacity.id)) ?? `search:${file}`)
+  return out
 }
 
 /**
@@ -167,7 +216,7 @@ function groupRuns (runs, invalid, { x, groupBy }) {
       })).sort((a, b) => b.point.throughput - a.point.throughput)
       const candidates = ranked.map(c => c.point)
       const best = candidates[0]
-      observations.push(...ranked[0].list.map(r => ({ n, throughput: r.summary.throughput, run: r.dir })))
+      observations.push(...ranked[0].list.map(r => ({ n, throughput: r.summary.throughput, run: r.dir, deployment: r.deployment })))
       const flagged = ranked[0].list.filter(r => !r.validity.ok)
       if (flagged.length) {
         const names = [...new Set(flagged.flatMap(r => r.validity.flags))].join(', ') || 'no flag named'
@@ -195,7 +244,10 @@ function note (notes, text, n) {
   notes.byText.set(text, ns)
 }
 
-/** Points from a CSV with an N column (n, instances, concurrency, load or processors) and a throughput column. */
+/**
+ * Points from a CSV with an N column (n, instances, concurrency, load or processors) and a throughput column; an
+ * optional deployment column says which rows measured one deployment (else each row is a deployment of its own).
+ */
 async function readCsv (file, { groupBy }) {
   let records
   try {
@@ -224,7 +276,12 @@ async function readCsv (file, { groupBy }) {
     const n = num(nCol, nCol)
     const list = groups.get(id).byN.get(n) ?? []
     const given = col => lower.get(col) && rec[lower.get(col)] !== ''
-    list.push({ throughput: num(tCol, 'throughput'), sd: given('sd') ? num(lower.get('sd'), 'sd') : undefined, count: given('count') ? num(lower.get('count'), 'count') : undefined })
+    list.push({
+      throughput: num(tCol, 'throughput'),
+      sd: given('sd') ? num(lower.get('sd'), 'sd') : undefined,
+      count: given('count') ? num(lower.get('count'), 'count') : undefined,
+      deployment: given('deployment') ? `csv:${file}:${rec[lower.get('deployment')]}` : null
+    })
     groups.get(id).byN.set(n, list)
   })
   const x = ['concurrency', 'nodes'].includes(nCol.toLowerCase()) ? nCol.toLowerCase() : 'instances'
@@ -239,7 +296,7 @@ async function readCsv (file, { groupBy }) {
       : { n, throughput: mean(list.map(p => p.throughput)), sd: sdOf(list.map(p => p.throughput)), count: list.length }),
     // every row is fitted: a row that is a mean keeps its sd and count (for --weights sd)
     observations: [...byN].sort((a, b) => a[0] - b[0]).flatMap(([n, list]) => list.map(p => ({
-      n, throughput: p.throughput, run: null, ...(p.sd !== undefined ? { sd: p.sd } : {}), ...(p.count !== undefined ? { count: p.count } : {})
+      n, throughput: p.throughput, run: null, deployment: p.deployment, ...(p.sd !== undefined ? { sd: p.sd } : {}), ...(p.count !== undefined ? { count: p.count } : {})
     }))),
     excluded: []
   }))

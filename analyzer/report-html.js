@@ -68,7 +68,6 @@ function fitsSection (report, charts) {
     `Intervals: ${report.comparison.rows.some(r => r.intervals === 'bootstrap') ? 'residual bootstrap' : 't (Jacobian)'} 95%. A group with too few points for USL (4 distinct N) is fitted with Amdahl (3).</p>`)
   const v = verdictLines(report)
   out.push('<ul class="verdicts">' + v.rows.map(r => `<li${r.fitted ? '' : ' class="nofit"'}>${esc(r.line)}</li>`).join('') + '</ul>')
-  if (v.overlaps.length) out.push('<ul class="verdicts">' + v.overlaps.map(l => `<li>${esc(l)}</li>`).join('') + '</ul>')
   const excluded = report.groups.filter(g => excludedLine(g)).map(g => `${g.name}: ${excludedLine(g)}`)
   if (excluded.length) out.push('<ul class="verdicts excluded">' + excluded.map(l => `<li>${esc(l)}</li>`).join('') + '</ul>')
   if (report.comparison.pairs?.length) {

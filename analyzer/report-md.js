@@ -23,7 +23,6 @@ export function renderMarkdown (report) {
     out.push(mdTable(fitsTable(report)), '')
     const v = verdictLines(report)
     out.push(...v.rows.map(r => `- ${r.line}`), '')
-    if (v.overlaps.length) out.push(...v.overlaps.map(l => `- ${l}`), '')
     const excluded = report.groups.filter(g => excludedLine(g)).map(g => `- ${g.name}: ${excludedLine(g)}`)
     if (excluded.length) out.push(...excluded, '')
     if (report.comparison.pairs?.length) out.push('### Tests between groups', '', PAIRS_HINT, '', mdTable(pairsTable(report.comparison)), '')

@@ -42,63 +42,59 @@ export function fitsTable (report) {
   return { header: ['group', 'model', 'σ (contention) [95% CI]', 'λ (coherency) [95% CI]', 'γ (req/s at N=1) [95% CI]', 'N* [95% CI]', 'X(N*) req/s', 'R²', 'points used (runs)'], rows }
 }
 
-/** The plain-language line of each comparison row, and the sigma-overlap lines between strategies. */
+/** The plain-language line of each comparison row. */
 export function verdictLines (report) {
   const c = report.comparison
-  if (!c) return { rows: [], overlaps: [] }
-  return {
-    rows: c.rows.map(r => ({ name: r.name, line: r.line + (r.fallback ? ` (Amdahl, because USL: ${r.fallback})` : ''), fitted: Boolean(r.model) })),
-    overlaps: c.overlaps.map(o => o.line)
-  }
+  if (!c) return { rows: [] }
+  return { rows: c.rows.map(r => ({ name: r.name, line: r.line + (r.fallback ? ` (Amdahl, because USL: ${r.fallback})` : ''), fitted: Boolean(r.model) })) }
 }
 
-const TESTS = [['sigma', 'σ (contention)'], ['lambda', 'λ (coherency)']]
+/** How the tests between groups are made, in one sentence (the report's hint, the text's heading). */
+export function pairsHint (settings) {
+  const { margin = 0.05, effect = 0.1, alpha = 0.05 } = settings ?? {}
+  return 'Each pair of groups of a benchmark on what the design identifies: the throughput at each N, the speedup ' +
+    'X(N)/X(N₀), the ceiling (the highest throughput over N) and the mean ratio over N. A deployment is one unit (its ' +
+    `repeats averaged): Welch's t on logs, Holm's correction over the benchmark's tests, α = ${human(alpha)}; ` +
+    `"equivalent" when the ratio is shown within ±${human(margin * 100)}% (TOST), else "inconclusive". The power is for ` +
+    `a ${human(effect * 100)}% difference, at the deployments measured (σ and λ are not tested: at a few N they trade off).`
+}
+export const PAIRS_HINT = pairsHint()
 
-export const PAIRS_HINT = 'Each pair of groups of a benchmark fitted together on every run, the parameter shared versus ' +
-  'separate (the others separate): extra-sum-of-squares F test, α = 0.05. Where no difference is found, a seeded ' +
-  'simulation from the two fits and their residual spread says how many repeats per N, or more N values, would find ' +
-  'the difference seen with 80% power.'
-const pText = p => (p < 0.001 ? '< 0.001' : human(p, 2))
-const fText = t => (t.F === null ? '∞' : human(t.F, 3))
+const pText = p => (p === null ? '-' : p < 0.001 ? '< 0.001' : human(p, 2))
+const ratioCell = t => (Number.isFinite(t.ratio) ? `${human(t.ratio, 3)}${t.ci95 ? ` [${human(t.ci95[0], 3)}, ${human(t.ci95[1], 3)}]` : ''}` : '-')
+const OUTCOME = { different: 'different', equivalent: 'equivalent', inconclusive: 'inconclusive', untestable: 'cannot be tested' }
 
 /**
- * The tests between groups of `analyzer compare`: one row per pair and parameter, with the F test, its p-value, the
- * verdict and, when there is none, what would reach one.
- * @param {{ pairs?: any[] } | null} comparison
+ * The tests between groups of `analyzer compare`: one row per pair and quantity, with the deployments a side, the
+ * ratio and its interval, the p-values after Holm, the outcome in words and the power for the stated effect.
+ * @param {{ pairs?: any[], settings?: any } | null} comparison
  * @returns {Table}
  */
 export function pairsTable (comparison) {
   const rows = []
   for (const p of comparison?.pairs ?? []) {
-    if (p.error) rows.push([String(p.benchmark ?? '-'), `${p.a} vs ${p.b}`, '-', '-', '-', '-', `cannot test: ${p.error}`, '-'])
-    for (const [kind, label] of TESTS) {
-      const t = p[kind]
-      if (!t) continue
-      rows.push([String(p.benchmark ?? '-'), `${p.a} vs ${p.b}`, label, `${human(t.a)} vs ${human(t.b)}`, `${fText(t)} (1, ${t.df[1]})`,
-        { text: pText(t.pValue), value: t.pValue }, t.verdict, t.advice?.text ?? '-'])
+    for (const t of p.tests) {
+      const outcome = t.outcome === 'different' ? `different: ${t.ratio >= 1 ? p.a : p.b} is higher` : t.outcome === 'untestable' ? `cannot be tested: ${t.why ?? 'no spread'}` : OUTCOME[t.outcome]
+      rows.push([String(p.benchmark ?? '-'), `${p.a} vs ${p.b}`, t.label, t.units.join(' / '), ratioCell(t),
+        { text: pText(t.pHolm), value: t.pHolm }, { text: pText(t.pEquivalenceHolm), value: t.pEquivalenceHolm }, outcome, t.power.text])
     }
   }
-  return { header: ['benchmark', 'groups', 'parameter', 'values', 'F (df)', 'p', 'verdict (α = 0.05)', 'what would reach a verdict'], rows }
+  return { header: ['benchmark', 'groups (a vs b)', 'quantity', 'deployments (a / b)', 'a / b [95% CI]', 'p (Holm)', 'TOST p (Holm)', 'outcome', 'power'], rows }
 }
 
 /**
- * The same tests as lines for a terminal: per pair, each parameter's verdict with its F, and the advice under a test
- * without a verdict.
- * @param {{ pairs?: any[] }} comparison
+ * The same tests as lines for a terminal: per pair, each quantity's outcome, and under one that found no difference
+ * the power it had for the stated effect.
+ * @param {{ pairs?: any[], settings?: any }} comparison
  * @returns {string[]}
  */
 export function pairLines (comparison) {
   const out = []
   for (const p of comparison.pairs ?? []) {
-    out.push(`  ${p.a} vs ${p.b}${p.benchmark === null ? '' : ` (${p.benchmark})`}:${p.error ? ` cannot test: ${p.error}` : ''}`)
-    for (const [kind] of TESTS) {
-      const t = p[kind]
-      if (!t) continue
-      out.push(`    ${kind === 'sigma' ? 'contention' : 'coherency'}: ${t.verdict}; F(1, ${t.df[1]}) = ${fText(t)}`)
-      if (t.advice) out.push(`      to tell them apart: ${t.advice.text}`)
-    }
+    out.push(`  ${p.a} vs ${p.b}${p.benchmark === null ? '' : ` (${p.benchmark})`}:`)
+    for (const t of p.tests) out.push(`    ${t.line}`, ...(t.outcome === 'different' ? [] : [`      power: ${t.power.text}`]))
   }
-  return out.length ? ['tests between groups (both fitted on every run, the parameter shared vs separate; F test, α = 0.05):', ...out] : []
+  return out.length ? [`tests between groups: ${pairsHint(comparison.settings)}`, ...out] : []
 }
 
 /**

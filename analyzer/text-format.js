@@ -142,7 +142,6 @@ export function formatCompare (r) {
     : [x.name, '-', '-', '-', '-', '-', '-', '-', x.points])
   const out = [table(['group', 'model', 'sigma [95% CI]', 'lambda [95% CI]', 'gamma [95% CI]', 'N* [95% CI]', 'X(N*)', 'R²', 'points'], rows), '']
   for (const x of r.rows) out.push(x.line + (x.fallback ? ` (Amdahl: ${x.fallback})` : ''))
-  if (r.overlaps.length) out.push('', ...r.overlaps.map(o => o.line))
   const tests = pairLines(r)
   if (tests.length) out.push('', ...tests)
   const bends = bendLines(r.bends)

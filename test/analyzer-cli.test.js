@@ -93,17 +93,17 @@ test('fit with too few points, a non-positive throughput or a bad flag: exit 2 w
   }
 })
 
-test('compare of a sweep: one table, a line per strategy, the sigma overlap verdict', async (t) => {
+test('compare of a sweep: one table, a line per strategy, the tests between them', async (t) => {
   const out = tmp(t)
   writeSweep(out)
   const r = await runCli('analyzer', ['compare', out])
   assert.equal(r.code, 0, r.stderr)
   assert.match(r.stdout, /^group\s+model\s+sigma \[95% CI\]/)
   assert.match(r.stdout, /\ncm\/page: \S+-limited, peak [\d,]+\/s at [\d.]+ workers/)
-  assert.match(r.stdout, /cm\/page vs hs\/page: sigma intervals do not overlap: cm\/page has less contention/)
+  assert.match(r.stdout, /^ {2}cm\/page vs hs\/page \(page\):\n {4}throughput at N = 1: /m)
   const json = JSON.parse((await runCli('analyzer', ['compare', out, '--json'])).stdout)
   assert.deepEqual(json.rows.map(x => x.name), ['cm/page', 'hs/page'])
-  assert.equal(json.overlaps[0].overlap, false)
+  assert.equal(json.pairs[0].tests.find(x => x.quantity === 'throughput' && x.n === 16).outcome, 'different')
 })
 
 test('help teaches every command with examples; no command is an input error', async () => {

@@ -1,16 +1,17 @@
-// Tests between groups (joint fits, F tests), the advice when they find nothing, fits of every repeat against the R usl
-// package's answers, and invalid runs left out of points and fits.
+// Tests between groups (the deployment as unit, Holm, different / equivalent / inconclusive, the power), which runs
+// share a deployment, fits of every repeat against the R usl package's answers, and invalid runs left out.
 import { test } from 'node:test'
 import assert from 'node:assert/strict'
 import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { compare, fitSources } from '../analyzer/compare.js'
-import { loadPoints } from '../analyzer/points.js'
+import { loadPoints, deploymentsOf } from '../analyzer/points.js'
 import { fitUsl } from '../analyzer/usl-fit.js'
 import { throughputAt } from '../analyzer/usl-model.js'
-import { jointData, fitSeparate, testShared, ALPHA } from '../analyzer/group-tests.js'
-import { nextNs } from '../analyzer/power.js'
+import { testGroups, cellsOf, ALPHA } from '../analyzer/group-tests.js'
+import { holm } from '../analyzer/inference.js'
+import { designRows, randomSource } from '../calibration/synth.js'
 import { normalDraw } from '../analyzer/stats-math.js'
 import { formatCompare, formatFit } from '../analyzer/text-format.js'
 import { seededRandom } from '../lib/random.js'
@@ -43,134 +44,187 @@ function writeStrategies (out, truths, { repeats = 2, cv = 0.02, seed = 1, ns = 
 const noisyRows = (p, rnd, { repeats = 2, cv = 0.03, ns = NS } = {}) =>
   ns.flatMap(n => Array.from({ length: repeats }, () => ({ n, throughput: throughputAt(n, p) * (1 + cv * normalDraw(rnd)) })))
 
-test('a known difference in contention is found: cm has less than up, p < 0.05, and no advice is needed', async (t) => {
+/** A group of synthetic runs: `deployments` per N, `repeats` each, sharing an effect (ICC of cv²), keyed by name. */
+const synthGroup = (name, rng, { truth, pooled, ...o }) => ({
+  name,
+  key: { strategy: name, benchmark: 'page' },
+  observations: designRows(rng, { truth: { kind: 'usl', gamma: 1000, sigma: 0.05, lambda: 0.002, ...truth }, ns: NS.slice(0, 4), cv: 0.05, ...o })
+    .map(r => ({ n: r.n, throughput: r.throughput, deployment: pooled ? null : `${name}:${r.deployment}` }))
+})
+
+test('a known difference is found on what the design identifies: throughput at each N, speedup, ceiling; Holm over them', async (t) => {
   const out = tmp(t)
-  writeStrategies(out, { cm: { gamma: 3000, sigma: 0.02, lambda: 0.002 }, up: { gamma: 3000, sigma: 0.3, lambda: 0.002 } })
+  writeStrategies(out, { cm: { gamma: 3000, sigma: 0.02, lambda: 0.002 }, up: { gamma: 3000, sigma: 0.3, lambda: 0.002 } }, { repeats: 3 })
   const r = await compare([out])
   assert.equal(r.pairs.length, 1)
   const p = r.pairs[0]
-  assert.deepEqual([p.benchmark, p.a, p.b, p.models, p.observations], ['page', 'cm/page', 'up/page', ['usl', 'usl'], [12, 12]])
-  assert.ok(p.sigma.pValue < ALPHA, `p = ${p.sigma.pValue}`)
-  assert.equal(p.sigma.significant, true)
-  assert.equal(p.sigma.less, 'cm/page')
-  // df2 = 24 runs - 6 parameters of the full model: every repeat counts
-  assert.deepEqual(p.sigma.df, [1, 18])
-  assert.ok(p.sigma.F > 4.4, `F = ${p.sigma.F}`)
-  assert.match(p.sigma.verdict, /^cm\/page has less contention than up\/page \(σ 0\.0\d+ vs 0\.[23]\d*, p (< 0\.001|= 0\.0\d+)\)$/)
-  // the test's sigmas are the rows' fits (same runs, same weights)
-  assert.equal(p.sigma.a, r.rows.find(x => x.name === 'cm/page').sigma)
-  assert.equal(p.sigma.advice, null)
-  assert.ok(p.lambda, 'both are USL: coherency is tested too')
-  assert.equal(p.lambda.df[1], 18)
-  assert.equal(p.advice, p.lambda.significant ? null : p.lambda.advice)
+  assert.deepEqual([p.benchmark, p.a, p.b], ['page', 'cm/page', 'up/page'])
+  // six N, the speedup from N = 1 to 8, the ceiling, the ratio over N: one family of 9 for Holm
+  assert.deepEqual(p.tests.map(x => x.quantity), [...NS.map(() => 'throughput'), 'speedup', 'ceiling', 'overall'])
+  assert.equal(p.family, 9)
+  // every run of a plain executor run is a deployment of its own: 3 units a side
+  assert.ok(p.tests.every(x => x.units[0] === 3 && x.units[1] === 3))
+  const at = n => p.tests.find(x => x.quantity === 'throughput' && x.n === n)
+  assert.equal(at(8).outcome, 'different')
+  assert.ok(at(8).ratio > 1.5 && at(8).pHolm < ALPHA && at(8).pHolm >= at(8).p)
+  assert.match(at(8).line, /^throughput at N = 8: different: cm\/page is higher \(cm\/page \/ up\/page = [\d.]+ \[[\d.]+, [\d.]+\]; p (< 0\.001|= [\d.]+), Holm over 9 tests\)$/)
+  assert.notEqual(at(1).outcome, 'different', 'the same gamma at N = 1')
+  const speedup = p.tests.find(x => x.quantity === 'speedup')
+  assert.deepEqual([speedup.n, speedup.outcome], [[1, 8], 'different'])
+  assert.ok(p.tests.every(x => x.power && x.power.effect === 0.1 && typeof x.power.text === 'string'))
+  assert.deepEqual(r.settings, { margin: 0.05, effect: 0.1, alpha: 0.05 })
   const text = formatCompare(r)
-  assert.match(text, /tests between groups/)
+  assert.match(text, /^tests between groups: Each pair of groups/m)
   assert.match(text, /^ {2}cm\/page vs up\/page \(page\):$/m)
-  assert.match(text, /^ {4}contention: cm\/page has less contention than up\/page \(σ .*\); F\(1, 18\) = [\d.]+$/m)
-  // the older reading stays beside it
-  assert.equal(r.overlaps.length, 1)
-  // the tests weigh every run the same whatever --weights (the rows' fits do follow it)
-  const weighted = (await compare([out], { weights: 'sd' })).pairs[0]
-  for (const kind of ['sigma', 'lambda']) assert.ok(Math.abs(weighted[kind].pValue - p[kind].pValue) <= 1e-6 * p[kind].pValue + 1e-12, kind)
+  assert.match(text, /^ {4}throughput at N = 8: different: cm\/page is higher/m)
+  assert.match(text, /^ {4}throughput at N = 1: (inconclusive|equivalent within ±5%)[^\n]*\n {6}power: a 10% difference in throughput at N = 1 is detected at least \d+% of the time with 3 deployments each/m)
+  // --margin and --effect (percent) reach the tests and their words
+  const wide = (await compare([out], { margin: 20, effect: 25 })).pairs[0]
+  assert.match(wide.tests[0].line, /within ±20%/)
+  assert.match(wide.tests[0].power.text, /^a 25% difference in throughput at N = 1/)
 })
 
-test('no difference: over 200 seeds the tests reject at about α (at most 10%, never at 0%)', () => {
-  // same sigma and lambda, different gamma, 3% noise, 2 repeats at 6 N. With a calibrated test the count of
-  // rejections is Binomial(200, 0.05): 10 expected, 21 or more has probability 0.0012, 0 has 0.00004. The seeds are
-  // fixed, so the outcome is the same on every run; the bound says the F test with df2 = runs - 6 holds its level.
-  const a = { gamma: 3000, sigma: 0.05, lambda: 0.01 }
-  const b = { gamma: 2000, sigma: 0.05, lambda: 0.01 }
-  const hits = { sigma: 0, lambda: 0 }
+test('repeats on one deployment are one unit: each N cannot be tested with one a side, the ratio over N still can', async (t) => {
+  const out = tmp(t)
+  const truths = { cm: { gamma: 3000, sigma: 0.02, lambda: 0.002 }, up: { gamma: 3000, sigma: 0.3, lambda: 0.002 } }
+  const rnd = seededRandom(8)
+  let i = 0
+  // order: shapes: every repeat of a shape on the deployment its placement (the replica's process) names
+  for (const [strategy, p] of Object.entries(truths)) {
+    for (const n of NS) {
+      const placement = [{ instance: 'r1', node: 'host', pid: 1000 + i, port: 4000 }]
+      for (let r = 0; r < 3; r++) writeRun(out, i++, { strategy, instances: n, concurrency: 50 }, throughputAt(n, p) * (1 + 0.02 * normalDraw(rnd)), 'done', { placement })
+    }
+  }
+  const { groups } = await loadPoints(out)
+  assert.equal(new Set(groups[0].observations.map(o => o.deployment)).size, NS.length, 'one deployment per N')
+  const p = (await compare([out])).pairs[0]
+  const at8 = p.tests.find(x => x.quantity === 'throughput' && x.n === 8)
+  assert.equal(at8.outcome, 'untestable')
+  assert.deepEqual(at8.units, [1, 1])
+  assert.match(at8.line, /^throughput at N = 8: cannot be tested: cm\/page has 1 deployment at N = 8 \(its 3 runs share one deployment\); a test needs 2 or more a side$/)
+  assert.equal(at8.power.text, 'power for a 10% difference in throughput at N = 8 unknown: no cell has 2 deployments to show how deployments vary')
+  const overall = p.tests.find(x => x.quantity === 'overall')
+  assert.equal(overall.outcome, 'different', overall.line)
+  assert.equal(p.family, 1, 'only the ratio over N is in the family')
+})
+
+test('which deployment a run measured: its placement, else its sweep\'s order, else its own; a search its probes\'', () => {
+  const run = (file, config, extra = {}) => ({ file, dir: file, run: { status: 'done', config, ...extra } })
+  const shape = (strategy, instances) => ({ strategy, instances, benchmark: 'page' })
+  const inSweep = (index, startedAt, s, status = 'done') => run(`s${index}`, { ...s, sweep: { id: 'sw', index, repeat: 1 } }, { startedAt, status })
+  const read = {
+    runs: [
+      run('p1', shape('cm', 2), { placement: [{ node: 'h', pid: 7, port: 1 }] }),
+      run('p2', shape('cm', 2), { placement: [{ node: 'h', pid: 7, port: 1 }] }),
+      run('p3', shape('cm', 2), { placement: [{ node: 'h', pid: 8, port: 1 }] }),
+      // a sweep without placements: a deployment lasts while its shape does and the run before it finished
+      inSweep(3, '2026-01-01T00:00:03Z', shape('up', 1)),
+      inSweep(0, '2026-01-01T00:00:00Z', shape('cm', 1)),
+      inSweep(1, '2026-01-01T00:00:01Z', shape('cm', 1)),
+      inSweep(2, '2026-01-01T00:00:02Z', shape('cm', 1), 'failed'),
+      inSweep(4, '2026-01-01T00:00:04Z', shape('cm', 1)),
+      run('alone', shape('cm', 1)),
+      run('probe', { ...shape('hs', 2), capacity: { search: 'c1', phase: 'bracket' } }, { placement: [{ node: 'h', container: 'abc' }] })
+    ],
+    capacities: [{ file: 'c1.json', dir: 'c1', capacity: { id: 'c1' } }, { file: 'c2.json', dir: 'c2', capacity: { id: 'c2' } }],
+    unreadable: []
+  }
+  const d = deploymentsOf(read)
+  assert.equal(d.get('p1'), d.get('p2'))
+  assert.notEqual(d.get('p1'), d.get('p3'))
+  assert.equal(d.get('s0'), d.get('s1'))
+  assert.equal(d.get('s1'), d.get('s2'), 'the failed run measured the deployment it tore down')
+  assert.notEqual(d.get('s3'), d.get('s2'))
+  assert.notEqual(d.get('s4'), d.get('s2'), 'after a failed run the next run deploys again')
+  assert.equal(d.get('alone'), 'run:alone')
+  assert.equal(d.get('c1.json'), d.get('probe'))
+  assert.equal(d.get('c2.json'), 'search:c2.json', 'a search without its probes is its own')
+})
+
+test('Holm over one family per benchmark: every pair and quantity of it, untestable tests left out', () => {
+  const rng = randomSource(3)
+  const groups = ['cm', 'hs', 'up'].flatMap((s, i) => ['page', 'cpu'].map(benchmark => {
+    const g = synthGroup(s, rng, { deployments: 3, repeats: 2, truth: { gamma: 1000 * (1 + 0.1 * i) } })
+    return { ...g, name: `${s}/${benchmark}`, key: { strategy: s, benchmark } }
+  }))
+  const pairs = testGroups(groups)
+  assert.equal(pairs.length, 6, '3 pairs per benchmark')
+  for (const benchmark of ['page', 'cpu']) {
+    const tests = pairs.filter(p => p.benchmark === benchmark).flatMap(p => p.tests)
+    assert.equal(tests.length, 3 * 7)
+    assert.ok(pairs.filter(p => p.benchmark === benchmark).every(p => p.family === 21))
+    assert.deepEqual(tests.map(x => x.pHolm), holm(tests.map(x => x.p)))
+    assert.deepEqual(tests.map(x => x.pEquivalenceHolm), holm(tests.map(x => x.pEquivalence)))
+    for (const x of tests) assert.equal(x.outcome, x.pHolm < ALPHA ? 'different' : x.pEquivalenceHolm < ALPHA ? 'equivalent' : 'inconclusive')
+  }
+})
+
+test('identical strategies with shared deployments: few false differences with the deployment as unit, many without', () => {
+  // ICC 0.5: half the variance is the deployment's; 3 deployments × 2 repeats a cell, 3 strategies, 21 tests. The
+  // calibration (calibration/scenarios/compare.js) measures this over a grid; here 200 fixed seeds hold the contrast
+  let asUnit = 0
+  let asRuns = 0
   const seeds = 200
   for (let seed = 1; seed <= seeds; seed++) {
-    const rnd = seededRandom(seed)
-    const joint = jointData(noisyRows(a, rnd), noisyRows(b, rnd), ['usl', 'usl'])
-    const full = fitSeparate(joint)
-    for (const kind of /** @type {const} */ (['sigma', 'lambda'])) if (testShared(joint, kind, { names: ['a', 'b'], full }).pValue < ALPHA) hits[kind]++
+    const o = { deployments: 3, repeats: 2, icc: 0.5 }
+    const made = pooled => ['a', 'b', 'c'].map(s => synthGroup(s, randomSource(seed * 7 + s.charCodeAt(0)), { ...o, pooled }))
+    if (testGroups(made(false), { effect: null }).some(p => p.tests.some(x => x.outcome === 'different'))) asUnit++
+    if (testGroups(made(true), { effect: null }).some(p => p.tests.some(x => x.outcome === 'different'))) asRuns++
   }
-  for (const [kind, n] of Object.entries(hits)) {
-    assert.ok(n / seeds <= 0.10, `${kind}: ${n} of ${seeds} rejected`)
-    assert.ok(n >= 1, `${kind}: never rejected: the test cannot fail`)
-  }
+  assert.ok(asUnit / seeds <= 0.08, `deployment as unit: ${asUnit} of ${seeds} families had a false difference`)
+  // every run counted as a unit: above α (Binomial(200, 0.05) reaches 15 with probability 0.07)
+  assert.ok(asRuns > 3 * asUnit && asRuns >= 15, `every run as a unit: ${asRuns} of ${seeds} (as unit: ${asUnit})`)
 })
 
-test('the same difference is found more often with more repeats: the test has power, and uses every run', () => {
-  const a = { gamma: 3000, sigma: 0.05, lambda: 0.004 }
-  const b = { gamma: 3000, sigma: 0.12, lambda: 0.004 }
-  const rate = repeats => {
-    let hits = 0
-    for (let seed = 1; seed <= 40; seed++) {
-      const rnd = seededRandom(1000 + seed)
-      const joint = jointData(noisyRows(a, rnd, { repeats }), noisyRows(b, rnd, { repeats }), ['usl', 'usl'])
-      if (testShared(joint, 'sigma', { names: ['a', 'b'] }).pValue < ALPHA) hits++
-    }
-    return hits / 40
-  }
-  const two = rate(2)
-  const eight = rate(8)
-  assert.ok(eight > two + 0.2, `2 repeats: ${two}, 8 repeats: ${eight}`)
-  assert.ok(eight >= 0.7, `8 repeats: ${eight}`)
-})
-
-test('no verdict: the advice says how many repeats per N would find the difference, and it is about right', async (t) => {
-  const out = tmp(t)
-  // a real difference in contention under 3% noise, 2 repeats: not significant yet (p about 0.1 with this seed)
-  writeStrategies(out, { cm: { gamma: 3000, sigma: 0.05, lambda: 0.004 }, pm2: { gamma: 3000, sigma: 0.12, lambda: 0.004 } }, { cv: 0.03, seed: 3 })
-  const r = await compare([out])
-  const p = r.pairs[0]
-  assert.equal(p.sigma.significant, false, p.sigma.verdict)
-  assert.match(p.sigma.verdict, /^no difference in contention detectable \(σ [\d.]+ vs [\d.]+, p = 0\.\d+\)$/)
-  const advice = p.sigma.advice
-  assert.equal(p.advice, advice, 'the pair\'s advice is that of its first test without a verdict')
-  assert.equal(advice.nowRepeatsPerN, 2)
-  assert.ok(Number.isInteger(advice.repeatsPerN) && advice.repeatsPerN > 2 && advice.repeatsPerN <= 20, JSON.stringify(advice))
-  assert.match(advice.text, new RegExp(`^about ${advice.repeatsPerN} repeats per N \\(now 2\\)`))
-  assert.ok(advice.power.repeats >= 0.8, JSON.stringify(advice.power))
-  assert.ok(advice.simulations > 0 && advice.simulations <= 1000, `${advice.simulations} simulations`)
-  assert.match(formatCompare(r), /^ {6}to tell them apart: about \d+ repeats per N \(now 2\)/m)
-  // same seed, same advice; the JSON carries what the text says
-  assert.deepEqual((await compare([out])).pairs[0].sigma.advice, advice)
-  // checked independently: data from the two fits at the advised repeats, tested with the full search
-  const { groups } = await loadPoints(out)
-  const joint = jointData(groups[0].observations, groups[1].observations, ['usl', 'usl'])
-  const full = fitSeparate(joint)
-  const s = Math.sqrt(full.ssr / full.df)
-  const rnd = seededRandom(99)
+test('the power printed for a 10% difference is about what a simulation finds, and its deployments for 80% give it', () => {
+  const rng = randomSource(21)
+  const cell = { deployments: 4, repeats: 2, icc: 0.3 }
+  const pair = (r, deployments) => testGroups([synthGroup('a', r, { ...cell, deployments }), synthGroup('b', r, { ...cell, deployments, truth: { gamma: 1100 } })])[0]
+  const at4 = p => p.tests.find(x => x.quantity === 'throughput' && x.n === 4)
+  const first = at4(pair(rng, 4))
+  assert.ok(first.power.value > 0 && first.power.value < 0.8, first.power.text)
+  assert.match(first.power.text, /^a 10% difference in throughput at N = 4 is detected at least \d+% of the time with 4 deployments each; \d+ deployments each would give 80%$/)
+  const k = first.power.unitsFor80
+  assert.ok(k > 4 && k <= 20, `unitsFor80 ${k}`)
   let hits = 0
-  const sims = 80
+  let printed = 0
+  const sims = 60
   for (let i = 0; i < sims; i++) {
-    const rows = g => NS.flatMap(n => Array.from({ length: advice.repeatsPerN }, () => ({ n, throughput: throughputAt(n, full.params[g]) + s * normalDraw(rnd) })))
-    if (testShared(jointData(rows(0), rows(1), ['usl', 'usl']), 'sigma', { names: ['a', 'b'] }).pValue < ALPHA) hits++
+    const t = at4(pair(rng, k))
+    printed += t.power.value / sims
+    if (t.outcome === 'different' && t.ratio < 1) hits++
   }
-  assert.ok(hits / sims >= 0.6 && hits / sims <= 0.97, `power at ${advice.repeatsPerN} repeats: ${hits / sims}`)
+  assert.ok(hits / sims >= printed - 0.15, `detected ${hits / sims}, printed ${printed}`)
+  assert.ok(hits / sims >= 0.65, `at the ${k} deployments advised: ${hits / sims}`)
 })
 
-test('groups that behave alike: no repeats would tell them apart, and the advice says so', async (t) => {
-  const out = tmp(t)
-  const same = { gamma: 3000, sigma: 0.05, lambda: 0.004 }
-  writeStrategies(out, { cm: same, hs: { ...same, gamma: 3010 } }, { cv: 0.03, seed: 3 })
-  const p = (await compare([out])).pairs[0]
-  assert.equal(p.sigma.significant, false)
-  assert.equal(p.sigma.advice.repeatsPerN, null)
-  assert.match(p.sigma.advice.text, /^not detectable with up to 20 repeats per N( or \d+ more N values)?: the groups behave alike$/)
+test('equivalent within the margin: the same curve measured on many deployments', () => {
+  const rng = randomSource(5)
+  const o = { deployments: 10, repeats: 1, cv: 0.02 }
+  const [p] = testGroups([synthGroup('a', rng, o), synthGroup('b', rng, o)])
+  const perN = p.tests.filter(x => x.quantity === 'throughput')
+  assert.ok(perN.every(x => x.outcome === 'equivalent'), perN.map(x => x.line).join('\n'))
+  assert.match(perN[0].line, /^throughput at N = 1: equivalent within ±5% \(a \/ b = [\d.]+ \[[\d.]+, [\d.]+\]; TOST p (< 0\.001|= [\d.]+), Holm over 7 tests\)$/)
+  // a margin narrower than the noise allows: not shown
+  const [narrow] = testGroups([synthGroup('a', rng, o), synthGroup('b', rng, o)], { margin: 0.002 })
+  assert.ok(narrow.tests.every(x => x.outcome !== 'equivalent'))
 })
 
-test('more N values are spread like the measured ones', () => {
-  assert.deepEqual(nextNs([1, 2, 3, 4], 3), [5, 6, 7])
-  assert.deepEqual(nextNs([1, 2, 4, 8], 5), [16, 32], 'doubling, at most 4 times the largest N')
-  assert.deepEqual(nextNs([1, 2, 4, 6, 8], 2), [10, 12])
-})
-
-test('Amdahl groups: only contention is tested', async (t) => {
-  const out = tmp(t)
-  writeStrategies(out, { cm: { gamma: 1000, sigma: 0.02, lambda: 0 }, up: { gamma: 1000, sigma: 0.25, lambda: 0 } }, { ns: [1, 2, 4] })
-  const r = await compare([out])
-  assert.deepEqual(r.rows.map(x => x.model), ['amdahl', 'amdahl'])
-  const p = r.pairs[0]
-  assert.deepEqual(p.models, ['amdahl', 'amdahl'])
-  assert.equal(p.lambda, null)
-  assert.deepEqual(p.sigma.df, [1, 12 - 4])
-  assert.ok(p.sigma.pValue < ALPHA, p.sigma.verdict)
+test('cells of one group: a deployment\'s runs averaged into one unit; a deployment across N is said', () => {
+  const g = {
+    name: 'g',
+    key: {},
+    observations: [
+      { n: 1, throughput: 100, deployment: 'd1' }, { n: 1, throughput: 110, deployment: 'd1' }, { n: 1, throughput: 90, deployment: 'd2' },
+      { n: 2, throughput: 200, deployment: null }, { n: 2, throughput: 210, deployment: null }
+    ]
+  }
+  const { cells, spansN } = cellsOf(g)
+  assert.deepEqual(cells.get(1), { units: [105, 90], runs: 3, shared: 1 })
+  assert.deepEqual(cells.get(2), { units: [200, 210], runs: 2, shared: 0 })
+  assert.equal(spansN, false)
+  assert.equal(cellsOf({ ...g, observations: [...g.observations, { n: 2, throughput: 190, deployment: 'd2' }] }).spansN, true)
 })
 
 test('every repeat fitted: repeats symmetric around the R usl package\'s points give its coefficients', async (t) => {
@@ -289,9 +343,9 @@ test('fit, compare and report say what was left out and why; --include-invalid i
   assert.match(mdBack.stdout, /^> 2 finished runs flagged invalid are used \(--include-invalid\)/m)
 })
 
-test('the report shows the pairwise tests: p-values, verdicts and advice', async (t) => {
+test('the report shows the tests between groups: outcome, p after Holm, power', async (t) => {
   const out = tmp(t)
-  writeStrategies(out, { cm: { gamma: 3000, sigma: 0.02, lambda: 0.002 }, up: { gamma: 3000, sigma: 0.3, lambda: 0.002 }, pm2: { gamma: 3000, sigma: 0.025, lambda: 0.002 } })
+  writeStrategies(out, { cm: { gamma: 3000, sigma: 0.02, lambda: 0.002 }, up: { gamma: 3000, sigma: 0.3, lambda: 0.002 }, pm2: { gamma: 3000, sigma: 0.025, lambda: 0.002 } }, { repeats: 3 })
   const file = join(out, 'r.html')
   const r = await runCli('analyzer', ['report', out, '-o', file])
   assert.equal(r.code, 0, r.stderr)
@@ -299,12 +353,13 @@ test('the report shows the pairwise tests: p-values, verdicts and advice', async
   const m = /<table class="pairs">([\s\S]*?)<\/table>/.exec(html)
   assert.ok(m, 'a table of the tests between groups')
   const rows = [...m[1].matchAll(/<tr>([\s\S]*?)<\/tr>/g)].slice(1).map(x => [...x[1].matchAll(/<td[^>]*>([\s\S]*?)<\/td>/g)].map(c => c[1]))
-  assert.equal(rows.length, 3 * 2, 'three pairs, sigma and lambda each')
-  const cmUp = rows.find(x => /cm\/page vs up\/page|up\/page vs cm\/page/.test(x[1]) && x[2].startsWith('σ'))
-  assert.match(cmUp[6], /has less contention than/)
+  assert.equal(rows.length, 3 * 9, 'three pairs, nine quantities each')
+  const cmUp = rows.find(x => /^(cm\/page vs up\/page|up\/page vs cm\/page)$/.test(x[1]) && x[2] === 'throughput at N = 8')
+  assert.equal(cmUp[3], '3 / 3')
   assert.match(cmUp[5], /^(&lt; 0\.001|0\.0[0-4]\d*)$/)
-  assert.ok(rows.some(x => /no difference/.test(x[6]) && /(repeats per N|behave alike)/.test(x[7])), 'a test without a verdict has advice')
+  assert.equal(cmUp[7], 'different: cm/page is higher')
+  assert.ok(rows.some(x => /^(inconclusive|equivalent)$/.test(x[7]) && /^a 10% difference in .* is detected at least \d+% of the time/.test(x[8])), 'a test without a difference has its power')
   const md = await runCli('analyzer', ['report', out, '--format', 'md'])
   assert.match(md.stdout, /^### Tests between groups$/m)
-  assert.match(md.stdout, /^\| page \| \S+ vs \S+ \| σ \(contention\) \| [\d.]+ vs [\d.]+ \| [\d.]+ \(1, \d+\) \|/m)
+  assert.match(md.stdout, /^\| page \| \S+ vs \S+ \| throughput at N = 1 \| 3 \/ 3 \| [\d.]+ \[[\d.]+, [\d.]+\] \|/m)
 })
