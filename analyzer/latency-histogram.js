@@ -121,6 +121,22 @@ export class LatencyHistogram {
     })
   }
 
+  /**
+   * Completions in each whole tenth of a second of a window (the tenths that start at or after the one `from` falls
+   * in and end by `to`): the throughput tenth by tenth, what the steady-state judgement reads
+   * (analyzer/steady-state.js). Without a window, from the first completion to the last.
+   * @param {{ from?: number, to?: number }} [window] ms since the epoch
+   * @returns {number[]}
+   */
+  perTenth ({ from = this.firstEnd, to = this.lastEnd } = {}) {
+    if (this.firstSlot === Infinity || !(to > from)) return []
+    const first = Math.floor(from / 100) - this.firstSlot
+    return Array.from({ length: Math.floor((to - from) / 100) }, (_, i) => {
+      const j = first + i
+      return j >= 0 && j < this.slots.length ? this.slots[j] : 0
+    })
+  }
+
   /** @param {number} elapsed */
   addSlow (elapsed) {
     if (elapsed >= DENSE_LIMIT) {

@@ -7,7 +7,7 @@ import { RUN_FILES } from '../lib/run-files.js'
 import { LatencyHistogram } from './latency-histogram.js'
 import { scanJtl } from './jtl-reader.js'
 import { histogramSink, looksLikeJson, readLatencyFile, scanFacts } from './latency-file.js'
-import { tQuantile } from './stats-math.js'
+import { steadyStateOf } from './steady-state.js'
 
 /** The percentile definition, stated once for the docs and --json consumers. */
 export const PERCENTILE_DEFINITION = 'JMeter 5.6 dashboard (statistics.json): commons-math3 Percentile, LEGACY estimation, pos = p(n+1)/100, ' +
@@ -22,30 +22,15 @@ export const PERCENTILE_DEFINITION = 'JMeter 5.6 dashboard (statistics.json): co
  */
 
 /**
- * Is the throughput steady across the window? Over its whole seconds but the first (requests sent in the warm-up are
- * still finishing in it, and are not in the JTL): the mean of the first half against the second (drift, relative to
- * the mean) and whether that difference is more than the seconds' own noise (Welch's t test, 5%), and the 95%
- * confidence interval of the mean throughput by batch means (one batch a second: t(0.975, k - 1) sd / sqrt k, relative
- * to the mean). Fewer than 3 such seconds say nothing: the figures are null.
- * @param {number[]} perSecond completions in each whole second of the window, in order
+ * Was the throughput steady across the window, and how well is its mean known? From the completions per tenth of a
+ * second of the steady window (analyzer/steady-state.js steadyStateOf: its first second left out, the warm-up MSER-5
+ * finds cut and reported, the batch size from the autocorrelation, the mean's 95% interval by overlapping batch means,
+ * the drift by Theil–Sen with an autocorrelation-robust test). A window too short to judge says so (judged false, why)
+ * and its interval and drift are null.
+ * @param {ArrayLike<number>} perTenth completions in each tenth of a second of the window, in order
  */
-export function stabilityOf (perSecond) {
-  const full = perSecond.slice(1)
-  const k = full.length
-  const mean = k ? full.reduce((a, b) => a + b, 0) / k : null
-  if (k < 3 || !(mean > 0)) return { seconds: k, mean, halves: null, drift: null, driftSignificant: null, halfWidth: null, relHalfWidth: null }
-  const half = Math.floor(k / 2)
-  const avg = (xs) => xs.reduce((a, b) => a + b, 0) / xs.length
-  const variance = (xs, m) => (xs.length > 1 ? xs.reduce((a, x) => a + (x - m) ** 2, 0) / (xs.length - 1) : 0)
-  const parts = [full.slice(0, half), full.slice(k - half)]
-  const halves = parts.map(avg)
-  const sd = Math.sqrt(variance(full, mean))
-  const halfWidth = tQuantile(0.975, k - 1) * sd / Math.sqrt(k)
-  // Welch: the halves differ by more than their seconds vary (a difference of exactly zero is never significant)
-  const se = Math.sqrt(parts.reduce((a, p, i) => a + variance(p, halves[i]) / p.length, 0))
-  const driftSignificant = halves[0] !== halves[1] && (se === 0 || Math.abs(halves[1] - halves[0]) / se > tQuantile(0.975, Math.max(1, 2 * half - 2)))
-  const r = (x) => Math.round(x * 1000) / 1000
-  return { seconds: k, mean: r(mean), halves: halves.map(r), drift: r(Math.abs(halves[1] - halves[0]) / mean), driftSignificant, halfWidth: r(halfWidth), relHalfWidth: r(halfWidth / mean) }
+export function stabilityOf (perTenth) {
+  return steadyStateOf(perTenth)
 }
 
 /**
@@ -79,7 +64,7 @@ export function summaryOf (h, { steady } = {}) {
     end: n ? h.lastEnd : null,
     bytes: h.bytes,
     sentBytes: h.sentBytes,
-    stability: stabilityOf(h.perSecond(steady))
+    stability: stabilityOf(h.perTenth(steady))
   }
 }
 

@@ -103,3 +103,60 @@ export function rate (trials, event) {
   const p = hits / trials
   return { rate: p, se: Math.sqrt(p * (1 - p) / trials), trials }
 }
+
+/**
+ * The tenth-of-a-second autoregression whose per-second sums have lag-1 autocorrelation `rho`: φ found by bisection
+ * on the AR(1) aggregate's autocorrelation φ (Σ_{k<m} φ^k)² / (m + 2 Σ_{j<m} (m − j) φ^j), m = 10; and the tenths' sd
+ * that gives the per-second sums the coefficient of variation `cv`.
+ * @param {number} cv
+ * @param {number} rho
+ */
+export function tenthProcess (cv, rho) {
+  const m = 10
+  const agg = (phi) => {
+    let geo = 0
+    let v = 0
+    for (let k = 0; k < m; k++) geo += phi ** k
+    for (let j = 1; j < m; j++) v += (m - j) * phi ** j
+    return { cov: phi * geo * geo, variance: m + 2 * v }
+  }
+  let lo = 0
+  let hi = 0.999999
+  const steps = rho > 0 ? 60 : 0
+  for (let i = 0; i < steps; i++) {
+    const mid = (lo + hi) / 2
+    const a = agg(mid)
+    if (a.cov / a.variance < rho) lo = mid
+    else hi = mid
+  }
+  const phi = rho > 0 ? (lo + hi) / 2 : 0
+  // the per-second sum of tenths of mean 1/m each: its sd relative to its mean 1 is cv
+  return { phi, sd: cv / Math.sqrt(agg(phi).variance) }
+}
+
+/**
+ * Completions per tenth of a second of a server whose throughput per second has mean `rate` (req/s), coefficient of
+ * variation `cv` and lag-1 autocorrelation `rho` (a Gaussian AR(1) at the tenth, tenthProcess), counted with Poisson
+ * noise (`poisson`, default true: the completions of a tenth are a Poisson count of its rate); optional linear drift
+ * (the relative change from the first tenth to the last) and warm-up (the first `warmup` seconds start `warmupDepth`
+ * below the rate, rising linearly).
+ * @param {ReturnType<typeof randomSource>} rng
+ * @param {{ seconds: number, rate: number, cv: number, rho?: number, poisson?: boolean, drift?: number, warmup?:
+ *   number, warmupDepth?: number }} o
+ * @returns {number[]}
+ */
+export function tenthSeries (rng, { seconds, rate, cv, rho = 0, poisson = true, drift = 0, warmup = 0, warmupDepth = 0.5 }) {
+  const { phi, sd } = tenthProcess(cv, rho)
+  const n = Math.round(seconds * 10)
+  const innovation = sd * Math.sqrt(1 - phi * phi)
+  let e = sd * rng.normal()
+  const out = []
+  for (let i = 0; i < n; i++) {
+    if (i > 0) e = phi * e + innovation * rng.normal()
+    const trend = n > 1 ? drift * i / (n - 1) : 0
+    const warm = i < warmup * 10 ? -warmupDepth * (1 - i / (warmup * 10)) : 0
+    const level = Math.max(0, (rate / 10) * (1 + trend + warm) + rate * e)
+    out.push(poisson ? rng.poisson(level) : level)
+  }
+  return out
+}

@@ -1,6 +1,6 @@
 // How far a run can be trusted: one row per way a measurement goes wrong (the load generator or the host saturated,
-// something else busy on the host, the CPU quota throttling, a drifting throughput, errors over the objective), each
-// with its figure and threshold.
+// something else busy on the host, the CPU quota throttling, a drifting throughput or a warm-up left in the window, a
+// mean known too loosely, errors over the objective), each with its figure and threshold.
 import { sloText } from '../lib/slo.js'
 
 /**
@@ -80,13 +80,30 @@ export const VALIDITY_CHECKS = [
   {
     name: 'unstable',
     severity: 'invalid',
+    // the throughput per tenth of a second (analyzer/steady-state.js): a drift over the window, or a warm-up left in
+    // it that moves the window's mean, each more than the seconds' own (autocorrelated) noise explains and over
+    // THRESHOLDS.drift; a window too short to judge is neither (unchecked, with why) unless its drift is significant
     check ({ summary }) {
       const s = summary?.stability
-      if (!s) return { unchecked: 'no throughput per second' }
-      if (s.drift === null) return { value: s.seconds, threshold: 3, message: `${s.seconds} whole seconds of steady window: too short to tell whether the throughput was steady` }
-      if (s.drift > THRESHOLDS.drift && s.driftSignificant) return { value: s.drift, threshold: THRESHOLDS.drift, message: `the throughput's halves differ by ${pct(s.drift)} (${s.halves.join(' vs ')} req/s): not steady, or not warmed up` }
-      if (s.relHalfWidth > THRESHOLDS.relHalfWidth) return { value: s.relHalfWidth, threshold: THRESHOLDS.relHalfWidth, message: `the mean throughput is known to ±${pct(s.relHalfWidth)} only (95%, batch means over ${s.seconds} s): run longer` }
+      if (!s) return { unchecked: 'no throughput per tenth of a second' }
+      if (s.driftSignificant && Math.abs(s.drift) > THRESHOLDS.drift) {
+        return { value: Math.abs(s.drift), threshold: THRESHOLDS.drift, message: `the throughput ${s.drift > 0 ? 'rose' : 'fell'} by ${pct(Math.abs(s.drift))} over the ${s.seconds + s.warmup.cut} s judged (Theil–Sen; p = ${s.driftP}): not steady, or not warmed up` }
+      }
+      if (!s.judged) return { unchecked: `too short to judge: ${s.why}` }
+      if (s.warmup.significant && Math.abs(s.warmup.bias) > THRESHOLDS.drift) {
+        return { value: Math.abs(s.warmup.bias), threshold: THRESHOLDS.drift, message: `the first ${s.warmup.cut} s of the steady window were still warming up (MSER-5): they move the window's throughput by ${pct(Math.abs(s.warmup.bias))} from the ${s.mean} req/s after them; lengthen --warmup` }
+      }
       return null
+    }
+  },
+  {
+    name: 'imprecise',
+    severity: 'warning',
+    check ({ summary }) {
+      const s = summary?.stability
+      if (!s?.judged) return { unchecked: s ? `too short to judge: ${s.why}` : 'no throughput per tenth of a second' }
+      if (s.relHalfWidth <= THRESHOLDS.relHalfWidth) return null
+      return { value: s.relHalfWidth, threshold: THRESHOLDS.relHalfWidth, message: `the mean throughput is known to ±${pct(s.relHalfWidth)} only (95%, ${s.batches} batches of ${s.batch / 10} s over ${s.seconds} s): run longer` }
     }
   },
   {

@@ -26,8 +26,11 @@ import { JMETER_REFUSAL, evaluatedByJmeter } from './jmeter-text.js'
  */
 
 /**
- * `--duration auto`: the run measures until the mean throughput's 95% confidence interval (batch means over 1 s bins)
- * is within this share of the mean, from --min-duration to --max-duration seconds.
+ * `--duration auto`: the run measures until its mean throughput is known to within this share at 95%, from
+ * --min-duration to --max-duration seconds: after each whole second, a sequential rule on the completions per tenth
+ * (analyzer/steady-state.js autoDurationReached: 10 s judged and room for 20 batches of the size the autocorrelation
+ * asks for at least, and the 99% interval within the share, so that the stopping's optimism still leaves ±share
+ * holding at 95%; docs/statistics/validity.md).
  */
 export const AUTO_DURATION = Object.freeze({ relHalfWidth: 0.02 })
 
@@ -235,7 +238,7 @@ export const RUN_OPTIONS = Object.freeze([
     arg: 'S',
     help: [
       'steady-state seconds measured (default {default}); auto: until the mean throughput is known to',
-      `±${AUTO_DURATION.relHalfWidth * 100}% (95%, batch means over 1 s), between --min-duration and --max-duration`
+      `±${AUTO_DURATION.relHalfWidth * 100}% at 95% (a sequential rule), between --min-duration and --max-duration`
     ],
     experiment: 'duration'
   }),

@@ -16,7 +16,8 @@ import { cpuRoot } from '../rc/cgroup.js'
 
 const tmp = () => mkdtempSync(join(tmpdir(), 'ns-validity-'))
 const SLO = { errors: 0.001 }
-const steady = { seconds: 8, mean: 1000, halves: [1000, 1001], drift: 0.001, driftSignificant: false, halfWidth: 10, relHalfWidth: 0.01 }
+const steady = Object.assign({ judged: true, why: null, seconds: 8, mean: 1000, halfWidth: 10, relHalfWidth: 0.01, se: 4.6, df: 13.5 },
+  { batch: 8, batches: 10, needed: 2, warmup: { cut: 0, settled: true, bias: 0, significant: false }, drift: 0.001, driftP: 0.9, driftSignificant: false })
 const fine = {
   summary: { errorRate: 0, latency: { p99: 20 }, stability: steady },
   cpu: { throttling: { periods: 100, throttledPeriods: 0, share: 0, throttledMs: 0, msPerSecond: 0 } },
@@ -30,7 +31,7 @@ test('a run whose figures are all within bounds is valid, and says what it check
   const v = judgeRun(fine)
   assert.equal(v.ok, true)
   assert.deepEqual(v.flags, [])
-  assert.deepEqual(v.checked, ['generator-saturated', 'host-saturated', 'disturbed', 'throttled', 'unstable', 'errors'])
+  assert.deepEqual(v.checked, ['generator-saturated', 'host-saturated', 'disturbed', 'throttled', 'unstable', 'imprecise', 'errors'])
 })
 
 test('each check flags its own figure with the threshold it crossed; only warnings keep a run valid', () => {
@@ -40,9 +41,9 @@ test('each check flags its own figure with the threshold it crossed; only warnin
     [{ generator: { share: 0.5, cores: 0.5, hostIdle: 2 } }, 'host-saturated', 2, THRESHOLDS.hostIdle],
     [{ roles: { roles: { workers: 0.6, other: 1.08 }, hostCores: 2 } }, 'disturbed', 1.08, THRESHOLDS.otherCores],
     [{ roles: { roles: { workers: 4, other: 2.5 }, hostCores: 16 } }, 'disturbed', 2.5, THRESHOLDS.otherShare * 16],
-    [{ summary: { ...fine.summary, stability: { ...steady, halves: [800, 1200], drift: 0.4, driftSignificant: true } } }, 'unstable', 0.4, THRESHOLDS.drift],
-    [{ summary: { ...fine.summary, stability: { ...steady, relHalfWidth: 0.09 } } }, 'unstable', 0.09, THRESHOLDS.relHalfWidth],
-    [{ summary: { ...fine.summary, stability: { ...steady, seconds: 2, drift: null, halves: null, relHalfWidth: null } } }, 'unstable', 2, 3],
+    [{ summary: { ...fine.summary, stability: { ...steady, drift: 0.4, driftP: 0.0001, driftSignificant: true } } }, 'unstable', 0.4, THRESHOLDS.drift],
+    [{ summary: { ...fine.summary, stability: { ...steady, drift: -0.3, driftP: 0.0001, driftSignificant: true } } }, 'unstable', 0.3, THRESHOLDS.drift],
+    [{ summary: { ...fine.summary, stability: { ...steady, warmup: { cut: 1.5, settled: true, bias: -0.08, significant: true } } } }, 'unstable', 0.08, THRESHOLDS.drift],
     [{ summary: { ...fine.summary, errorRate: 0.02 } }, 'errors', 0.02, SLO.errors]
   ]
   for (const [over, name, value, threshold] of /** @type {[object, string, number, number][]} */ (cases)) {
@@ -53,8 +54,24 @@ test('each check flags its own figure with the threshold it crossed; only warnin
     assert.equal(v.ok, false)
     assert.ok(v.flags[0].message.length > 20)
   }
-  // a drift the seconds' own noise explains is no drift
+  // a drift the seconds' own noise explains is no drift; a significant one under the threshold is none either
   assert.equal(judgeRun({ ...fine, summary: { ...fine.summary, stability: { ...steady, drift: 0.08, driftSignificant: false } } }).ok, true)
+  assert.equal(judgeRun({ ...fine, summary: { ...fine.summary, stability: { ...steady, drift: 0.03, driftSignificant: true } } }).ok, true)
+  // a mean known loosely is said (a warning: the run measured the server, it was too short for the precision)
+  const loose = judgeRun({ ...fine, summary: { ...fine.summary, stability: { ...steady, relHalfWidth: 0.09 } } })
+  assert.deepEqual(names(loose), ['imprecise'])
+  assert.equal(loose.flags[0].severity, 'warning')
+  assert.equal(loose.flags[0].value, 0.09)
+  assert.equal(loose.ok, true)
+  assert.match(loose.flags[0].message, /known to ±9% only \(95%, 10 batches of 0\.8 s over 8 s\)/)
+  // too short to judge: neither valid on it nor flagged, and said so
+  const short = judgeRun({ ...fine, summary: { ...fine.summary, stability: { ...steady, judged: false, why: '2.0 s judged (the first second left out): the rule needs 3 s at least', relHalfWidth: null, drift: null, driftSignificant: null } } })
+  assert.deepEqual(names(short), [])
+  assert.deepEqual(short.unchecked.filter(u => u.name === 'unstable' || u.name === 'imprecise').map(u => u.why), [
+    'too short to judge: 2.0 s judged (the first second left out): the rule needs 3 s at least',
+    'too short to judge: 2.0 s judged (the first second left out): the rule needs 3 s at least'
+  ])
+  assert.ok(!short.checked.includes('unstable'))
   // the quota throttling the server shapes its latency: reported, and the run stays valid (the quota is the design)
   const throttled = judgeRun({ ...fine, cpu: { throttling: { periods: 100, throttledPeriods: 90, share: 0.9, throttledMs: 6300, msPerSecond: 630 } } })
   assert.deepEqual(names(throttled), ['throttled'])
@@ -79,15 +96,21 @@ test('each check flags its own figure with the threshold it crossed; only warnin
   assert.equal(judgeRun({ ...fine, roles: { roles: { workers: 1, other: 0.09 }, hostCores: 2 } }).ok, true)
 })
 
-test('stability: a steady throughput is steady; a climbing one drifts significantly; 3 seconds say nothing', () => {
-  const flat = stabilityOf([950, 1000, 1010, 990, 1005, 995, 1000, 1008, 992])
-  assert.equal(flat.seconds, 8)
+// the statistics changed (issue 25): the stability is judged on completions per tenth of a second, with a robust
+// drift test; the fixtures are tenths now (analyzer/steady-state.js; its estimators in test/steady-state.test.js)
+test('stability: a steady throughput is steady; a climbing one drifts significantly; 3 seconds are too short', () => {
+  const wiggle = [0, 3, -2, 1, -1, 2, -3, 0, 1, -1]
+  const flat = stabilityOf(Array.from({ length: 110 }, (_, i) => 100 + wiggle[(i * 7) % 10]))
+  assert.equal(flat.judged, true)
+  assert.equal(flat.seconds, 10)
   assert.equal(flat.driftSignificant, false)
   assert.ok(flat.relHalfWidth < 0.01, String(flat.relHalfWidth))
-  const climbing = stabilityOf([100, 200, 300, 400, 500, 600, 700, 800, 900])
+  const climbing = stabilityOf(Array.from({ length: 110 }, (_, i) => 10 + i + wiggle[i % 10]))
   assert.equal(climbing.driftSignificant, true)
-  assert.ok(climbing.drift > 0.5)
-  assert.equal(stabilityOf([10, 20, 30]).drift, null)
+  assert.ok(climbing.drift > 0.5, String(climbing.drift))
+  const short = stabilityOf(Array.from({ length: 30 }, () => 100))
+  assert.equal(short.judged, false)
+  assert.equal(short.drift, null)
 })
 
 test('the open model audits its schedule: sends the generator made late (its event loop blocked) are counted', async () => {
@@ -125,14 +148,22 @@ test('a server held back by a tiny CPU quota: the run measures the throttling an
   assert.match(r.stdout, /bottleneck: cpu-quota — throttled in \d+% of CFS periods/)
 })
 
-test('a server that warms up slowly, measured for 6 s: flagged unstable, and the summary says so', { timeout: 60000 }, async () => {
+// issue 25: 12 s, not 6: the drift test allows for a per-second correlation 5 s cannot rule out (5 s of this warm-up
+// read as too short to judge; docs/statistics/validity.md)
+test('a server that warms up slowly, measured for 12 s: flagged unstable, and the summary says so', { timeout: 60000 }, async (t) => {
   const out = tmp()
-  const r = await runCli('executor', ['run', '--strategy', 'up', '--instances', '1', '--app', join(ROOT, 'test/fixtures/apps/warms-up.js'), '--concurrency', '4', '--duration', '6', '--out', out, '--backend', 'local', '--warmup', '0'])
+  const r = await runCli('executor', ['run', '--strategy', 'up', '--instances', '1', '--app', join(ROOT, 'test/fixtures/apps/warms-up.js'), '--concurrency', '4', '--duration', '12', '--out', out, '--backend', 'local', '--warmup', '0'])
   assert.equal(r.code, 0, r.stderr)
   const { run } = readRun(out)
+  // a host starved by other work stalls the server at random: its warm-up is not what is measured (CI must be calm)
+  if (names(run.validity).includes('disturbed') && process.env.CI !== 'true') {
+    t.skip(`the host was busy with other work (${run.validity.flags.map(f => f.name).join(', ')}): the warm-up is not what was measured`)
+    return
+  }
   assert.equal(run.validity.ok, false)
   assert.ok(names(run.validity).includes('unstable'), JSON.stringify(run.validity))
-  assert.ok(run.summary.stability.halves[1] > run.summary.stability.halves[0] * 1.3, JSON.stringify(run.summary.stability))
+  const s = run.summary.stability
+  assert.ok(s.drift > 0.3 || s.warmup.bias < -0.05, JSON.stringify(s))
   assert.match(r.stdout, /validity: NOT VALID: unstable/)
 })
 

@@ -1,6 +1,6 @@
 // What the in-process load models share: a ms clock, failed-sample rows, and the warm-up/steady window with its
 // counters (and, for --duration auto, the rule that ends it once the mean throughput is known well enough).
-import { stabilityOf } from '../../analyzer/summary.js'
+import { autoDurationReached } from '../../analyzer/steady-state.js'
 
 /** Milliseconds since the epoch with sub-ms resolution (monotonic within a process). */
 export const clock = () => performance.timeOrigin + performance.now()
@@ -14,8 +14,8 @@ export const clock = () => performance.timeOrigin + performance.now()
  *   generators of one run, which wait for it; group: this generator's number among them, the first number of its
  *   thread names (`label 2-7`); connection: close opens a connection per request (default keep-alive)
  * @typedef {{ minSeconds: number, relHalfWidth: number }} Until --duration auto: the steady window ends at the first
- *   whole second from minSeconds on where the mean throughput's 95% interval is within relHalfWidth of it (duration
- *   is then the longest it may last)
+ *   whole second from minSeconds on where the mean throughput is known to ±relHalfWidth at 95% by the sequential rule
+ *   (analyzer/steady-state.js autoDurationReached; duration is then the longest it may last)
  * @typedef {{ phase: 'warmup'|'steady', elapsed: number, total: number, requests: number, errors: number }} Progress
  * @typedef {{ driver: string, requests: number, errors: number, warmupRequests: number, steadyStart: number,
  *   steadyEnd: number, interrupted: boolean, jtlPath: string | null, version: string, until?: { reached: boolean } }}
@@ -53,9 +53,9 @@ export function failure ({ start, elapsed, err, label, threadName, url, threads,
 /**
  * The run's clock: warm-up from t0, steady window [t0 + warmup, t0 + warmup + duration), progress once a second,
  * abort through the signal. Boundaries are planned times, not timer callbacks, so a late timer cannot shift them.
- * With `until`, the responses of the steady window are counted per second of their arrival, and at each whole second
- * from the minimum on the window ends there once those seconds' mean is known to the precision asked (the analyzer's
- * stabilityOf, which leaves out the first second as the summary does).
+ * With `until`, the responses of the steady window are counted per tenth of a second of their arrival, and at each
+ * whole second from the minimum on the window ends there once their mean is known to the precision asked (the
+ * analyzer's autoDurationReached, on the tenths the summary judges: the first second left out).
  * @param {LoadOptions} o
  */
 export function phaseClock (o) {
@@ -68,16 +68,16 @@ export function phaseClock (o) {
     requests: 0,
     errors: 0,
     warmupRequests: 0,
-    /** responses per second of the steady window, by arrival (only counted with `until`) */
-    perSecond: /** @type {number[]} */ ([]),
+    /** responses per tenth of a second of the steady window, by arrival (only counted with `until`) */
+    perTenth: /** @type {number[]} */ ([]),
     reached: false,
     /** @param {boolean} ok */
     count (ok) {
       st.requests++
       if (!ok) st.errors++
       if (o.until) {
-        const i = Math.floor((clock() - st.steadyStart) / 1000)
-        st.perSecond[i] = (st.perSecond[i] ?? 0) + 1
+        const i = Math.floor((clock() - st.steadyStart) / 100)
+        if (i >= 0) st.perTenth[i] = (st.perTenth[i] ?? 0) + 1
       }
     },
     /** @param {{ onEnd: () => void, onAbort: () => void, signal?: AbortSignal, t0?: number }} h */
@@ -104,9 +104,8 @@ export function phaseClock (o) {
       if (k >= o.duration) return
       const timer = setTimeout(() => {
         if (st.ended) return
-        const seconds = Array.from({ length: k }, (_, i) => st.perSecond[i] ?? 0)
-        const { relHalfWidth } = stabilityOf(seconds)
-        if (relHalfWidth !== null && relHalfWidth <= o.until.relHalfWidth) {
+        const tenths = Array.from({ length: 10 * k }, (_, i) => st.perTenth[i] ?? 0)
+        if (autoDurationReached(tenths, o.until.relHalfWidth).reached) {
           st.reached = true
           st.steadyEnd = st.steadyStart + k * 1000
           onEnd()

@@ -1,0 +1,325 @@
+// Whether a run's throughput was steady, and how well its mean is known, from its completions per tenth of a second:
+// the batch size chosen from the series' own autocorrelation, the variance of the mean by overlapping batch means, the
+// warm-up left in the window found by MSER-5, and a drift measured by a robust slope (Theil–Sen) and tested against the
+// slope's autocorrelation-robust standard error (the batch means' long-run variance). docs/statistics/validity.md says
+// what each figure means and how it was calibrated.
+import { tCdf, tQuantile } from './stats-math.js'
+
+/** The rule's constants, one place. */
+export const STEADY_STATE = Object.freeze({
+  /** tenths of a second in a second: the series is completions per tenth */
+  perSecond: 10,
+  /** the first second of the steady window is left out: requests sent in the warm-up still finish in it */
+  skip: 10,
+  /** fewer batches than this: too short to judge */
+  minBatches: 10,
+  /** fewer whole seconds than this after the warm-up: too short to judge */
+  minSeconds: 3,
+  /** the per-second lag-1 autocorrelation the interval allows for where the run is too short to rule it out */
+  assumedRho: 0.5,
+  /** MSER-5: the warm-up is searched in batches of 5 tenths, in the first half of the window at most */
+  mserBatch: 5,
+  /** the batch size makes adjacent batch means correlate by about this much at most */
+  batchCorrelation: 0.05,
+  /** the autocorrelations read up to this lag (tenths) */
+  maxLag: 100,
+  /** Theil–Sen runs on the means of at most this many batches (it is O(k²)) */
+  maxSlopePoints: 50,
+  /** two-sided level of the interval (95%) */
+  alpha: 0.05,
+  /** two-sided level of the drift and warm-up tests */
+  testAlpha: 0.01
+})
+
+/** @param {ArrayLike<number>} xs */
+const meanOf = (xs) => {
+  let s = 0
+  for (let i = 0; i < xs.length; i++) s += xs[i]
+  return xs.length ? s / xs.length : NaN
+}
+
+const tCache = new Map()
+/** Student's t quantile, cached (the calibration calls it for the same few df many times). */
+export function tq (p, df) {
+  const key = `${p}:${Math.round(df * 1000)}`
+  let v = tCache.get(key)
+  if (v === undefined) { v = tQuantile(p, df); tCache.set(key, v) }
+  return v
+}
+
+/**
+ * Sample autocorrelations r_0..r_maxLag (r_j = c_j / c_0, c_j = Σ (x_t − x̄)(x_{t+j} − x̄) / n); a constant series has
+ * r_j = 0 for j ≥ 1.
+ * @param {ArrayLike<number>} xs
+ * @param {number} maxLag
+ */
+export function autocorrelations (xs, maxLag) {
+  const n = xs.length
+  const m = meanOf(xs)
+  const d = Float64Array.from(xs, x => x - m)
+  let c0 = 0
+  for (let i = 0; i < n; i++) c0 += d[i] * d[i]
+  const r = [1]
+  for (let j = 1; j <= Math.min(maxLag, n - 1); j++) {
+    let c = 0
+    for (let i = 0; i + j < n; i++) c += d[i] * d[i + j]
+    r.push(c0 > 0 ? c / c0 : 0)
+  }
+  return r
+}
+
+/**
+ * The batch size (observations per batch) whose adjacent batch means correlate by `STEADY_STATE.batchCorrelation` at
+ * most, from the series' autocorrelations: summed to Geyer's initial positive sequence (pairs r_2m + r_2m+1 while
+ * positive), τ = 1 + 2 Σ r_j (the integrated autocorrelation time) and A = Σ j r_j; for batches much longer than the
+ * correlation, adjacent batch means correlate by about A / (b τ), so b = ⌈A / (c τ)⌉ (at least 1).
+ * @param {ArrayLike<number>} xs
+ * @returns {{ size: number, tau: number, lags: number }} lags: how many autocorrelations were summed
+ */
+export function batchSizeFor (xs) {
+  const r = autocorrelations(xs, Math.min(STEADY_STATE.maxLag, Math.floor(xs.length / 2)))
+  let sum = 0
+  let moment = 0
+  let lags = 0
+  for (let m = 0; 2 * m + 1 < r.length; m++) {
+    const pair = r[2 * m] + r[2 * m + 1]
+    if (pair <= 0) break
+    // r_0 is not a lag: it counts once in τ's 1 + 2 Σ and not in A
+    if (m > 0) { sum += r[2 * m]; moment += 2 * m * r[2 * m] }
+    sum += r[2 * m + 1]
+    moment += (2 * m + 1) * r[2 * m + 1]
+    lags = 2 * m + 1
+  }
+  const tau = 1 + 2 * sum
+  const size = moment > 0 && tau > 0 ? Math.max(1, Math.ceil(moment / (STEADY_STATE.batchCorrelation * tau))) : 1
+  return { size, tau, lags }
+}
+
+/**
+ * Overlapping batch means (Meketon & Schmeiser 1984): the variance of the series' mean from the means of all n − b + 1
+ * windows of b observations, σ² = n b / ((n − b + 1)(n − b)) Σ (Ȳ_j − Ȳ)², Var(Ȳ) = σ² / n, with about
+ * 1.5 (n / b − 1) degrees of freedom (at most n − 1).
+ * @param {ArrayLike<number>} xs
+ * @param {number} b batch size, 1 ≤ b < n
+ */
+export function overlappingBatchMeans (xs, b) {
+  const n = xs.length
+  const mean = meanOf(xs)
+  let window = 0
+  for (let i = 0; i < b; i++) window += xs[i]
+  let ss = 0
+  for (let j = 0; j + b <= n; j++) {
+    if (j > 0) window += xs[j + b - 1] - xs[j - 1]
+    ss += (window / b - mean) ** 2
+  }
+  const longRun = n * b / ((n - b + 1) * (n - b)) * ss
+  return { mean, longRun, variance: longRun / n, df: Math.min(n - 1, 1.5 * (n / b - 1)) }
+}
+
+/**
+ * MSER-5 (White 1997; Franklin & White 2008): the series in batches of 5, the truncation d (in batches, at most half
+ * of them) that minimises the kept batches' Σ (Z_i − Z̄_d)² / (k − d)²; its cut in observations. `settled` is false
+ * when the minimum falls on the last place allowed (the series had not settled within its first half).
+ * @param {ArrayLike<number>} xs
+ * @param {number} [m] batch size
+ * @returns {{ cut: number, settled: boolean }}
+ */
+export function mser (xs, m = STEADY_STATE.mserBatch) {
+  const k = Math.floor(xs.length / m)
+  if (k < 2) return { cut: 0, settled: true }
+  const z = Array.from({ length: k }, (_, i) => meanOf(Array.prototype.slice.call(xs, i * m, i * m + m)))
+  // suffix sums of z and z²: the statistic for every d in O(k)
+  let s = 0
+  let s2 = 0
+  const stat = new Array(k).fill(Infinity)
+  for (let i = k - 1; i >= 0; i--) {
+    s += z[i]
+    s2 += z[i] * z[i]
+    const left = k - i
+    stat[i] = Math.max(0, s2 - s * s / left) / left ** 2
+  }
+  const last = Math.floor(k / 2)
+  let best = 0
+  for (let d = 1; d <= last; d++) if (stat[d] < stat[best] - 1e-12 * Math.abs(stat[best])) best = d
+  return { cut: best * m, settled: best < last || last === 0 }
+}
+
+/**
+ * Theil–Sen: the median of the slopes between every pair of points (Sen 1968), robust to a few wild values.
+ * @param {ArrayLike<number>} ys at x = 0, 1, 2, ...
+ */
+export function theilSen (ys) {
+  const slopes = []
+  for (let i = 0; i < ys.length; i++) for (let j = i + 1; j < ys.length; j++) slopes.push((ys[j] - ys[i]) / (j - i))
+  if (!slopes.length) return 0
+  slopes.sort((a, b) => a - b)
+  const h = slopes.length >> 1
+  return slopes.length % 2 ? slopes[h] : (slopes[h - 1] + slopes[h]) / 2
+}
+
+/** The means of consecutive batches of b observations (a remainder at the end left out). */
+export function batchMeans (xs, b) {
+  return Array.from({ length: Math.floor(xs.length / b) }, (_, i) => meanOf(Array.prototype.slice.call(xs, i * b, i * b + b)))
+}
+
+/**
+ * @typedef {{ judged: boolean, why: string | null, seconds: number, mean: number | null, halfWidth: number | null,
+ *   relHalfWidth: number | null, se: number | null, df: number | null, batch: number | null, batches: number | null,
+ *   needed: number | null,
+ *   warmup: { cut: number, settled: boolean, bias: number | null, significant: boolean | null },
+ *   drift: number | null, driftP: number | null, driftSignificant: boolean | null }} SteadyState
+ *   seconds: the seconds judged (after the first, and after the warm-up cut); mean: completions per second over them;
+ *   halfWidth: the 95% interval's half-width (req/s), relHalfWidth: relative to the mean; batch: tenths per batch;
+ *   warmup.cut: seconds cut at the start by MSER-5, bias: what the cut part changes the whole window's mean by
+ *   (relative), significant: whether that is more than the kept part's noise explains (5%); drift: the Theil–Sen
+ *   change over the whole judged window, relative to the mean (signed), driftP: the slope test's two-sided p
+ */
+
+/** The series less its line (slope per observation, through the series' mean at its middle). */
+function detrended (xs, slope) {
+  const mid = (xs.length - 1) / 2
+  return Array.from(xs, (x, i) => x - slope * (i - mid))
+}
+
+/** Theil–Sen's slope per observation of a long series, from the means of at most maxSlopePoints batches. */
+function slopeOf (xs) {
+  const b = Math.max(1, Math.ceil(xs.length / STEADY_STATE.maxSlopePoints))
+  return theilSen(batchMeans(xs, b)) / b
+}
+
+/**
+ * The long-run variance of a series of tenths (Var of its mean = longRun / n) and its degrees of freedom: overlapping
+ * batch means with batches of n / minBatches tenths (the longest that make minBatches: the least biased variance,
+ * Schmeiser 1982); `needed`, the batch size its autocorrelation asks for (batchSizeFor, on the series less its trend).
+ * Where the run is too short to rule out a per-second autocorrelation up to STEADY_STATE.assumedRho, the variance is
+ * at least the per-second sums' variance times the AR(1) factor (1 + ρ) / (1 − ρ) for the largest ρ the data allow
+ * (their lag-1 autocorrelation + 2 / √seconds, at most assumedRho), with the seconds' degrees of freedom.
+ * @param {number[]} xs
+ */
+export function longRunVariance (xs) {
+  const T = STEADY_STATE
+  const n = xs.length
+  const size = Math.floor(n / T.minBatches)
+  const needed = batchSizeFor(detrended(xs, slopeOf(xs))).size
+  const obm = overlappingBatchMeans(xs, Math.max(1, size))
+  const seconds = batchMeans(xs, T.perSecond).map(x => x * T.perSecond)
+  const k = seconds.length
+  const m = meanOf(seconds)
+  const s2 = seconds.reduce((a, x) => a + (x - m) ** 2, 0) / (k - 1)
+  const r1 = k > 2 ? autocorrelations(seconds, 1)[1] : 0
+  const rho = Math.min(T.assumedRho, Math.max(0, r1) + 2 / Math.sqrt(k))
+  const floor = s2 / T.perSecond * (1 + rho) / (1 - rho)
+  return obm.longRun >= floor
+    ? { longRun: obm.longRun, df: obm.df, size, needed }
+    : { longRun: floor, df: k - 1, size, needed }
+}
+
+/** MSER-5's cut: does the part cut differ from the rest by more than the rest's noise explains (at testAlpha)? */
+function warmupTest (xs, cut) {
+  const rest = xs.slice(cut)
+  if (rest.length < STEADY_STATE.minSeconds * STEADY_STATE.perSecond) return { significant: false }
+  const v = longRunVariance(rest)
+  const t = Math.abs(meanOf(xs.slice(0, cut)) - meanOf(rest)) / Math.sqrt(v.longRun * (1 / cut + 1 / rest.length))
+  return { significant: t > tq(1 - STEADY_STATE.testAlpha / 2, v.df) }
+}
+
+/**
+ * The drift over the whole judged window (a warm-up not over is a drift too): Theil–Sen's slope against the slope's
+ * standard error with the residuals' long-run variance (longRunVariance, so a per-second autocorrelation up to
+ * assumedRho is allowed for where the run cannot measure it), Var = σ²_lr · 12 / (N (N² − 1)) (least squares' on an
+ * even grid) over Theil–Sen's efficiency 0.955 at normal errors (Sen 1968); drift is the slope over the window
+ * relative to its mean, significant at STEADY_STATE.testAlpha (two-sided).
+ * @param {number[]} xs
+ */
+export function driftOf (xs) {
+  const r = (x, d = 3) => Math.round(x * 10 ** d) / 10 ** d
+  const all = xs.length
+  const slope = slopeOf(xs)
+  const residual = longRunVariance(detrended(xs, slope))
+  const slopeSe = Math.sqrt(residual.longRun * 12 / (all * (all * all - 1)) / 0.955)
+  const t = slopeSe > 0 ? Math.abs(slope) / slopeSe : (slope === 0 ? 0 : Infinity)
+  // no more degrees of freedom than whole seconds less one: a few seconds cannot tell their own correlation
+  const p = 2 * (1 - tCdf(t, Math.min(residual.df, Math.floor(all / STEADY_STATE.perSecond) - 1)))
+  return { drift: r(slope * all / meanOf(xs)), driftP: r(p, 4), driftSignificant: p < STEADY_STATE.testAlpha }
+}
+
+/**
+ * Judges a steady window's throughput from its completions per tenth of a second (its first second left out).
+ * Too short to judge (judged false, with why) when the tenths after the warm-up cut hold fewer than
+ * STEADY_STATE.minBatches batches of the size the autocorrelation asks for.
+ * @param {ArrayLike<number>} perTenth completions in each tenth of the steady window, in order
+ * @param {{ drift?: boolean }} [opts] drift: false skips the drift test (the --duration auto decision, once a second)
+ * @returns {SteadyState}
+ */
+export function steadyStateOf (perTenth, { drift = true } = {}) {
+  const T = STEADY_STATE
+  const r = (x, d = 3) => Math.round(x * 10 ** d) / 10 ** d
+  const judgedAll = Array.prototype.slice.call(perTenth, T.skip)
+  // MSER-5's cut is kept only where the part it cuts differs from the rest by more than the noise explains (below):
+  // cutting a stationary window would only pick its quietest end and narrow the interval falsely
+  const found = mser(judgedAll)
+  const warmTest = found.cut ? warmupTest(judgedAll, found.cut) : null
+  const warm = warmTest?.significant ? found : { cut: 0, settled: found.settled }
+  const kept = judgedAll.slice(warm.cut)
+  const n = kept.length
+  const mean = n ? meanOf(kept) : null
+  const base = {
+    judged: false,
+    seconds: r(n / T.perSecond, 1),
+    mean: mean === null ? null : r(mean * T.perSecond),
+    halfWidth: null,
+    relHalfWidth: null,
+    se: null,
+    df: null,
+    batch: null,
+    batches: null,
+    needed: null,
+    warmup: { cut: r(warm.cut / T.perSecond, 1), settled: warm.settled, bias: null, significant: null },
+    drift: null,
+    driftP: null,
+    driftSignificant: null
+  }
+  const whole = (judgedAll.length / T.perSecond).toFixed(1)
+  if (n < T.minSeconds * T.perSecond || !(mean > 0)) {
+    const why = !(mean > 0) && n ? 'no completions in the steady window' : `${whole} s judged (the first second left out): the rule needs ${T.minSeconds} s at least`
+    return { ...base, why }
+  }
+  const v = longRunVariance(kept)
+  if (v.needed > v.size) {
+    const cut = warm.cut ? `, ${base.warmup.cut} s of warm-up cut` : ''
+    // the interval is not judged; a drift still is, against a variance that allows for the correlation (below)
+    return { ...base, ...(drift ? driftOf(judgedAll) : {}), needed: v.needed, why: `${whole} s judged (the first second left out${cut}): its autocorrelation asks for batches of ${r(v.needed / T.perSecond, 1)} s, and ${T.minBatches} of them need ${r(T.minBatches * v.needed / T.perSecond, 1)} s` }
+  }
+  const se = Math.sqrt(v.longRun / n)
+  const halfWidth = tq(1 - T.alpha / 2, v.df) * se
+  const out = { ...base, judged: true, why: null, halfWidth: r(halfWidth * T.perSecond), relHalfWidth: r(halfWidth / mean), se: r(se * T.perSecond), df: r(v.df, 1), batch: v.size, batches: Math.floor(n / v.size), needed: v.needed }
+  out.warmup = warm.cut
+    ? { ...out.warmup, bias: r((meanOf(judgedAll) - mean) / mean), significant: true }
+    : { ...out.warmup, bias: 0, significant: false }
+  return drift ? { ...out, ...driftOf(judgedAll) } : out
+}
+
+/**
+ * --duration auto's decision, after each whole second: the mean is known to ±target at 95% once the window is judged,
+ * has STOP_RULE.minSeconds and room for STOP_RULE.minBatches batches of the size its autocorrelation asks for, and
+ * the interval at the stricter STOP_RULE.level is within the target. The
+ * stricter level pays for the optimism of stopping at the first look whose variance happened to be small (the
+ * calibration holds the share of stopped runs whose true error exceeds the target to 5%).
+ * @param {ArrayLike<number>} perTenth the steady window's completions per tenth so far
+ * @param {number} target relative half-width, e.g. 0.02
+ * @returns {{ reached: boolean, state: SteadyState }}
+ */
+export function autoDurationReached (perTenth, target) {
+  const state = steadyStateOf(perTenth, { drift: false })
+  if (!state.judged || state.seconds < STOP_RULE.minSeconds || state.needed * STOP_RULE.minBatches > state.seconds * STEADY_STATE.perSecond) {
+    return { reached: false, state }
+  }
+  const strict = tq(1 - (1 - STOP_RULE.level) / 2, state.df) * state.se / state.mean
+  return { reached: strict <= target, state }
+}
+
+/**
+ * --duration auto's stopping rule: at least minSeconds judged and room for minBatches batches of the size the
+ * autocorrelation asks for, and the interval at this level within the target.
+ */
+export const STOP_RULE = Object.freeze({ minSeconds: 10, minBatches: 20, level: 0.99 })

@@ -1,0 +1,106 @@
+// The steady-state estimators (analyzer/steady-state.js) on fixtures whose answer is known in closed form, and the
+// judgement they make of a run's completions per tenth of a second.
+import { test } from 'node:test'
+import assert from 'node:assert/strict'
+import { autocorrelations, batchSizeFor, overlappingBatchMeans, mser, theilSen, batchMeans, steadyStateOf, autoDurationReached, STEADY_STATE } from '../analyzer/steady-state.js'
+import { ar1Series, randomSource } from '../calibration/synth.js'
+
+const close = (a, b, tol, what) => assert.ok(Math.abs(a - b) <= tol, `${what}: ${a} vs ${b}`)
+
+test('autocorrelations: by hand for 1, 2, 3, 4 (r1 = 1.25 / 5, r2 = -1.5 / 5)', () => {
+  const r = autocorrelations([1, 2, 3, 4], 2)
+  assert.equal(r[0], 1)
+  close(r[1], 0.25, 1e-12, 'r1')
+  close(r[2], -0.3, 1e-12, 'r2')
+})
+
+test('overlapping batch means: 1..6 in batches of 2 (windows 1.5..5.5, σ² = 6·2/(5·4)·10 = 6); b = 1 is the sample variance', () => {
+  const o = overlappingBatchMeans([1, 2, 3, 4, 5, 6], 2)
+  assert.equal(o.mean, 3.5)
+  close(o.longRun, 6, 1e-12, 'long-run variance')
+  close(o.variance, 1, 1e-12, 'variance of the mean')
+  assert.equal(o.df, 3)
+  const one = overlappingBatchMeans([2, 4, 4, 4, 5, 5, 7, 9], 1)
+  close(one.longRun, 32 / 7, 1e-12, 'sample variance')
+  assert.equal(one.df, 7)
+})
+
+test('batch size from the autocorrelation: AR(1) φ = 0.5 asks for ⌈(φ / (1 − φ²)) / 0.05⌉ = 14; white noise for 1 or 2', () => {
+  const ar = ar1Series(randomSource(11), { length: 200000, mean: 100, cv: 0.1, rho: 0.5 })
+  const b = batchSizeFor(ar).size
+  assert.ok(b >= 12 && b <= 16, `AR(1) 0.5: ${b}`)
+  const white = ar1Series(randomSource(12), { length: 200000, mean: 100, cv: 0.1 })
+  assert.ok(batchSizeFor(white).size <= 2, `white: ${batchSizeFor(white).size}`)
+  // an alternating series is negatively correlated: no batching needed
+  assert.equal(batchSizeFor(Array.from({ length: 200 }, (_, i) => i % 2)).size, 1)
+})
+
+test('MSER-5: a step after the first batch is cut there; a series rising through its first half has not settled', () => {
+  const step = [...Array(5).fill(0), ...Array(25).fill(10)]
+  assert.deepEqual(mser(step), { cut: 5, settled: true })
+  assert.deepEqual(mser(Array.from({ length: 30 }, (_, i) => i)), { cut: 15, settled: false })
+  assert.deepEqual(mser(Array(30).fill(7)), { cut: 0, settled: true })
+})
+
+test('Theil–Sen: the median of the pairwise slopes, robust to a wild value; batch means', () => {
+  assert.equal(theilSen([1, 3, 5, 7, 100]), 2)
+  assert.equal(theilSen([5, 4, 3, 2]), -1)
+  assert.deepEqual(batchMeans([1, 2, 3, 4, 5, 6, 7], 3), [2, 5])
+})
+
+const tenths = (seconds, f) => Array.from({ length: seconds * 10 }, (_, i) => f(i))
+
+test('a constant throughput: judged, its mean exact, no drift, no warm-up cut', () => {
+  const s = steadyStateOf(tenths(11, () => 100))
+  assert.equal(s.judged, true)
+  assert.equal(s.mean, 1000)
+  assert.equal(s.halfWidth, 0)
+  assert.equal(s.seconds, 10)
+  assert.equal(s.drift, 0)
+  assert.equal(s.driftSignificant, false)
+  assert.equal(s.warmup.cut, 0)
+})
+
+test('a throughput climbing 1 per tenth: Theil–Sen gives the exact relative drift over the judged window', () => {
+  // judged tenths 10..109 (the first second left out), values 110..209: slope 1, mean 159.5, drift 100 / 159.5
+  const s = steadyStateOf(tenths(11, i => 100 + i))
+  assert.equal(s.judged, true)
+  close(s.drift, 100 / 159.5, 0.001, 'drift')
+  assert.equal(s.driftSignificant, true)
+})
+
+test('a warm-up: the first 3 s at half speed are cut, the mean is the steady one, the whole window is 7.5% below it', () => {
+  const rng = randomSource(5)
+  const s = steadyStateOf(tenths(21, i => (i < 40 ? 50 : 100) + Math.round(rng.normal())))
+  assert.equal(s.judged, true)
+  assert.equal(s.warmup.cut, 3)
+  assert.equal(s.warmup.significant, true)
+  close(s.mean, 1000, 5, 'mean after the cut')
+  close(s.warmup.bias, -0.075, 0.002, 'bias')
+})
+
+test('too short to judge: under 3 s after the first, or batches the autocorrelation asks for that do not fit 10 times', () => {
+  const short = steadyStateOf(tenths(3, () => 100))
+  assert.equal(short.judged, false)
+  assert.match(short.why, /2\.0 s judged \(the first second left out\): the rule needs 3 s at least/)
+  assert.equal(short.relHalfWidth, null)
+  // a level that changes once a second: tenths correlated over a second, 5 s judged
+  const rng = randomSource(9)
+  let level = 100
+  const blocky = tenths(6, i => { if (i % 10 === 0) level = 100 + 20 * rng.normal(); return level })
+  const s = steadyStateOf(blocky)
+  assert.equal(s.judged, false)
+  assert.match(s.why, /its autocorrelation asks for batches of \d+(\.\d)? s, and 10 of them need/)
+  assert.ok(s.needed > 5, String(s.needed))
+})
+
+test('--duration auto\'s decision: a constant series is known once 10 s are judged, not before; a noisy one is not', () => {
+  assert.equal(autoDurationReached(tenths(11, () => 100), 0.02).reached, true)
+  assert.equal(autoDurationReached(tenths(10, () => 100), 0.02).reached, false)
+  const rng = randomSource(3)
+  const noisy = tenths(12, () => 100 + 30 * rng.normal())
+  const d = autoDurationReached(noisy, 0.02)
+  assert.equal(d.reached, false)
+  assert.ok(d.state.relHalfWidth > 0.02, JSON.stringify(d.state))
+  assert.equal(STEADY_STATE.minBatches, 10)
+})
