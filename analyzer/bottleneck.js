@@ -10,6 +10,8 @@ export const BOTTLENECK_THRESHOLDS = Object.freeze({
   hostIdlePct: 5, // the host's cores all busy
   lbCores: 0.9, // HAProxy's CPU: about one core (it balances on one thread per core it is given)
   lbQueue: 1, // requests waiting in HAProxy for a server, on average
+  lbErrors: 1, // a 5xx HAProxy answered itself in the window (no replica's answer): any
+  lbDown: 1, // a replica HAProxy held down in the window (marked down by its checks or its connections' errors): any
   elu: 0.95, // an event loop busy 95% of the time or more: saturated
   gcShare: 0.2, // a fifth of an instance's time in GC pauses
   gcElu: 0.8, // ... while its loop is mostly busy
@@ -34,6 +36,15 @@ const fix = (x, d = 2) => Number(x).toFixed(d)
  *   string, line: string }[], unchecked: string[] }} Bottleneck
  */
 
+/**
+ * A replica HAProxy held down, in words: when it was marked down (from the steady window's start), how often, how long.
+ * @param {{ server: string, times: number, firstAfterS: number, downS: number, downAtEnd: boolean }} d
+ */
+const downSays = (d) => {
+  const when = d.firstAfterS < 0 ? `${fix(-d.firstAfterS, 1)} s before` : `${fix(d.firstAfterS, 1)} s into`
+  const times = d.times > 1 ? ` (${d.times} times)` : ''
+  return `replica ${d.server} marked down by HAProxy ${when} the window${times}, down ${d.downS} s${d.downAtEnd ? ' to its end' : ''}`
+}
 const busiest = (list) => list.reduce((a, b) => (b.elu > (a?.elu ?? -1) ? b : a), null)
 const hostIdleEvidence = (f) => (f.hostIdle === null ? [] : [{ figure: 'host-idle', value: f.hostIdle, says: `host ${Math.round(f.hostIdle)}% idle` }])
 
@@ -77,6 +88,16 @@ export const BOTTLENECK_RULES = [
     test: (f) => {
       const cores = f.roles?.['load-balancer']
       const ev = []
+      // what the balancer answered itself, and the replicas it took out, come first: the run's answers were not all the
+      // server's
+      if (f.lb?.errors >= T.lbErrors) {
+        const x = f.lb.errors / Math.max(1, f.lb.requests)
+        const share = `${(100 * x).toFixed(x < 0.01 ? 2 : 0)}%`
+        const says = `HAProxy answered ${f.lb.errors} of ${f.lb.requests} requests (${share}) with a 5xx itself`
+        ev.push({ figure: 'lb-errors', value: f.lb.errors, threshold: T.lbErrors, op: '>=', says })
+      }
+      const down = f.lb?.down ?? []
+      if (down.length >= T.lbDown) ev.push({ figure: 'lb-down', value: down.length, threshold: T.lbDown, op: '>=', says: down.map(downSays).join('; ') })
       if (cores !== undefined && cores >= T.lbCores) ev.push({ figure: 'lb-cores', value: cores, threshold: T.lbCores, op: '>=', says: `HAProxy at ${fix(cores)} cores` })
       if (f.lb && f.lb.queue >= T.lbQueue) ev.push({ figure: 'lb-queue', value: f.lb.queue, threshold: T.lbQueue, op: '>=', says: `${fix(f.lb.queue, 1)} requests queued in HAProxy on average (at most ${f.lb.maxQueue})` })
       return ev.length ? ev : null

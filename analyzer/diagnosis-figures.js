@@ -81,21 +81,72 @@ export function summarizeRoles ({ timeline, window, instances, processShape, gen
 }
 
 /**
- * HAProxy's figures over the window (a local run's `lb` series): mean sessions, queue and its highest, request rate.
- * @param {{ intervalMs: number, samples: { t: number, sessions: number, queue: number, rate: number }[] } | undefined}
- *   lb
+ * HAProxy's figures over the window (a local run's `lb` series): mean sessions, queue and its highest, request rate;
+ * where the samples carry HAProxy's counters (`parseHaproxyStat` in executor/haproxy.js), also the requests it
+ * received in the window, the 5xx it answered itself (`errors`: no replica's answer), and each replica it held down
+ * in the window (`down`, see serversDown).
+ * @param {{ intervalMs: number, samples: { t: number, sessions: number, queue: number, rate: number, requests?: number,
+ *   lbErrors?: number, servers?: LbServer[] }[] } | undefined} lb
  * @param {{ from: number, to: number }} window
  */
 export function summarizeLb (lb, window) {
   const s = inWindow(lb, window)
   if (!s.length) return null
-  return {
+  const figures = {
     samples: s.length,
     sessions: round3(mean(s.map(x => x.sessions))),
     queue: round3(mean(s.map(x => x.queue))),
     maxQueue: Math.max(...s.map(x => x.queue)),
     rate: round3(mean(s.map(x => x.rate)))
   }
+  const last = s.at(-1)
+  if (!last.servers) return figures
+  // the counters are totals: the window's are the last sample's less the one just before the window's first
+  const before = lb?.samples[lb.samples.indexOf(s[0]) - 1] ?? s[0]
+  return {
+    ...figures,
+    requests: last.requests - before.requests,
+    errors: last.lbErrors - before.lbErrors,
+    down: serversDown(before === s[0] ? s : [before, ...s], window)
+  }
+}
+
+/**
+ * @typedef {{ name: string, up: boolean, downs: number, downtimeS: number, lastChangeS: number }} LbServer
+ */
+
+/**
+ * The replicas HAProxy held down in a series (its first sample the baseline): for each, how many times it was marked
+ * down, when first (seconds from the window's start, from the seconds since its state last changed, which HAProxy
+ * gives rounded down: within a second; negative when it was down already before the window), how many seconds it was
+ * down in all, and whether it was still down at the end.
+ * @param {{ t: number, servers?: LbServer[] }[]} samples
+ * @param {{ from: number }} window
+ */
+function serversDown (samples, window) {
+  const out = []
+  const first = samples[0].servers ?? []
+  const last = samples.at(-1).servers ?? []
+  for (const end of last) {
+    const start = first.find(v => v.name === end.name) ?? { ...end, downs: 0, downtimeS: 0 }
+    const series = samples.map(x => ({ t: x.t, v: x.servers?.find(w => w.name === end.name) })).filter(x => x.v)
+    let at = null
+    for (let i = 0; i < series.length && at === null; i++) {
+      const { t, v } = series[i]
+      const prev = series[i - 1]
+      if (!v.up) at = Math.max(prev?.t ?? -Infinity, t - v.lastChangeS * 1000)
+      else if (prev && v.downs > prev.v.downs) at = prev.t
+    }
+    if (at === null) continue
+    out.push({
+      server: end.name,
+      times: end.downs - start.downs,
+      firstAfterS: Math.round((at - window.from) / 100) / 10,
+      downS: end.downtimeS - start.downtimeS,
+      downAtEnd: !end.up
+    })
+  }
+  return out
 }
 
 /**

@@ -11,8 +11,6 @@ import { ROOT } from '../lib/paths.js'
 
 /** HAProxy exits at start when maxconn does not fit a container's FD limit (about 20000 here). */
 export const LB_MAXCONN = 4000
-/** How a server is checked and what happens when it goes down (the same locally and on Swarm). */
-const CHECK = 'check inter 1s fall 2 rise 1 on-marked-down shutdown-sessions'
 
 /**
  * The version of the haproxy on PATH, e.g. "2.6.12-1+deb12u4", or null when there is none.
@@ -36,15 +34,17 @@ export function requireHaproxy () {
  *   `listen`;
  * - on this machine, `ports`: one server per loopback port, listening on 127.0.0.1:`listen`.
  * With `statsSocket`, HAProxy answers `show stat` on that unix socket (its sessions, queue and rate). `health` is the
- * path each server is checked on (a 2xx is up).
+ * path each server is checked on (a 2xx is up); how it is checked, and when it is marked down, is the template's
+ * `default-server` line (a slow replica is not taken down, a dead one is within seconds: see stacks/haproxy.cfg).
  * @param {{ listen: number, service?: string, port?: number, slots?: number, ports?: number[], maxconn?: number,
  *   statsSocket?: string, health?: string }} opts
  */
 export function renderHaproxyConfig ({ listen, service, port, slots = 16, ports, maxconn = LB_MAXCONN, statsSocket, health = '/healthz' }) {
   if (!ports && !service) throw internalError('renderHaproxyConfig needs the replicas: a Swarm service or loopback ports')
+  // a local server is named as its replica is in run.json's placement (r1, r2, ...): HAProxy's stats name the replica
   const servers = ports
-    ? ports.map((p, i) => `    server s${i} 127.0.0.1:${p} ${CHECK}`)
-    : [`    server-template app ${slots} tasks.${service}:${port} ${CHECK} resolvers docker init-addr none`]
+    ? ports.map((p, i) => `    server r${i + 1} 127.0.0.1:${p} check`)
+    : [`    server-template app ${slots} tasks.${service}:${port} check resolvers docker init-addr none`]
   const values = {
     maxconn: Math.min(maxconn, LB_MAXCONN),
     stats: statsSocket ? `    stats socket ${statsSocket} mode 600 level user` : '',
@@ -109,11 +109,17 @@ export async function startHaproxy ({ port, backends, runDir, health }) {
 }
 
 /**
- * What HAProxy says of its traffic now (`show stat` on its stats socket): the frontend's current sessions and session
- * rate, the backend's queue (requests waiting for a server) and its current sessions; null when it does not answer.
+ * @typedef {{ sessions: number, rate: number, queue: number, backendSessions: number, requests: number,
+ *   lbErrors: number, servers: { name: string, up: boolean, downs: number, downtimeS: number, lastChangeS: number }[]
+ * }} HaproxyStat
+ */
+
+/**
+ * What HAProxy says of its traffic now (`show stat` on its stats socket); null when it does not answer. See
+ * parseHaproxyStat.
  * @param {string} socketPath
  * @param {{ timeoutMs?: number }} [opts]
- * @returns {Promise<{ sessions: number, rate: number, queue: number, backendSessions: number } | null>}
+ * @returns {Promise<HaproxyStat | null>}
  */
 export function readHaproxyStats (socketPath, { timeoutMs = 500 } = {}) {
   return new Promise((resolve) => {
@@ -129,8 +135,15 @@ export function readHaproxyStats (socketPath, { timeoutMs = 500 } = {}) {
 }
 
 /**
- * The figures readHaproxyStats answers, from `show stat`'s CSV (columns found by the header's names).
+ * The figures of `show stat`'s CSV (columns found by the header's names): now, the frontend's current sessions and
+ * session rate, the backend's queue (requests waiting for a server) and its current sessions; counted since HAProxy
+ * started, the requests it received (`requests`) and the 5xx it answered itself (`lbErrors`: the backend's 5xx less
+ * those its servers answered — a 503 when no replica is up or none took the connection, a 504 when one did not answer
+ * within `timeout server`, a 502 when its answer was cut); and each server (a replica): whether it is up now, how many
+ * times it was marked down (`downs`), for how many seconds in all (`downtimeS`), and the seconds since its state last
+ * changed (`lastChangeS`).
  * @param {string} csv
+ * @returns {HaproxyStat | null}
  */
 export function parseHaproxyStat (csv) {
   const lines = csv.split('\n').filter(Boolean)
@@ -141,5 +154,22 @@ export function parseHaproxyStat (csv) {
   const front = rows.find(r => r[1] === 'FRONTEND')
   const back = rows.find(r => r[1] === 'BACKEND')
   if (!front || !back) return null
-  return { sessions: at(front, 'scur'), rate: at(front, 'rate'), queue: at(back, 'qcur'), backendSessions: at(back, 'scur') }
+  const servers = rows.filter(r => r[0] === back[0] && r !== back)
+  const served5xx = servers.reduce((sum, r) => sum + at(r, 'hrsp_5xx'), 0)
+  return {
+    sessions: at(front, 'scur'),
+    rate: at(front, 'rate'),
+    queue: at(back, 'qcur'),
+    backendSessions: at(back, 'scur'),
+    requests: at(front, 'req_tot'),
+    lbErrors: Math.max(0, at(back, 'hrsp_5xx') - served5xx),
+    servers: servers.map(r => ({
+      name: r[1],
+      // DOWN (and DOWN n/m, on its way back up) or MAINT (a Swarm slot no task fills) takes no request
+      up: !/^(DOWN|MAINT)/.test(r[cols.indexOf('status')] ?? ''),
+      downs: at(r, 'chkdown'),
+      downtimeS: at(r, 'downtime'),
+      lastChangeS: at(r, 'lastchg')
+    }))
+  }
 }

@@ -4,12 +4,15 @@
 // this process's own event loop; HAProxy's `show stat`.
 import { test } from 'node:test'
 import assert from 'node:assert/strict'
+import { readFileSync } from 'node:fs'
+import { join } from 'node:path'
 import { judgeBottleneck, BOTTLENECK_THRESHOLDS as T, BOTTLENECK_RULES } from '../analyzer/bottleneck.js'
-import { summarizeInstances, summarizeRoles } from '../analyzer/diagnosis-figures.js'
+import { summarizeInstances, summarizeLb, summarizeRoles } from '../analyzer/diagnosis-figures.js'
 import { whyCurvesBend } from '../analyzer/why-bends.js'
 import { formatTelemetry, parseTelemetry } from '../lib/telemetry.js'
 import { startTelemetry } from '../register/telemetry.js'
 import { parseHaproxyStat } from '../executor/haproxy.js'
+import { ROOT } from '../lib/paths.js'
 
 const worker = (over = {}) => ({ id: 'w1', pid: 1, role: 'worker', samples: 5, elu: 0.5, cpu: 0.5, delay: { p50: 1, p99: 5, max: 9 }, gcShare: 0.01, heapMB: 20, ...over })
 /** figures of a run that nothing limited: half-busy loops, an idle host, a quiet generator */
@@ -28,6 +31,8 @@ const calm = {
   latencyMs: 2,
   throughput: 1000
 }
+/** HAProxy's figures of a run it balanced without trouble: nothing queued, no 5xx of its own, no replica down */
+const quietLb = { samples: 5, sessions: 8, queue: 0, maxQueue: 0, rate: 900, requests: 5000, errors: 0, down: [] }
 const withWorker = (over) => ({ ...calm, instances: [worker(over)], workers: [worker(over)] })
 
 test('each rule names its bottleneck from its own figure, with the figure and its threshold as evidence', () => {
@@ -37,6 +42,8 @@ test('each rule names its bottleneck from its own figure, with the figure and it
     ['host-cpu', { ...calm, hostIdle: 1.5 }, 'host-idle', 1.5],
     ['load-balancer', { ...calm, roles: { ...calm.roles, 'load-balancer': 0.95 } }, 'lb-cores', 0.95],
     ['load-balancer', { ...calm, lb: { queue: 12, maxQueue: 40, sessions: 50, rate: 900 } }, 'lb-queue', 12],
+    ['load-balancer', { ...calm, lb: { ...quietLb, requests: 5000, errors: 4950 } }, 'lb-errors', 4950],
+    ['load-balancer', { ...calm, lb: { ...quietLb, down: [{ server: 'r2', times: 1, firstAfterS: 2.1, downS: 3, downAtEnd: true }] } }, 'lb-down', 1],
     ['gc', withWorker({ elu: 0.9, gcShare: 0.3 }), 'gc-share', 0.3],
     ['event-loop', withWorker({ elu: 0.99, cpu: 0.98 }), 'elu', 0.99],
     ['io', { ...withWorker({ elu: 0.1, cpu: 0.05 }), server: 0.05, throughput: 100, latencyMs: 40 }, 'mean-elu', 0.1],
@@ -128,9 +135,59 @@ test('the monitor measures this process: a loop blocked most of an interval read
 })
 
 test('HAProxy\'s show stat: the frontend\'s sessions and rate, the backend\'s queue, by the header\'s column names', () => {
-  const csv = '# pxname,svname,qcur,qmax,scur,smax,rate\nbench,FRONTEND,,,12,30,950\napp,s0,0,0,6,9,\napp,BACKEND,3,7,12,30,900\n'
-  assert.deepEqual(parseHaproxyStat(csv), { sessions: 12, rate: 950, queue: 3, backendSessions: 12 })
+  const csv = '# pxname,svname,qcur,qmax,scur,smax,rate\nbench,FRONTEND,,,12,30,950\napp,r1,0,0,6,9,\napp,BACKEND,3,7,12,30,900\n'
+  assert.deepEqual(parseHaproxyStat(csv), {
+    sessions: 12,
+    rate: 950,
+    queue: 3,
+    backendSessions: 12,
+    requests: 0,
+    lbErrors: 0,
+    servers: [{ name: 'r1', up: true, downs: 0, downtimeS: 0, lastChangeS: 0 }]
+  })
   assert.equal(parseHaproxyStat('Unknown command'), null)
+  // the counters: the 5xx HAProxy answered itself are the backend's less its servers' own; a server DOWN is not up
+  const counted = '# pxname,svname,scur,req_tot,status,chkdown,downtime,lastchg,hrsp_5xx\nbench,FRONTEND,4,900,OPEN,,,,130\n' +
+    'app,r1,2,,UP,0,0,40,30\napp,r2,0,,DOWN,2,7,3,0\napp,BACKEND,4,,UP,1,0,40,130\n'
+  const stat = parseHaproxyStat(counted)
+  assert.equal(stat.requests, 900)
+  assert.equal(stat.lbErrors, 100)
+  assert.deepEqual(stat.servers, [
+    { name: 'r1', up: true, downs: 0, downtimeS: 0, lastChangeS: 40 },
+    { name: 'r2', up: false, downs: 2, downtimeS: 7, lastChangeS: 3 }
+  ])
+})
+
+test('HAProxy recorded taking a busy replica down (the old checks): its 503s and the replica marked down, and when, name `load-balancer`, not `none`', () => {
+  const rec = JSON.parse(readFileSync(join(ROOT, 'test/fixtures/haproxy/old-check-busy-replica.json'), 'utf8'))
+  const series = { intervalMs: rec.intervalMs, samples: rec.dumps.map(d => ({ t: d.t, ...parseHaproxyStat(d.csv) })) }
+  const window = { from: rec.steadyStart, to: rec.steadyEnd }
+  const lb = summarizeLb(series, window)
+  // the counters of the dumps, read by hand: 32,073 requests and 32,050 5xx of HAProxy's at the last one in the
+  // window, 16 and 0 at the one before it; r1 DOWN from the dump 3.0 s into the window (its state had just changed)
+  assert.deepEqual({ requests: lb.requests, errors: lb.errors }, { requests: 32057, errors: 32050 })
+  assert.deepEqual(lb.down, [{ server: 'r1', times: 1, firstAfterS: 3, downS: 2, downAtEnd: true }])
+  // the figures the run's diagnosis had: its loop half busy (the replica served few requests), the host idle
+  const b = judgeBottleneck({ ...calm, lb })
+  assert.equal(b.kind, 'load-balancer', JSON.stringify(b))
+  assert.deepEqual(b.evidence.map(e => [e.figure, e.value]), [['lb-errors', 32050], ['lb-down', 1]])
+  assert.equal(b.line, 'HAProxy answered 32050 of 32057 requests (100%) with a 5xx itself, replica r1 marked down by HAProxy 3.0 s into the window, down 2 s to its end')
+  // without the counters (a run recorded before they were read) the same figures judge as they did: none
+  const { requests, errors, down, ...before } = lb
+  assert.equal(judgeBottleneck({ ...calm, lb: before }).kind, 'none')
+})
+
+test('a replica HAProxy held down: when first, how often, how long; down before the window is said as before it', () => {
+  const at = (t, up, downs, downtimeS, lastChangeS) => ({ t, sessions: 1, queue: 0, rate: 1, requests: t, lbErrors: 0, servers: [{ name: 'r1', up, downs, downtimeS, lastChangeS }] })
+  const window = { from: 10_000, to: 16_000 }
+  // marked down between 11.5 and 12.5 s, back 2 s later, down again and back between two samples, at the end down
+  const flapping = [at(9500, true, 0, 0, 9), at(10_500, true, 0, 0, 10), at(11_500, true, 0, 0, 11), at(12_500, false, 1, 0, 0),
+    at(13_500, false, 1, 1, 1), at(14_500, true, 1, 2, 0), at(15_500, true, 2, 2, 0)]
+  assert.deepEqual(summarizeLb({ intervalMs: 1000, samples: flapping }, window).down, [{ server: 'r1', times: 2, firstAfterS: 2.5, downS: 2, downAtEnd: false }])
+  const gone = [at(9500, false, 1, 4, 4), at(10_500, false, 1, 5, 5), at(11_500, false, 1, 6, 6)]
+  const [d] = summarizeLb({ intervalMs: 1000, samples: gone }, window).down
+  assert.deepEqual(d, { server: 'r1', times: 0, firstAfterS: -4.5, downS: 2, downAtEnd: true })
+  assert.match(judgeBottleneck({ ...calm, lb: { ...quietLb, down: [d] } }).line, /^replica r1 marked down by HAProxy 4\.5 s before the window, down 2 s to its end$/)
 })
 
 test('why the curves bend: each N\'s bottleneck from its runs (by folder), the limit that holds to the largest N, the fit', () => {
