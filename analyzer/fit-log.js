@@ -4,7 +4,8 @@
 
 /**
  * @typedef {'usl'|'amdahl'|'ceiling'} ShapeModel
- * @typedef {{ ns: number[], logN: number[], counts: number[], means: number[], pure: number, rows: number }} LogData
+ * @typedef {{ ns: number[], logN: number[], counts: number[], means: number[], pure: number, rows: number, scratch?:
+ *   Float64Array, lastA?: number }} LogData
  *   per distinct N: counts (runs) and the mean of their log throughput; pure: the sum of squares of the runs around
  *   their N's mean (log scale); rows: runs in all
  * @typedef {{ sigma?: number, lambda?: number, c?: number }} Shape sigma, lambda (USL, Amdahl) or the change point c
@@ -46,19 +47,6 @@ export function logData (rows) {
 }
 
 /**
- * log X(N) - log gamma of a model's shape at the j-th N.
- * @param {LogData} d
- * @param {ShapeModel} model
- * @param {Shape} s
- * @param {number} j
- */
-export function shapeAt (d, model, s, j) {
-  const n = d.ns[j]
-  if (model === 'ceiling') return Math.log(Math.min(n, s.c))
-  return d.logN[j] - Math.log(1 + s.sigma * (n - 1) + (model === 'usl' ? s.lambda * n * (n - 1) : 0))
-}
-
-/**
  * The sum of squares of a shape with its best log gamma (or with log gamma held at `a`).
  * @param {LogData} d
  * @param {ShapeModel} model
@@ -67,15 +55,36 @@ export function shapeAt (d, model, s, j) {
  * @returns {{ a: number, ssr: number }}
  */
 export function ssrOfShape (d, model, s, a) {
-  const g = d.means.map((_, j) => shapeAt(d, model, s, j))
+  const ssr = ssrOf(d, model, s.sigma ?? 0, s.lambda ?? 0, s.c ?? 0, a)
+  return { a: d.lastA, ssr }
+}
+
+/**
+ * ssrOfShape without objects (it runs hundreds of thousands of times in a calibration): the SSR, its log gamma left
+ * in d.lastA.
+ * @param {LogData & { lastA?: number }} d
+ * @param {ShapeModel} model
+ * @param {number} sigma
+ * @param {number} lambda
+ * @param {number} c
+ * @param {number} [a]
+ */
+function ssrOf (d, model, sigma, lambda, c, a) {
+  const k = d.means.length
+  const g = d.scratch ?? (d.scratch = new Float64Array(k))
+  for (let j = 0; j < k; j++) {
+    const n = d.ns[j]
+    g[j] = model === 'ceiling' ? Math.log(Math.min(n, c)) : d.logN[j] - Math.log(1 + sigma * (n - 1) + (model === 'usl' ? lambda * n * (n - 1) : 0))
+  }
   if (a === undefined) {
     let num = 0
-    for (let j = 0; j < g.length; j++) num += d.counts[j] * (d.means[j] - g[j])
+    for (let j = 0; j < k; j++) num += d.counts[j] * (d.means[j] - g[j])
     a = num / d.rows
   }
   let ssr = d.pure
-  for (let j = 0; j < g.length; j++) ssr += d.counts[j] * (d.means[j] - g[j] - a) ** 2
-  return { a, ssr: Number.isFinite(ssr) ? ssr : Infinity }
+  for (let j = 0; j < k; j++) ssr += d.counts[j] * (d.means[j] - g[j] - a) ** 2
+  d.lastA = a
+  return Number.isFinite(ssr) ? ssr : Infinity
 }
 
 const GOLDEN = (Math.sqrt(5) - 1) / 2
@@ -142,7 +151,7 @@ export function fitShape (d, model, held = {}, steps = 18) {
   const grid = lambdaGrid(d.ns.at(-1))
   if (model === 'ceiling') {
     if (held.c !== undefined) return { shape: { c: held.c }, ...ssrOfShape(d, model, { c: held.c }, a) }
-    const r = minimize1(c => ssrOfShape(d, model, { c }, a).ssr, changeGrid(d), steps)
+    const r = minimize1(c => ssrOf(d, model, 0, 0, c, a), changeGrid(d), steps)
     return { shape: { c: r.x }, ...ssrOfShape(d, model, { c: r.x }, a) }
   }
   // a term that buys nothing (exact data: SSR differences at rounding level) is reported at its bound, 0
@@ -150,9 +159,9 @@ export function fitShape (d, model, held = {}, steps = 18) {
   const lambdaOf = sigma => (model === 'amdahl' ? 0 : held.tie ? held.tie(sigma) : held.lambda)
   const inner = sigma => {
     const lam = lambdaOf(sigma)
-    if (lam !== undefined) return { lambda: lam, v: ssrOfShape(d, model, { sigma, lambda: lam }, a).ssr }
-    const r = minimize1(lambda => ssrOfShape(d, model, { sigma, lambda }, a).ssr, grid, steps)
-    const zero = ssrOfShape(d, model, { sigma, lambda: 0 }, a).ssr
+    if (lam !== undefined) return { lambda: lam, v: ssrOf(d, model, sigma, lam, 0, a) }
+    const r = minimize1(lambda => ssrOf(d, model, sigma, lambda, 0, a), grid, steps)
+    const zero = ssrOf(d, model, sigma, 0, 0, a)
     return zero <= r.v + tie ? { lambda: 0, v: zero } : { lambda: r.x, v: r.v }
   }
   let sigma = held.sigma

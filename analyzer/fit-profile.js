@@ -15,10 +15,16 @@ import { fitShape, minimize1, ssrOfShape, changeGrid, lambdaGrid, SIGMA_GRID } f
 
 /** The cutoffs of the profile statistic at 95%: c95 inside the range, c90 at a bound. */
 export function cutoffs (dof) {
-  const t95 = tQuantile(0.975, dof)
-  const t90 = tQuantile(0.95, dof)
-  return { c95: t95 * t95, c90: t90 * t90 }
+  if (!CUTOFFS.has(dof)) {
+    const t95 = tQuantile(0.975, dof)
+    const t90 = tQuantile(0.95, dof)
+    CUTOFFS.set(dof, { c95: t95 * t95, c90: t90 * t90 })
+  }
+  return CUTOFFS.get(dof)
 }
+
+/** @type {Map<number, { c95: number, c90: number }>} */
+const CUTOFFS = new Map()
 
 /**
  * The region {θ : stat(θ) <= c95} around the estimate, found by probing outward and bisecting.
@@ -60,6 +66,19 @@ export function regionOf (stat, est, { up, down, c95, c90, bound, openLo = false
   return { lo: lo.end, hi: hi.end, atBound: bound === 'lo' ? lo.reached : bound === 'hi' ? hi.reached : false, boundStat }
 }
 
+/**
+ * The finite end of a one-sided statement ("σ ≤ hi", "N* ≥ lo"): where the other end is open or at its bound, the
+ * printed bound is one-sided, so its end is the crossing of the one-sided cutoff c90 (a 95% bound, not 97.5%).
+ * @param {(x: number) => number} stat
+ * @param {number} est
+ * @param {number[]} probes outward on the finite side
+ * @param {number} c90
+ * @param {boolean} open reaching the last probe leaves the end open (null)
+ */
+function oneSidedEnd (stat, est, probes, c90, open = false) {
+  return regionOf(stat, est, { up: probes, down: [], c95: c90, c90, openHi: open }).hi
+}
+
 /** Golden-section steps inside a profile's refit: its SSR is flat near the least, so a coarser search is as exact. */
 const PROFILE_STEPS = 12
 
@@ -77,12 +96,28 @@ function statistic (d, model, ssrMin, s2) {
 }
 
 /**
+ * Whether a term is identified — its region clear of 0 at the two-sided cutoff (a 2.5% test, so that few terms are
+ * claimed that are not there), and sigma's clear of 1. When not, the region's top is printed as a bound ("≤ hi"): at
+ * the two-sided cutoff, a conservative one-sided bound (97.5% where the profile is regular; at one-sided 95% it
+ * covered 91% in the small designs of calibration/scenarios/fit.js).
+ * @param {Region} r
+ * @param {number} dof
+ * @param {boolean} unit the parameter's range ends at 1 (sigma)
+ * @returns {Region & { identified: boolean }}
+ */
+function identify (r, dof, unit) {
+  const atOne = unit && r.hi >= 1 - 1e-9
+  return { ...r, identified: !r.atBound && r.lo > 0 && (r.boundStat === null || r.boundStat > cutoffs(dof).c95) && !atOne }
+}
+
+/**
  * 95% profile regions of sigma and lambda (USL), sigma (Amdahl), and N* (USL).
  * @param {LogData} d
  * @param {ShapeModel} model
  * @param {{ shape: { sigma?: number, lambda?: number }, ssr: number }} fit
  * @param {number} dof
- * @returns {{ sigma: Region, lambda: Region | null, nStar: Region | null }}
+ * @typedef {Region & { identified: boolean }} TermRegion
+ * @returns {{ sigma: TermRegion, lambda: TermRegion | null, nStar: Region | null }}
  */
 export function curveRegions (d, model, fit, dof) {
   const s2 = fit.ssr / dof
@@ -91,13 +126,13 @@ export function curveRegions (d, model, fit, dof) {
   const sigma = fit.shape.sigma
   const sigmaUp = [0.01, 0.03, 0.07, 0.15, 0.3, 0.5, 0.75, 1].map(f => sigma + (1 - sigma) * f)
   const sigmaDown = [0.85, 0.6, 0.35, 0.15, 0.05, 0].map(f => sigma * f)
-  const rs = regionOf(x => stat({ sigma: x }), sigma, { up: outward(sigma, sigmaUp, 1), down: outward(sigma, sigmaDown, -1), c95, c90, bound: 'lo' })
+  const rs = identify(regionOf(x => stat({ sigma: x }), sigma, { up: outward(sigma, sigmaUp, 1), down: outward(sigma, sigmaDown, -1), c95, c90, bound: 'lo' }), dof, true)
   if (model !== 'usl') return { sigma: rs, lambda: null, nStar: null }
   const lambda = fit.shape.lambda
   const grid = lambdaGrid(d.ns.at(-1))
   const up = lambda > 0 ? [lambda * 1.3, ...grid.filter(g => g > lambda * 1.3)] : grid.slice(1)
   const down = lambda > 0 ? [lambda * 0.75, ...grid.filter(g => g > 0 && g < lambda * 0.75).reverse(), 0] : []
-  const rl = regionOf(x => stat({ lambda: x }), lambda, { up, down, c95, c90, bound: 'lo' })
+  const rl = identify(regionOf(x => stat({ lambda: x }), lambda, { up, down, c95, c90, bound: 'lo' }), dof, false)
   // N* = sqrt((1 - sigma) / lambda): held at m, lambda follows sigma; no peak (lambda = 0) is N* at infinity
   const nStar = lambda > 0 && sigma < 1 ? Math.sqrt((1 - sigma) / lambda) : null
   let rn = null
@@ -112,7 +147,11 @@ export function curveRegions (d, model, fit, dof) {
       openHi: true
     })
     // an open top: the peak may lie beyond any N; the region then also holds "no peak" when lambda = 0 is in
-    if (rn.hi === null || noPeak <= c95) { rn.hi = null; rn.atBound = noPeak <= c95 }
+    if (rn.hi === null || noPeak <= c95) {
+      rn.hi = null
+      rn.atBound = noPeak <= c95
+      rn.lo = oneSidedEnd(m => stat(tie(m)), nStar, [0.95, 0.85, 0.7, 0.5, 0.3, 0.15].map(f => nStar * f), c90)
+    }
   }
   return { sigma: rs, lambda: rl, nStar: rn }
 }
@@ -142,6 +181,7 @@ export function asymptoteRegion (d, fit, dof) {
   })
   const noLimit = Math.max(0, (fitShape(d, 'amdahl', { sigma: 0 }).ssr - fit.ssr) / s2)
   if (noLimit <= c95) r.hi = null
+  if (r.hi === null) r.lo = oneSidedEnd(stat, est, [0.99, 0.97, 0.93, 0.85, 0.7, 0.5, 0.3].map(f => est * f), c90)
   r.atBound = noLimit <= c95
   return r
 }
@@ -169,6 +209,9 @@ export function ceilingRegions (d, fit, dof) {
   else if (rc.hi === null) rc.hi = last
   rc.atBound = linear <= c95
   if (rc.lo === null && stat({ c: first }) > c95) rc.lo = first
+  // one end open: the other is a one-sided bound
+  if (rc.lo === null && rc.hi !== null) rc.hi = oneSidedEnd(x => stat({ c: x }), c, outward(c, grid, 1), c90) ?? last
+  else if (rc.hi === null && rc.lo !== null) rc.lo = oneSidedEnd(x => stat({ c: x }), c, outward(c, grid, -1).reverse(), c90) ?? first
   const C = Math.exp(fit.a) * c
   const statC = v => Math.max(0, (minimize1(x => ssrOfShape(d, 'ceiling', { c: x }, Math.log(v / x)).ssr, grid).v - fit.ssr) / s2)
   const rC = regionOf(statC, C, {
@@ -179,6 +222,7 @@ export function ceilingRegions (d, fit, dof) {
     openHi: true
   })
   if (linear <= c95) rC.hi = null
+  if (rC.hi === null) rC.lo = oneSidedEnd(statC, C, [0.995, 0.99, 0.98, 0.96, 0.92, 0.85, 0.7, 0.5].map(f => C * f), c90)
   return { changePoint: rc, ceiling: rC }
 }
 

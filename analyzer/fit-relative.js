@@ -3,7 +3,7 @@
 // measured point lies significantly below an earlier one.
 import { tQuantile, invert } from './stats-math.js'
 import { logData, fitShape, aiccOf, PARAMETERS } from './fit-log.js'
-import { curveRegions, asymptoteRegion, ceilingRegions, identifyingN, cutoffs } from './fit-profile.js'
+import { curveRegions, asymptoteRegion, ceilingRegions, identifyingN } from './fit-profile.js'
 import { meansByN } from './fit-stats.js'
 import { human } from './fit-verdict.js'
 
@@ -106,36 +106,39 @@ export function readingOf (rows) {
 }
 
 /**
- * Linearised standard errors on the log scale (log gamma, sigma, lambda): s² (JᵀJ)⁻¹ at the fit. For gamma's
- * interval (log gamma is nearly linear) and as a guide; sigma's and lambda's intervals are profiles.
+ * Linearised standard errors on the log scale (log gamma, sigma, lambda): s² (JᵀJ)⁻¹ at the fit over the parameters
+ * not at a bound (one held at its bound is no source of variance; keeping it made gamma's interval cover 99–100% on
+ * linear truths). For gamma's interval (log gamma is nearly linear) and as a guide; sigma's and lambda's intervals are
+ * profiles. Entries of parameters at a bound are null.
+ * @returns {(number|null)[] | null} the variance of log gamma, sigma, lambda
  */
-function logCovariance (d, shape, k, s2) {
-  const a = Array.from({ length: k }, () => new Array(k).fill(0))
+function logVariances (d, shape, model, s2) {
+  const free = [true, shape.sigma > 0 && shape.sigma < 1, model === 'usl' && shape.lambda > 0]
+  const cols = [0, 1, 2].filter(j => free[j])
+  const a = cols.map(() => new Array(cols.length).fill(0))
   d.ns.forEach((n, j) => {
     const den = 1 + shape.sigma * (n - 1) + (shape.lambda ?? 0) * n * (n - 1)
-    const g = [1, -(n - 1) / den, -n * (n - 1) / den].slice(0, k)
-    for (let r = 0; r < k; r++) for (let c = 0; c < k; c++) a[r][c] += d.counts[j] * g[r] * g[c]
+    const all = [1, -(n - 1) / den, -n * (n - 1) / den]
+    const g = cols.map(c => all[c])
+    for (let r = 0; r < g.length; r++) for (let c = 0; c < g.length; c++) a[r][c] += d.counts[j] * g[r] * g[c]
   })
   const inv = invert(a)
-  return inv ? inv.map(row => row.map(v => v * s2)) : null
+  if (!inv) return null
+  return [0, 1, 2].map(j => (cols.includes(j) && inv[cols.indexOf(j)][cols.indexOf(j)] >= 0 ? inv[cols.indexOf(j)][cols.indexOf(j)] * s2 : null))
 }
 
 /**
  * A term's interval, or why there is none: identified when its 95% region stays clear of 0 (and sigma clear of 1).
  * @param {LogData} d
- * @param {Region} r
+ * @param {Region & { identified: boolean }} r
  * @param {'sigma'|'lambda'} term
  * @param {{ sigma: number, lambda: number }} shape
  * @param {number} s2
- * @param {number} dof
  */
-function termOf (d, r, term, shape, s2, dof) {
+function termOf (d, r, term, shape, s2) {
   const symbol = term === 'sigma' ? 'σ' : 'λ'
-  const atOne = term === 'sigma' && r.hi >= 1 - 1e-9
-  // told from 0 when 0 lies outside even the two-sided cutoff (a 2.5% test: fewer terms claimed that are not there)
-  const clear = !r.atBound && r.lo > 0 && (r.boundStat === null || r.boundStat > cutoffs(dof).c95)
-  if (clear && !atOne) return { ci: pair(r.lo, r.hi), identified: true, bound: null, text: null }
-  if (atOne) {
+  if (r.identified) return { ci: pair(r.lo, r.hi), identified: true, bound: null, text: null }
+  if (term === 'sigma' && r.hi >= 1 - 1e-9) {
     return { ci: null, identified: false, bound: null, text: `${symbol} is not identifiable from N = ${range(d)}: the data do not bound it below 1 (no scaling to measure)` }
   }
   const size = Math.max(shape[term], r.hi)
@@ -164,11 +167,11 @@ export function fitRelative (rows, { model, unit }) {
   const s2 = dof > 0 ? f.ssr / dof : NaN
   const usable = dof >= 1 && s2 > 0
   const regions = usable ? curveRegions(d, model, f, dof) : null
-  const cov = usable ? logCovariance(d, shape, k, s2) : null
+  const variances = usable ? logVariances(d, shape, model, s2) : null
   const t = dof >= 1 ? tQuantile(0.975, dof) : NaN
   const noDof = `no interval: ${d.rows} runs leave ${Math.max(0, dof)} degrees of freedom for ${k} parameters`
-  const sigmaTerm = regions ? termOf(d, regions.sigma, 'sigma', shape, s2, dof) : { ci: null, identified: false, bound: null, text: `σ: ${noDof}` }
-  const lambdaTerm = model !== 'usl' ? null : regions ? termOf(d, regions.lambda, 'lambda', shape, s2, dof) : { ci: null, identified: false, bound: null, text: `λ: ${noDof}` }
+  const sigmaTerm = regions ? termOf(d, regions.sigma, 'sigma', shape, s2) : { ci: null, identified: false, bound: null, text: `σ: ${noDof}` }
+  const lambdaTerm = model !== 'usl' ? null : regions ? termOf(d, regions.lambda, 'lambda', shape, s2) : { ci: null, identified: false, bound: null, text: `λ: ${noDof}` }
   const peak = model === 'usl' && shape.lambda > 0 && shape.sigma < 1 ? Math.sqrt((1 - shape.sigma) / shape.lambda) : null
   const xAt = n => gamma * n / (1 + shape.sigma * (n - 1) + shape.lambda * n * (n - 1))
   const asymptote = peak === null && shape.sigma > 0 ? gamma / shape.sigma : null
@@ -182,7 +185,7 @@ export function fitRelative (rows, { model, unit }) {
   if (shape.sigma <= 0) bounds.push('sigma=0')
   else if (shape.sigma >= 1) bounds.push('sigma=1')
   if (model === 'usl' && shape.lambda <= 0) bounds.push('lambda=0')
-  const se = j => (cov && cov[j][j] >= 0 ? Math.sqrt(cov[j][j]) : null)
+  const se = j => (variances && variances[j] !== null ? Math.sqrt(variances[j]) : null)
   const seA = se(0)
   return {
     model,

@@ -1,12 +1,16 @@
 // The plain-language reading of a fit: what limits scaling (contention or coherency), where it peaks, how sure we are.
 
+// toLocaleString builds a formatter per call: these are built once (the same output)
+const WHOLE = new Intl.NumberFormat('en')
+const FRACTION = new Intl.NumberFormat('en', { maximumFractionDigits: 6 })
+
 /** Numbers for people: 3 significant digits, thousands separated. */
 export function human (v, digits = 3) {
   if (v === null || v === undefined || !Number.isFinite(v)) return '-'
   if (v === 0) return '0'
   const a = Math.abs(v)
-  if (a >= 1000) return Math.round(v).toLocaleString('en')
-  if (a >= 1) return Number(v.toPrecision(digits)).toLocaleString('en', { maximumFractionDigits: 6 })
+  if (a >= 1000) return WHOLE.format(Math.round(v))
+  if (a >= 1) return FRACTION.format(Number(v.toPrecision(digits)))
   return Number(v.toPrecision(digits)).toString()
 }
 
