@@ -1,0 +1,33 @@
+// Designs whose repeats are independent units for the tests between groups (analyzer/group-tests.js): `order: blocks`
+// deploys every shape afresh in every repeat, and the shipped experiments' default profiles use it.
+import { test } from 'node:test'
+import assert from 'node:assert/strict'
+import { mkdtempSync, readdirSync, rmSync } from 'node:fs'
+import { tmpdir } from 'node:os'
+import { join } from 'node:path'
+import { ROOT } from './helpers/cli.js'
+import { parseExperiment, loadExperiment } from '../executor/experiment.js'
+import { buildCells, buildPlan, estimatePlan } from '../executor/sweep-plan.js'
+
+test('order blocks: no block opens with the shape the block before closed with, so every repeat deploys every shape', (t) => {
+  const out = mkdtempSync(join(tmpdir(), 'ns-blocks-'))
+  t.after(() => rmSync(out, { recursive: true, force: true }))
+  const exp = parseExperiment('backend: local\nbenchmark: baseline\nstrategies: [cm, hs]\ninstances: [1]\nconcurrency: [4, 8]\nduration: 1\nrepeats: 4\norder: blocks\n', { file: 'b.yml' })
+  const cells = buildCells(exp, { out })
+  // two shapes: without the rule half the block boundaries would keep a deployment (a seed's plan of 4 repeats has 3)
+  for (let seed = 1; seed <= 100; seed++) {
+    const plan = buildPlan(cells, { repeats: 4, order: 'blocks', seed })
+    assert.equal(estimatePlan(plan, cells).deployments, 2 * 4, `seed ${seed}`)
+    assert.deepEqual(plan.map(e => e.repeat), [1, 1, 1, 1, 2, 2, 2, 2, 3, 3, 3, 3, 4, 4, 4, 4])
+  }
+})
+
+test('the shipped experiments\' default profiles deploy afresh for every repeat (order blocks) and repeat at least twice', async () => {
+  const files = readdirSync(join(ROOT, 'experiments')).filter(f => f.endsWith('.yml'))
+  assert.ok(files.length >= 5)
+  for (const f of files) {
+    const exp = await loadExperiment(join(ROOT, 'experiments', f))
+    assert.equal(exp.order, 'blocks', f)
+    assert.ok(exp.repeats >= 2, `${f}: ${exp.repeats} repeats`)
+  }
+})
