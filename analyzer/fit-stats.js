@@ -17,10 +17,10 @@ import { verdictOf, limitOf } from './fit-verdict.js'
  *   sigma: boolean, lambda: boolean|null }, bound95?: { sigma: number|null, lambda: number|null }, identify?: { sigma:
  *   string|null, lambda: string|null }, choice?: { model: 'usl'|'amdahl'|'ceiling', aicc: Record<string, number|null>,
  *   line: string, fits: Record<string, any> }, ceilingFit?: any, fell?: any }} FitResult points: distinct N;
- *   observations: rows. The relative-error fit (analyzer/fit-relative.js) adds: weighting; identified, bound95 and identify (ci95.sigma,
- *   ci95.lambda null where not identifiable: the one-sided bound and the sentence instead); choice (the model by
- *   AICc), ceilingFit (linear up to a ceiling: gamma, ceiling, changePoint, ci95) and fell (a significant fall, or
- *   null); ssr and r2 are then on the log scale
+ *   observations: rows. The relative-error fit (analyzer/fit-relative.js) adds: weighting; identified, bound95 and
+ *   identify (ci95.sigma, ci95.lambda null where not identifiable: the one-sided bound and the sentence instead);
+ *   choice (the model by AICc), ceilingFit (linear up to a ceiling: gamma, ceiling, changePoint, ci95) and fell (a
+ *   significant fall, or null); ssr and r2 are then on the log scale
  */
 
 const finiteOrNull = v => (Number.isFinite(v) ? v : null)
