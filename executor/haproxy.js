@@ -139,9 +139,9 @@ export function readHaproxyStats (socketPath, { timeoutMs = 500 } = {}) {
  * session rate, the backend's queue (requests waiting for a server) and its current sessions; counted since HAProxy
  * started, the requests it received (`requests`) and the 5xx it answered itself (`lbErrors`: the backend's 5xx less
  * those its servers answered — a 503 when no replica is up or none took the connection, a 504 when one did not answer
- * within `timeout server`, a 502 when its answer was cut); and each server (a replica): whether it is up now, how many
- * times it was marked down (`downs`), for how many seconds in all (`downtimeS`), and the seconds since its state last
- * changed (`lastChangeS`).
+ * within `timeout server`, a 502 when its answer was cut); and each server that is a replica: whether it is up now,
+ * how many times it was marked down (`downs`), for how many seconds in all (`downtimeS`), and the seconds since its
+ * state last changed (`lastChangeS`).
  * @param {string} csv
  * @returns {HaproxyStat | null}
  */
@@ -154,6 +154,7 @@ export function parseHaproxyStat (csv) {
   const front = rows.find(r => r[1] === 'FRONTEND')
   const back = rows.find(r => r[1] === 'BACKEND')
   if (!front || !back) return null
+  const status = (r) => r[cols.indexOf('status')] ?? ''
   const servers = rows.filter(r => r[0] === back[0] && r !== back)
   const served5xx = servers.reduce((sum, r) => sum + at(r, 'hrsp_5xx'), 0)
   return {
@@ -163,10 +164,11 @@ export function parseHaproxyStat (csv) {
     backendSessions: at(back, 'scur'),
     requests: at(front, 'req_tot'),
     lbErrors: Math.max(0, at(back, 'hrsp_5xx') - served5xx),
-    servers: servers.map(r => ({
+    // a server in MAINT is no replica: a slot of Swarm's server-template that no task's address fills
+    servers: servers.filter(r => !status(r).startsWith('MAINT')).map(r => ({
       name: r[1],
-      // DOWN (and DOWN n/m, on its way back up) or MAINT (a Swarm slot no task fills) takes no request
-      up: !/^(DOWN|MAINT)/.test(r[cols.indexOf('status')] ?? ''),
+      // DOWN (and DOWN n/m, on its way back up) takes no request
+      up: !status(r).startsWith('DOWN'),
       downs: at(r, 'chkdown'),
       downtimeS: at(r, 'downtime'),
       lastChangeS: at(r, 'lastchg')

@@ -146,9 +146,10 @@ test('HAProxy\'s show stat: the frontend\'s sessions and rate, the backend\'s qu
     servers: [{ name: 'r1', up: true, downs: 0, downtimeS: 0, lastChangeS: 0 }]
   })
   assert.equal(parseHaproxyStat('Unknown command'), null)
-  // the counters: the 5xx HAProxy answered itself are the backend's less its servers' own; a server DOWN is not up
+  // the counters: the 5xx HAProxy answered itself are the backend's less its servers' own; a server DOWN is not up, one
+  // in MAINT (a Swarm slot no task fills) is no replica
   const counted = '# pxname,svname,scur,req_tot,status,chkdown,downtime,lastchg,hrsp_5xx\nbench,FRONTEND,4,900,OPEN,,,,130\n' +
-    'app,r1,2,,UP,0,0,40,30\napp,r2,0,,DOWN,2,7,3,0\napp,BACKEND,4,,UP,1,0,40,130\n'
+    'app,r1,2,,UP,0,0,40,30\napp,r2,0,,DOWN,2,7,3,0\napp,r3,0,,MAINT,0,0,40,0\napp,BACKEND,4,,UP,1,0,40,130\n'
   const stat = parseHaproxyStat(counted)
   assert.equal(stat.requests, 900)
   assert.equal(stat.lbErrors, 100)
