@@ -171,7 +171,7 @@ export function batchMeans (xs, b) {
  *   seconds: the seconds judged (after the first, and after the warm-up cut); mean: completions per second over them;
  *   halfWidth: the 95% interval's half-width (req/s), relHalfWidth: relative to the mean; batch: tenths per batch;
  *   warmup.cut: seconds cut at the start by MSER-5, bias: what the cut part changes the whole window's mean by
- *   (relative), significant: whether that is more than the kept part's noise explains (5%); drift: the Theil–Sen
+ *   (relative), significant: whether that is more than the kept part's noise explains (1%); drift: the Theil–Sen
  *   change over the whole judged window, relative to the mean (signed), driftP: the slope test's two-sided p
  */
 
@@ -245,8 +245,8 @@ export function driftOf (xs) {
 
 /**
  * Judges a steady window's throughput from its completions per tenth of a second (its first second left out).
- * Too short to judge (judged false, with why) when the tenths after the warm-up cut hold fewer than
- * STEADY_STATE.minBatches batches of the size the autocorrelation asks for.
+ * Too short to judge (judged false, with why) when the tenths after the warm-up cut are fewer than minSeconds or hold
+ * fewer than minBatches batches of the size the autocorrelation asks for; the drift is still tested then.
  * @param {ArrayLike<number>} perTenth completions in each tenth of the steady window, in order
  * @param {{ drift?: boolean }} [opts] drift: false skips the drift test (the --duration auto decision, once a second)
  * @returns {SteadyState}
@@ -302,9 +302,9 @@ export function steadyStateOf (perTenth, { drift = true } = {}) {
 /**
  * --duration auto's decision, after each whole second: the mean is known to ±target at 95% once the window is judged,
  * has STOP_RULE.minSeconds and room for STOP_RULE.minBatches batches of the size its autocorrelation asks for, and
- * the interval at the stricter STOP_RULE.level is within the target. The
- * stricter level pays for the optimism of stopping at the first look whose variance happened to be small (the
- * calibration holds the share of stopped runs whose true error exceeds the target to 5%).
+ * the interval at the stricter STOP_RULE.level is within the target. The stricter level pays for the optimism of
+ * stopping at the first look whose variance happened to be small (the calibration holds the share of stopped runs
+ * whose true error exceeds the target to 5%).
  * @param {ArrayLike<number>} perTenth the steady window's completions per tenth so far
  * @param {number} target relative half-width, e.g. 0.02
  * @returns {{ reached: boolean, state: SteadyState }}

@@ -76,7 +76,9 @@ export function validityLines (validity, generator) {
   const head = validity.ok
     ? `  validity: ok${validity.flags.length ? ', with a warning' : ''}${figures}`
     : `  validity: NOT VALID: ${validity.flags.filter(f => f.severity === 'invalid').map(f => f.name).join(', ')}${figures}`
-  return [head, ...validity.flags.map(f => `    ${f.severity === 'warning' ? 'warning' : 'flag'} ${f.name}: ${f.message}`)]
+  // a steady window too short to judge is neither flagged nor valid on it: said (executor/validity.js, unstable)
+  const unjudged = (validity.unchecked ?? []).filter(u => u.name === 'unstable').map(u => `    not judged ${u.name}: ${u.why}`)
+  return [head, ...validity.flags.map(f => `    ${f.severity === 'warning' ? 'warning' : 'flag'} ${f.name}: ${f.message}`), ...unjudged]
 }
 
 /**
