@@ -1,4 +1,5 @@
 // Help texts of the `analyzer` command: each one teaches its command with examples.
+import { EXPORT_COLUMNS } from './export.js'
 
 export const MAIN_HELP = `Usage: analyzer <command> [options]
 
@@ -9,6 +10,7 @@ Commands:
   report    one HTML page (or Markdown) with charts, fits, per-core CPU and runs (analyzer report --help)
   correlate how nodes and instances go with throughput and its spread (analyzer correlate --help)
   replicate a study's sweep row by row beside its published tables, with verdicts (analyzer replicate --help)
+  export    one tidy row per run (config, summary, validity, diagnosis, capacity) as CSV or NDJSON (analyzer export --help)
 
 Every command but report takes --json: the same data as the table, for scripts.
 Exit codes: 0 done · 1 failed · 2 bad input (the message names the flag or file)`
@@ -227,3 +229,26 @@ Examples:
   analyzer replicate results/20261124-182604-multicore-c315 --study multicore
   analyzer replicate results/*-ibench-smisn-* results/*-ibench-table5-* results/*-ibench-finding5-* --study ibench-smisn
   analyzer replicate results/20261124-183444-ibench-finding5-f61a --study ibench-smisn --json | jq '.rows[] | .verdict'`
+
+export const EXPORT_HELP = `Usage: analyzer export <folder>... [--format csv|ndjson] [-o FILE]
+
+Every run under the folders (run folders, sweep folders, or folders of them: every run.json and
+capacity.json below, at most 8 folders deep) as one row, for R, pandas or a spreadsheet: the same
+columns in every row, in this order, empty in CSV (null in NDJSON) where a run has no value. Rows
+are ordered by sweep, start time and id. Failed, interrupted and invalid runs are rows too: filter
+on status and valid (the analyzer's fits use the runs with status done and valid true).
+
+Columns:
+${EXPORT_COLUMNS.map(c => `  ${c.name.padEnd(21)}${c.what}`).join('\n')}
+
+Options:
+  --format F       csv (default: RFC 4180, a header line) | ndjson (one JSON object a line)
+  -o, --out FILE   write the rows there (the path is printed); default stdout
+  -h, --help       this help
+
+The files' own formats: schemas/*.schema.json (JSON Schema 2020-12, one per file and version).
+
+Examples:
+  analyzer export results/sw > runs.csv
+  analyzer export results/sw --format ndjson | jq 'select(.valid and .status == "done") | .throughput'
+  Rscript -e 'r <- read.csv("runs.csv"); r <- subset(r, status == "done" & valid); aggregate(throughput ~ strategy + instances, r, mean)'`

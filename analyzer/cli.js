@@ -8,7 +8,8 @@ import { writeReport, FORMATS } from './report.js'
 import { correlate } from './correlate.js'
 import { X_FIELDS } from './points.js'
 import { formatSummary, formatFit, formatCompare, formatCorrelate } from './text-format.js'
-import { MAIN_HELP, SUMMARY_HELP, FIT_HELP, COMPARE_HELP, REPORT_HELP, CORRELATE_HELP, REPLICATE_HELP } from './cli-help.js'
+import { MAIN_HELP, SUMMARY_HELP, FIT_HELP, COMPARE_HELP, REPORT_HELP, CORRELATE_HELP, REPLICATE_HELP, EXPORT_HELP } from './cli-help.js'
+import { EXPORT_FORMATS, exportRuns } from './export.js'
 import { replicate } from './replicate.js'
 import { formatReplication } from './replication/text.js'
 import { STUDY_IDS } from './replication/published.js'
@@ -58,6 +59,13 @@ export const COMMANDS = Object.freeze({
     min: 1,
     max: Infinity,
     what: 'one or more sweep folders of the study'
+  },
+  export: {
+    options: [option({ flag: 'format', type: 'choice', choices: EXPORT_FORMATS, default: 'csv' }), OUT, help],
+    help: EXPORT_HELP,
+    min: 1,
+    max: Infinity,
+    what: 'one or more run or sweep folders'
   }
 })
 
@@ -111,6 +119,9 @@ export async function main (argv, { stdout = process.stdout, stderr = process.st
       if (!opts.study) throw new NsError('NS_ERR_BAD_FLAG', `--study: is required: which study the sweep reproduces; one of: ${STUDY_IDS.join(', ')}`)
       result = await replicate(req.inputs, { study: opts.study, includeInvalid: Boolean(opts.includeInvalid) })
       text = () => formatReplication(result)
+    } else if (req.command === 'export') {
+      result = await exportRuns(req.inputs, { ...opts, log: line => stderr.write(line + '\n') })
+      text = () => (result.path ?? result.text)
     } else {
       result = await writeReport(req.inputs, { ...opts, log: line => stderr.write(line + '\n') })
       text = () => (result.path ?? result.text.trimEnd())

@@ -3,7 +3,7 @@ import { existsSync } from 'node:fs'
 import { readFile } from 'node:fs/promises'
 import { basename, join } from 'node:path'
 import { NsError } from '../lib/errors.js'
-import { RUN_FILES, newRunId, newRunRecord, makeDirs, makeWritableDir, writeJsonAtomic } from '../lib/run-files.js'
+import { RUN_FILES, TIMELINE_SCHEMA, newRunId, newRunRecord, makeDirs, makeWritableDir, writeJsonAtomic } from '../lib/run-files.js'
 import { loadTarget } from '../benchmarks/index.js'
 import { summarizeCpu } from '../rc/cpu-summary.js'
 import { createGeneratorMeter, summarizeGenerator } from '../rc/generator-cpu.js'
@@ -183,7 +183,7 @@ export async function run (config, { log = () => {}, onProgress, signal, prepare
       if (teardownError && !runJson.error) runJson.error = { code: teardownError.code ?? null, message: `teardown: ${teardownError.message}` }
     }
     generatorTimeline ??= generator.stop()
-    if (timeline) await writeJsonAtomic(join(dir, RUN_FILES.timeline), { ...timeline, generator: generatorTimeline })
+    if (timeline) await writeJsonAtomic(join(dir, RUN_FILES.timeline), { schema: TIMELINE_SCHEMA, ...timeline, generator: generatorTimeline })
     if (runJson.load) {
       // the histograms hold every figure of the samples (built from the same rows by the same scanner): the summary
       // reads them rather than the samples again, and the samples file when a killed writer left no histograms

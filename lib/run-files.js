@@ -11,6 +11,19 @@ export const SWEEP_SCHEMA = 'nodescale.sweep/v1'
 export const CALIBRATION_SCHEMA = 'nodescale.calibration/v1'
 export const CAPACITY_SCHEMA = 'nodescale.capacity/v1'
 export const LATENCY_SCHEMA = 'nodescale.latency/v1'
+export const TIMELINE_SCHEMA = 'nodescale.timeline/v1'
+
+/**
+ * The JSON Schema (draft 2020-12) of each file, by its schema field, relative to the project's folder: a new version
+ * of a file is a new schema name and a new schema file beside the old one (timeline.json before v1 had no schema field;
+ * its schema takes that as v1).
+ */
+export const SCHEMA_FILES = Object.freeze({
+  [RUN_SCHEMA]: 'schemas/run.v1.schema.json',
+  [SWEEP_SCHEMA]: 'schemas/sweep.v1.schema.json',
+  [LATENCY_SCHEMA]: 'schemas/latency.v1.schema.json',
+  [TIMELINE_SCHEMA]: 'schemas/timeline.v1.schema.json'
+})
 
 /**
  * The files of a run's folder: run.json (its record), samples.jtl or samples.jtl.gz (every request, by --samples),

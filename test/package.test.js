@@ -10,6 +10,7 @@ import { join } from 'node:path'
 import { ROOT, runCli } from './helpers/cli.js'
 import { COMMANDS as EXECUTOR_COMMANDS } from '../executor/cli.js'
 import { COMMANDS as ANALYZER_COMMANDS } from '../analyzer/cli.js'
+import { assertValidRunFolder } from './helpers/schemas.js'
 
 /**
  * Runs a program and resolves with its exit code and output.
@@ -65,7 +66,7 @@ test('npm pack: the tarball, installed in an empty folder, runs the main job and
   const [{ filename, files }] = JSON.parse(packed.stdout)
   const paths = files.map(f => f.path)
   for (const needed of ['bin/nodescale.js', 'bin/executor.js', 'bin/analyzer.js', 'register/server.js', 'benchmarks/index.js', 'stacks/hs.yml',
-    'stacks/haproxy.cfg', 'docker-compose.yml', 'lib/run-files.js', 'rc/service.js', 'experiments/multicore.yml', 'scripts/docker-up.sh', 'package.json']) {
+    'stacks/haproxy.cfg', 'docker-compose.yml', 'lib/run-files.js', 'rc/service.js', 'experiments/multicore.yml', 'scripts/docker-up.sh', 'schemas/run.v1.schema.json', 'package.json']) {
     assert.ok(paths.includes(needed), `the tarball holds ${needed}`)
   }
   for (const folder of ['test/', 'perf/', 'calibration/', '.ci/', 'node_modules/', 'results/']) {
@@ -91,6 +92,7 @@ test('npm pack: the tarball, installed in an empty folder, runs the main job and
   assert.equal(record.status, 'done', JSON.stringify(record.error))
   assert.equal(record.config.strategy, 'cm')
   assert.ok(record.summary.requests > 0)
+  assert.equal(assertValidRunFolder(dir), 3, 'run.json, latency.json and timeline.json valid against their schemas')
 
   const summary = await exec('npx', ['--no', '--', 'nodescale', 'summary', dir, '--json'], { cwd: app, timeoutMs: 30_000 })
   assert.equal(summary.code, 0, summary.stderr)

@@ -6,6 +6,7 @@ import { join, dirname } from 'node:path'
 import { fileURLToPath } from 'node:url'
 import { BOTTLENECK_RULES } from '../../analyzer/bottleneck.js'
 import { deploymentShape } from '../../lib/strategies.js'
+import { assertValidRunFolder } from './schemas.js'
 
 const BOTTLENECK_KINDS = [...BOTTLENECK_RULES.map(r => r.kind), 'none']
 export const ROOT = dirname(dirname(dirname(fileURLToPath(import.meta.url))))
@@ -105,6 +106,7 @@ export function assertCompleteRun (out, { strategy, instances }) {
   assert.ok(timeline.samples.length >= 2)
   assert.deepEqual(readdirSync(dir).filter(f => f.endsWith('.tmp')), [], 'no temp files left')
   assertDiagnosis(run)
+  assertValidRunFolder(dir)
   return { dir, run }
 }
 
