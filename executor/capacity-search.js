@@ -133,7 +133,7 @@ function logPhi (z) {
 }
 
 /** What the capacity's posterior assumes of the probe-to-probe noise: its scale, log-uniform between these. */
-export const NOISE_PRIOR = Object.freeze({ min: 0.002, max: 0.2 })
+export const NOISE_PRIOR = Object.freeze({ min: 0.002, max: 0.15 })
 
 /**
  * The capacity and its interval from every probe of a search: a probit curve P(meet | rate) = Φ((μ - ln rate) / s),

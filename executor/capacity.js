@@ -24,8 +24,8 @@ export const CAPACITY_DEFAULTS = Object.freeze({
 })
 
 /**
- * Probes a search usually takes: the closed-model estimate, about three bracket probes and the boundary's. (Measured:
- * 16 with --boundary-probes 12 on test/fixtures/apps/fixed-cost.js.)
+ * Probes a search usually takes: the closed-model estimate, about three bracket probes and the boundary's. (On the
+ * simulated server of calibration/scenarios/capacity.js the bracket took 2.4 probes on average.)
  * @param {{ boundary?: number }} settings
  */
 export const typicalProbes = ({ boundary = CAPACITY_DEFAULTS.boundary } = {}) => 4 + boundary
@@ -99,7 +99,8 @@ export const QUEUE_Z = 2
 /**
  * How much the server's queue grew over a probe's steady window: the requests sent in it less the outcomes that came
  * in it (open model: load.schedule.answered), and how much it may grow by chance: the number in the system at either
- * end is taken as Poisson around its mean (Little's law: rate × mean latency), so their difference varies by
+ * end is taken as Poisson around its mean (Little's law: rate × mean latency, the latency lengthened by the
+ * generator's worst lag, as a late generator also notes its answers late), so their difference varies by
  * sqrt(2 (1 + in flight)), of which QUEUE_Z times is allowed. A server that serves less than the rate adds
  * (rate - served) × window requests. Null without a count of the answers (closed model, JMeter).
  * @param {any} run a probe's run.json
@@ -109,7 +110,7 @@ export const QUEUE_Z = 2
 export function queueGrowth (run, rate) {
   const s = run.load?.schedule
   if (typeof s?.answered !== 'number' || !(s.sent > 0)) return null
-  const inFlight = rate * (run.summary.latency?.mean ?? 0) / 1000
+  const inFlight = rate * ((run.summary.latency?.mean ?? 0) + (s.maxLagMs ?? 0)) / 1000
   return { grew: s.sent - s.answered, allowed: QUEUE_Z * Math.sqrt(2 * (1 + inFlight)), sent: s.sent, answered: s.answered }
 }
 
