@@ -102,7 +102,7 @@ function pairTests (ca, cb, names, { margin }) {
     tests.push({
       quantity: 'ceiling',
       n: [ta, tb],
-      label: 'ceiling (the highest throughput over N)',
+      label: `ceiling (the highest throughput over N: at N = ${ta === tb ? nText(ta) : `${nText(ta)} and ${nText(tb)}`})`,
       units: /** @type {[number, number]} */ ([a.units.length, b.units.length]),
       cells: [[a, b]],
       why: tooFew(names[0], ta, a) ?? tooFew(names[1], tb, b),
