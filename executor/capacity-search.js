@@ -23,6 +23,9 @@ export const SEARCH_DEFAULTS = Object.freeze({
 /** A rate to probe: four significant digits (at most 0.05% from the search's own; rates do not tie by rounding). */
 export const tidyRate = (rate) => Number(rate.toPrecision(4))
 
+/** Inconclusive probes near the boundary after which a search gives up (the load side, not the server, limits it). */
+export const INCONCLUSIVE_AT_BOUNDARY = 3
+
 /**
  * @typedef {'meets'|'misses'|'inconclusive'} Verdict
  * @typedef {{ rate: number, phase: 'bracket'|'boundary', verdict: Verdict }} Observation
@@ -53,6 +56,7 @@ export function createSearch (o) {
   let lastSign = 0
   let n = 0
   let rate = 0
+  let inconclusive = 0
   const enterBoundary = () => {
     bracket = { lo, hi }
     x = (Math.log(lo) + Math.log(hi)) / 2
@@ -70,7 +74,12 @@ export function createSearch (o) {
     observe (verdict) {
       if (stop) throw new Error('the search is over')
       observations.push({ rate, phase: bracket ? 'boundary' : 'bracket', verdict })
-      if (verdict === 'inconclusive') { stop = 'load-side'; return }
+      if (verdict === 'inconclusive') {
+        // the load side could not drive the rate: in the bracket the capacity is beyond what it can measure; near the
+        // boundary the probe says nothing either way and is left out, the same rate probed again, up to a limit
+        if (!bracket || ++inconclusive >= INCONCLUSIVE_AT_BOUNDARY) stop = 'load-side'
+        return
+      }
       const met = verdict === 'meets'
       if (!bracket) {
         if (met) lo = Math.max(lo ?? 0, rate)

@@ -6,7 +6,7 @@ import { NsError, badFlag } from '../lib/errors.js'
 import { option } from '../lib/options.js'
 import { CAPACITY_FILE, CAPACITY_SCHEMA, makeDirs, stampedId, writeJsonAtomic } from '../lib/run-files.js'
 import { mean } from 'simple-statistics'
-import { SEARCH_DEFAULTS, capacityPosterior, gapAround, runSearch } from './capacity-search.js'
+import { INCONCLUSIVE_AT_BOUNDARY, SEARCH_DEFAULTS, capacityPosterior, gapAround, runSearch } from './capacity-search.js'
 import { missText, sloMisses, sloText } from '../lib/slo.js'
 import { prepareRun } from './run.js'
 import { createShapeRunner } from './shape-runner.js'
@@ -218,9 +218,12 @@ export async function findCapacity (config, opts = {}) {
     state = await runSearch(probe, { start, boundary, step: opts.startRate ? 2 : SEARCH_DEFAULTS.step })
     if (state.stop === 'found') posterior = capacityPosterior(state.observations)
     const last = state.observations.at(-1)
-    if (state.stop === 'load-side') {
+    if (state.stop === 'load-side' && last.phase === 'bracket') {
       const lo = gapAround(state.observations, Infinity).lo
       notes.push(`at ${last.rate} req/s the load side was the limit (${probes.at(-1).why.join(', ')}): the capacity is beyond what this generator and host can measure${lo ? `, at least ${lo} req/s` : ''}`)
+    }
+    if (state.stop === 'load-side' && last.phase === 'boundary') {
+      notes.push(`near the boundary the load side was the limit ${INCONCLUSIVE_AT_BOUNDARY} times, last at ${last.rate} req/s (${probes.at(-1).why.join(', ')}): no capacity reported`)
     }
     if (state.stop === 'no-capacity') notes.push('even 1 request per second misses the objective: no capacity')
   } catch (err) {

@@ -41,8 +41,9 @@ host saturated). A closed-model probe estimates the capacity; the search starts 
 steps by x1.25 until a rate misses (or down until one is met; x2 from --start-rate), then places
 --boundary-probes probes near the boundary (a stochastic approximation aimed at a 0.5 chance of
 meeting), and reads the capacity and its interval from every probe (a probit curve's posterior). A
-probe the load side could not drive (generator or host saturated, the server not busy) ends the
-search with a note instead of counting as a miss; a miss while something outside the run kept the
+probe the load side could not drive (generator or host saturated, the server not busy) counts as no
+miss: in the bracket it ends the search with a note, near the boundary it is probed again (the
+search gives up after 3); a miss while something outside the run kept the
 host busy (run validity "disturbed") is probed again, up to 3 times. Every search deploys its shape
 afresh; every probe is a run; the search's folder holds them and capacity.json.
 

@@ -55,12 +55,20 @@ test('the bracket: steps of 1.25 up until a rate misses, down until one meets; t
   assert.deepEqual(rates, [1.6, 1.28, 1.024, 1])
   assert.equal(none.state().stop, 'no-capacity')
   assert.equal(none.next(), null)
-  // the load side could not drive a rate: the search ends there
+  // the load side could not drive a rate in the bracket: the search ends there
   const loadSide = createSearch({ start: 100 })
   loadSide.observe('meets')
   loadSide.observe('inconclusive')
   assert.equal(loadSide.state().stop, 'load-side')
   assert.throws(() => loadSide.observe('meets'), /over/)
+  // near the boundary the same rate is probed again, left out of the estimate; the third time the search gives up
+  const near = createSearch({ bracket: { lo: 100, hi: 125 } })
+  const at = near.next()
+  near.observe('inconclusive')
+  assert.deepEqual(near.next(), at)
+  near.observe('inconclusive')
+  near.observe('inconclusive')
+  assert.equal(near.state().stop, 'load-side')
 })
 
 test('a probe that returns null stops the search where it is (a budget spent): no capacity', async () => {
