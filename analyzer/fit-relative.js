@@ -167,8 +167,11 @@ export function fitRelative (rows, { model, unit }) {
   const s2 = dof > 0 ? f.ssr / dof : NaN
   const usable = dof >= 1 && s2 > 0
   const regions = usable ? curveRegions(d, model, f, dof) : null
-  const variances = usable ? logVariances(d, shape, model, s2) : null
-  const t = dof >= 1 ? tQuantile(0.975, dof) : NaN
+  // gamma's t interval: the degrees of freedom and variance over the parameters not held at a bound
+  const free = 1 + (shape.sigma > 0 && shape.sigma < 1 ? 1 : 0) + (model === 'usl' && shape.lambda > 0 ? 1 : 0)
+  const dofGamma = d.rows - free
+  const t = dofGamma >= 1 ? tQuantile(0.975, dofGamma) : NaN
+  const variances = dofGamma >= 1 && f.ssr > 0 ? logVariances(d, shape, model, f.ssr / dofGamma) : null
   const noDof = `no interval: ${d.rows} runs leave ${Math.max(0, dof)} degrees of freedom for ${k} parameters`
   const sigmaTerm = regions ? termOf(d, regions.sigma, 'sigma', shape, s2) : { ci: null, identified: false, bound: null, text: `σ: ${noDof}` }
   const lambdaTerm = model !== 'usl' ? null : regions ? termOf(d, regions.lambda, 'lambda', shape, s2) : { ci: null, identified: false, bound: null, text: `λ: ${noDof}` }

@@ -41,16 +41,17 @@ function trial (name, ns, rng, repeats, cv) {
     for (const k of ['sigma', 'lambda']) {
       const printed = f.ci95[k] !== null
       out[k] = { printed, covered: printed && inside(f.ci95[k], truth[k]) }
-      // what is printed either way: the interval, or the one-sided bound of a term not identifiable
+      // the one-sided bound printed for a term not identifiable (a truth at 0 is always under it: the false claims
+      // below judge those)
       const bound = f.bound95[k]
-      // (a truth at 0 is always under the bound: judged by the false claims below instead)
-      if (truth[k] > 0) out[`${k}Said`] = { printed: true, covered: printed ? out[k].covered : bound === null || truth[k] <= bound * (1 + 1e-9) }
+      if (truth[k] > 0 && bound !== null) out[`${k}Bound`] = { printed: true, covered: truth[k] <= bound * (1 + 1e-9) }
       // the term is absent from the truth: an interval clear of 0 is a false claim
       if (truth[k] === 0) out[`${k}Absent`] = printed
     }
     if (f.ci95.gamma) out.gamma = { printed: true, covered: inside(f.ci95.gamma, truth.gamma) }
     const peak = peakOf(truth)
-    if (peak !== null && f.ci95.nStar) out.nStar = { printed: true, covered: inside(f.ci95.nStar, peak) }
+    // N*: a two-sided interval, or "N* ≥ lo" when no peak (lambda = 0) is within the region
+    if (peak !== null && f.ci95.nStar) out[f.ci95.nStar[1] === null ? 'nStarBound' : 'nStar'] = { printed: true, covered: inside(f.ci95.nStar, peak) }
     if (peak === null) out.peakAbsent = f.ci95.nStar !== null && f.ci95.nStar[1] !== null
     if (name === 'linear' && f.ceilingFit?.ci95) out.ceilingAbsent = f.ceilingFit.ci95.changePoint[1] !== null
     if (name === 'contention') {
@@ -97,8 +98,12 @@ function simulate (trials, full) {
 const share = (xs, pick) => { const v = xs.map(pick).filter(x => x !== undefined); return { n: v.length, p: v.length ? v.filter(Boolean).length / v.length : NaN } }
 /** Cells whose coverage rests on at least this many printed intervals. */
 const MIN_PRINTED = 40
-/** A cell's design identifies a term when the fit prints its interval in at least this share of the trials. */
-const IDENTIFIES = 0.5
+/**
+ * A cell's design identifies a term when the fit prints its interval in at least this share of the trials (80%, the
+ * usual power). Below it, the intervals printed are those whose data happened to clear 0: a selection, whose coverage
+ * is listed, not judged (it fell to 82–89% for σ where printed in 8–35% of the trials, issue 25's N = 1..8 case).
+ */
+const IDENTIFIES = 0.8
 
 /**
  * Coverage of one printed interval per cell where it was printed often enough; the value is the cell farthest from
@@ -106,21 +111,23 @@ const IDENTIFIES = 0.5
  * term), the intervals printed are a selection: their coverage is listed, not judged.
  * @param {string} key
  */
-function coverage (key) {
+function coverage (key, identifies = IDENTIFIES) {
   return ({ trials, full }) => {
     const all = simulate(trials, full).map(c => {
       const printed = c.results.filter(r => r[key]?.printed)
-      const judged = printed.length >= Math.max(MIN_PRINTED, IDENTIFIES * c.results.length)
+      const judged = printed.length >= Math.max(MIN_PRINTED, identifies * c.results.length)
       return { case: `${c.label} (printed ${printed.length}/${c.results.length})${judged ? '' : ', not judged'}`, value: printed.filter(r => r[key].covered).length / printed.length, n: printed.length, judged }
     }).filter(c => c.n > 0)
     const cells = all.filter(c => c.judged)
     if (!cells.length) return { value: NaN, worst: 'never printed' }
-    const worst = cells.reduce((a, c) => (Math.abs(c.value - 0.95) > Math.abs(a.value - 0.95) ? c : a), cells[0])
+    // a two-sided target: the cell farthest from 95%; a lower bound: the lowest
+    const far = identifies > 0 ? c => Math.abs(c.value - 0.95) : c => 1 - c.value
+    const worst = cells.reduce((a, c) => (far(c) > far(a) ? c : a), cells[0])
     return {
       value: worst.value,
       worst: worst.case,
       cells: all.map(c => ({ case: c.case, value: c.value })),
-      note: `judged where the interval is printed in ≥ ${IDENTIFIES * 100}% of the trials (and ≥ ${MIN_PRINTED}); the rest listed`
+      note: `judged where printed in ≥ ${identifies * 100}% of the trials and ≥ ${MIN_PRINTED} times; the rest listed`
     }
   }
 }
@@ -142,18 +149,28 @@ const withMode = run => ({ trials: t, rng }) => run({ trials: t, rng, full: t >=
 
 /** @type {import('../harness.js').Scenario[]} */
 const COVERAGE = [
-  ['sigma', 'σ'], ['sigmaSaid', 'σ or its one-sided bound where not identifiable'], ['lambda', 'λ'],
-  ['lambdaSaid', 'λ or its one-sided bound where not identifiable'], ['gamma', 'γ (X at N = 1)'], ['nStar', 'N*'], ['changePoint', 'the change point of linear-to-ceiling'],
+  ['sigma', 'σ'], ['lambda', 'λ'], ['gamma', 'γ (X at N = 1)'], ['nStar', 'N* (both ends)'], ['changePoint', 'the change point of linear-to-ceiling'],
   ['ceiling', 'the ceiling C of linear-to-ceiling'], ['asymptote', 'the Amdahl asymptote γ/σ']
 ].map(([key, name]) => ({
   id: `fit.coverage-${key.toLowerCase()}`,
   area: AREA,
   figure: `coverage of the printed 95% interval of ${name} (profile likelihood, relative-error fit)`,
   grid,
-  target: { between: [0.9, 0.98] },
+  target: /** @type {import('../harness.js').Target} */ ({ between: [0.9, 0.98] }),
   trials,
   run: withMode(coverage(key))
-}))
+})).concat([
+  ['sigmaBound', 'σ ≤ bound, printed where σ is not identifiable'], ['lambdaBound', 'λ ≤ bound, printed where λ is not identifiable'],
+  ['nStarBound', 'N* ≥ bound, printed where no peak is within the region']
+].map(([key, name]) => ({
+  id: `fit.coverage-${key.toLowerCase()}`,
+  area: AREA,
+  figure: `coverage of the one-sided 95% bound ${name} (conservative by design: the two-sided cutoff)`,
+  grid,
+  target: /** @type {import('../harness.js').Target} */ ({ min: 0.9 }),
+  trials,
+  run: withMode(coverage(key, 0))
+})))
 
 /** @type {import('../harness.js').Scenario[]} */
 export const SCENARIOS = COVERAGE.concat([
