@@ -44,7 +44,14 @@ function writeStrategies (out, truths, { repeats = 2, cv = 0.02, seed = 1, ns = 
 const noisyRows = (p, rnd, { repeats = 2, cv = 0.03, ns = NS } = {}) =>
   ns.flatMap(n => Array.from({ length: repeats }, () => ({ n, throughput: throughputAt(n, p) * (1 + cv * normalDraw(rnd)) })))
 
-/** A group of synthetic runs: `deployments` per N, `repeats` each, sharing an effect (ICC of cv²), keyed by name. */
+/**
+ * A group of synthetic runs: `deployments` per N, `repeats` each, sharing an effect (ICC of cv²), keyed by name;
+ * pooled: every run without its deployment (each its own unit).
+ * @param {string} name
+ * @param {ReturnType<typeof randomSource>} rng
+ * @param {{ deployments: number, repeats: number, icc?: number, cv?: number, truth?: { gamma: number },
+ *   pooled?: boolean }} o
+ */
 const synthGroup = (name, rng, { truth, pooled, ...o }) => ({
   name,
   key: { strategy: name, benchmark: 'page' },
