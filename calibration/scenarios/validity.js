@@ -14,6 +14,8 @@ const CVS = [0.01, 0.05, 0.1]
 const RHOS = [0, 0.25, 0.5]
 const RATE = 1000
 const pct = (x) => `${Math.round(x * 100)}%`
+/** A cell whose figure is a share of fewer trials than this (runs judged, runs stopped) is listed, not held. */
+const MIN_COUNTED = 30
 
 /** The figures of one series as a run would have them: its summary's stability, judged by the `unstable` row. */
 function judge (perTenth) {
@@ -43,10 +45,13 @@ function byCell (cells, name, trials, rng, event, worst) {
       counted++
       if (e) hits++
     }
-    return { case: `${name(c)} (${counted} counted)`, value: counted ? hits / counted : worst === 'max' ? 0 : 1 }
+    return { case: `${name(c)} (${counted} counted)`, value: counted ? hits / counted : worst === 'max' ? 0 : 1, counted }
   })
-  const w = out.reduce((a, c) => ((worst === 'max' ? c.value > a.value : c.value < a.value) ? c : a))
-  return { value: w.value, worst: w.case, cells: out }
+  // a share of the trials that count (runs judged, runs stopped) is held against the target only where at least
+  // MIN_COUNTED trials counted: the others are listed
+  const held = out.filter(c => c.counted >= MIN_COUNTED)
+  const w = (held.length ? held : out).reduce((a, c) => ((worst === 'max' ? c.value > a.value : c.value < a.value) ? c : a))
+  return { value: w.value, worst: w.case, cells: out.map(({ counted, ...c }) => c) }
 }
 
 const grid = (durations, cvs, rhos) => durations.flatMap(seconds => cvs.flatMap(cv => rhos.map(rho => ({ seconds, cv, rho }))))
@@ -97,12 +102,13 @@ export const SCENARIOS = [
     id: 'validity.interval-coverage-correlated',
     area: AREA,
     figure: 'coverage of the mean throughput\'s 95% interval (runs judged), correlated seconds',
-    grid: `10, 30, 60 s; cv 1–10%, ρ 0.25–0.5; Poisson at ${RATE} req/s`,
-    // the issue's 93% is not reached here (docs/statistics/validity.md): the target is what is achieved, not claimed
-    target: { min: 0.7 },
-    trials: { quick: 60, full: 800 },
+    grid: `10, 30, 60 s; cv 1–10%, ρ 0.25–0.5; Poisson at ${RATE} req/s (quick: 10, 30 s, cv 5–10%)`,
+    // the issue's 93% is not reached in its two worst cells, 89–90% (docs/statistics/validity.md): this target holds
+    // what is achieved, so that it does not get worse
+    target: { min: 0.85 },
+    trials: { quick: 100, full: 800 },
     run ({ trials, rng }) {
-      const r = byCell(grid([10, 30, 60], CVS, [0.25, 0.5]), cellName, trials, rng, (c, g) => {
+      const r = byCell(trials < 800 ? grid([10, 30], [0.05, 0.1], [0.25, 0.5]) : grid([10, 30, 60], CVS, [0.25, 0.5]), cellName, trials, rng, (c, g) => {
         const { stability: s } = judge(tenthSeries(g, { seconds: c.seconds, rate: RATE, cv: c.cv, rho: c.rho }))
         return s.judged ? Math.abs(s.mean - RATE) <= s.halfWidth : null
       }, 'min')
