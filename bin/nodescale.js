@@ -4,6 +4,7 @@
 // signals and exit codes.
 import { COMMANDS as EXECUTOR_COMMANDS, MAIN_HELP as EXECUTOR_HELP } from '../executor/cli.js'
 import { MAIN_HELP as ANALYZER_HELP } from '../analyzer/cli-help.js'
+import { readFileSync } from 'node:fs'
 import { EXIT, NsError, formatError } from '../lib/errors.js'
 import { runAnalyzer, runExecutor } from './dispatch.js'
 
@@ -29,12 +30,16 @@ ${commandLines(EXECUTOR_HELP).join('\n')}
 Analyse (the analyzer's commands; also as \`analyzer <command>\`):
 ${commandLines(ANALYZER_HELP).join('\n')}
 
+  --version prints nodescale's version
+
 Exit codes: 0 done · 1 failed · 2 bad input (the message names the flag or file) · 3 a part is missing`
 
 const [command, ...rest] = process.argv.slice(2)
 if (!command || command === '--help' || command === '-h' || command === 'help') {
   process.stdout.write(NODESCALE_HELP + '\n')
   process.exitCode = command ? EXIT.OK : EXIT.BAD_INPUT
+} else if (command === '--version' || command === '-v') {
+  process.stdout.write(JSON.parse(readFileSync(new URL('../package.json', import.meta.url), 'utf8')).version + '\n')
 } else if (Object.hasOwn(EXECUTOR_COMMANDS, command)) {
   await runExecutor([command, ...rest])
 } else if (namesOf(ANALYZER_HELP).includes(command)) {
