@@ -234,21 +234,23 @@ test('cells of one group: a deployment\'s runs averaged into one unit; a deploym
   assert.equal(cellsOf({ ...g, observations: [...g.observations, { n: 2, throughput: 190, deployment: 'd2' }] }).spansN, true)
 })
 
+// R's usl package fits unweighted (nls): these hold the unweighted fit (weights none) to its answers; the default,
+// relative-error weighting, is checked in test/analyzer-usl-fit.test.js and docs/statistics/fits.md
 test('every repeat fitted: repeats symmetric around the R usl package\'s points give its coefficients', async (t) => {
   const f = fixture('usl-package-coef.json')
   const repeats = f.points.flatMap(p => [0.99, 1, 1.01].map(k => ({ n: p.n, throughput: p.throughput * k })))
-  const r = fitUsl(repeats)
+  const r = fitUsl(repeats, { weights: 'none' })
   assert.equal(r.observations, 18)
   assert.equal(r.points, 6)
   assert.equal(r.dof, 15)
   for (const k of ['sigma', 'lambda', 'gamma']) assert.equal(signif(r[k], 3), f.documented[k], k)
-  const means = fitUsl(f.points)
+  const means = fitUsl(f.points, { weights: 'none' })
   for (const k of ['sigma', 'lambda', 'gamma']) assert.ok(Math.abs(r[k] / means[k] - 1) < 1e-6, `${k}: ${r[k]} vs ${means[k]} on the means`)
   // the same through run.json files: every run is an observation of its group
   const out = tmp(t)
   let i = 0
   for (const p of repeats) writeRun(out, i++, { strategy: 'cm', instances: p.n, concurrency: 50 }, p.throughput)
-  const fit = (await fitSources(out)).groups[0]
+  const fit = (await fitSources(out, { weights: 'none' })).groups[0]
   assert.equal(fit.observations.length, 18)
   for (const k of ['sigma', 'lambda', 'gamma']) assert.equal(signif(fit.fits.usl[k], 3), f.documented[k], `${k} from run.json`)
   assert.match(formatFit(await fitSources(out)), /cm\/page {2}\(N = workers; 6 points from 18 runs\)/)
@@ -256,12 +258,12 @@ test('every repeat fitted: repeats symmetric around the R usl package\'s points 
 
 test('every repeat fitted: Gunther\'s SPEC SDM91 with two runs per N keeps the published sigma, lambda and fit', () => {
   const f = fixture('gunther-specsdm91.json')
-  const r = fitUsl(f.points.flatMap(p => [0.98, 1.02].map(k => ({ n: p.n, throughput: p.throughput * k }))))
+  const r = fitUsl(f.points.flatMap(p => [0.98, 1.02].map(k => ({ n: p.n, throughput: p.throughput * k }))), { weights: 'none' })
   assert.ok(Math.abs(r.sigma / f.documented.sigma - 1) < 0.01, `sigma ${r.sigma}`)
   assert.ok(Math.abs(r.lambda / f.documented.lambda - 1) < 0.01, `lambda ${r.lambda}`)
   assert.deepEqual(r.efficiency.map(e => e.n), f.points.map(p => p.n))
   const ray = fixture('gunther-raytracer.json')
-  const rr = fitUsl(ray.points.flatMap(p => [0.99, 1.01].map(k => ({ n: p.n, throughput: p.throughput * k }))))
+  const rr = fitUsl(ray.points.flatMap(p => [0.99, 1.01].map(k => ({ n: p.n, throughput: p.throughput * k }))), { weights: 'none' })
   assert.ok(Math.abs(rr.sigma / ray.documented.sigma - 1) < 0.001)
   assert.deepEqual(rr.bounds, ['lambda=0'], 'lambda stays at its bound, as R finds')
 })
