@@ -235,7 +235,7 @@ test('cells of one group: a deployment\'s runs averaged into one unit; a deploym
 })
 
 // R's usl package fits unweighted (nls): these hold the unweighted fit (weights none) to its answers; the default,
-// relative-error weighting, is checked in test/analyzer-usl-fit.test.js and docs/statistics/fits.md
+// relative-error weighting, is checked in test/analyzer-fit-relative.test.js (docs/statistics/fits.md)
 test('every repeat fitted: repeats symmetric around the R usl package\'s points give its coefficients', async (t) => {
   const f = fixture('usl-package-coef.json')
   const repeats = f.points.flatMap(p => [0.99, 1, 1.01].map(k => ({ n: p.n, throughput: p.throughput * k })))
