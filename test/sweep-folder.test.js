@@ -68,6 +68,10 @@ test('executor sweep --status and the analyzer\'s commands take the folder that 
   assert.equal(status.code, 0, status.stderr)
   assert.equal(JSON.parse(status.stdout).id, id)
   assert.equal(JSON.parse(status.stdout).dir, dir)
+  // --resume too: its runs are all done, so it resumes nothing and ends the sweep in its own folder
+  const resumed = await runCli('executor', ['sweep', '--resume', out, '--no-report', '--json'])
+  assert.equal(resumed.code, 0, resumed.stderr)
+  assert.deepEqual([JSON.parse(resumed.stdout).id, JSON.parse(resumed.stdout).dir], [id, dir])
   const fit = await runCli('analyzer', ['fit', out, '--json'])
   assert.equal(fit.code, 0, fit.stderr)
   assert.equal(JSON.parse(fit.stdout).groups[0].observations.length, 8, 'every run of the sweep is an observation')
@@ -86,6 +90,7 @@ test('a folder with several sweeps: every command lists them and exits 2', async
   /** @type {[string, string[]][]} */
   const commands = [
     ['executor', ['sweep', '--status', out]],
+    ['executor', ['sweep', '--resume', out]],
     ['analyzer', ['fit', out]],
     ['analyzer', ['compare', out]],
     ['analyzer', ['report', out, '--format', 'md', '-o', join(out, 'r.md')]],
