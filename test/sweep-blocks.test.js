@@ -2,10 +2,11 @@
 // deploys every shape afresh in every repeat, and the shipped experiments' default profiles use it.
 import { test } from 'node:test'
 import assert from 'node:assert/strict'
-import { mkdtempSync, readdirSync, rmSync } from 'node:fs'
+import { mkdtempSync, readdirSync, rmSync, writeFileSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
-import { ROOT } from './helpers/cli.js'
+import { ROOT, runCli } from './helpers/cli.js'
+import { loadPoints } from '../analyzer/points.js'
 import { parseExperiment, loadExperiment } from '../executor/experiment.js'
 import { buildCells, buildPlan, estimatePlan } from '../executor/sweep-plan.js'
 
@@ -30,4 +31,23 @@ test('the shipped experiments\' default profiles deploy afresh for every repeat 
     assert.equal(exp.order, 'blocks', f)
     assert.ok(exp.repeats >= 2, `${f}: ${exp.repeats} repeats`)
   }
+})
+
+test('real sweeps: order shapes runs a shape\'s repeats on one deployment, blocks on one each, as the analyzer reads them', { timeout: 180000 }, async (t) => {
+  const dir = mkdtempSync(join(tmpdir(), 'ns-blocks-real-'))
+  t.after(() => rmSync(dir, { recursive: true, force: true }))
+  const units = {}
+  for (const order of ['shapes', 'blocks']) {
+    const file = join(dir, `${order}.yml`)
+    writeFileSync(file, `backend: local\nbenchmark: baseline\nstrategies: [cm]\ninstances: [1, 2]\nconcurrency: [4]\nduration: 2\nwarmup: 0\nrepeats: 2\norder: ${order}\n`)
+    const r = await runCli('executor', ['sweep', file, '--out', join(dir, order), '--seed', '3'])
+    assert.equal(r.code, 0, r.stderr)
+    // the analyzer finds the deployment from each run.json's placement (the replica's process and port)
+    const { groups } = await loadPoints(join(dir, order), { includeInvalid: true })
+    const obs = groups[0].observations
+    assert.equal(obs.length, 4)
+    assert.ok(obs.every(o => o.deployment.startsWith('placement:')), JSON.stringify(obs))
+    units[order] = new Set(obs.map(o => o.deployment)).size
+  }
+  assert.deepEqual(units, { shapes: 2, blocks: 4 })
 })
