@@ -73,6 +73,7 @@ const OUTCOME = { different: 'different', equivalent: 'equivalent', inconclusive
 export function pairsTable (comparison) {
   const rows = []
   for (const p of comparison?.pairs ?? []) {
+    if (!p.tests.length) rows.push([String(p.benchmark ?? '-'), `${p.a} vs ${p.b}`, '-', '-', '-', '-', '-', 'no N measured by both: nothing to test', '-'])
     for (const t of p.tests) {
       const outcome = t.outcome === 'different' ? `different: ${t.ratio >= 1 ? p.a : p.b} is higher` : t.outcome === 'untestable' ? `cannot be tested: ${t.why ?? 'no spread'}` : OUTCOME[t.outcome]
       rows.push([String(p.benchmark ?? '-'), `${p.a} vs ${p.b}`, t.label, t.units.join(' / '), ratioCell(t),
@@ -91,7 +92,7 @@ export function pairsTable (comparison) {
 export function pairLines (comparison) {
   const out = []
   for (const p of comparison.pairs ?? []) {
-    out.push(`  ${p.a} vs ${p.b}${p.benchmark === null ? '' : ` (${p.benchmark})`}:`)
+    out.push(`  ${p.a} vs ${p.b}${p.benchmark === null ? '' : ` (${p.benchmark})`}:${p.tests.length ? '' : ' no N measured by both: nothing to test'}`)
     for (const t of p.tests) out.push(`    ${t.line}`, ...(t.outcome === 'different' ? [] : [`      power: ${t.power.text}`]))
   }
   return out.length ? [`tests between groups: ${pairsHint(comparison.settings)}`, ...out] : []
