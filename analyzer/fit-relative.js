@@ -150,6 +150,26 @@ function termOf (d, r, term, shape, s2) {
 }
 
 /**
+ * What the reading needs of a model AICc chose other than the one asked for: which terms it identifies, their
+ * intervals, its N* or asymptote interval (the same profiles as the fit's own).
+ * @param {LogData} d
+ * @param {'usl'|'amdahl'} model
+ * @param {{ shape: { sigma?: number, lambda?: number }, a: number, ssr: number }} f
+ */
+function intervalsOf (d, model, f) {
+  const dof = d.rows - PARAMETERS[model]
+  if (!(dof >= 1 && f.ssr > 0)) return null
+  const r = curveRegions(d, model, f, dof)
+  const asym = model === 'amdahl' ? asymptoteRegion(d, f, dof) : null
+  const term = x => (x?.identified ? pair(x.lo, x.hi) : null)
+  return {
+    identified: { sigma: r.sigma.identified, lambda: r.lambda ? r.lambda.identified : null },
+    ci95: { sigma: term(r.sigma), lambda: term(r.lambda), nStar: r.nStar ? pair(r.nStar.lo, r.nStar.hi) : null, ceiling: asym ? pair(asym.lo, asym.hi) : null },
+    bound95: { sigma: r.sigma.identified ? null : r.sigma.hi, lambda: r.lambda && !r.lambda.identified ? r.lambda.hi : null }
+  }
+}
+
+/**
  * USL or Amdahl fitted to runs with relative-error weighting (least squares on log throughput), with 95% profile
  * intervals. The result keeps fit-stats.js's FitResult fields (ssr and r2 on the log scale; ci95.sigma and
  * ci95.lambda null where not identifiable, said in `identify`) and adds the reading (readingOf).
@@ -226,7 +246,13 @@ export function fitRelative (rows, { model, unit }) {
     efficiency: meansByN(rows).map(m => ({ n: m.n, efficiency: m.throughput / (gamma * m.n), model: xAt(m.n) / (gamma * m.n) })),
     verdict: '',
     unit: unit ?? 'N',
-    choice: { model: choice.model, aicc: choice.aicc, line: choice.line, fits: Object.fromEntries(Object.entries(choice.fits).map(([m, x]) => [m, { gamma: x.gamma, ...x.shape, ssr: x.ssr }])) },
+    choice: {
+      model: choice.model,
+      aicc: choice.aicc,
+      line: choice.line,
+      fits: Object.fromEntries(Object.entries(choice.fits).map(([m, x]) => [m, { gamma: x.gamma, ...x.shape, ssr: x.ssr }])),
+      read: choice.model === model || choice.model === 'ceiling' ? null : intervalsOf(d, choice.model, choice.fits[choice.model])
+    },
     ceilingFit,
     fell
   }

@@ -72,25 +72,30 @@ export function verdictOf (f) {
   const prefix = f.choice && chosen !== f.model ? `${chosen === 'ceiling' ? 'linear up to a ceiling' : chosen === 'usl' ? 'USL' : 'Amdahl'} fits better (AICc): ` : ''
   if (chosen === 'ceiling' && f.ceilingFit) return prefix + ceilingLine(f)
   // the parameters of the chosen curve: this fit's own, or (when AICc prefers the other of USL/Amdahl) that one's
-  const p = chosen === f.model || !f.choice?.fits?.[chosen] ? f : { ...f, ...f.choice.fits[chosen], model: chosen }
-  const nStar = chosen === f.model ? f.nStar : p.lambda > 0 && p.sigma < 1 ? Math.sqrt((1 - p.sigma) / p.lambda) : null
-  const limit = termOf(p.sigma, p.lambda ?? 0, nStar ?? max)
+  const own = chosen === f.model || !f.choice?.fits?.[chosen]
+  const p = own ? f : { ...f, ...f.choice.fits[chosen], model: chosen }
+  // what the chosen curve identifies (a fit without profiles, weights none or sd, takes its estimates as they are)
+  const read = own ? (f.identified ? f : null) : f.choice?.read ?? null
+  const sigma = !read || read.identified.sigma ? p.sigma : 0
+  const lambda = p.model === 'usl' && (!read || read.identified.lambda) ? p.lambda ?? 0 : 0
+  const nStar = lambda > 0 && p.sigma < 1 ? (own ? f.nStar : Math.sqrt((1 - p.sigma) / p.lambda)) : null
+  const limit = termOf(sigma, lambda, nStar ?? max)
   const fell = f.choice ? `; ${fellText(f)}` : ''
   if (limit === 'none') {
-    return `${prefix}scales linearly up to ${human(max)} ${unit}: no contention or coherency penalty measured (sigma ≈ 0, lambda ≈ 0); measure larger N to find the limit`
+    const bounds = read ? ['sigma', 'lambda'].filter(k => read.bound95?.[k] > 0).map(k => `${k === 'sigma' ? 'σ' : 'λ'} ≤ ${human(read.bound95[k], 2)}`) : []
+    return `${prefix}scales linearly up to ${human(max)} ${unit}: no contention or coherency penalty ${read ? 'told from 0' : 'measured (sigma ≈ 0, lambda ≈ 0)'}` +
+      `${bounds.length ? ` (${bounds.join(', ')} at 95%)` : ''}; measure larger N to find the limit`
   }
   if (nStar === null) {
     const head = p.model === 'amdahl' ? 'contention-limited (Amdahl)' : 'Amdahl-limited (lambda = 0: no coherency penalty)'
     const serial = `${human(p.sigma * 100, 2)}% of the work is serialised`
     const asymptote = p.sigma > 0 ? p.gamma / p.sigma : null
-    const ci = chosen === f.model ? interval(f.ci95?.ceiling) : ''
     return prefix + (asymptote !== null
-      ? `${head}: throughput approaches ${human(asymptote)}/s${ci} as ${unit} grow, never falls; ${serial}`
-      : `${head}: ${serial}`)
+      ? `${head}: throughput approaches ${human(asymptote)}/s${interval(read?.ci95?.ceiling)} as ${unit} grow; ${serial}${fell}`
+      : `${head}: ${serial}${fell}`)
   }
   const xStar = p.gamma * nStar / (1 + p.sigma * (nStar - 1) + p.lambda * nStar * (nStar - 1))
-  let line = `${prefix}${limit}-limited, peak ${human(xStar)}/s at ${human(nStar, 2)} ${unit}`
-  if (chosen === f.model) line += interval(f.ci95?.nStar)
+  let line = `${prefix}${limit}-limited, peak ${human(xStar)}/s at ${human(nStar, 2)} ${unit}${interval(read?.ci95?.nStar)}`
   if (!f.choice) {
     // a fit without the reading (callers of describeFit alone): the old wording, but no fall claimed
     if (nStar > max) line += ` (extrapolated beyond the measured ${human(f.range.min)}..${human(max)})`
@@ -98,7 +103,6 @@ export function verdictOf (f) {
   }
   if (nStar < max) line += fell
   else line += ` (extrapolated beyond the measured ${human(f.range.min)}..${human(max)})${fell}`
-  if (chosen === f.model && f.identify?.lambda) line += `; ${f.identify.lambda}`
-  else if (p.sigma === 0) line += '; sigma = 0 (no contention)'
+  if (sigma === 0) line += '; sigma = 0 (no contention)'
   return line
 }
