@@ -189,3 +189,31 @@ test('analyzer export: a capacity search is a row with its capacity, its probes 
   assert.equal(bad.code, 2)
   assert.match(bad.stderr, /--format/)
 })
+
+test('analyzer export: the CSV\'s done and valid rows, fitted as a points CSV, give the sweep\'s own σ, λ and γ', async () => {
+  const out = join(tmp, 'fit')
+  /** @type {{ config: Record<string, any>, throughput: number, validity?: any }[]} */
+  const runs = [100, 190, 270, 340].flatMap((x, i) => [-2, 2].map(s => ({ config: { strategy: 'up', instances: i + 1 }, throughput: x + s })))
+  // a run whose validity says it did not measure the server: the analyzer leaves it out; so must a reader of the CSV
+  runs.push({ config: { strategy: 'up', instances: 4 }, throughput: 40, validity: { ok: false, flags: [{ name: 'generator-saturated', severity: 'invalid', message: 'the generator' }] } })
+  const dir = writeSweepRuns(out, 'fit', runs)
+  const r = await runCli('analyzer', ['export', dir])
+  assert.equal(r.code, 0, r.stderr)
+  const [header, ...lines] = r.stdout.trim().split('\n')
+  const rows = csvRows(r.stdout)
+  assert.equal(rows.length, 9)
+  const kept = lines.filter((_, i) => rows[i].status === 'done' && rows[i].valid === 'true')
+  assert.equal(kept.length, 8)
+  const csv = join(tmp, 'kept.csv')
+  writeFileSync(csv, [header, ...kept].join('\n') + '\n')
+  const fitOf = async (/** @type {string} */ source) => {
+    const f = await runCli('analyzer', ['fit', source, '--weights', 'none', '--json'])
+    assert.equal(f.code, 0, f.stderr)
+    const [group] = JSON.parse(f.stdout).groups
+    const { sigma, lambda, gamma } = group.fits.usl
+    return { name: group.name, observations: group.observations.length, sigma, lambda, gamma }
+  }
+  const [fromCsv, fromSweep] = await Promise.all([fitOf(csv), fitOf(dir)])
+  assert.deepEqual(fromCsv, fromSweep)
+  assert.ok(fromSweep.sigma > 0 && fromSweep.lambda > 0, JSON.stringify(fromSweep))
+})
