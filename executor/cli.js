@@ -12,7 +12,7 @@ Commands:
   cluster   a local multi-node swarm: cluster up --nodes K | down | status (executor cluster --help)
   sweep     run an experiment file's grid, resumable (executor sweep --help)
   calibrate find the relaxed and exhausted run-levels (executor calibrate --help)
-  capacity  the highest rate a shape serves within an objective (executor capacity --help)
+  capacity  the rate a shape serves within an objective half the time, with its interval (executor capacity --help)
 
 nodescale: how does a Node.js server scale when you add cores, processes or containers?`
 
