@@ -65,7 +65,7 @@ export const SCENARIOS = [
     figure: 'false alarms of `unstable` on stationary throughput (share of runs flagged)',
     grid: `${DURATIONS.join(', ')} s; per-second cv 1–10%, ρ 0–0.5; Poisson counts per tenth at ${RATE} req/s (quick: cv 10%, ρ 0 and 0.5)`,
     target: { max: 0.05 },
-    trials: { quick: 100, full: 600 },
+    trials: { quick: 150, full: 600 },
     run ({ trials, rng }) {
       const cells = trials < 600 ? grid(DURATIONS, [0.1], [0, 0.5]) : grid(DURATIONS, CVS, RHOS)
       const r = byCell(cells, cellName, trials, rng, (c, g) => judge(tenthSeries(g, { seconds: c.seconds, rate: RATE, cv: c.cv, rho: c.rho })).flagged, 'max')
