@@ -1,14 +1,15 @@
-// Every error code nodescale raises is documented in the README with its exit code.
+// Every error code nodescale raises is documented in the generated errors reference (docs/reference/errors.md, made
+// from CODES by scripts/docs-reference.js) with its exit code.
 import { test } from 'node:test'
 import assert from 'node:assert/strict'
 import { readFileSync } from 'node:fs'
 import { CODES, NsError, exitCodeOf, formatError } from '../lib/errors.js'
 
-const readme = readFileSync(new URL('../README.md', import.meta.url), 'utf8')
+const reference = readFileSync(new URL('../docs/reference/errors.md', import.meta.url), 'utf8')
 
 for (const [code, { exit }] of Object.entries(CODES)) {
-  test(`${code} is in the README's error table with exit ${exit}`, () => {
-    assert.match(readme, new RegExp(`\\| \`${code}\` \\| ${exit} \\|`))
+  test(`${code} is in docs/reference/errors.md with exit ${exit}`, () => {
+    assert.match(reference, new RegExp(`\\| \`${code}\` \\| ${exit} \\|`))
   })
 }
 
