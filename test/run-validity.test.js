@@ -156,7 +156,7 @@ test('a server that warms up slowly, measured for 12 s: flagged unstable, and th
   assert.equal(r.code, 0, r.stderr)
   const { run } = readRun(out)
   // a host starved by other work stalls the server at random: its warm-up is not what is measured (CI must be calm)
-  if (names(run.validity).includes('disturbed') && process.env.CI !== 'true') {
+  if (!names(run.validity).includes('unstable') && names(run.validity).includes('disturbed') && process.env.CI !== 'true') {
     t.skip(`the host was busy with other work (${run.validity.flags.map(f => f.name).join(', ')}): the warm-up is not what was measured`)
     return
   }
@@ -164,7 +164,8 @@ test('a server that warms up slowly, measured for 12 s: flagged unstable, and th
   assert.ok(names(run.validity).includes('unstable'), JSON.stringify(run.validity))
   const s = run.summary.stability
   assert.ok(s.drift > 0.3 || s.warmup.bias < -0.05, JSON.stringify(s))
-  assert.match(r.stdout, /validity: NOT VALID: unstable/)
+  // the flags in VALIDITY_CHECKS' order: a busy host's come first
+  assert.match(r.stdout, /validity: NOT VALID: (host-saturated, )?(disturbed, )?unstable/)
 })
 
 test('a load generator starved by its own CPU quota is flagged generator-saturated', { timeout: 60000 }, async (t) => {
