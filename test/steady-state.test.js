@@ -4,6 +4,7 @@ import { test } from 'node:test'
 import assert from 'node:assert/strict'
 import { autocorrelations, batchSizeFor, overlappingBatchMeans, mser, theilSen, batchMeans, steadyStateOf, autoDurationReached, STEADY_STATE } from '../analyzer/steady-state.js'
 import { ar1Series, randomSource } from '../calibration/synth.js'
+import { LatencyHistogram } from '../analyzer/latency-histogram.js'
 
 const close = (a, b, tol, what) => assert.ok(Math.abs(a - b) <= tol, `${what}: ${a} vs ${b}`)
 
@@ -103,4 +104,15 @@ test('--duration auto\'s decision: a constant series is known once 10 s are judg
   assert.equal(d.reached, false)
   assert.ok(d.state.relHalfWidth > 0.02, JSON.stringify(d.state))
   assert.equal(STEADY_STATE.minBatches, 10)
+})
+
+test('LatencyHistogram.perTenth: completions by the tenth they ended in, over a window of whole tenths', () => {
+  const h = new LatencyHistogram()
+  // ends at 1000 ms + 5, 150, 160, 250 and 1390: tenths 10, 11, 11, 12, 13
+  for (const [start, elapsed] of [[1000, 5], [1100, 50], [1150, 10], [1200, 50], [1300, 90]]) h.add(start, elapsed, true, 0, 0)
+  assert.deepEqual(h.perTenth({ from: 1000, to: 1400 }), [1, 2, 1, 1])
+  assert.deepEqual(h.perTenth({ from: 1000, to: 1399 }), [1, 2, 1], 'the last partial tenth is left out')
+  assert.deepEqual(h.perTenth({ from: 900, to: 1100 }), [0, 1], 'a tenth before the first completion counts 0')
+  // ten tenths are the per-second count
+  assert.deepEqual(h.perSecond({ from: 1000, to: 2000 }), [5])
 })
