@@ -164,7 +164,7 @@ const COVERAGE = [
 ].map(([key, name]) => ({
   id: `fit.coverage-${key.toLowerCase()}`,
   area: AREA,
-  figure: `coverage of the printed 95% interval of ${name} (profile likelihood, relative-error fit)`,
+  figure: `coverage of the printed 95% interval of ${name} (relative-error fit; profile likelihood but for γ's t interval)`,
   grid,
   target: /** @type {import('../harness.js').Target} */ ({ between: [0.9, 0.98] }),
   trials,
@@ -175,11 +175,11 @@ const COVERAGE = [
 ].map(([key, name]) => ({
   id: `fit.coverage-${key.toLowerCase()}`,
   area: AREA,
-  figure: `coverage of what is printed of ${name} (every fit says one: no selection)`,
+  figure: `coverage of what is printed of ${name} (every fit says one: no selection; the bounds are conservative)`,
   grid,
-  target: /** @type {import('../harness.js').Target} */ ({ between: [0.9, 0.98] }),
+  target: /** @type {import('../harness.js').Target} */ ({ min: 0.9 }),
   trials,
-  run: withMode(coverage(key, 0))
+  run: withMode(coverage(key, 0, false))
 }))).concat([
   ['sigmaBound', 'σ ≤ bound, printed where σ is not identifiable'], ['lambdaBound', 'λ ≤ bound, printed where λ is not identifiable'],
   ['nStarBound', 'N* ≥ bound, printed where no peak is within the region']
