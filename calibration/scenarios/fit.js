@@ -164,7 +164,7 @@ const COVERAGE = [
 ].map(([key, name]) => ({
   id: `fit.coverage-${key.toLowerCase()}`,
   area: AREA,
-  figure: `coverage of the printed 95% interval of ${name} (relative-error fit; profile likelihood but for γ's t interval)`,
+  figure: `coverage of the printed 95% interval of ${name} (${key === 'gamma' ? 'a t interval on log γ' : 'profile likelihood'})`,
   grid,
   target: /** @type {import('../harness.js').Target} */ ({ between: [0.9, 0.98] }),
   trials,
