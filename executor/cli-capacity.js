@@ -43,9 +43,9 @@ steps by x1.25 until a rate misses (or down until one is met; x2 from --start-ra
 meeting), and reads the capacity and its interval from every probe (a probit curve's posterior). A
 probe the load side could not drive (generator or host saturated, the server not busy) counts as no
 miss: in the bracket it ends the search with a note, near the boundary it is probed again (the
-search gives up after 3); a miss while something outside the run kept the
-host busy (run validity "disturbed") is probed again, up to 3 times. Every search deploys its shape
-afresh; every probe is a run; the search's folder holds them and capacity.json.
+search gives up after 3); a miss while something outside the run kept the host busy (run validity
+"disturbed") is probed again, up to 3 times. Every search deploys its shape afresh; every probe is
+a run; the search's folder holds them and capacity.json (docs/statistics/capacity.md).
 
 Options:
 ${optionsHelp(CAPACITY_OPTIONS)}
