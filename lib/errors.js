@@ -4,7 +4,7 @@
 export const EXIT = Object.freeze({ OK: 0, FAILED: 1, BAD_INPUT: 2, MISSING_PART: 3 })
 
 /**
- * What each code means, grouped by its exit code. The README's "Errors" table lists the same codes (a test checks it).
+ * What each code means, grouped by its exit code. docs/reference/errors.md is made from them (npm run docs:reference).
  */
 const MEANINGS = {
   [EXIT.BAD_INPUT]: {

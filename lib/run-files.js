@@ -146,7 +146,7 @@ export async function freeBytes (dir) {
 
 /**
  * A run's record as it starts (status running), every field of run.json present: what the run has not measured yet is
- * null until it has. The README's "Results format" describes each field.
+ * null until it has. docs/concepts/results.md describes each field.
  * @param {{ id: string, dir: string, config: object, environment: object, request: object }} start
  */
 export function newRunRecord ({ id, dir, config, environment, request }) {

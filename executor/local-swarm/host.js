@@ -28,7 +28,7 @@ export function which (name, path = process.env.PATH ?? '') {
 export function checkHost ({ uid = process.getuid?.() ?? -1, find = which } = {}) {
   if (uid !== 0) {
     throw new NsError('NS_ERR_MISSING_HOST', 'executor cluster needs root: it creates network namespaces, veths and Docker engines', {
-      hint: 'run it as root (sudo npx executor cluster up ...), or use a real multi-node Swarm (see README "Multi-node")'
+      hint: 'run it as root (sudo npx executor cluster up ...), or use a real multi-node Swarm (docs/how-to/swarm.md)'
     })
   }
   /** @type {Record<string, string>} */
