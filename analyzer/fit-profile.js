@@ -228,8 +228,9 @@ export function ceilingRegions (d, fit, dof) {
 
 /**
  * The smallest largest-N (doubling from the largest measured) at which a USL term of the given size would be told
- * from 0 about 80% of the time (its value at least 2.5 expected standard errors, from the expected information on the
- * log scale) with the same runs per N and the same noise; null when not within 64 times the largest N.
+ * from 0 about 80% of the time (its value at least 2.8 = 1.96 + 0.84 expected standard errors, from the expected
+ * information on the log scale) with the same runs per N and the same noise; null when not within 64 times the
+ * largest N.
  * @param {LogData} d
  * @param {{ sigma: number, lambda: number }} shape the curve, with the term at the size to detect
  * @param {'sigma'|'lambda'} term
@@ -251,7 +252,7 @@ export function identifyingN (d, shape, term, s2) {
       for (let r = 0; r < 3; r++) for (let c = 0; c < 3; c++) info[r][c] += counts[i] * g[r] * g[c] / s2
     })
     const inv = invert(info)
-    if (inv && inv[j][j] > 0 && shape[term] >= 2.5 * Math.sqrt(inv[j][j])) return m
+    if (inv && inv[j][j] > 0 && shape[term] >= 2.8 * Math.sqrt(inv[j][j])) return m
   }
   return null
 }

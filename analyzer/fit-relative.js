@@ -146,7 +146,7 @@ function termOf (d, r, term, shape, s2) {
   const how = m === null
     ? 'no N up to 64 times the largest measured would tell it from 0 at this noise; repeat runs'
     : `a ${symbol} as large as ${human(size, 2)} would be told from 0 with N measured up to ${human(m)}`
-  return { ci: null, identified: false, bound: r.hi, text: `${symbol} is not identifiable from N = ${range(d)}: it cannot be told from 0 (${symbol} ≤ ${human(r.hi, 2)} at 95%); ${how}` }
+  return { ci: null, identified: false, bound: r.hi, at: m, text: `${symbol} is not identifiable from N = ${range(d)}: it cannot be told from 0 (${symbol} ≤ ${human(r.hi, 2)} at 95%); ${how}` }
 }
 
 /**
@@ -238,6 +238,7 @@ export function fitRelative (rows, { model, unit }) {
     identified: { sigma: sigmaTerm.identified, lambda: lambdaTerm ? lambdaTerm.identified : null },
     bound95: { sigma: sigmaTerm.bound, lambda: lambdaTerm?.bound ?? null },
     identify: { sigma: sigmaTerm.text, lambda: lambdaTerm?.text ?? null },
+    identifyAt: { sigma: sigmaTerm.at ?? null, lambda: lambdaTerm?.at ?? null },
     bounds,
     nStar: peak,
     xStar: peak === null ? null : xAt(peak),

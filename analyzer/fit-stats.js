@@ -15,10 +15,12 @@ import { verdictOf, limitOf } from './fit-verdict.js'
  *   number|null, xStar: number|null, ceiling: number|null, limitedBy: string, efficiency: { n: number, efficiency:
  *   number, model: number }[], verdict: string, unit: string, weighting?: 'relative'|'none'|'sd', identified?: {
  *   sigma: boolean, lambda: boolean|null }, bound95?: { sigma: number|null, lambda: number|null }, identify?: { sigma:
- *   string|null, lambda: string|null }, choice?: { model: 'usl'|'amdahl'|'ceiling', aicc: Record<string, number|null>,
- *   line: string, fits: Record<string, any> }, ceilingFit?: any, fell?: any }} FitResult points: distinct N;
- *   observations: rows. The relative-error fit (analyzer/fit-relative.js) adds: weighting; identified, bound95 and
- *   identify (ci95.sigma, ci95.lambda null where not identifiable: the one-sided bound and the sentence instead);
+ *   string|null, lambda: string|null }, identifyAt?: { sigma: number|null, lambda: number|null }, choice?: { model:
+ *   'usl'|'amdahl'|'ceiling', aicc: Record<string, number|null>, line: string, fits: Record<string, any> },
+ *   ceilingFit?: any, fell?: any }} FitResult points: distinct N;
+ *   observations: rows. The relative-error fit (analyzer/fit-relative.js) adds: weighting; identified, bound95,
+ *   identify and identifyAt (ci95.sigma, ci95.lambda null where not identifiable: the one-sided bound, the sentence
+ *   and the largest N that would identify a term that large instead);
  *   choice (the model by AICc), ceilingFit (linear up to a ceiling: gamma, ceiling, changePoint, ci95) and fell (a
  *   significant fall, or null); ssr and r2 are then on the log scale
  */

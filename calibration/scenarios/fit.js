@@ -68,6 +68,10 @@ function trial (name, ns, rng, repeats, cv) {
     out.changePoint = { printed: true, covered: inside(ci.changePoint, truth.ceiling / truth.gamma) }
     out.ceiling = { printed: true, covered: inside(ci.ceiling, truth.ceiling) }
   }
+  // the N said to identify lambda, with what it was said of (checked by fit.identifying-n)
+  if (f.identifyAt?.lambda && f.bound95.lambda > 0) {
+    out.suggestion = { ns, repeats, at: f.identifyAt.lambda, truth: { kind: 'usl', gamma: f.gamma, sigma: f.sigma, lambda: f.bound95.lambda }, cv: Math.sqrt(f.ssr / f.dof) }
+  }
   out.choseCeiling = f.choice.model === 'ceiling'
   out.retrograde = /retrograde/.test(f.verdict)
   out.falls = falls(truth, ns)
@@ -206,6 +210,28 @@ export const SCENARIOS = COVERAGE.concat([
       const claims = ['sigmaAbsent', 'lambdaAbsent', 'peakAbsent', 'ceilingAbsent'].filter(k => r[k] !== undefined)
       return claims.length ? claims.some(k => r[k]) : undefined
     }))
+  },
+  {
+    id: 'fit.identifying-n',
+    area: AREA,
+    figure: '"a λ as large as the bound would be told from 0 with N up to M": λ identified when that curve is measured so',
+    grid: 'every fit above that printed it (up to 60 per cell): its curve with λ at its bound, its noise and runs per N, N doubled up to M',
+    target: { min: 0.7 },
+    trials,
+    run: withMode(({ trials: t, full, rng }) => {
+      const cells = simulate(t, full).map(c => {
+        const said = c.results.map(r => r.suggestion).filter(Boolean).slice(0, 60)
+        const told = said.filter(x => {
+          const ns = [...x.ns]
+          for (let m = ns.at(-1) * 2; m <= x.at; m *= 2) ns.push(m)
+          const f = /** @type {any} */ (fitUsl(designRows(rng, { truth: x.truth, ns, deployments: x.repeats, cv: x.cv }), { model: 'usl' }))
+          return f.ci95.lambda !== null
+        }).length
+        return { case: `${c.label} (${said.length} said)`, value: told / said.length, n: said.length }
+      }).filter(c => c.n >= 10)
+      const worst = cells.reduce((a, c) => (c.value < a.value ? c : a), cells[0])
+      return { value: worst.value, worst: worst.case, cells: cells.map(c => ({ case: c.case, value: c.value })), note: 'the expected information promises about 80%; cells with at least 10 suggestions' }
+    })
   },
   {
     id: 'fit.model-choice',
