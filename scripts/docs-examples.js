@@ -41,7 +41,7 @@ export function withExample (readme, { command, output, when, machine }) {
   const day = when.toISOString().slice(0, 16).replace('T', ' ')
   const body = [
     START,
-    `Printed on ${day} UTC on ${machine} (\`npm run docs:examples\` ran it and wrote this; the log lines on stderr are left out):`,
+    `Printed on ${day} UTC on ${machine}, written here by \`npm run docs:examples\` (stdout only):`,
     '',
     '```console',
     `$ ${command}`,
@@ -55,7 +55,7 @@ export function withExample (readme, { command, output, when, machine }) {
 /** This machine in a few words: cores, CPU model, how busy it was. */
 export function machineWords () {
   const model = cpus()[0]?.model?.replace(/\s+/g, ' ').trim() ?? 'an unknown CPU'
-  return `a ${availableParallelism()}-core machine (${model}; load average ${loadavg()[0].toFixed(1)} when it started)`
+  return `a ${availableParallelism()}-core machine (${model}, load average ${loadavg()[0].toFixed(1)} at the start)`
 }
 
 /**
