@@ -6,7 +6,8 @@ import { welch, compareRatio, holm, ratioPower, unitsForPower } from '../analyze
 const close = (a, b, tol, what) => assert.ok(Math.abs(a - b) <= tol, `${what}: ${a} vs ${b}`)
 
 test("Welch's test matches R's t.test", () => {
-  // t.test(c(1,2,3,4), c(2,3,4,5,6)): t -1.5666989036, df 6.9807692308, p 0.1612858563, 95% CI -3.7652202818 0.7652202818
+  // t.test(c(1,2,3,4), c(2,3,4,5,6)): t -1.5666989036, df 6.9807692308, p 0.1612858563,
+  //   95% CI -3.7652202818 0.7652202818
   const r = welch([1, 2, 3, 4], [2, 3, 4, 5, 6])
   close(r.t, -1.5666989036, 1e-9, 't')
   close(r.df, 6.9807692308, 1e-9, 'df')
@@ -24,9 +25,10 @@ test('tied values carry no information about the noise: no p-value, not p = 0', 
 })
 
 test('the ratio of means and TOST match R on the logs', () => {
-  // a <- log(c(100,102,98,101)); b <- log(c(100,99,101,100)); t.test(a, b): p 0.8106607330, exp(CI) 0.9770928935 1.0283943259
-  // max(t.test(a, b, mu=-log(1.05), alternative="greater")$p.value, t.test(a, b, mu=log(1.05), alternative="less")$p.value)
-  //   0.0033435904
+  // a <- log(c(100,102,98,101)); b <- log(c(100,99,101,100))
+  // t.test(a, b): p 0.8106607330, exp(CI) 0.9770928935 1.0283943259
+  // max(t.test(a, b, mu=-log(1.05), alternative="greater")$p.value,
+  //     t.test(a, b, mu=log(1.05), alternative="less")$p.value): 0.0033435904
   const r = compareRatio([100, 102, 98, 101], [100, 99, 101, 100], { margin: 0.05 })
   close(r.p, 0.8106607330, 1e-8, 'p')
   close(r.ci95[0], 0.9770928935, 1e-8, 'ci low')
