@@ -88,3 +88,16 @@ test('npm run docs:examples finds the README\'s main job as written and its exam
   assert.equal(withExample(made, { command: 'npx executor run -x', output: 'run r1: done\n  validity: ok\n', when, machine: 'a 2-core machine' }), made, 'run twice, the same README')
   assert.throws(() => mainJobCommand('# x\n```sh\nnpm test\n```\n'), /no `npx executor run` line/)
 })
+
+test('README stays a front door: under 150 lines, the three commands on its first screen, a map of docs/', () => {
+  const readme = readFileSync(join(ROOT, 'README.md'), 'utf8')
+  const lines = readme.split('\n')
+  assert.ok(lines.length <= 150, `README.md has ${lines.length} lines: move the detail into docs/`)
+  const firstScreen = lines.slice(0, 25).join('\n')
+  for (const command of [/^npm run setup /m, /^npx executor run --strategy cm --instances 4 --cpus-per-instance 0\.25 /m, /^npm test /m]) {
+    assert.match(firstScreen, command)
+  }
+  for (const page of ['docs/guide.md', 'docs/reference/cli.md', 'docs/STATISTICS.md', 'docs/ARCHITECTURE.md', 'docs/SECURITY.md']) {
+    assert.ok(relativeLinks(readme).includes(page), `README links ${page}`)
+  }
+})
