@@ -55,7 +55,9 @@ export const SWEEP_HELP = `Usage: executor sweep <experiment.yml> [options]
 
 Runs an experiment file's grid (strategies x instances [x nodes] x benchmarks x loads, repeated) and writes
 <out>/<sweep-id>/sweep.json (plan, seed, status of every run) and one run folder per run, each
-written as soon as it ends. One deployment serves every load level and repeat of a shape.
+written as soon as it ends. With order: shapes (the default) one deployment serves every load level and repeat of a
+shape, so its repeats are not independent; order: blocks deploys each repeat anew, which the analyzer's tests between
+strategies need (the deployment is their unit; every shipped experiment uses it).
 At the end it prints the fit or the per-core table, the estimate against what the sweep took, and writes
 report.html (analyzer report). Before anything runs it estimates the time and the disk the runs take and refuses
 (exit 2) when --out's file system has too little room; on --resume the finished runs' figures replace the plan's.

@@ -13,7 +13,7 @@ const ROOT = dirname(dirname(fileURLToPath(import.meta.url)))
 
 export const FAST = Object.freeze([
   'analyzer-cli', 'analyzer-correlate', 'analyzer-mimn', 'analyzer-replicate', 'analyzer-sweep', 'analyzer-tests',
-  'analyzer-usl-fit', 'architecture', 'errors-documented', 'inference', 'jtl-writer', 'rc-cpu-summary', 'rc-proc-stat',
+  'analyzer-usl-fit', 'architecture', 'docs', 'errors-documented', 'inference', 'jtl-writer', 'rc-cpu-summary', 'rc-proc-stat',
   'rc-sampler', 'replication-published', 'request-auth', 'stats-calibration', 'with-timeout'
 ].map(name => `test/${name}.test.js`))
 
