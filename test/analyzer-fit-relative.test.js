@@ -9,6 +9,7 @@ import { regionOf } from '../analyzer/fit-profile.js'
 import { seededRandom } from '../lib/random.js'
 import { normalDraw } from '../analyzer/stats-math.js'
 import { whyCurvesBend } from '../analyzer/why-bends.js'
+import { readFileSync } from 'node:fs'
 
 const pts = (pairs) => pairs.map(([n, throughput]) => ({ n, throughput }))
 const near = (a, b, rel, what) => assert.ok(Math.abs(a - b) <= rel * Math.abs(b), `${what}: ${a} not within ${rel * 100}% of ${b}`)
@@ -104,4 +105,16 @@ test('why the curve bends: a ceiling fit is named a ceiling; a term the fit cann
   const unidentified = { ...fit, limitedBy: 'contention', sigma: 0.01, lambda: 0.02, ci95: { ...fit.ci95, lambda: null } }
   const [quiet] = whyCurvesBend([{ ...group, fits: { usl: unidentified } }], runs)
   assert.doesNotMatch(quiet.sentence, /λ =|σ =/)
+})
+
+test('the relative-error fit and its profile intervals agree with R\'s nls on log throughput and MASS\'s profile confint', () => {
+  const f = JSON.parse(readFileSync(new URL('./fixtures/usl/r-nls-log-profile.json', import.meta.url), 'utf8'))
+  const r = fitUsl(f.points)
+  const d = f.documented
+  near(r.sigma, d.sigma, 1e-3, 'sigma')
+  near(r.lambda, d.lambda, 1e-3, 'lambda')
+  assert.ok(Math.abs(Math.log(r.gamma) - d.logGamma) < 1e-5, `log gamma ${Math.log(r.gamma)}`)
+  for (const k of ['sigma', 'lambda']) for (const i of [0, 1]) near(r.ci95[k][i], d.ci[k][i], 1e-3, `${k} interval end ${i}`)
+  // gamma's interval is a t interval on log gamma, R's a profile: the same to 1e-4 on the log scale here
+  for (const i of [0, 1]) assert.ok(Math.abs(Math.log(r.ci95.gamma[i]) - d.ci.logGamma[i]) < 1e-4, `log gamma end ${i}`)
 })
