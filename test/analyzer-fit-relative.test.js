@@ -4,7 +4,8 @@ import { test } from 'node:test'
 import assert from 'node:assert/strict'
 import { fitUsl } from '../analyzer/usl-fit.js'
 import { throughputAt } from '../analyzer/usl-model.js'
-import { logData, fitShape } from '../analyzer/fit-log.js'
+import { logData, fitShape, aiccOf } from '../analyzer/fit-log.js'
+import { fellOf } from '../analyzer/fit-relative.js'
 import { regionOf } from '../analyzer/fit-profile.js'
 import { seededRandom } from '../lib/random.js'
 import { normalDraw } from '../analyzer/stats-math.js'
@@ -117,4 +118,18 @@ test('the relative-error fit and its profile intervals agree with R\'s nls on lo
   for (const k of ['sigma', 'lambda']) for (const i of [0, 1]) near(r.ci95[k][i], d.ci[k][i], 1e-3, `${k} interval end ${i}`)
   // gamma's interval is a t interval on log gamma, R's a profile: the same to 1e-4 on the log scale here
   for (const i of [0, 1]) assert.ok(Math.abs(Math.log(r.ci95.gamma[i]) - d.ci.logGamma[i]) < 1e-4, `log gamma end ${i}`)
+})
+
+test('AICc and the fall test by their formulas', () => {
+  // AICc = n log(SSR/n) + 2(k+1) + 2(k+1)(k+2)/(n-k-2); undefined below n - k - 2 = 1
+  assert.ok(Math.abs(aiccOf(0.02, 10, 3) - (10 * Math.log(0.002) + 8 + 40 / 5)) < 1e-12)
+  assert.equal(aiccOf(0.02, 5, 3), null)
+  // two N, 2 runs each, residual variance 0.001 on 10 dof: t = drop / sqrt(0.001 (1/2 + 1/2)) vs t(0.95, 10) = 1.812
+  const d = { ns: [1, 2], logN: [0, Math.log(2)], counts: [2, 2], means: [0, -0.1], pure: 0, rows: 4 }
+  const fell = fellOf(d, 0.001, 10)
+  assert.ok(fell && Math.abs(fell.t - 0.1 / Math.sqrt(0.001)) < 1e-12 && Math.abs(fell.critical - 1.8125) < 1e-3, JSON.stringify(fell))
+  near(fell.drop, 1 - Math.exp(-0.1), 1e-12, 'drop')
+  assert.equal(fellOf({ ...d, means: [0, -0.05] }, 0.001, 10), null, 't = 1.58 < 1.81')
+  // three N: three pairs, the critical value is t(1 - 0.05/3, 10) = 2.466
+  assert.ok(Math.abs(fellOf({ ns: [1, 2, 3], logN: [0, 0.69, 1.1], counts: [2, 2, 2], means: [0, 0, -0.1], pure: 0, rows: 6 }, 0.001, 10).critical - 2.466) < 2e-3)
 })
