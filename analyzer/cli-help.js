@@ -116,7 +116,7 @@ Options:
   --group-by F,..  as for fit (default strategy,benchmark)
   --bootstrap N    use seeded bootstrap intervals instead of t intervals
   --seed S         bootstrap seed (default 1)
-  --weights W      none | sd
+  --weights W      relative (default: log throughput, profile intervals) | none | sd (not calibrated)
   --include-invalid  use the runs whose validity flags say they did not measure the server too
   --margin P       equivalence margin in percent (default 5: equivalent within +-5%)
   --effect P       the difference in percent the power is stated for (default 10)
@@ -156,7 +156,7 @@ Options:
   --group-by F,..  run config fields that make separate curves (default strategy,benchmark)
   --bootstrap N    seeded bootstrap intervals instead of t intervals (0..100000)
   --seed S         bootstrap seed (default 1)
-  --weights W      none | sd
+  --weights W      relative (default: log throughput, profile intervals) | none | sd (not calibrated)
   --include-invalid  use the runs whose validity flags say they did not measure the server too
   -h, --help       this help
 

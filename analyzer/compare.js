@@ -6,6 +6,7 @@ import { fTest1 } from './stats-math.js'
 import { testGroups, COMPARE_DEFAULTS, ALPHA } from './group-tests.js'
 import { readRunList } from './report-runs.js'
 import { whyCurvesBend } from './why-bends.js'
+import { printedInterval, intervalKind } from './fit-verdict.js'
 
 /**
  * Fits each group of points with the requested models. A group that cannot be fitted keeps its error message;
@@ -13,7 +14,7 @@ import { whyCurvesBend } from './why-bends.js'
  * @param {string | string[]} sources sweep folders and/or CSV files
  * Every finished run is an observation (fits use each repeat); invalid runs are left out unless includeInvalid.
  * @param {{ model?: 'usl'|'amdahl'|'both', x?: string, groupBy?: string|string[], bootstrap?: number, seed?: number,
- *   weights?: 'none'|'sd', includeInvalid?: boolean }} [opts]
+ *   weights?: 'relative'|'none'|'sd', includeInvalid?: boolean }} [opts]
  */
 export async function fitSources (sources, { model = 'usl', x, groupBy, bootstrap = 0, seed = 1, weights, includeInvalid = false } = {}) {
   const models = model === 'both' ? ['usl', 'amdahl'] : [model]
@@ -88,8 +89,8 @@ function settingsOf ({ margin, effect }) {
  * The comparison of groups of points in memory (loadPoints' groups): each group's fit row, in the order of the
  * table, and the tests between them (group-tests.js testGroups).
  * @param {import('./points.js').PointGroup[]} groups
- * @param {{ model?: 'usl'|'amdahl', bootstrap?: number, seed?: number, weights?: 'none'|'sd', margin?: number,
- *   effect?: number }} [opts] margin, effect: in percent
+ * @param {{ model?: 'usl'|'amdahl', bootstrap?: number, seed?: number, weights?: 'relative'|'none'|'sd',
+ *   margin?: number, effect?: number }} [opts] margin, effect: in percent
  * @returns {{ rows: any[], pairs: import('./group-tests.js').Pair[] }}
  */
 export function compareGroups (groups, { model = 'usl', bootstrap = 0, seed = 1, weights, margin, effect } = {}) {
@@ -120,7 +121,7 @@ function compareRow (g, { model, bootstrap, seed, weights }) {
     }
   }
   if (!fit) return { ...base, model: null, error, line: `${g.name}: cannot fit (${error})`, reach: null }
-  const interval = name => fit.bootstrapCi?.[name] ?? fit.ci95[name]
+  const interval = name => printedInterval(fit, name)
   return {
     ...base,
     model: fit.model,
@@ -133,7 +134,7 @@ function compareRow (g, { model, bootstrap, seed, weights }) {
     ceiling: fit.ceiling,
     r2: fit.r2,
     ci95: { sigma: interval('sigma'), lambda: interval('lambda'), gamma: interval('gamma'), nStar: interval('nStar'), xStar: interval('xStar'), ceiling: interval('ceiling') },
-    intervals: fit.bootstrapCi ? 'bootstrap' : 't',
+    intervals: intervalKind(fit),
     bounds: fit.bounds,
     limitedBy: fit.limitedBy,
     verdict: fit.verdict,

@@ -106,3 +106,15 @@ export function verdictOf (f) {
   if (sigma === 0) line += '; sigma = 0 (no contention)'
   return line
 }
+
+/**
+ * The interval a fit prints for a figure: the calibrated profile interval of a relative-error fit (a bootstrap beside
+ * it is not calibrated), else the bootstrap's when one was asked for, else the t interval.
+ * @param {any} f a fit result
+ * @param {string} name sigma, lambda, gamma, nStar, xStar, ceiling
+ * @returns {[number, number] | null}
+ */
+export const printedInterval = (f, name) => (f.weighting === 'relative' ? f.ci95[name] : f.bootstrapCi?.[name] ?? f.ci95[name])
+
+/** Which intervals printedInterval gives for a fit: profile likelihood, bootstrap or t. */
+export const intervalKind = (f) => (f.weighting === 'relative' ? 'profile' : f.bootstrapCi ? 'bootstrap' : 't')

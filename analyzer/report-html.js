@@ -57,6 +57,9 @@ function htmlTable (t, { cls = '', rowClass = () => '' } = {}) {
 const figure = (svg, name) => (svg ? `<figure data-chart="${esc(name)}">${svg}</figure>` : '')
 const noteBox = text => `<p class="note">${esc(text)}</p>`
 
+/** How a fit's intervals were made (intervalKind in analyzer/fit-verdict.js), in words. */
+const INTERVAL_WORDS = { profile: 'profile likelihood on log throughput (calibrated: docs/STATISTICS.md)', bootstrap: 'residual bootstrap (not calibrated)', t: 't (Jacobian; not calibrated)' }
+
 function fitsSection (report, charts) {
   const out = ['<section id="fits"><h2>Scalability fits: σ, λ and N* per group</h2>']
   if (!report.comparison) {
@@ -65,7 +68,7 @@ function fitsSection (report, charts) {
   }
   out.push(htmlTable(fitsTable(report), { cls: 'fits' }))
   out.push('<p class="hint">USL: X(N) = γN / (1 + σ(N−1) + λN(N−1)); Amdahl: λ = 0. N* = √((1−σ)/λ) is where USL throughput peaks. ' +
-    `Intervals: ${report.comparison.rows.some(r => r.intervals === 'bootstrap') ? 'residual bootstrap' : 't (Jacobian)'} 95%. A group with too few points for USL (4 distinct N) is fitted with Amdahl (3).</p>`)
+    `Intervals: ${INTERVAL_WORDS[report.comparison.rows.find(r => r.intervals)?.intervals ?? 'profile']} 95%. A group with too few points for USL (4 distinct N) is fitted with Amdahl (3).</p>`)
   const v = verdictLines(report)
   out.push('<ul class="verdicts">' + v.rows.map(r => `<li${r.fitted ? '' : ' class="nofit"'}>${esc(r.line)}</li>`).join('') + '</ul>')
   const excluded = report.groups.filter(g => excludedLine(g)).map(g => `${g.name}: ${excludedLine(g)}`)

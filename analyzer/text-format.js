@@ -1,6 +1,6 @@
 // Human views of the analyzer's results: aligned tables over exactly the data --json prints.
 import { table } from './text-table.js'
-import { human } from './fit-verdict.js'
+import { human, printedInterval } from './fit-verdict.js'
 import { correlationsTable, correlationNotes, cellText, pairLines } from './report-tables.js'
 import { excludedLine } from './run-validity.js'
 import { kindText } from './why-bends.js'
@@ -35,7 +35,7 @@ const changeCi = iv => (iv ? `[${iv[0] === null ? 'first N' : human(iv[0])}, ${i
 
 /** A term's interval, or that the N measured cannot identify it (its one-sided bound beside). */
 function termCell (f, name) {
-  const iv = f.weighting === 'relative' ? f.ci95[name] : f.bootstrapCi?.[name] ?? f.ci95[name]
+  const iv = printedInterval(f, name)
   if (iv || f.weighting !== 'relative') return `${human(f[name])} ${ci(iv)}`
   const bound = f.bound95?.[name]
   return `${human(f[name])} ${bound === null || bound === undefined ? '[not identifiable]' : `[≤ ${human(bound)}: not identifiable]`}`
@@ -43,7 +43,7 @@ function termCell (f, name) {
 
 function paramRows (fits) {
   const rows = Object.entries(fits).filter(([, f]) => !f.error).map(([m, f]) => {
-    const pick = name => (f.weighting === 'relative' ? f.ci95[name] : f.bootstrapCi?.[name] ?? f.ci95[name])
+    const pick = name => printedInterval(f, name)
     return [
       m,
       termCell(f, 'sigma'),
