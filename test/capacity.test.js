@@ -7,6 +7,7 @@ import { spawn } from 'node:child_process'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { runCli, ROOT } from './helpers/cli.js'
+import { hostsWereBusy } from './helpers/host.js'
 import { judgeProbe } from '../executor/capacity.js'
 import { loadPoints } from '../analyzer/points.js'
 
@@ -14,13 +15,17 @@ const tmp = () => mkdtempSync(join(tmpdir(), 'ns-capacity-'))
 const APP = join(ROOT, 'test/fixtures/apps/fixed-rate.js')
 const COSTLY = join(ROOT, 'test/fixtures/apps/fixed-cost.js')
 
-test('executor capacity finds the capacity of a server that spends 10 ms of CPU per request on one core: at most the 100 req/s it can serve', async () => {
+test('executor capacity finds the capacity of a server that spends 10 ms of CPU per request on one core: at most the 100 req/s it can serve', async (t) => {
   const out = tmp()
   const r = await runCli('executor', ['capacity', '--strategy', 'up', '--instances', '1', '--app', COSTLY, '--param', 'burnMs=10',
     '--backend', 'local', '--slo', 'p99=100ms', '--duration', '4', '--warmup', '0.5', '--boundary-probes', '8', '--json', '--out', out], { timeoutMs: 300000 })
   assert.equal(r.code, 0, r.stderr)
   const record = JSON.parse(r.stdout)
   assert.equal(record.schema, 'nodescale.capacity/v1')
+  // a probe the search kept that shared its host with other work measured that work too: the capacity and the limit
+  // are not the server's alone (a disturbed miss is probed again, up to 3 times; a busy host can outlast them)
+  const busy = hostsWereBusy(record.probes.filter(p => p.run && p.verdict !== 'disturbed').map(p => JSON.parse(readFileSync(join(record.dir, p.run, 'run.json'), 'utf8'))))
+  if (busy) return t.skip(busy)
   assert.equal(record.confirmed, true, JSON.stringify(record.probes, null, 1))
   // one loop burning 10 ms a request serves 100 a second at most (a little less: the HTTP server's own work); a probe
   // above what it serves grows a queue and misses, however its p99 looked over 4 s

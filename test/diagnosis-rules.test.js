@@ -13,6 +13,7 @@ import { formatTelemetry, parseTelemetry } from '../lib/telemetry.js'
 import { startTelemetry } from '../register/telemetry.js'
 import { parseHaproxyStat } from '../executor/haproxy.js'
 import { ROOT } from '../lib/paths.js'
+import { watchHost } from './helpers/host.js'
 
 const worker = (over = {}) => ({ id: 'w1', pid: 1, role: 'worker', samples: 5, elu: 0.5, cpu: 0.5, delay: { p50: 1, p99: 5, max: 9 }, gcShare: 0.01, heapMB: 20, ...over })
 /** figures of a run that nothing limited: half-busy loops, an idle host, a quiet generator */
@@ -118,14 +119,18 @@ test('the telemetry line: written with its prefix, found after any log prefix, n
   assert.equal(parseTelemetry('@nodescale-telemetry {"no":"fields"}'), null)
 })
 
-test('the monitor measures this process: a loop blocked most of an interval reads as busy, with its delay', async () => {
+test('the monitor measures this process: a loop blocked most of an interval reads as busy, with its delay', async (t) => {
   const lines = []
+  const host = watchHost()
   const m = startTelemetry({ id: 'me', role: 'worker', intervalMs: 400, write: (l) => lines.push(parseTelemetry(l)) })
   await new Promise(resolve => setTimeout(resolve, 420))
   const until = Date.now() + 330
   while (Date.now() < until) { /* the loop blocked */ }
   await new Promise(resolve => setTimeout(resolve, 500))
   m.stop()
+  // the blocked loop spends CPU only while the host gives it a core: other work taking the cores is not this process
+  const { reason } = host.stop()
+  if (reason) return t.skip(reason)
   assert.ok(lines.length >= 2, JSON.stringify(lines))
   const busy = lines.reduce((a, b) => (b.elu > a.elu ? b : a))
   assert.ok(busy.elu >= 0.6, JSON.stringify(lines))

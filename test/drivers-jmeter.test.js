@@ -10,6 +10,7 @@ import { parse } from 'csv-parse/sync'
 import { runLoad } from '../executor/drivers/index.js'
 import { buildJmx, xmlEscape } from '../executor/drivers/jmeter-plan.js'
 import { JTL_FIELDS } from '../executor/jtl-writer.js'
+import { watchHost } from './helpers/host.js'
 
 const now = () => performance.timeOrigin + performance.now()
 
@@ -59,7 +60,11 @@ test('jmeter GET: a valid JTL of the steady window only, in JTL_FIELDS order', {
   const srv = await server(t)
   const jtlPath = join(tmp(t), 'run', 'samples.jtl')
   const phases = new Set()
+  const host = watchHost()
   const r = await runLoad({ driver: 'jmeter', url: srv.url, concurrency: 4, duration: 2, warmup: 1, jtlPath, label: 'page, "GET"', onProgress: p => phases.add(p.phase) })
+  // JMeter and the server are this test's processes; what else ran on the host took their cores
+  const { reason } = host.stop()
+  if (reason) return t.skip(reason)
   assert.equal(r.driver, 'jmeter')
   assert.equal(r.interrupted, false)
   assert.match(r.version, /JMeter 5\.6\.3/)
@@ -102,8 +107,12 @@ test('jmeter POST: the body file arrives intact on every request', { timeout: 60
     })
   })
   const jtlPath = join(tmp(t), 'samples.jtl')
+  const host = watchHost()
   const r = await runLoad({ driver: 'jmeter', url: srv.url, method: 'POST', body, headers: { 'content-type': 'application/octet-stream' }, concurrency: 2, duration: 1, warmup: 1, jtlPath, label: 'net-in' })
   assert.equal(broken, 0)
+  // a starved JMeter sends few requests in its one second: the count below is this test's only if the host was its
+  const { reason } = host.stop()
+  if (reason) return t.skip(reason)
   assert.ok(r.requests > 10 && intact >= r.requests, `intact ${intact}, rows ${r.requests}`)
   const rows = readJtl(jtlPath)
   assert.ok(rows.every(x => x.success === 'true' && Number(x.sentBytes) > body.length))
@@ -113,7 +122,10 @@ test('jmeter rate: the Precise Throughput Timer holds the requested rate', { tim
   const srv = await server(t)
   const jtlPath = join(tmp(t), 'samples.jtl')
   const R = 200
+  const host = watchHost()
   const r = await runLoad({ driver: 'jmeter', url: srv.url, rate: R, duration: 2, warmup: 2, jtlPath })
+  const { reason } = host.stop()
+  if (reason) return t.skip(reason)
   const served = srv.arrivals.filter(a => a >= r.steadyStart && a < r.steadyEnd).length
   assert.ok(Math.abs(served - 2 * R) <= 2 * R * 0.15, `${served} arrivals in 2 s at ${R}/s`)
   assert.ok(Math.abs(r.requests - 2 * R) <= 2 * R * 0.15, `${r.requests} rows`)
