@@ -2,6 +2,7 @@
 import { readFile } from 'node:fs/promises'
 import { dirname } from 'node:path'
 import { NsError } from '../lib/errors.js'
+import { parseCpuList } from '../lib/cpu-list.js'
 import { CALIBRATION_SCHEMA, makeWritableDir, writeJsonAtomic } from '../lib/run-files.js'
 import { prepareRun } from './run.js'
 import { createShapeRunner } from './shape-runner.js'
@@ -67,9 +68,10 @@ export async function calibrate (config, opts = {}) {
     schema: CALIBRATION_SCHEMA,
     createdAt: new Date().toISOString(),
     seconds: Math.round((Date.now() - started) / 1000),
-    config: { benchmark: prepared.benchmark, strategy: config.strategy, instances: config.instances, backend: prepared.backend.name, driver: config.driver, cpusPerInstance: config.cpusPerInstance, affinity: config.affinity, params: config.params, app: config.app },
+    config: { benchmark: prepared.benchmark, strategy: config.strategy, instances: config.instances, backend: prepared.backend.name, driver: config.driver, cpusPerInstance: config.cpusPerInstance, affinity: config.affinity, serverCpus: config.serverCpus, params: config.params, app: config.app },
     probe: { duration: config.duration, warmup: config.warmup, confirm, maxConcurrency, maxProbes },
-    cores: environment?.cpus ?? null,
+    // relaxed*cores: the cores the server is given (--server-cpus), else the machine's
+    cores: config.serverCpus ? parseCpuList(config.serverCpus)?.length ?? null : environment?.cpus ?? null,
     window: RELAXED_WINDOW,
     relaxed,
     exhausted,

@@ -70,17 +70,19 @@ export function withParentDeath (cmd) {
 }
 
 /**
- * Starts HAProxy (a foreground child) in front of loopback ports, with its config written into runDir.
- * @param {{ port: number, backends: number[], runDir: string, health?: string }} opts
+ * Starts HAProxy (a foreground child) in front of loopback ports, with its config written into runDir; with `cpus`,
+ * pinned to those cores (taskset, inside the parent-death wrapper: it execs haproxy, the signal is kept).
+ * @param {{ port: number, backends: number[], runDir: string, health?: string, cpus?: readonly number[] }} opts
  */
-export async function startHaproxy ({ port, backends, runDir, health }) {
+export async function startHaproxy ({ port, backends, runDir, health, cpus }) {
   const cfg = join(runDir, 'haproxy.cfg')
   // a unix socket's path has at most 107 bytes: not in the run folder, whose path may be longer
   const statsSocket = join(tmpdir(), `nodescale-haproxy-${process.pid}-${port}.sock`)
   await writeFile(cfg, renderHaproxyConfig({ listen: port, ports: backends, statsSocket, health }))
   // the kernel stops HAProxy when this process dies, however it dies (kill -9 included): its parent-death signal,
   // set by setpriv before it execs haproxy (the run's watchdog, executor/run-watchdog.js, is the second line)
-  const cmd = withParentDeath(['haproxy', '-db', '-f', cfg])
+  const haproxy = ['haproxy', '-db', '-f', cfg]
+  const cmd = withParentDeath(cpus?.length ? ['taskset', '-c', cpus.join(','), ...haproxy] : haproxy)
   const child = spawn(cmd[0], cmd.slice(1), { stdio: ['ignore', 'ignore', 'pipe'] })
   let stderr = ''
   child.stderr.setEncoding('utf8')

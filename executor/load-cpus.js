@@ -1,6 +1,6 @@
 // Where a local run's load generator ran beside the server: the cores each may use, the cores they share, and why
 // (run.json's `load.cpus` and `load.sharing`, and the run's log line).
-import { cpuListText } from '../rc/cpu-affinity.js'
+import { cpuListText, parseCpuList } from '../lib/cpu-list.js'
 
 /**
  * @typedef {object} LoadSharing
@@ -41,4 +41,25 @@ export function loadSharing ({ placement, places = null, machine = null }) {
   else if (!generator) why = `${them} is not pinned (one generator runs where the OS puts it; --load-procs P pins generators off the server's cores): it may share the server's ${cores(shared)}`
   else why = `${them}, ${how}, ${share} ${cores(shared)} with the server (on ${cores(server)})`
   return { server, generator, shared, apart, why }
+}
+
+/**
+ * The cores of a local run partitioned (--server-cpus, --load-cpus, --lb-cpus; lib/run-options.js checkPartition):
+ * the server's as given, the load's and HAProxy's as given or, by default, every core of the machine the server is not
+ * given; null without --server-cpus (the server where its strategy puts it, the generators off it as far as they can).
+ * @param {{ serverCpus?: string, loadCpus?: string, lbCpus?: string }} config
+ * @param {number} cpus this machine's cores
+ * @returns {{ server: number[], load: number[], lb: number[], derived: ('load'|'lb')[] } | null} derived: the lists
+ *   not given, worked out
+ */
+export function cpuPartition (config, cpus) {
+  if (!config.serverCpus) return null
+  const server = parseCpuList(config.serverCpus) ?? []
+  const rest = Array.from({ length: cpus }, (_, c) => c).filter(c => !server.includes(c))
+  const list = (text) => (text ? parseCpuList(text) ?? rest : rest)
+  /** @type {('load'|'lb')[]} */
+  const derived = []
+  if (!config.loadCpus) derived.push('load')
+  if (!config.lbCpus) derived.push('lb')
+  return { server, load: list(config.loadCpus), lb: list(config.lbCpus), derived }
 }

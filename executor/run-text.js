@@ -28,6 +28,7 @@ export function formatRunSummary (run) {
       lines.push(`  node ${n.label ?? n.hostname ?? n.node}  server ${n.cores.map(x => `core${x.core} ${f1(x.usage)}%`).join('  ')}  · ${n.total.toFixed(2)} cores · host ${f1(n.host.overall)}%${part}`)
     }
   }
+  if (run.partition) lines.push(partitionLine(run.partition))
   for (const g of run.load?.generators ?? []) lines.push(generatorLine(g))
   if (run.degraded) lines.push(formatLoss(run.degraded))
   lines.push(...validityLines(run.validity, run.load?.generator))
@@ -51,6 +52,17 @@ export function generatorLine (g) {
   const clock = g.clock ? ` · clock ${g.clock.offsetMs >= 0 ? '+' : ''}${g.clock.offsetMs.toFixed(2)} ms ±${(g.clock.rttMs / 2).toFixed(2)}` : ''
   const flags = (g.validity?.flags ?? []).map(x => x.name)
   return `${head}  ${int(g.throughput)} req/s · ${cpu}${clock}${flags.length ? ` · flagged: ${flags.join(', ')}` : ''}`
+}
+
+/**
+ * The cores partitioned (run.json's `partition`, --server-cpus): the server's, the load's, HAProxy's.
+ * @param {{ server: number[], load: number[], lb: number[] | null, derived: string[], lbAllowed?: number[] | null }} p
+ */
+export function partitionLine (p) {
+  const list = (cores) => cores.join(',')
+  const said = (k) => (p.derived.includes(k) ? ' (the rest)' : '')
+  const lb = p.lb ? ` · HAProxy cpu ${list(p.lbAllowed ?? p.lb)}${said('lb')}` : ''
+  return `  cores: server cpu ${list(p.server)} · load cpu ${list(p.load)}${said('load')}${lb}`
 }
 
 /** "10 s", or what --duration auto came to: "auto: 14 s, throughput known to ±1.6% (target ±2%)". */

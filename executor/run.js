@@ -105,6 +105,9 @@ export async function run (config, { log = () => {}, onProgress, signal, prepare
       onDeployed?.(deployment)
     }
     runJson.placement = deployment.placement
+    // --server-cpus: the cores given to the server, the load and HAProxy (derived: worked out, not given), and where
+    // HAProxy runs as the kernel has it (the server's are placement[].cpus, the generators' load.generators[].cpus)
+    if (deployment.partition) runJson.partition = { ...deployment.partition, ...(deployment.lbPlace ? { lbAllowed: deployment.lbPlace.cpus } : {}) }
     signal?.throwIfAborted()
     sampler = deployment.createSampler()
     await sampler.start()

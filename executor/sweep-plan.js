@@ -280,6 +280,8 @@ async function calibrationOf (exp, { backend, say, onProbe, signal }) {
       backend: backend ?? exp.settings.backend,
       // the levels are found on the set-up the runs use: raw Node unpinned when the file says so (affinity: none)
       ...(exp.settings.affinity !== undefined && RUN_OPTION.affinity.strategies?.includes(c.strategy ?? 'up') && { affinity: exp.settings.affinity }),
+      // and on the cores the runs' server is given (--server-cpus), the load kept off them as the runs' is
+      ...Object.fromEntries(['serverCpus', 'loadCpus'].filter(k => exp.settings[k] !== undefined).map(k => [k, exp.settings[k]])),
       concurrency: 1,
       out: join(dirname(exp.calibration), `${basename(exp.calibration, '.json')}-probes`),
       quiet: true

@@ -10,6 +10,7 @@ import { DEFAULT_SLO, checkSlo, parseSlo } from './slo.js'
 import { SAMPLES_FILES } from './run-files.js'
 import { LOAD_METHODS } from './wire.js'
 import { JMETER_REFUSAL, evaluatedByJmeter } from './jmeter-text.js'
+import { cpuListText, parseCpuList } from './cpu-list.js'
 
 /** @typedef {import('./options.js').Option} Option */
 
@@ -18,7 +19,8 @@ import { JMETER_REFUSAL, evaluatedByJmeter } from './jmeter-text.js'
  * @typedef {{ strategy: string, instances: number, benchmark?: string, params: Readonly<Record<string, string>>,
  *   app?: string, concurrency?: number, rate?: number, connection: 'keep-alive'|'close', duration: number|'auto',
  *   minDuration: number, maxDuration: number, warmup: number, driver: string, samples: string, backend: string,
- *   cpusPerInstance?: number, affinity?: 'pin'|'none', memoryPerInstance?: number, lb: string, port: number,
+ *   cpusPerInstance?: number, affinity?: 'pin'|'none', serverCpus?: string, loadCpus?: string, lbCpus?: string,
+ *   memoryPerInstance?: number, lb: string, port: number,
  *   readyTimeout: number, nodes?: number, placement: string, constraints: readonly string[], registry?: string,
  *   registryTls?: { cert: string, key: string }, server?: string, serverArgs?: readonly string[], path?: string,
  *   method?: string, body?: string, health?: string, image?: string, containerPort?: number, out: string, json:
@@ -42,6 +44,7 @@ const NAME = /^[a-z0-9][a-z0-9_-]{0,63}$/i
 const SIZE = /^\s*(\d+(?:\.\d+)?)\s*([kmg])i?b?\s*$/i
 const SIZE_TEXT = 'a size like 256M or 1G, from 6M to the machine\'s memory'
 const SWARM = Object.freeze(['swarm'])
+const LOCAL = Object.freeze(['local'])
 /** --affinity: up's one process pinned to cores 0..N-1 (the local default), or on every core as the OS schedules it. */
 export const AFFINITIES = Object.freeze(['pin', 'none'])
 
@@ -50,6 +53,16 @@ function sizeFromText (text, o) {
   const m = SIZE.exec(text)
   if (!m) throw badOption(o, `"${text}" is not a size; allowed: ${SIZE_TEXT}`)
   return Math.floor(Number(m[1]) * 1024 ** ({ k: 1, m: 2, g: 3 }[m[2].toLowerCase()]))
+}
+
+/** A list of this machine's cores (--server-cpus 0-1), written back the kernel's way. */
+function checkCpuList (text, o) {
+  const cores = availableParallelism()
+  const list = parseCpuList(text)
+  if (!list || !list.length) throw badOption(o, `"${text}" is not a list of cores; allowed: numbers and ranges like 0-1 or 0,2`)
+  const outside = list.filter(c => c >= cores)
+  if (outside.length) throw badOption(o, `names core${outside.length === 1 ? '' : 's'} ${cpuListText(outside)}, but this machine has ${cores} (0-${cores - 1})`)
+  return cpuListText(list)
 }
 
 /** Swarm constraint expressions as `docker service create --constraint` takes them: `<attribute> ==|!= <value>`. */
@@ -309,6 +322,38 @@ export const RUN_OPTIONS = Object.freeze([
     experiment: 'load-procs'
   }),
   option({
+    flag: 'server-cpus',
+    type: 'text',
+    arg: 'LIST',
+    help: [
+      'local: pin the whole server to these cores (e.g. 0-1 or 0,2): up\'s process, cm\'s primary and',
+      'workers, PM2\'s daemon and instances, every hs replica; the load and HAProxy go on the rest'
+    ],
+    check: checkCpuList,
+    backends: LOCAL,
+    experiment: 'server-cpus'
+  }),
+  option({
+    flag: 'load-cpus',
+    type: 'text',
+    arg: 'LIST',
+    help: 'local, with --server-cpus: the cores of the load generators (default: the cores the server is not given)',
+    check: checkCpuList,
+    backends: LOCAL,
+    experiment: 'load-cpus'
+  }),
+  option({
+    flag: 'lb-cpus',
+    type: 'text',
+    arg: 'LIST',
+    help: 'local, hs, with --server-cpus: the cores of HAProxy (default: the cores the server is not given)',
+    check: checkCpuList,
+    // only a replicated strategy runs behind HAProxy
+    strategies: STRATEGIES.filter(s => strategyOf(s).replicated),
+    backends: LOCAL,
+    experiment: 'lb-cpus'
+  }),
+  option({
     flag: 'load-nodes',
     type: 'whole',
     min: 1,
@@ -361,8 +406,10 @@ export const RUN_OPTIONS = Object.freeze([
     arg: 'A',
     help: [
       'up only: pin | none, the cores its one process may run on (default: pin locally; none on Swarm)',
-      'pin   pinned to cores 0..N-1 (CPU affinity): N vCPUs for one event loop',
-      'none  no affinity: every core, as the OS schedules it (within --cpus-per-instance\'s quota);',
+      'pin   pinned to cores 0..N-1 (CPU affinity): N vCPUs for one event loop (with --server-cpus,',
+      '      the first N of those)',
+      'none  no affinity: every core (with --server-cpus, every core of those), as the OS schedules',
+      '      it (within --cpus-per-instance\'s quota);',
       '      all Swarm does (a container there has no cpuset)'
     ],
     // only the strategy whose one process is pinned has a choice; cluster workers, PM2 and replicas are never pinned
@@ -572,6 +619,7 @@ export function validateRunConfig (values, { cwd = process.cwd() } = {}) {
   }
   checkBackendOptions(values, config.backend)
   checkAffinity(config, config.backend)
+  checkPartition(config)
   checkAutoDuration(values, config)
   checkGenerators(values, config)
   checkServer(values, config, cwd)
@@ -653,6 +701,33 @@ export function checkRegistryTls (config, cwd) {
 export function checkAffinity (config, backend) {
   if (config.affinity === 'pin' && backend === 'swarm') {
     throw badOption(RUN_OPTION.affinity, 'pin is not possible on Swarm: a container there has no cpuset, so the one process runs on every core of its node as the OS schedules it (with --cpus-per-instance, within its quota); give --affinity none or leave it out, or run pinned with --backend local')
+  }
+}
+
+/**
+ * The cores partitioned (--server-cpus, --load-cpus, --lb-cpus): the load's and HAProxy's only beside the server's,
+ * neither on a core of the server's, and the server leaves a core for them; up pinned to N of them (with --affinity
+ * none, on all of them as the OS schedules it).
+ * @param {Record<string, any>} config
+ */
+export function checkPartition (config) {
+  const o = RUN_OPTION
+  if (config.serverCpus === undefined) {
+    for (const row of [o.loadCpus, o.lbCpus]) {
+      if (config[keyOf(row)] !== undefined) throw badOption(row, 'only applies with --server-cpus LIST: the cores the server is given, which these keep off')
+    }
+    return
+  }
+  const server = parseCpuList(config.serverCpus) ?? []
+  const rest = Array.from({ length: availableParallelism() }, (_, c) => c).filter(c => !server.includes(c))
+  if (!rest.length) throw badOption(o.serverCpus, `${config.serverCpus} gives the server every core of this machine: leave at least one for the load generators`)
+  for (const row of [o.loadCpus, o.lbCpus]) {
+    const list = config[keyOf(row)] === undefined ? [] : parseCpuList(config[keyOf(row)]) ?? []
+    const both = list.filter(c => server.includes(c))
+    if (both.length) throw badOption(row, `${config[keyOf(row)]} shares core${both.length === 1 ? '' : 's'} ${cpuListText(both)} with --server-cpus ${config.serverCpus}; give cores the server is not given (${cpuListText(rest)})`)
+  }
+  if (strategyOf(config.strategy).pinned && config.instances > server.length && config.cpusPerInstance === undefined) {
+    throw badOption(o.instances, `${config.instances} vCPUs for --strategy ${config.strategy} (one core each), but --server-cpus ${config.serverCpus} gives the server ${server.length}; allowed: 1..${server.length}`)
   }
 }
 

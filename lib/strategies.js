@@ -1,6 +1,7 @@
 // The strategy table: what --instances N means for each scaling strategy, and the deployment shape it gives, read by
 // every place that decides per strategy (validation, both backends, the stack templates, the analyzer's units).
 import { internalError } from './errors.js'
+import { parseCpuList } from './cpu-list.js'
 
 /**
  * @typedef {object} Strategy
@@ -121,13 +122,18 @@ export function deploymentShape ({ strategy, instances, cpusPerInstance, memoryP
   }
 }
 
+/** The cores the server may use: those of --server-cpus (locally), else the machine's. */
+const givenCores = (/** @type {{ serverCpus?: string }} */ config, machineCores) =>
+  config.serverCpus ? Math.min(machineCores, parseCpuList(config.serverCpus)?.length ?? machineCores) : machineCores
+
 /**
  * The most CPU a deployed shape can use, in cores: its quota over all replicas, else one core per server process (a
  * Node process runs its JavaScript on one thread), and never more than the machine has.
- * @param {{ strategy: string, instances: number, cpusPerInstance?: number }} config
+ * @param {{ strategy: string, instances: number, cpusPerInstance?: number, serverCpus?: string }} config
  * @param {number} machineCores
  */
 export function serverCores (config, machineCores) {
+  machineCores = givenCores(config, machineCores)
   const shape = deploymentShape(config)
   const quota = shape.cpusPerReplica === undefined ? Infinity : shape.cpusPerReplica * shape.replicas
   return Math.min(quota, shape.replicas * shape.workers, machineCores)
@@ -136,10 +142,12 @@ export function serverCores (config, machineCores) {
 /**
  * The CPU a deployed shape is given, in cores, whatever its processes can use of it: its quota over all replicas, else
  * the cores it is pinned to, else the machine's.
- * @param {{ strategy: string, instances: number, cpusPerInstance?: number, affinity?: string }} config
+ * @param {{ strategy: string, instances: number, cpusPerInstance?: number, affinity?: string, serverCpus?: string }}
+ *   config
  * @param {number} machineCores
  */
 export function serverAllowance (config, machineCores) {
+  machineCores = givenCores(config, machineCores)
   const shape = deploymentShape(config)
   if (shape.cpusPerReplica !== undefined) return Math.min(shape.cpusPerReplica * shape.replicas, machineCores)
   return shape.pinnedCores ? Math.min(shape.pinnedCores, machineCores) : machineCores

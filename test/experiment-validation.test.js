@@ -44,6 +44,9 @@ warmup: 1
 repeats: 2
 cpus-per-instance: 0.5
 affinity: none
+server-cpus: "0"
+load-cpus: "1"
+lb-cpus: "1"
 driver: autocannon
 samples: none
 load-procs: 1
@@ -87,6 +90,7 @@ profiles:
   assert.ok(cells.every(c => c.config.samples === 'none'), 'the file\'s samples: none reaches every run')
   assert.ok(cells.every(c => c.config.connection === 'close'), 'the file\'s connection: close reaches every run')
   assert.ok(cells.every(c => c.config.affinity === (c.config.strategy === 'up' ? 'none' : undefined)), 'affinity: up\'s runs only')
+  assert.ok(cells.every(c => c.config.serverCpus === '0' && c.config.lbCpus === (c.config.strategy === 'hs' ? '1' : undefined)), 'the partition; lb-cpus: hs\'s runs only')
   const smoke = parseExperiment(text, { file: 'every.yml', path: '/x/every.yml', profile: 'smoke' })
   assert.equal(smoke.repeats, 1)
   assert.equal(smoke.duration, 1)

@@ -52,6 +52,10 @@ import { createLocalBackend } from './local.js'
  *   start: no instance header, no telemetry)
  * @property {number} [pinnedCores] local: the server's one process is pinned to cores 0..n-1 (--load-procs keeps off);
  *   0 when nothing is pinned (cm, pm2, hs, up with --affinity none)
+ * @property {{ server: number[], load: number[], lb: number[] | null, derived: string[] } | null} [partition] local,
+ *   --server-cpus: the cores of the server, the load generators and HAProxy (executor/load-cpus.js cpuPartition)
+ * @property {{ pid: number | undefined, cpus: number[] | null } | null} [lbPlace] local, hs: HAProxy's process and
+ *   the cores the kernel lets it use
  */
 
 /**

@@ -11,6 +11,7 @@ import { createCpuGroup } from '../../rc/cpu-group.js'
 import { createSampler } from '../../rc/sampler.js'
 import { withSamples } from '../../rc/with-samples.js'
 import { createQuotaGroup } from '../cpu-quota.js'
+import { cpuPartition } from '../load-cpus.js'
 import { readHaproxyStats, requireHaproxy, startHaproxy } from '../haproxy.js'
 
 /** Runs a list of wrappers innermost-last: the process joins every group before it execs. */
@@ -31,6 +32,10 @@ export function createLocalBackend ({ cpus = availableParallelism() } = {}) {
       // with a quota, N vCPUs of c CPUs each fit while N x c fits in the machine; without one, N cores must exist (also
       // unpinned, --affinity none: N vCPUs of a machine with fewer would be a name, not a set-up)
       const vcpus = strategyOf(config.strategy).pinned ? config.instances : 0
+      const partition = cpuPartition(config, cpus)
+      if (partition && vcpus > partition.server.length && config.cpusPerInstance === undefined) {
+        throw badFlag('--instances', `${config.instances} vCPUs for --strategy ${config.strategy} (one core each), but --server-cpus ${config.serverCpus} gives the server ${partition.server.length}`, { key: 'instances' })
+      }
       if (vcpus > cpus && !(config.cpusPerInstance !== undefined && config.instances * config.cpusPerInstance <= cpus)) {
         throw badFlag('--instances', `${config.instances} vCPUs for --strategy ${config.strategy} on the local backend (one core each), but this machine has ${cpus} cores; allowed: 1..${cpus}, or more with --cpus-per-instance X where N x X <= ${cpus}`, { key: 'instances' })
       }
@@ -48,6 +53,13 @@ export function createLocalBackend ({ cpus = availableParallelism() } = {}) {
 
     async deploy (config, { runId, runDir, log, signal }) {
       const shape = deploymentShape(config)
+      const partition = cpuPartition(config, cpus)
+      // the server's cores: --server-cpus for every process of every strategy (up's one on the first N of them), else
+      // up's pinned 0..N-1 and the others' every core
+      const pinned = shape.pinnedCores ? Math.min(shape.pinnedCores, partition?.server.length ?? cpus) : 0
+      const affinity = partition
+        ? (pinned ? partition.server.slice(0, pinned) : partition.server)
+        : (pinned ? Array.from({ length: pinned }, (_, c) => c) : undefined)
       const cleanups = []
       let tornDown = false
       const teardown = async () => {
@@ -90,7 +102,7 @@ export function createLocalBackend ({ cpus = availableParallelism() } = {}) {
             // one replica answers on the run's port; replicas behind the load balancer each on a free one
             port: shape.balanced ? 0 : config.port,
             env: shape.balanced ? { NODESCALE_INSTANCE: `r${i}` } : undefined,
-            affinity: shape.pinnedCores ? Array.from({ length: Math.min(shape.pinnedCores, cpus) }, (_, c) => c) : undefined,
+            affinity,
             wrap: composeWraps([quota(name, shape.cpusPerReplica), group.wrap]),
             signal
           })
@@ -104,7 +116,7 @@ export function createLocalBackend ({ cpus = availableParallelism() } = {}) {
         let lb = null
         if (shape.balanced) {
           const port = config.port || await freePort()
-          lb = await startHaproxy({ port, backends: replicas.map(h => h.port), runDir, health: server?.health })
+          lb = await startHaproxy({ port, backends: replicas.map(h => h.port), runDir, health: server?.health, cpus: partition?.lb })
           cleanups.push(() => lb.stop())
           url = `http://127.0.0.1:${port}`
           try {
@@ -143,7 +155,11 @@ export function createLocalBackend ({ cpus = availableParallelism() } = {}) {
             cpus: cpusOf[i]
           })),
           /** The cores 0..n-1 the one process is pinned to (up), which --load-procs generators keep off. */
-          pinnedCores: shape.pinnedCores ? Math.min(shape.pinnedCores, cpus) : 0,
+          pinnedCores: partition ? 0 : pinned,
+          /** --server-cpus: the cores of the server, the load and HAProxy (null: none runs; run.json's `partition`). */
+          partition: partition && { ...partition, lb: shape.balanced ? partition.lb : null },
+          /** HAProxy's process and the cores it may use, as the kernel has them (null: no HAProxy). */
+          lbPlace: lb ? { pid: lb.pid, cpus: allowedCpus(lb.pid) } : null,
           teardown
         }
       } catch (err) {

@@ -22,11 +22,14 @@ export async function generatorPlaces (config, { deployment, dir, log, signal })
     const made = await deployment.createGenerators({ count: config.loadNodes, placement: config.loadPlacement, runId: basename(dir), partsDir, log, signal })
     return { ...made, flag: '--load-nodes', partsDir }
   }
-  if (config.loadProcs !== undefined) {
-    const { cores, shared } = generatorCores(config.loadProcs, { serverCores: deployment.pinnedCores ?? 0 })
-    if (shared) log(`load: the server is pinned to every core; the ${config.loadProcs} generator processes share them with it`)
+  // with --server-cpus the generators are pinned to the load's cores, one process unless --load-procs says more
+  const pool = deployment.partition?.load
+  if (config.loadProcs !== undefined || pool) {
+    const count = config.loadProcs ?? 1
+    const { cores, shared } = generatorCores(count, { serverCores: deployment.pinnedCores ?? 0, pool })
+    if (shared) log(`load: the server is pinned to every core; the ${count} generator processes share them with it`)
     const places = cores.map((cpus, i) => localPlace({ name: `g${i + 1}`, group: i + 1, cpus, dir: join(partsDir, `g${i + 1}`) }))
-    return { places, flag: '--load-procs', partsDir, teardown: async () => {} }
+    return { places, flag: config.loadProcs !== undefined ? '--load-procs' : '--server-cpus', partsDir, teardown: async () => {} }
   }
   return null
 }

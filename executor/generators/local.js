@@ -7,12 +7,15 @@ import { createGeneratorMeter, summarizeGenerator } from '../../rc/generator-cpu
 
 /**
  * The core each of `count` generators is pinned to: the cores the server is not pinned to, from the last one down,
- * taken in turn; when the server holds every core, every core in turn (they share, said in `shared`).
+ * taken in turn; when the server holds every core, every core in turn (they share, said in `shared`). With `pool` (the
+ * load's cores of --server-cpus' partition), those cores in turn.
  * @param {number} count
- * @param {{ cpus?: number, serverCores?: number }} [opts] serverCores: the server is pinned to cores 0..serverCores-1
+ * @param {{ cpus?: number, serverCores?: number, pool?: readonly number[] }} [opts] serverCores: the server is pinned
+ *   to cores 0..serverCores-1
  * @returns {{ cores: number[][], shared: boolean }}
  */
-export function generatorCores (count, { cpus = availableParallelism(), serverCores = 0 } = {}) {
+export function generatorCores (count, { cpus = availableParallelism(), serverCores = 0, pool: given } = {}) {
+  if (given?.length) return { cores: Array.from({ length: count }, (_, i) => [given[i % given.length]]), shared: false }
   const free = Array.from({ length: cpus }, (_, c) => cpus - 1 - c).filter(c => c >= serverCores)
   const pool = free.length ? free : Array.from({ length: cpus }, (_, c) => cpus - 1 - c)
   return { cores: Array.from({ length: count }, (_, i) => [pool[i % pool.length]]), shared: !free.length }
