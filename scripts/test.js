@@ -1,7 +1,7 @@
 #!/usr/bin/env node
 // The test suite in two parts: the files that need nothing but Node (no server under load, Docker, JMeter or cores of
 // their own) run two at a time, then every other file one at a time, as the machine is theirs alone.
-// `node scripts/test.js --fast` runs the first part only: the inner loop (under a minute here).
+// `node scripts/test.js --fast` runs the first part only: the inner loop.
 // A file is in FAST only when it starts no load, no Docker service and measures no core; a new file is serial until
 // someone adds it here.
 import { spawnSync } from 'node:child_process'
@@ -12,9 +12,11 @@ import { fileURLToPath } from 'node:url'
 const ROOT = dirname(dirname(fileURLToPath(import.meta.url)))
 
 export const FAST = Object.freeze([
-  'analyzer-cli', 'analyzer-correlate', 'analyzer-mimn', 'analyzer-replicate', 'analyzer-sweep', 'analyzer-tests',
-  'analyzer-usl-fit', 'architecture', 'docs', 'errors-documented', 'inference', 'jtl-writer', 'rc-cpu-summary', 'rc-proc-stat',
-  'rc-sampler', 'replication-published', 'request-auth', 'stats-calibration', 'with-timeout'
+  'analyzer-cli', 'analyzer-correlate', 'analyzer-fit-relative', 'analyzer-mimn', 'analyzer-replicate', 'analyzer-replicate-ibench',
+  'analyzer-sweep', 'analyzer-tests', 'analyzer-usl-fit', 'architecture', 'compare-inference', 'docs',
+  'errors-documented', 'executor-config', 'experiment-validation', 'inference', 'jtl-writer', 'rc-cgroup', 'rc-cpu-summary',
+  'rc-proc-stat', 'rc-sampler', 'replication-published', 'replication-rules', 'request-auth', 'stats-calibration',
+  'steady-state', 'swarm-render', 'sweep-degraded', 'sweep-folder', 'sweep-plan', 'tenth-series', 'with-timeout'
 ].map(name => `test/${name}.test.js`))
 
 const all = readdirSync(join(ROOT, 'test')).filter(f => f.endsWith('.test.js')).sort().map(f => `test/${f}`)
