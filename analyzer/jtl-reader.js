@@ -4,6 +4,7 @@ import { open } from 'node:fs/promises'
 import { createGunzip } from 'node:zlib'
 import { ROLE, detectLayout } from './jtl-columns.js'
 import { boolAt, intAt, controllerKind, rowText, parseRowText } from './jtl-fields.js'
+import { NsError } from '../lib/errors.js'
 
 const LF = 10
 const CR = 13
@@ -11,6 +12,16 @@ const QUOTE = 34
 const FNV_OFFSET = 0x811c9dc5 | 0
 const FNV_PRIME = 16777619
 const MAX_EXAMPLES = 5
+/**
+ * The reader's bounds (docs/SECURITY.md, "Bounded parsers"): a row (a quoted field may hold line breaks) longer than
+ * MAX_ROW_BYTES is NS_ERR_BAD_FILE naming the file and the row's line (an unterminated quote reads to the end of the
+ * file); a label longer than MAX_LABEL_BYTES, or a label beyond the first MAX_LABELS distinct ones, makes its row
+ * malformed (counted, with examples). Memory: the read buffer (at most 2 x MAX_ROW_BYTES + a chunk) and MAX_LABELS
+ * histograms (analyzer/latency-histogram.js states each one's bound).
+ */
+export const MAX_ROW_BYTES = 8 << 20
+export const MAX_LABEL_BYTES = 1024
+export const MAX_LABELS = 64
 
 /**
  * What the scanner feeds: `record(label)` returns the object whose `add(start, elapsed, success, bytes, sentBytes)`
@@ -40,6 +51,8 @@ class JtlScanner {
     this.from = window.from
     this.to = window.to
     this.line = layout.headerBytes > 0 ? 2 : 1
+    /** the line of the row being added (what a histogram's bound error names) */
+    this.at = this.line
     this.rows = 0
     this.blankLines = 0
     this.outsideWindow = 0
@@ -60,10 +73,11 @@ class JtlScanner {
     if (this.malformed.examples.length < MAX_EXAMPLES) this.malformed.examples.push({ line, reason, text: text.slice(0, 200) })
   }
 
-  /** @returns {LabelEntry} */
+  /** @returns {LabelEntry | null} null for a new label over the bounds */
   labelEntry (name) {
     let e = this.byName.get(name)
     if (!e) {
+      if (Buffer.byteLength(name) > MAX_LABEL_BYTES || this.byName.size >= MAX_LABELS) return null
       e = { name, rec: this.sink.record(name), ctrl: undefined }
       this.byName.set(name, e)
     }
@@ -71,8 +85,9 @@ class JtlScanner {
   }
 
   /**
-   * Finds (or creates) the label of the bytes data[s..e) with hash h; escaped = it held doubled quotes.
-   * @returns {LabelBytes}
+   * Finds (or creates) the label of the bytes data[s..e) with hash h; escaped = it held doubled quotes. Null for a new
+   * label over the bounds (too long, or one too many).
+   * @returns {LabelBytes | null}
    */
   lookup (data, s, e, h, escaped) {
     let bucket = this.buckets.get(h)
@@ -84,7 +99,9 @@ class JtlScanner {
         while (i < n && data[s + i] === item.raw[i]) i++
         if (i === n) return item
       }
-    } else {
+    }
+    if (e - s > MAX_LABEL_BYTES || this.byName.size >= MAX_LABELS) return null
+    if (!bucket) {
       bucket = []
       this.buckets.set(h, bucket)
     }
@@ -110,7 +127,10 @@ class JtlScanner {
   slowRow (text, line, truncated) {
     const r = parseRowText(text, this.layout, truncated)
     if ('reason' in r) return this.bad(line, r.reason, text)
-    this.take(this.labelEntry(r.label), r.label, r.ts, r.elapsed, r.ok, r.bytes, r.sent, r.ctrl)
+    const entry = this.labelEntry(r.label)
+    if (!entry) return this.bad(line, labelReason(), text)
+    this.at = line
+    this.take(entry, r.label, r.ts, r.elapsed, r.ok, r.bytes, r.sent, r.ctrl)
   }
 
   /**
@@ -276,9 +296,11 @@ class JtlScanner {
       }
       if (item === null) {
         item = this.lookup(data, labS, labE, labH, labEsc)
+        if (item === null) { this.bad(rowLine, labelReason(), rowText(data, rowStart, p)); continue }
         last = item
       }
       const entry = item.entry
+      this.at = rowLine
       if (ctrl === 0 && ts >= this.from && ts < this.to) {
         if (entry.rec !== null) entry.rec.add(ts, elapsed, ok === 1, bytes, sent)
       } else {
@@ -290,6 +312,8 @@ class JtlScanner {
     return p
   }
 }
+
+const labelReason = () => `a label over ${MAX_LABEL_BYTES} bytes, or beyond the first ${MAX_LABELS} labels`
 
 /**
  * Whether a file's first bytes are gzip's magic (what the readers and writers of samples tell plain from gzip by).
@@ -316,7 +340,8 @@ export class JtlFeed {
     /** @type {JtlScanner | null} */
     this.scanner = null
     this.layout = null
-    /** @type {Buffer | null} bytes of an incomplete row, kept by push() */
+    /** @type {{ buf: Buffer, len: number, tried: number } | null} bytes of an incomplete row (buf[0..len)), kept by
+     * push(); tried: how many there were when it was last parsed */
     this.carry = null
     /** @type {{ line: number, reason: string, text: string } | null} */
     this.cut = null
@@ -336,6 +361,7 @@ export class JtlFeed {
       if (data.length - start === 0) return data.length
       let nl = data.indexOf(LF, start)
       if (nl === -1) {
+        if (!eof && data.length > MAX_ROW_BYTES) this.tooLong()
         if (!eof) return 0
         nl = data.length
       }
@@ -344,7 +370,24 @@ export class JtlFeed {
       this.scanner = new JtlScanner(this.layout, this.sink, this.window)
       offset = this.layout.assumed ? start : this.layout.headerBytes
     }
-    return offset + this.scanner.parseChunk(offset ? data.subarray(offset) : data, data.length - offset, eof)
+    const scanner = this.scanner
+    let used
+    try {
+      used = offset + scanner.parseChunk(offset ? data.subarray(offset) : data, data.length - offset, eof)
+    } catch (err) {
+      // a histogram's bound (analyzer/latency-histogram.js) names the row that crossed it
+      if (err?.code === 'NS_ERR_BAD_FILE' && err.details?.bound) throw new NsError('NS_ERR_BAD_FILE', `${this.file}:${scanner.at}: ${err.message}`, { details: err.details })
+      throw err
+    }
+    if (!eof && data.length - used > MAX_ROW_BYTES) this.tooLong()
+    return used
+  }
+
+  /** The incomplete row (or the first line) has grown past MAX_ROW_BYTES: a coded error naming its line. */
+  tooLong () {
+    const line = this.scanner?.line ?? 1
+    throw new NsError('NS_ERR_BAD_FILE', `${this.file}:${line}: a row longer than ${MAX_ROW_BYTES >> 20} MiB (a quoted field never closed?)`,
+      { details: { bound: 'row', line } })
   }
 
   /**
@@ -352,9 +395,35 @@ export class JtlFeed {
    * @param {Buffer} chunk
    */
   push (chunk) {
-    const data = this.carry ? Buffer.concat([this.carry, chunk]) : chunk
+    if (!this.carry) {
+      const used = this.parse(chunk, false)
+      if (used < chunk.length) this.keep(chunk, used, chunk.length)
+      return
+    }
+    // the carry lives at the front of a buffer that grows by doubling: appending a chunk copies the chunk only
+    const c = this.carry
+    if (c.len + chunk.length > c.buf.length) {
+      const bigger = Buffer.allocUnsafe(Math.max(c.buf.length * 2, c.len + chunk.length))
+      c.buf.copy(bigger, 0, 0, c.len)
+      c.buf = bigger
+    }
+    chunk.copy(c.buf, c.len)
+    c.len += chunk.length
+    // the incomplete row is read again from its start only once the bytes have doubled since the last try: each byte
+    // is scanned O(1) times on average, and a row never grows past MAX_ROW_BYTES
+    if (c.len < 2 * c.tried && c.len <= MAX_ROW_BYTES) return
+    const data = c.buf.subarray(0, c.len)
     const used = this.parse(data, false)
-    this.carry = used < data.length ? Buffer.from(data.subarray(used)) : null
+    if (used === data.length) this.carry = null
+    else if (used > 0) this.keep(data, used, data.length)
+    else c.tried = c.len
+  }
+
+  /** Keeps data[from..to) as the carry (a copy: the caller may reuse its buffer). */
+  keep (data, from, to) {
+    const buf = Buffer.allocUnsafe(Math.max(to - from, 1 << 16))
+    data.copy(buf, 0, from, to)
+    this.carry = { buf, len: to - from, tried: to - from }
   }
 
   /**
@@ -367,7 +436,7 @@ export class JtlFeed {
 
   /** @returns {ScanResult} */
   end () {
-    if (this.carry) this.parse(this.carry, true)
+    if (this.carry) this.parse(this.carry.buf.subarray(0, this.carry.len), true)
     this.carry = null
     const s = this.scanner
     const result = s ? { rows: s.rows, blankLines: s.blankLines, outsideWindow: s.outsideWindow, malformed: s.malformed, layout: this.layout } : EMPTY_SCAN()
@@ -415,7 +484,10 @@ async function feedPlain (fh, feed, chunkSize) {
     const eof = bytesRead === 0
     const used = feed.parse(buf.subarray(0, len), eof)
     if (eof) return
-    if (used === 0 && len === buf.length) buf = grow(buf, len)
+    if (used === 0 && len === buf.length) {
+      if (len >= MAX_ROW_BYTES) feed.tooLong()
+      buf = grow(buf, len)
+    }
     buf.copy(buf, 0, used, len)
     len -= used
   }

@@ -1,7 +1,20 @@
 // Exact latency statistics from a growable histogram of integer milliseconds: O(1) memory per sample.
+import { NsError } from '../lib/errors.js'
 
-/** Latencies up to this many ms live in the dense array; longer ones (over 70 min) in a sparse map. */
-const DENSE_LIMIT = 1 << 22
+/** Latencies up to this many ms live in the dense array (4 MiB at most); longer ones (over 17 min) in a sparse map. */
+const DENSE_LIMIT = 1 << 20
+/**
+ * A histogram's bounds (docs/SECURITY.md, "Bounded parsers"): its completions' end times span at most MAX_SPAN_TENTHS
+ * tenths of a second (24 h: 3.3 MiB of slots), and at most MAX_SPARSE distinct latencies over DENSE_LIMIT are kept.
+ * Past either, add() throws NS_ERR_BAD_FILE with details.bound (the JTL reader names the file and the row's line):
+ * one histogram holds at most ~4 + 3.3 MiB of arrays, and maps of at most MAX_SPARSE and MAX_SPAN_TENTHS entries.
+ */
+export const MAX_SPAN_TENTHS = 24 * 3600 * 10
+export const MAX_SPARSE = 1 << 16
+
+/** @param {string} what */
+const spanError = (what) => new NsError('NS_ERR_BAD_FILE', `${what}: a run's completions span at most ${MAX_SPAN_TENTHS / 36000} h`,
+  { details: { bound: 'span' } })
 
 /**
  * One group of samples (a label, or the total): counts, sums, extremes and an exact histogram of `elapsed`.
@@ -41,6 +54,14 @@ export class LatencyHistogram {
    * @param {number} sentBytes
    */
   add (start, elapsed, success, bytes, sentBytes) {
+    // what can throw (a bound) comes before any change: a refused sample leaves the histogram as it was
+    if (elapsed >= DENSE_LIMIT && this.sparse !== null && this.sparse.size >= MAX_SPARSE && !this.sparse.has(elapsed)) {
+      throw new NsError('NS_ERR_BAD_FILE', `more than ${MAX_SPARSE} distinct latencies over ${DENSE_LIMIT} ms`, { details: { bound: 'latencies' } })
+    }
+    const end = start + elapsed
+    const i = Math.floor(end / 100) - this.firstSlot
+    if (i >= 0 && i < this.slots.length) this.slots[i]++
+    else this.countSlot(Math.floor(end / 100), 1)
     if (elapsed < this.counts.length) this.counts[elapsed]++
     else this.addSlow(elapsed)
     this.count++
@@ -51,12 +72,8 @@ export class LatencyHistogram {
     this.bytes += bytes
     this.sentBytes += sentBytes
     if (start < this.firstStart) this.firstStart = start
-    const end = start + elapsed
     if (end > this.lastEnd) this.lastEnd = end
     if (end < this.firstEnd) this.firstEnd = end
-    const i = Math.floor(end / 100) - this.firstSlot
-    if (i >= 0 && i < this.slots.length) this.slots[i]++
-    else this.countSlot(Math.floor(end / 100), 1)
   }
 
   /** @param {number} end the failed sample's end (ms since the epoch) */
@@ -93,9 +110,14 @@ export class LatencyHistogram {
   countSlot (slot, n) {
     let i = slot - this.firstSlot
     if (!(i >= 0 && i < this.slots.length)) {
+      if (!Number.isSafeInteger(slot) || slot < 0) throw spanError(`an end time of ${slot * 100} ms`)
       const first = Math.min(this.firstSlot, slot)
+      const lastUsed = this.firstSlot === Infinity ? slot : Math.max(slot, this.lastSlotUsed())
+      if (lastUsed - first >= MAX_SPAN_TENTHS) {
+        throw spanError(`end times from ${first * 100} to ${lastUsed * 100} ms since the epoch span more than ${MAX_SPAN_TENTHS / 36000} h`)
+      }
       const shift = this.firstSlot === Infinity ? 0 : this.firstSlot - first
-      const grown = new Uint32Array(Math.max(slot - first + 1, shift + this.slots.length, this.slots.length * 2, 256))
+      const grown = new Uint32Array(Math.min(Math.max(slot - first + 1, shift + this.slots.length, this.slots.length * 2, 256), MAX_SPAN_TENTHS))
       grown.set(this.slots, shift)
       this.slots = grown
       this.firstSlot = first
@@ -135,6 +157,13 @@ export class LatencyHistogram {
       const j = first + i
       return j >= 0 && j < this.slots.length ? this.slots[j] : 0
     })
+  }
+
+  /** The last tenth that holds a completion (the slots array may run past it). */
+  lastSlotUsed () {
+    let last = this.slots.length - 1
+    while (last > 0 && this.slots[last] === 0) last--
+    return this.firstSlot + last
   }
 
   /** @param {number} elapsed */

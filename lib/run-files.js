@@ -202,6 +202,35 @@ export async function findRunFiles (dir, names = [RUN_FILES.run]) {
   return out.sort()
 }
 
+/** The bound of run.json, capacity.json and sweep.json as read here: a file over it is unreadable (docs/SECURITY.md) */
+export const MAX_JSON_BYTES = 64 << 20
+
+/**
+ * Reads a JSON file of at most maxBytes (its size checked before it is read). Each failure is NS_ERR_BAD_FILE naming
+ * the file: missing, too big, or not JSON (with the line of the syntax error where the parser says its position).
+ * @param {string} file
+ * @param {number} [maxBytes]
+ * @returns {Promise<any>}
+ */
+export async function readJsonBounded (file, maxBytes = MAX_JSON_BYTES) {
+  let text
+  try {
+    const { size } = await stat(file)
+    if (size > maxBytes) throw new NsError('NS_ERR_BAD_FILE', `${file}: ${size} bytes, more than the ${maxBytes >> 20} MiB such a file may have`)
+    text = await readFile(file, 'utf8')
+  } catch (err) {
+    if (err instanceof NsError) throw err
+    throw new NsError('NS_ERR_BAD_FILE', `${file}: cannot read it (${err.code ?? err.message})`)
+  }
+  try {
+    return JSON.parse(text)
+  } catch (err) {
+    const at = /position (\d+)/.exec(err.message)
+    const line = at ? text.slice(0, Number(at[1])).split('\n').length : null
+    throw new NsError('NS_ERR_BAD_FILE', `${file}${line ? `:${line}` : ''}: not valid JSON (${err.message.split('\n')[0].slice(0, 200)})`)
+  }
+}
+
 /**
  * Reads every run.json under the folders, whatever its status, and every capacity search's capacity.json.
  * @param {string[]} dirs
@@ -214,7 +243,7 @@ export async function readRunFiles (dirs) {
   const unreadable = []
   for (const dir of dirs) {
     for (const file of await findRunFiles(dir, [RUN_FILES.run, CAPACITY_FILE])) {
-      const data = await readFile(file, 'utf8').then(text => JSON.parse(text)).catch(() => null)
+      const data = await readJsonBounded(file).catch(() => null)
       if (basename(file) === CAPACITY_FILE) {
         if (isCapacityJson(data)) capacities.push({ file, dir: dirname(file), capacity: data })
         else unreadable.push(file)
@@ -236,7 +265,7 @@ export async function findSweeps (dir) {
   const own = join(dir, SWEEP_FILE)
   const files = await stat(own).then(() => [own], () => findRunFiles(dir, [SWEEP_FILE]).catch(() => []))
   return Promise.all(files.map(async file => {
-    const s = await readFile(file, 'utf8').then(text => JSON.parse(text)).catch(() => null)
+    const s = await readJsonBounded(file).catch(() => null)
     const text = (v) => (typeof v === 'string' ? v : null)
     return { dir: dirname(file), id: text(s?.id), createdAt: text(s?.createdAt), updatedAt: text(s?.updatedAt), status: text(s?.status), experiment: text(s?.experiment?.name) }
   }))
