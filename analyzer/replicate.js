@@ -5,7 +5,7 @@
 import { readFile } from 'node:fs/promises'
 import { join } from 'node:path'
 import { NsError } from '../lib/errors.js'
-import { RUN_FILES, SWEEP_FILE, sweepFolder } from '../lib/run-files.js'
+import { RUN_FILES, SWEEP_FILE, readJsonBounded, sweepFolder } from '../lib/run-files.js'
 import { readRunList } from './report-runs.js'
 import { studies, STUDY_IDS } from './replication/published.js'
 import { multicoreRows } from './replication/multicore.js'
@@ -155,7 +155,7 @@ async function readSweep (dir, study, includeInvalid) {
   const mine = runs.filter(r => r.config?.sweep?.id === sweep.id && r.status === 'done')
   const used = mine.filter(r => includeInvalid || r.valid)
   const details = await Promise.all(used.map(async r => ({
-    detail: { run: await readJson(r.file), timeline: await readJson(join(r.dir, RUN_FILES.timeline)).catch(() => null) },
+    detail: { run: await readJson(r.file), timeline: await readJsonBounded(join(r.dir, RUN_FILES.timeline)).catch(() => null) },
     level: r.config.sweep.level ?? null
   })))
   /** @type {LeftOut[]} */
