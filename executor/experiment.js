@@ -1,5 +1,5 @@
 // Experiment files: a study's grid in YAML, validated (every key, every value, with its line) before anything runs.
-import { readFile } from 'node:fs/promises'
+import { readFile, stat } from 'node:fs/promises'
 import { basename, dirname, extname, resolve } from 'node:path'
 import { loadYamlWithLines } from './yaml-lines.js'
 import { NsError } from '../lib/errors.js'
@@ -9,6 +9,36 @@ import { STRATEGIES, strategyOf } from '../lib/strategies.js'
 import { X_FIELDS } from '../analyzer/points.js'
 import { CAPACITY_SEARCH_OPTIONS } from './capacity.js'
 import { LEVEL_RE, isMap, checkKeys, stringList, byStrategy, wholeNumbers, concurrencyValues, rateValues } from './experiment-values.js'
+
+/**
+ * An experiment file's bounds (docs/SECURITY.md, "Bounded parsers"): its text, and its values with every YAML alias
+ * expanded (what a message that quotes a value, or a run's config, would hold: a "billion laughs" file is refused here,
+ * before anything expands it), and how deep they nest. Past any, NS_ERR_BAD_FILE naming the file and the line.
+ */
+export const MAX_EXPERIMENT_BYTES = 1 << 20
+export const MAX_EXPERIMENT_VALUES = 100_000
+export const MAX_EXPERIMENT_DEPTH = 64
+
+/**
+ * How many values `v` holds with its aliases expanded (a shared object counted each time it is used), memoised by
+ * object, so the count costs one visit per object however large the expansion: Infinity past the bound or the depth
+ * (a cycle, which an alias to an enclosing anchor makes, is past the depth).
+ * @param {unknown} v
+ * @param {Map<object, number>} seen
+ */
+function expandedValues (v, seen, depth = 0) {
+  if (typeof v !== 'object' || v === null) return 1
+  if (depth > MAX_EXPERIMENT_DEPTH) return Infinity
+  const known = seen.get(v)
+  if (known !== undefined) return known
+  let n = 1
+  for (const x of Object.values(v)) {
+    n += expandedValues(x, seen, depth + 1)
+    if (n > MAX_EXPERIMENT_VALUES) break
+  }
+  seen.set(v, n)
+  return n
+}
 
 /** A run option's own help line, as an experiment key's description. */
 const described = (key) => [].concat(EXPERIMENT_OPTIONS[key].help)[0].replaceAll('{default}', String(EXPERIMENT_OPTIONS[key].default))
@@ -75,8 +105,11 @@ export async function loadExperiment (file, { profile, cwd = process.cwd() } = {
   const path = resolve(cwd, file)
   let text
   try {
+    const { size } = await stat(path)
+    if (size > MAX_EXPERIMENT_BYTES) throw new NsError('NS_ERR_BAD_FILE', `${file}: ${size} bytes; an experiment file has at most ${MAX_EXPERIMENT_BYTES >> 10} KiB`)
     text = await readFile(path, 'utf8')
   } catch (err) {
+    if (err instanceof NsError) throw err
     throw new NsError('NS_ERR_BAD_FILE', `${file}: cannot read the experiment file (${err.code ?? err.message})`)
   }
   return parseExperiment(text, { file, path, profile })
@@ -90,10 +123,19 @@ export async function loadExperiment (file, { profile, cwd = process.cwd() } = {
  * @returns {Experiment}
  */
 export function parseExperiment (text, { file, path = resolve(file), profile }) {
+  if (text.length > MAX_EXPERIMENT_BYTES) throw new NsError('NS_ERR_BAD_FILE', `${file}: an experiment file has at most ${MAX_EXPERIMENT_BYTES >> 10} KiB`)
   const loaded = loadYamlWithLines(text, file)
   const lineOf = loaded.lineOf
   const data = /** @type {any} */ (loaded.data)
   const fail = (where, message) => new NsError('NS_ERR_BAD_FILE', `${file}:${lineOf(where)}: ${message}`)
+  const seen = new Map()
+  let values = 0
+  for (const key of isMap(data) ? Object.keys(data) : []) {
+    values += expandedValues(data[key], seen)
+    if (values > MAX_EXPERIMENT_VALUES) {
+      throw fail([key], `${key}: more than ${MAX_EXPERIMENT_VALUES} values once its aliases are expanded, or nested over ${MAX_EXPERIMENT_DEPTH} deep`)
+    }
+  }
   if (!isMap(data)) throw fail([], 'an experiment file is a YAML mapping of keys (strategies, instances, concurrency, ...)')
   checkKeys(data, [], Object.keys(EXPERIMENT_KEYS), fail)
   const profiles = data.profiles ?? {}

@@ -5,10 +5,17 @@ import { createReadStream } from 'node:fs'
 import { open } from 'node:fs/promises'
 import { createGunzip } from 'node:zlib'
 import { createJtlWriter, samplesPathOf } from '../jtl-writer.js'
-import { isGzipHead } from '../../analyzer/jtl-reader.js'
+import { isGzipHead, MAX_ROW_BYTES } from '../../analyzer/jtl-reader.js'
+import { NsError } from '../../lib/errors.js'
 
 /** How much of a part is read at a time. */
 const READ_CHUNK = 1 << 20
+/**
+ * A part's row (its lines joined where a quoted field holds a line break) is at most the JTL reader's MAX_ROW_BYTES
+ * (counted in UTF-16 code units here); a longer one is NS_ERR_BAD_FILE naming the part and the row's line
+ * (docs/SECURITY.md, "Bounded parsers"). Each byte is looked at a constant number of times.
+ */
+const MAX_ROW = MAX_ROW_BYTES
 
 /** Whether a file is gzip, by its first bytes. */
 async function isGzip (path) {
@@ -20,8 +27,6 @@ async function isGzip (path) {
     await fh.close()
   }
 }
-
-const quotes = (s) => { let n = 0; for (let i = s.indexOf('"'); i >= 0; i = s.indexOf('"', i + 1)) n++; return n }
 
 /**
  * One generator's rows, a chunk at a time: `head` is the next row (null at the end), `next()` moves on and resolves
@@ -37,9 +42,17 @@ async function rowSource (path, offsetMs) {
   /** @type {{ ts: number, end: number, ok: boolean, line: string }[]} */
   let rows = []
   let at = 0
-  let rest = ''
+  /** @type {string[]} the row being read: its text so far, a piece per chunk, and its length */
+  let pending = []
+  let pendingLength = 0
+  /** whether the row so far holds an odd number of quotes (a quoted field goes on past its next line break) */
+  let odd = false
+  /** the line the row being read starts at (the header is line 1), and the line being read */
+  let rowLine = 1
+  let lineNo = 1
   let header = true
   let done = false
+  const tooLong = () => new NsError('NS_ERR_BAD_FILE', `${path}:${rowLine}: a row longer than ${MAX_ROW >> 20} MiB (a quoted field never closed?)`)
 
   function parse (line) {
     if (header) { header = false; return }
@@ -51,6 +64,17 @@ async function rowSource (path, offsetMs) {
     rows.push({ ts, end: ts + elapsed, ok: !/,false,/.test(line), line: shift ? ts + line.slice(c1) : line })
   }
 
+  /** the next quote at or after the position last asked about in the chunk (-1: none): each search moves on */
+  let nextQuote = -1
+  /** Toggles `odd` for every quote in text[from..to) of the chunk being read (ranges asked in order). */
+  const countQuotes = (text, from, to) => {
+    if (nextQuote !== -1 && nextQuote < from) nextQuote = text.indexOf('"', from)
+    while (nextQuote !== -1 && nextQuote < to) {
+      odd = !odd
+      nextQuote = text.indexOf('"', nextQuote + 1)
+    }
+  }
+
   async function fill () {
     rows = []
     at = 0
@@ -58,21 +82,33 @@ async function rowSource (path, offsetMs) {
       const { value, done: end } = await chunks.next()
       if (end) {
         done = true
-        if (rest.trim()) parse(rest)
-        rest = ''
+        const last = pending.join('')
+        if (last.trim()) parse(last)
+        pending = []
         break
       }
-      const lines = (rest + value).split('\n')
-      rest = lines.pop() ?? ''
-      let open = ''
-      for (const line of lines) {
-        const whole = open ? `${open}\n${line}` : line
-        // an odd number of quotes: a quoted field goes on past this newline
-        if (quotes(whole) % 2) { open = whole; continue }
-        open = ''
-        if (whole) parse(whole)
+      // each character is looked at once: rows end at a line break outside quotes
+      let s = 0
+      let p = 0
+      nextQuote = value.indexOf('"')
+      for (let nl = value.indexOf('\n'); nl !== -1; nl = value.indexOf('\n', p)) {
+        countQuotes(value, p, nl)
+        lineNo++
+        p = nl + 1
+        if (odd) continue
+        const row = pending.length ? pending.join('') + value.slice(s, nl) : value.slice(s, nl)
+        pending = []
+        pendingLength = 0
+        if (row) parse(row)
+        s = p
+        rowLine = lineNo
       }
-      if (open) rest = `${open}\n${rest}`
+      countQuotes(value, p, value.length)
+      if (s < value.length) {
+        pending.push(value.slice(s))
+        pendingLength += value.length - s
+        if (pendingLength > MAX_ROW) throw tooLong()
+      }
     }
   }
 
