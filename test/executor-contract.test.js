@@ -76,20 +76,26 @@ test('resolveBackend: auto without Docker gives the local backend, which has che
 })
 
 test('one rule for whole numbers in every command: 1e1, 0x10 and 10.0 are not whole numbers', async () => {
-  for (const n of ['1e1', '0x10', '10.0', '']) {
-    const run = await runCli('executor', ['run', '--strategy', 'cm', '--instances', n])
-    assert.equal(run.code, 2, `run --instances ${n}`)
-    assert.match(run.stderr, new RegExp(`--instances: "${n}" is not a whole number`))
-  }
-  const calibrate = await runCli('executor', ['calibrate', '--instances', '1e1'])
+  // each command refuses its flag before it starts anything: the nine run side by side
+  const numbers = ['1e1', '0x10', '10.0', '']
+  const [runs, [calibrate, confirm, sweep, analyzer, cluster]] = await Promise.all([
+    Promise.all(numbers.map(n => runCli('executor', ['run', '--strategy', 'cm', '--instances', n]))),
+    Promise.all([
+      runCli('executor', ['calibrate', '--instances', '1e1']),
+      runCli('executor', ['calibrate', '--confirm', '1e1']),
+      runCli('executor', ['sweep', 'x.yml', '--seed', '1e1']),
+      runCli('analyzer', ['fit', 'x', '--bootstrap', '1e1']),
+      runCli('executor', ['cluster', 'up', '--nodes', '1e1'])
+    ])
+  ])
+  numbers.forEach((n, i) => {
+    assert.equal(runs[i].code, 2, `run --instances ${n}`)
+    assert.match(runs[i].stderr, new RegExp(`--instances: "${n}" is not a whole number`))
+  })
   assert.match(calibrate.stderr, /--instances: "1e1" is not a whole number/)
-  const confirm = await runCli('executor', ['calibrate', '--confirm', '1e1'])
   assert.match(confirm.stderr, /--confirm: "1e1" is not a whole number/)
-  const sweep = await runCli('executor', ['sweep', 'x.yml', '--seed', '1e1'])
   assert.match(sweep.stderr, /--seed: "1e1" is not a whole number/)
-  const analyzer = await runCli('analyzer', ['fit', 'x', '--bootstrap', '1e1'])
   assert.match(analyzer.stderr, /--bootstrap: "1e1" is not a whole number/)
-  const cluster = await runCli('executor', ['cluster', 'up', '--nodes', '1e1'])
   assert.match(cluster.stderr, /--nodes: "1e1" is not a whole number/)
   for (const r of [calibrate, confirm, sweep, analyzer, cluster]) assert.equal(r.code, 2, r.stderr)
 })
