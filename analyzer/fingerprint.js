@@ -54,7 +54,8 @@ export function loadOf (config, load, env, placement) {
     Object.assign(out, { generators: gens.length, where: onNodes ? 'load nodes' : 'this host', hosts: [...new Set(gens.map(g => g.node ?? g.host ?? g.name))], cpus: cpus.length ? cpus : null })
     if (out.cpus === null) why.cpus = onNodes ? 'each generator has a load node of its own (see load.generators)' : 'the generators were not pinned'
     out.see = 'load.generators'
-  } else if (config?.loadNodes !== undefined || config?.loadProcs !== undefined) {
+  } else if (config?.loadNodes !== undefined || typeof config?.loadProcs === 'number') {
+    // --load-procs auto (the default) settles on its count once the server runs: not a count before
     out.generators = config.loadNodes ?? config.loadProcs
     out.where = config.loadNodes !== undefined ? 'load nodes' : 'this host'
     why.hosts = why.cpus = 'the load has not run (or did not record its generators)'

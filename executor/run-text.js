@@ -29,6 +29,7 @@ export function formatRunSummary (run) {
     }
   }
   if (run.partition) lines.push(partitionLine(run.partition))
+  if (run.load?.procs?.mode === 'auto') lines.push(`  generators: ${run.load.procs.count} (--load-procs auto): ${run.load.procs.why}`)
   for (const g of run.load?.generators ?? []) lines.push(generatorLine(g))
   if (run.degraded) lines.push(formatLoss(run.degraded))
   lines.push(...validityLines(run.validity, run.load?.generator))

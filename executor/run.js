@@ -14,6 +14,7 @@ import { runLoad } from './drivers/index.js'
 import { generatorPlaces } from './generators/index.js'
 import { loadSharing } from './load-cpus.js'
 import { runGenerators, combineGenerators } from './generators/run-generators.js'
+import { PROBE } from './generators/auto.js'
 import { ensureJmeter } from './jmeter-install.js'
 import { resolveBackend } from './backends/index.js'
 import { describeEnvironment, fingerprintLoad } from './environment.js'
@@ -117,14 +118,6 @@ export async function run (config, { log = () => {}, onProgress, signal, prepare
     watch?.start()
     const path = `${mount}${request.path}`
     const url = `${deployment.url.replace(/\/$/, '')}${path}`
-    generators = await generatorPlaces(config, { deployment, dir, log, signal })
-    const loadUrl = generators?.url ? `${generators.url.replace(/\/$/, '')}${path}` : url
-    // locally: the cores the server may use (read from /proc once it answered) beside the generators' (their taskset,
-    // or none), kept apart as far as the machine allows, and said
-    const sharing = loadSharing({ placement: runJson.placement, places: generators?.places, machine: onlineCpus() })
-    if (sharing) log(`cores: ${config.affinity ? `--affinity ${config.affinity}: ` : ''}${sharing.why}`)
-    log(`load: ${config.driver} -> ${loadUrl}`)
-    generator.start()
     const loadOptions = {
       driver: config.driver,
       url,
@@ -146,13 +139,27 @@ export async function run (config, { log = () => {}, onProgress, signal, prepare
       onSpawn: (pid, engine) => generator.add(pid, { engine }),
       log
     }
+    /** @type {import('./generators/auto.js').LoadProcs | null} */
+    let procs = null
+    // --load-procs auto: a probe's load is the run's for a few seconds, its files apart, its processes not the run's
+    const probeLoad = (places, where) => runGenerators(places, { ...loadOptions, onProgress: undefined, onSpawn: undefined, until: undefined, ...PROBE }, {
+      jtlPath: join(where, RUN_FILES.samples), samples: 'none', signal, log, flag: '--load-procs', partsDir: where
+    })
+    generators = await generatorPlaces(config, { deployment, dir, log, signal, probeLoad, onProcs: (p) => { procs = p } })
+    const loadUrl = generators?.url ? `${generators.url.replace(/\/$/, '')}${path}` : url
+    // locally: the cores the server may use (read from /proc once it answered) beside the generators' (their taskset,
+    // or none), kept apart as far as the machine allows, and said
+    const sharing = loadSharing({ placement: runJson.placement, places: generators?.places, machine: onlineCpus() })
+    if (sharing) log(`cores: ${config.affinity ? `--affinity ${config.affinity}: ` : ''}${sharing.why}`)
+    log(`load: ${config.driver} -> ${loadUrl}`)
+    generator.start()
     const load = generators
       ? await runGenerators(generators.places, { ...loadOptions, url: loadUrl }, { ...loadOptions, flag: generators.flag, partsDir: generators.partsDir })
       : await runLoad(loadOptions)
     generatorTimeline = generator.stop()
     // several generators: each measured its own CPU (a remote one on its node), the busiest one speaks for the run
     const generatorFigures = load.generators ? combineGenerators(load.generators.map(g => g.cpu)) : summarizeGenerator(generatorTimeline, { from: load.steadyStart, to: load.steadyEnd })
-    runJson.load = { ...load, generator: generatorFigures, ...(sharing && { cpus: sharing.generator, sharing }) }
+    runJson.load = { ...load, generator: generatorFigures, ...(sharing && { cpus: sharing.generator, sharing }), ...(procs && { procs }) }
     // where the load ran, as the run recorded it: the fingerprint's summary (a reader compares it with a study's)
     runJson.environment.fingerprint.load = fingerprintLoad(config, runJson.load, runJson.environment, runJson.placement)
     // a generator that stopped answering is a loss like a node's: the run goes on with the others, degraded

@@ -19,8 +19,8 @@ import { cpuListText, parseCpuList } from './cpu-list.js'
  * @typedef {{ strategy: string, instances: number, benchmark?: string, params: Readonly<Record<string, string>>,
  *   app?: string, concurrency?: number, rate?: number, connection: 'keep-alive'|'close', duration: number|'auto',
  *   minDuration: number, maxDuration: number, warmup: number, driver: string, samples: string, backend: string,
- *   cpusPerInstance?: number, affinity?: 'pin'|'none', serverCpus?: string, loadCpus?: string, lbCpus?: string,
- *   memoryPerInstance?: number, lb: string, port: number,
+ *   cpusPerInstance?: number, affinity?: 'pin'|'none', loadProcs?: number|'auto', serverCpus?: string,
+ *   loadCpus?: string, lbCpus?: string, memoryPerInstance?: number, lb: string, port: number,
  *   readyTimeout: number, nodes?: number, placement: string, constraints: readonly string[], registry?: string,
  *   registryTls?: { cert: string, key: string }, server?: string, serverArgs?: readonly string[], path?: string,
  *   method?: string, body?: string, health?: string, image?: string, containerPort?: number, out: string, json:
@@ -314,10 +314,14 @@ export const RUN_OPTIONS = Object.freeze([
     type: 'whole',
     min: 1,
     max: 64,
+    default: 'auto',
+    words: Object.freeze(['auto']),
     arg: 'P',
     help: [
       'drive the load from P generator processes on this machine, each pinned to a core apart',
-      'from the server\'s, the load split between them (default: one, unpinned)'
+      'from the server\'s, the load split between them; auto (default, local): as many as the load',
+      'needs for none to pass 90% of its core, probed for 2.5 s before the run, one while a single core',
+      'or none is free of the server (none free: one, unpinned); run.json\'s load.procs says why'
     ],
     experiment: 'load-procs'
   }),
@@ -757,11 +761,13 @@ function checkAutoDuration (values, config) {
  */
 function checkGenerators (values, config) {
   const o = RUN_OPTION
-  if (config.loadProcs !== undefined && config.loadNodes !== undefined) {
+  // --load-procs auto (the default) settles on a count once the server runs: one here, as far as these checks go
+  const procs = typeof config.loadProcs === 'number' ? config.loadProcs : undefined
+  if (procs !== undefined && config.loadNodes !== undefined) {
     throw badOption(o.loadNodes, 'cannot be combined with --load-procs: the load comes from processes of this machine or from swarm nodes')
   }
   if (values.loadPlacement !== undefined && config.loadNodes === undefined) throw badOption(o.loadPlacement, 'only applies with --load-nodes K')
-  const count = config.loadNodes ?? config.loadProcs ?? 1
+  const count = config.loadNodes ?? procs ?? 1
   const row = config.loadNodes !== undefined ? o.loadNodes : o.loadProcs
   if (count > 1 && config.duration === 'auto') {
     throw badOption(o.duration, `auto cannot end the load of ${count} generators together; give --duration S seconds with --${row.flag}`)

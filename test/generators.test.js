@@ -10,6 +10,8 @@ import { join } from 'node:path'
 import { splitLoad } from '../executor/generators/split.js'
 import { mergeSamples } from '../executor/generators/merge.js'
 import { generatorCores } from '../executor/generators/local.js'
+import { settleLoadProcs } from '../executor/generators/auto.js'
+import { freeCores } from '../executor/generators/index.js'
 import { JTL_HEADER } from '../executor/jtl-writer.js'
 import { parse } from 'csv-parse/sync'
 import { runCli, readRun } from './helpers/cli.js'
@@ -25,6 +27,49 @@ test('generator processes are pinned to the cores the server is not pinned to, i
   assert.deepEqual(generatorCores(3, { cpus: 4, serverCores: 2 }), { cores: [[3], [2], [3]], shared: false })
   assert.deepEqual(generatorCores(2, { cpus: 2, serverCores: 0 }), { cores: [[1], [0]], shared: false })
   assert.deepEqual(generatorCores(2, { cpus: 2, serverCores: 2 }), { cores: [[1], [0]], shared: true })
+})
+
+test('--load-procs auto settles: one more generator while the busiest of a probe passes 90% of its core, up to the free cores and the connections', async () => {
+  // a load that needs `need` cores of generator CPU: each of k generators gets need/k of it, at most its one core
+  const load = (need) => {
+    const asked = []
+    const probe = async (k) => { asked.push(k); return { procs: k, shares: Array.from({ length: k }, () => Math.min(1, need / k)), throughput: 1000 * Math.min(k, need) } }
+    return { asked, probe }
+  }
+  const light = load(0.5)
+  const one = await settleLoadProcs({ free: [3, 2, 1], probe: light.probe })
+  assert.deepEqual([one.count, one.cores, light.asked], [1, [3], [1]], 'a generator under the threshold: one, one probe')
+  assert.match(one.why, /the busiest at 50% of its core, under the 90% threshold/)
+  const heavy = load(2.5)
+  const three = await settleLoadProcs({ free: [5, 4, 3, 2, 1], probe: heavy.probe })
+  assert.deepEqual([three.count, three.cores, heavy.asked], [3, [5, 4, 3], [1, 2, 3]], '2.5 cores of load: 3 generators at 83% each')
+  assert.deepEqual(three.probes.map(p => p.shares.length), [1, 2, 3], 'every probe kept')
+  const capped = load(4)
+  const two = await settleLoadProcs({ free: [3, 2], probe: capped.probe })
+  assert.deepEqual([two.count, capped.asked], [2, [1, 2]], 'no core left for a third: two, said')
+  assert.match(two.why, /over the 90% threshold, but no free core left \(2 free of the server\): the run may be flagged generator-saturated/)
+  const conns = await settleLoadProcs({ free: [3, 2, 1], most: 2, probe: load(4).probe })
+  assert.equal(conns.count, 2, 'a connection for each')
+  assert.match(conns.why, /no connection left for another \(2\)/)
+})
+
+test('the cores left to --load-procs auto: the load\'s of --server-cpus, those above up\'s pinned cores, none when the server may use every core', () => {
+  assert.deepEqual(freeCores({ partition: { load: [2, 3] }, pinnedCores: 0 }, 4), [3, 2])
+  assert.deepEqual(freeCores({ partition: null, pinnedCores: 1 }, 4), [3, 2, 1])
+  assert.deepEqual(freeCores({ partition: null, pinnedCores: 0 }, 4), [], 'cm, pm2, hs, up --affinity none: no core is the load\'s')
+})
+
+test('--load-procs auto is the default; a fast server on core 0 (--server-cpus 0) keeps its one generator within core 1', { timeout: 60000 }, async () => {
+  const out = mkdtempSync(join(tmpdir(), 'ns-procs-auto-'))
+  const r = await runCli('executor', ['run', '--strategy', 'cm', '--instances', '1', '--server-cpus', '0', '--backend', 'local', '--benchmark', 'baseline',
+    '--duration', '2', '--warmup', '1', '--concurrency', '4', '--quiet', '--out', out])
+  assert.equal(r.code, 0, r.stderr)
+  const { run } = readRun(out)
+  assert.equal(run.config.loadProcs, 'auto')
+  assert.deepEqual({ ...run.load.procs, why: undefined }, { mode: 'auto', count: 1, cores: [1], why: undefined, probes: [], threshold: 0.9 })
+  assert.match(run.load.procs.why, /one core free of the server \(1\)/)
+  assert.deepEqual(run.load.generators.map(g => g.cpus), [[1]])
+  assert.deepEqual(run.load.sharing.generator, [1])
 })
 
 /** A JTL row: start, elapsed, thread, success. */
@@ -95,5 +140,42 @@ test('bad combinations of generators are exit 2 naming the flag, before anything
     const r = await runCli('executor', [...base, ...args])
     assert.equal(r.code, 2, `${args.join(' ')}: ${r.stderr}`)
     assert.match(r.stderr, message)
+  }
+})
+
+test('--load-procs auto probes for real where two cores are the load\'s: each probe\'s generators measured, the count what the rule makes of them', { timeout: 60000 }, async () => {
+  const { launch } = await import('../register/launch.js')
+  const { generatorPlaces } = await import('../executor/generators/index.js')
+  const { runGenerators } = await import('../executor/generators/run-generators.js')
+  const { PROBE } = await import('../executor/generators/auto.js')
+  const server = await launch({ shape: 'single', instances: 1, benchmark: 'baseline', affinity: [0] })
+  try {
+    const dir = mkdtempSync(join(tmpdir(), 'ns-probe-'))
+    const load = { driver: 'autocannon', url: `${server.url}/baseline/`, method: 'GET', concurrency: 8, connection: 'keep-alive', label: 'baseline' }
+    /** @type {any} */
+    let procs = null
+    const lines = []
+    // the load's cores are 1 and 0 here (a machine with two free of the server is what this stands for): a real probe
+    const made = await generatorPlaces(/** @type {any} */ ({ loadProcs: 'auto', duration: 2, driver: 'autocannon', concurrency: 8 }), {
+      deployment: { pinnedCores: 0, partition: { server: [0], load: [0, 1], lb: null, derived: [] } },
+      dir,
+      log: (l) => lines.push(l),
+      probeLoad: (places, where) => runGenerators(places, { ...load, ...PROBE }, { jtlPath: join(where, 'samples.jtl'), samples: 'none', partsDir: where }),
+      onProcs: (p) => { procs = p }
+    })
+    assert.ok(procs && procs.mode === 'auto' && procs.probes.length >= 1, JSON.stringify(procs))
+    assert.equal(procs.probes.length, procs.count, 'a probe for each count tried')
+    for (const p of procs.probes) {
+      assert.equal(p.shares.length, p.procs)
+      for (const s of p.shares) assert.ok(typeof s === 'number' && s >= 0 && s <= 1.5, `a measured share: ${s}`)
+      assert.ok(p.throughput > 0, 'the probe drove real load')
+    }
+    const first = Math.max(...procs.probes[0].shares)
+    assert.equal(procs.count, first < 0.9 ? 1 : 2, `the rule on the first probe's busiest (${first})`)
+    assert.deepEqual(made.places.map(p => p.where.cpus), procs.cores.map(c => [c]))
+    assert.deepEqual(procs.cores, [1, 0].slice(0, procs.count))
+    assert.ok(lines.some(l => /generator process(es)? \(--load-procs auto\)/.test(l)), lines.join('\n'))
+  } finally {
+    await server.stop()
   }
 })

@@ -1,5 +1,5 @@
 // --server-cpus: every process of every strategy held to the server's cores, the generator and HAProxy to the rest,
-// from /proc while the load runs; the partition in run.json; the lists checked (exit 2 naming the flag).
+// read from /proc while the load runs; the partition in run.json; the lists checked (exit 2 naming the flag).
 import { test } from 'node:test'
 import assert from 'node:assert/strict'
 import { mkdtempSync } from 'node:fs'
@@ -92,6 +92,7 @@ for (const strategy of ['up', 'cm', 'pm2', 'hs']) {
     assert.deepEqual(rec.partition, { server: [0], load: [1], lb: strategy === 'hs' ? [1] : null, derived: ['lb'], ...(strategy === 'hs' ? { lbAllowed: [1] } : {}) })
     assert.ok(rec.placement.every(p => p.cpus.join() === '0'), JSON.stringify(rec.placement))
     assert.deepEqual(rec.load.generators.map(g => g.cpus), [[1]])
+    assert.deepEqual([rec.load.procs.mode, rec.load.procs.count, rec.load.procs.cores], ['auto', 1, [1]], 'the default --load-procs auto: one core for the load')
     assert.equal(rec.load.sharing.apart, true)
   })
 }
