@@ -67,18 +67,20 @@ test('order shapes keeps a shape together (one deployment each, levels shuffled 
 })
 
 test('the shipped experiments plan in every profile; smoke gives every strategy 3 instance counts', async () => {
-  for (const name of ['ibench-smisn', 'multicore', 'ibench-table5', 'ibench-finding5']) {
-    for (const profile of ['smoke', 'default', 'full']) {
-      const r = await dryRun(join(ROOT, 'experiments', `${name}.yml`), ['--profile', profile, '--backend', profile === 'smoke' ? 'local' : 'swarm'])
-      assert.equal(r.code, 0, `${name} ${profile}: ${r.stderr}`)
-      const j = JSON.parse(r.stdout)
-      assert.ok(j.plan.length > 0)
-      // ibench-smisn's default is a capacity search per point, for a verdict: each an independent search on its own
-      // deployment with 12 probes near the boundary (docs/statistics/capacity.md), about 40 minutes on Swarm here
-      const bound = name === 'ibench-smisn' && profile === 'default' ? 45 : 15
-      if (profile !== 'full') assert.ok(j.estimate.seconds < bound * 60, `${name} ${profile}: ${j.estimate.seconds} s`)
-      if (profile === 'smoke') assert.ok(j.estimate.seconds < 3 * 60, `${name} smoke: ${j.estimate.seconds} s`)
-    }
+  // the twelve dry runs plan and write nothing: they run side by side
+  const pairs = ['ibench-smisn', 'multicore', 'ibench-table5', 'ibench-finding5'].flatMap(name => ['smoke', 'default', 'full'].map(profile => [name, profile]))
+  const dry = await Promise.all(pairs.map(([name, profile]) =>
+    dryRun(join(ROOT, 'experiments', `${name}.yml`), ['--profile', profile, '--backend', profile === 'smoke' ? 'local' : 'swarm'])))
+  for (const [i, [name, profile]] of pairs.entries()) {
+    const r = dry[i]
+    assert.equal(r.code, 0, `${name} ${profile}: ${r.stderr}`)
+    const j = JSON.parse(r.stdout)
+    assert.ok(j.plan.length > 0)
+    // ibench-smisn's default is a capacity search per point, for a verdict: each an independent search on its own
+    // deployment with 12 probes near the boundary (docs/statistics/capacity.md), about 40 minutes on Swarm here
+    const bound = name === 'ibench-smisn' && profile === 'default' ? 45 : 15
+    if (profile !== 'full') assert.ok(j.estimate.seconds < bound * 60, `${name} ${profile}: ${j.estimate.seconds} s`)
+    if (profile === 'smoke') assert.ok(j.estimate.seconds < 3 * 60, `${name} smoke: ${j.estimate.seconds} s`)
   }
   const smoke = JSON.parse((await dryRun(join(ROOT, 'experiments', 'ibench-smisn.yml'), ['--profile', 'smoke', '--seed', '1'])).stdout)
   const counts = {}
