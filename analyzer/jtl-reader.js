@@ -5,6 +5,7 @@ import { createGunzip } from 'node:zlib'
 import { ROLE, detectLayout } from './jtl-columns.js'
 import { boolAt, intAt, controllerKind, rowText, parseRowText } from './jtl-fields.js'
 import { NsError } from '../lib/errors.js'
+import { MAX_SPAN_TENTHS } from './latency-histogram.js'
 
 const LF = 10
 const CR = 13
@@ -53,6 +54,9 @@ class JtlScanner {
     this.line = layout.headerBytes > 0 ? 2 : 1
     /** the line of the row being added (what a histogram's bound error names) */
     this.at = this.line
+    /** the earliest and latest end times of the rows taken so far */
+    this.minEnd = Infinity
+    this.maxEnd = -Infinity
     this.rows = 0
     this.blankLines = 0
     this.outsideWindow = 0
@@ -66,6 +70,20 @@ class JtlScanner {
     // Bytes that end or complicate an unquoted field: one table lookup per byte in the skip loops.
     this.stop = new Uint8Array(256)
     for (const b of [layout.delimiter, LF, CR, QUOTE]) this.stop[b] = 1
+  }
+
+  /**
+   * Notes a row's end time outside those seen so far: the rows of all labels together (the total a summary merges)
+   * span at most a histogram's MAX_SPAN_TENTHS, or the row (this.at) is a coded error.
+   * @param {number} end ms since the epoch
+   */
+  widen (end) {
+    this.minEnd = Math.min(this.minEnd, end)
+    this.maxEnd = Math.max(this.maxEnd, end)
+    if (Math.floor(this.maxEnd / 100) - Math.floor(this.minEnd / 100) >= MAX_SPAN_TENTHS) {
+      throw new NsError('NS_ERR_BAD_FILE', `end times from ${this.minEnd} to ${this.maxEnd} ms since the epoch span more than ${MAX_SPAN_TENTHS / 36000} h: ` +
+        'the rows of a run span at most that', { details: { bound: 'span' } })
+    }
   }
 
   bad (line, reason, text) {
@@ -115,6 +133,7 @@ class JtlScanner {
   /** Adds one sample with its label resolved; ctrl: 0 plain, 1 transaction controller, 2 empty controller. */
   take (entry, name, ts, elapsed, ok, bytes, sent, ctrl) {
     if (ts < this.from || ts >= this.to) { this.outsideWindow++; return }
+    if (ts + elapsed < this.minEnd || ts + elapsed > this.maxEnd) this.widen(ts + elapsed)
     if (ctrl === 0) {
       if (entry.rec) entry.rec.add(ts, elapsed, ok, bytes, sent)
     } else if (ctrl === 1) {
@@ -302,6 +321,8 @@ class JtlScanner {
       const entry = item.entry
       this.at = rowLine
       if (ctrl === 0 && ts >= this.from && ts < this.to) {
+        const end = ts + elapsed
+        if (end < this.minEnd || end > this.maxEnd) this.widen(end)
         if (entry.rec !== null) entry.rec.add(ts, elapsed, ok === 1, bytes, sent)
       } else {
         this.take(entry, entry.name, ts, elapsed, ok === 1, bytes, sent, ctrl)

@@ -120,6 +120,12 @@ test('timestamps 1 and 1e11, and 999999999999999: NS_ERR_BAD_FILE naming the fil
     assert.match(r.stderr, new RegExp(`NS_ERR_BAD_FILE: ${file.replaceAll('/', '\\/')}:${line}: end times .* span more than 24 h`))
     assert.doesNotMatch(r.stderr, /\n\s+at /)
   }
+  // two labels, each within a day, three days apart: the total a summary merges would span them, so the row is refused
+  const file = join(dir, 'labels.jtl')
+  writeFileSync(file, [HEADER, row(T0, 5, 'a'), row(T0 + 3 * 86400000, 5, 'b')].join('\n') + '\n')
+  const two = spawnSync(process.execPath, ['bin/analyzer.js', 'summary', file], { cwd: ROOT, encoding: 'utf8' })
+  assert.equal(two.status, 2, two.stderr)
+  assert.match(two.stderr, /labels\.jtl:3: end times .* span more than 24 h/)
   const r = inChild(`const { LatencyHistogram } = await import('./analyzer/latency-histogram.js')
     const h = new LatencyHistogram(); h.add(1, 0, true, 0, 0); h.add(100000000000, 0, true, 0, 0)`, 'x')
   assert.equal(r.code, 'NS_ERR_BAD_FILE')
