@@ -156,6 +156,8 @@ export async function runGenerators (places, load, { jtlPath, samples = 'jtl', h
     version: first.version,
     startAt,
     ...(load.rate ? { schedule: combineSchedules(survivors.map(s => s.result.schedule)) } : {}),
+    // --duration auto's stop (one generator: the option table allows no more)
+    ...(survivors.length === 1 && first.until ? { until: first.until } : {}),
     generators
   }
 }
