@@ -8,6 +8,7 @@ import { join } from 'node:path'
 import { parse } from 'csv-parse/sync'
 import { runLoad } from '../executor/drivers/index.js'
 import { JTL_FIELDS } from '../executor/jtl-writer.js'
+import { watchHost } from './helpers/host.js'
 
 const now = () => performance.timeOrigin + performance.now()
 
@@ -36,7 +37,11 @@ test('open model: the server receives the requested rate, second by second', { t
   const url = await server(t, (req, res) => { arrivals.push(now()); res.end('OK') })
   const jtlPath = join(tmp(t), 'samples.jtl')
   const R = 400
+  const host = watchHost()
   const r = await runLoad({ driver: 'autocannon', url, rate: R, duration: 3, warmup: 0.5, jtlPath, label: 'rate' })
+  // the generator and the server are this test's; other work on the host takes the cores that keep the rate
+  const { reason } = host.stop()
+  if (reason) return t.skip(reason)
   assert.equal(r.interrupted, false)
   assert.match(r.version, /open-model/)
   const rows = readJtl(jtlPath)

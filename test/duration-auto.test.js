@@ -7,6 +7,7 @@ import { mkdtempSync, readFileSync, writeFileSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { runCli, ROOT } from './helpers/cli.js'
+import { hostWasBusy } from './helpers/host.js'
 
 const tmp = () => mkdtempSync(join(tmpdir(), 'ns-auto-'))
 const readRun = (stdout) => {
@@ -14,12 +15,15 @@ const readRun = (stdout) => {
   return JSON.parse(readFileSync(join(printed.dir, 'run.json'), 'utf8'))
 }
 
-test('a steady server: the run stops once the throughput is known to ±2%, long before its maximum', { timeout: 90000 }, async () => {
+test('a steady server: the run stops once the throughput is known to ±2%, long before its maximum', { timeout: 90000 }, async (t) => {
   const out = tmp()
   const r = await runCli('executor', ['run', '--strategy', 'up', '--instances', '1', '--benchmark', 'baseline', '--backend', 'local',
     '--rate', '200', '--duration', 'auto', '--min-duration', '4', '--max-duration', '40', '--warmup', '1', '--out', out, '--json', '--quiet'])
   assert.equal(r.code, 0, r.stderr)
   const run = readRun(r.stdout)
+  // other work on the host makes the seconds vary: how soon ±2% is reached is then not the server's
+  const busy = hostWasBusy(run)
+  if (busy) return t.skip(busy)
   assert.equal(run.config.duration, 'auto')
   const a = run.autoDuration
   assert.equal(a.reached, true, JSON.stringify(a))
