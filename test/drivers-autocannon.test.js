@@ -9,6 +9,7 @@ import { join } from 'node:path'
 import { parse } from 'csv-parse/sync'
 import { runLoad, DRIVERS } from '../executor/drivers/index.js'
 import { JTL_FIELDS } from '../executor/jtl-writer.js'
+import { watchHost } from './helpers/host.js'
 
 const now = () => performance.timeOrigin + performance.now()
 
@@ -153,8 +154,12 @@ for (const model of [{ concurrency: 4 }, { rate: 200 }]) {
     const ac = new AbortController()
     const started = Date.now()
     setTimeout(() => ac.abort(), 1500)
+    const host = watchHost()
     const r = await runLoad({ driver: 'autocannon', url: srv.url, ...model, duration: 30, warmup: 0.5, jtlPath, signal: ac.signal })
     const took = Date.now() - started
+    // a generator starved by other work may not reach its window in the 1.5 s before the abort, nor stop promptly
+    const { reason } = host.stop()
+    if (reason) return t.skip(reason)
     assert.equal(r.interrupted, true)
     assert.ok(took < 4000, `stopped within seconds of the abort: ${took} ms`)
     assert.ok(r.steadyEnd - r.steadyStart < 2000, 'the window ends at the abort')
