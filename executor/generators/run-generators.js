@@ -1,6 +1,8 @@
 // One run's load from several generators: the load split between them, one shared start time, each generator's
 // progress summed, a lost generator told apart from a failed one, and their samples merged into the run's.
 import { mkdirSync } from 'node:fs'
+import { rm, rmdir } from 'node:fs/promises'
+import { dirname } from 'node:path'
 import { NsError } from '../../lib/errors.js'
 import { clock } from '../drivers/load-common.js'
 import { GENERATOR_CHECKS, judgeRun } from '../validity.js'
@@ -117,6 +119,10 @@ export async function runGenerators (places, load, { jtlPath, samples = 'jtl', h
   const steadyEnd = Math.round(Math.min(...survivors.map(s => s.result.steadyEnd - offset(s.i))))
   const parts = survivors.filter(s => s.samplesPath)
   const merged = await mergeSamples(parts.map(s => ({ path: s.samplesPath, offsetMs: offset(s.i) })), { jtlPath, samples, histogramPath, steadyStart, steadyEnd })
+  // the parts are in the run's samples now (or, with --samples none, not wanted): their files go, and their folders
+  // with them when nothing else is left there (JMeter's log stays)
+  await Promise.all(parts.map(s => rm(s.samplesPath, { force: true })))
+  for (const d of [...new Set(parts.map(s => dirname(s.samplesPath))), partsDir]) await rmdir(d).catch(() => {})
   const counted = new Map(parts.map((s, k) => [s.i, merged.parts[k]]))
   const seconds = Math.max(0.001, (steadyEnd - steadyStart) / 1000)
 
