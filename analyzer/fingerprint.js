@@ -247,6 +247,7 @@ const FILLER = new Set(['r', 'tm', 'cpu', 'processor', 'with', 'and', 'the', 'a'
 
 /** Every word of the study's text is in ours (a version as a prefix of ours); false otherwise. */
 function wordsIn (ours, theirs) {
+  /** @type {string[]} */
   const have = String(ours).toLowerCase().match(WORD) ?? []
   const want = (String(theirs).toLowerCase().replace(/\((r|tm)\)/g, ' ').match(WORD) ?? []).filter(w => !FILLER.has(w))
   if (!want.length) return 'nothing to compare in the study\'s text'
