@@ -54,5 +54,6 @@ if (values['write-docs']) {
   writeFileSync(doc, withTable(readFileSync(doc, 'utf8'), `${stamp}\n\n${markdownTable(results)}`))
 }
 const failed = results.filter(r => !r.ok).length
-process.stdout.write(`${results.length - failed} met, ${failed} missed\n`)
+const tally = values.json ? process.stderr : process.stdout
+tally.write(`${results.length - failed} met, ${failed} missed\n`)
 process.exitCode = failed ? 1 : 0

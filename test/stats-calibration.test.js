@@ -2,6 +2,7 @@
 // verdict nodescale prints, held against its target on synthetic data with a known truth (docs/STATISTICS.md).
 import { test } from 'node:test'
 import assert from 'node:assert/strict'
+import { readFileSync } from 'node:fs'
 import { calibrate, loadScenarios, meets, targetText } from '../calibration/harness.js'
 import { ar1Series, randomSource } from '../calibration/synth.js'
 
@@ -33,6 +34,11 @@ test('every scenario states its figure, grid, target and trials', () => {
     assert.ok(s.figure && s.grid && s.area, s.id)
     assert.ok(s.trials.quick > 0 && s.trials.full >= s.trials.quick, s.id)
   }
+})
+
+test('docs/STATISTICS.md holds a row for every scenario (npm run stats:calibrate -- --write-docs remakes it)', () => {
+  const doc = readFileSync(new URL('../docs/STATISTICS.md', import.meta.url), 'utf8')
+  for (const s of scenarios) assert.ok(doc.includes(`| \`${s.id}\` |`), `${s.id} is in the table`)
 })
 
 for (const s of scenarios) {
