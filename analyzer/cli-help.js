@@ -1,5 +1,5 @@
 // Help texts of the `analyzer` command: each one teaches its command with examples.
-import { EXPORT_COLUMNS } from './export.js'
+import { EXPORT_COLUMNS, FIT_COLUMNS } from './export.js'
 
 export const MAIN_HELP = `Usage: analyzer <command> [options]
 
@@ -230,7 +230,7 @@ Examples:
   analyzer replicate results/*-ibench-smisn-* results/*-ibench-table5-* results/*-ibench-finding5-* --study ibench-smisn
   analyzer replicate results/20261124-183444-ibench-finding5-f61a --study ibench-smisn --json | jq '.rows[] | .verdict'`
 
-export const EXPORT_HELP = `Usage: analyzer export <folder>... [--format csv|ndjson] [-o FILE]
+export const EXPORT_HELP = `Usage: analyzer export <folder>... [--format csv|ndjson] [--table runs|fits] [-o FILE]
 
 Every run under the folders (run folders, sweep folders, or folders of them: every run.json and
 capacity.json below, at most 8 folders deep) as one row, for R, pandas or a spreadsheet: the same
@@ -241,8 +241,15 @@ on status and valid (the analyzer's fits use the runs with status done and valid
 Columns:
 ${EXPORT_COLUMNS.map(c => `  ${c.name.padEnd(21)}${c.what}`).join('\n')}
 
+With --table fits: one row per group and model instead, each group's valid runs fitted as analyzer fit
+--model both fits them (relative-error weighting; the intervals it prints, empty where a term is not
+identifiable):
+${FIT_COLUMNS.map(c => `  ${c.name.padEnd(21)}${c.what}`).join('\n')}
+
 Options:
   --format F       csv (default: RFC 4180, a header line) | ndjson (one JSON object a line)
+  --table T        runs (default: a row per run, probe and capacity search) | fits (a row per group and model)
+  --include-invalid  with --table fits: fit the runs whose validity flags say they did not measure the server too
   -o, --out FILE   write the rows there (the path is printed); default stdout
   -h, --help       this help
 

@@ -9,7 +9,7 @@ import { correlate } from './correlate.js'
 import { X_FIELDS } from './points.js'
 import { formatSummary, formatFit, formatCompare, formatCorrelate } from './text-format.js'
 import { MAIN_HELP, SUMMARY_HELP, FIT_HELP, COMPARE_HELP, REPORT_HELP, CORRELATE_HELP, REPLICATE_HELP, EXPORT_HELP } from './cli-help.js'
-import { EXPORT_FORMATS, exportRuns } from './export.js'
+import { EXPORT_FORMATS, EXPORT_TABLES, exportRuns } from './export.js'
 import { replicate } from './replicate.js'
 import { formatReplication } from './replication/text.js'
 import { STUDY_IDS } from './replication/published.js'
@@ -61,7 +61,8 @@ export const COMMANDS = Object.freeze({
     what: 'one or more sweep folders of the study'
   },
   export: {
-    options: [option({ flag: 'format', type: 'choice', choices: EXPORT_FORMATS, default: 'csv' }), OUT, help],
+    options: [option({ flag: 'format', type: 'choice', choices: EXPORT_FORMATS, default: 'csv' }),
+      option({ flag: 'table', type: 'choice', choices: EXPORT_TABLES, default: 'runs' }), option({ flag: 'include-invalid', type: 'boolean' }), OUT, help],
     help: EXPORT_HELP,
     min: 1,
     max: Infinity,

@@ -1,13 +1,18 @@
 // `analyzer export`: every run under some folders as one tidy row each (its config, summary, validity, diagnosis
-// and, for a capacity search, its capacity), as CSV or NDJSON, for R, pandas or a spreadsheet. The columns are
-// EXPORT_COLUMNS: the same for every row, empty (CSV) or null (NDJSON) where a run has no value.
+// and, for a capacity search, its capacity), or every fitted group as one row (`--table fits`: the model chosen, σ, λ,
+// γ, N*, the ceiling, each with the interval the fit prints), as CSV or NDJSON, for R, pandas or a spreadsheet. The
+// columns are EXPORT_COLUMNS or FIT_COLUMNS: the same for every row, empty (CSV) or null (NDJSON) where there is no
+// value.
 import { writeFile } from 'node:fs/promises'
 import { readRunFiles } from '../lib/run-files.js'
 import { NsError } from '../lib/errors.js'
 import { validityOf } from './run-validity.js'
 import { capacityAsRun, isCapacityProbe } from './capacity-runs.js'
+import { fitSources } from './compare.js'
+import { printedInterval } from './fit-verdict.js'
 
 export const EXPORT_FORMATS = Object.freeze(['csv', 'ndjson'])
+export const EXPORT_TABLES = Object.freeze(['runs', 'fits'])
 
 /**
  * The columns of a row, in order: name, what it holds (said in analyzer export --help), and how it is read from a run
@@ -53,6 +58,37 @@ export const EXPORT_COLUMNS = Object.freeze([
   { name: 'dir', what: 'its folder', get: (r) => r.dir }
 ])
 
+/** A fitted figure and the ends of the interval the fit prints for it (null where it prints none). */
+const withInterval = (/** @type {string} */ name, /** @type {string} */ what) => [
+  { name, what, get: (/** @type {any} */ f) => f[name] },
+  { name: `${name}Low`, what: `${name}: the low end of its 95% interval (empty: none printed, see identified)`, get: (/** @type {any} */ f) => printedInterval(f, name)?.[0] },
+  { name: `${name}High`, what: `${name}: the high end of that interval`, get: (/** @type {any} */ f) => printedInterval(f, name)?.[1] }
+]
+
+/**
+ * The columns of a fit's row (`--table fits`): one row per group and model, as `analyzer fit --model both` fits them
+ * (relative-error weighting, the intervals it prints).
+ * @type {readonly { name: string, what: string, get: (fit: any, group: any, model: string) => unknown }[]}
+ */
+export const FIT_COLUMNS = Object.freeze([
+  { name: 'group', what: 'the group fitted (its strategy and benchmark)', get: (_, g) => g.name },
+  { name: 'model', what: 'usl or amdahl: the model this row fitted', get: (_, __, m) => m },
+  { name: 'chosen', what: 'the model AICc prefers on these runs: usl, amdahl or ceiling (linear up to a ceiling)', get: f => f.choice?.model },
+  { name: 'points', what: 'distinct N fitted', get: f => f.points },
+  { name: 'observations', what: 'runs fitted (each repeat one)', get: f => f.observations },
+  { name: 'weighting', what: 'relative (least squares on log throughput), none or sd', get: f => f.weighting },
+  ...withInterval('gamma', 'throughput of one instance (req/s)'),
+  ...withInterval('sigma', 'contention σ'),
+  ...withInterval('lambda', 'coherency λ'),
+  { name: 'sigmaIdentified', what: 'whether the N measured identify σ (false: only its bound is known)', get: f => f.identified?.sigma },
+  { name: 'lambdaIdentified', what: 'whether the N measured identify λ', get: f => f.identified?.lambda },
+  ...withInterval('nStar', 'N at the peak of the USL curve'),
+  ...withInterval('ceiling', 'the throughput the curve tends to or peaks at (req/s)'),
+  { name: 'limitedBy', what: 'what the fit says bends the curve', get: f => f.limitedBy },
+  { name: 'verdict', what: 'the fit\'s sentence', get: f => f.verdict },
+  { name: 'error', what: 'why this model could not be fitted (the other columns empty)', get: f => f.error?.message }
+])
+
 /** A value as a column holds it: a number, a string, a boolean or null (an object is its JSON). */
 function cell (v) {
   if (v === undefined || v === null || (typeof v === 'number' && !Number.isFinite(v))) return null
@@ -89,26 +125,42 @@ export async function exportRows (dirs) {
 }
 
 /**
+ * Every group of runs under the folders fitted with USL and Amdahl, a row per group and model (FIT_COLUMNS).
+ * @param {string[]} dirs
+ * @param {{ includeInvalid?: boolean }} [opts]
+ */
+export async function exportFitRows (dirs, { includeInvalid = false } = {}) {
+  const fitted = await fitSources(dirs, { model: 'both', includeInvalid })
+  const rows = fitted.groups.flatMap(g => Object.entries(g.fits).map(([m, f]) =>
+    Object.fromEntries(FIT_COLUMNS.map(c => [c.name, cell(f.error && !['group', 'model', 'error'].includes(c.name) ? null : c.get(f, g, m))]))))
+  return { rows, unreadable: [] }
+}
+
+/**
  * The rows as text: CSV with a header line, or NDJSON (one JSON object a line); no line break at the end.
  * @param {Record<string, unknown>[]} rows
  * @param {string} format csv | ndjson
+ * @param {readonly { name: string }[]} [columns] EXPORT_COLUMNS, or FIT_COLUMNS for fits
  */
-export function formatRows (rows, format) {
+export function formatRows (rows, format, columns = EXPORT_COLUMNS) {
   if (format === 'ndjson') return rows.map(r => JSON.stringify(r)).join('\n')
-  const names = EXPORT_COLUMNS.map(c => c.name)
+  const names = columns.map(c => c.name)
   return [names.join(','), ...rows.map(r => names.map(n => csvField(/** @type {any} */ (r[n]))).join(','))].join('\n')
 }
 
 /**
- * analyzer export: the rows of every run under the folders, written to a file or returned as text.
+ * analyzer export: the rows of every run under the folders (or, `table` fits, of every fitted group), written to a
+ * file or returned as text.
  * @param {string[]} dirs
- * @param {{ format?: string, out?: string, log?: (line: string) => void }} [opts]
+ * @param {{ format?: string, table?: string, out?: string, includeInvalid?: boolean, log?: (line: string) => void }}
+ *   [opts]
  * @returns {Promise<{ path: string | null, text: string, rows: number }>}
  */
-export async function exportRuns (dirs, { format = 'csv', out, log = () => {} } = {}) {
-  const { rows, unreadable } = await exportRows(dirs)
+export async function exportRuns (dirs, { format = 'csv', table = 'runs', out, includeInvalid = false, log = () => {} } = {}) {
+  const fits = table === 'fits'
+  const { rows, unreadable } = fits ? await exportFitRows(dirs, { includeInvalid }) : await exportRows(dirs)
   if (unreadable.length) log(`skipped ${unreadable.length} unreadable file${unreadable.length === 1 ? '' : 's'}: ${unreadable.join(', ')}`)
-  const text = formatRows(rows, format)
+  const text = formatRows(rows, format, fits ? FIT_COLUMNS : EXPORT_COLUMNS)
   if (!out) return { path: null, text, rows: rows.length }
   try {
     await writeFile(out, text + '\n')
