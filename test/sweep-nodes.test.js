@@ -101,7 +101,8 @@ test('executor sweep experiments/ibench-mimn.yml --profile smoke --dry-run: the 
   const r = await runCli('executor', ['sweep', join(ROOT, 'experiments', 'ibench-mimn.yml'), '--profile', 'smoke', '--dry-run', '--seed', '4', '--out', join(tmp(t), 'never')])
   assert.equal(r.code, 0, r.stderr)
   assert.match(r.stdout, /^grid: cpu × instances per node \(hs 1,2\) × nodes \(hs 1,2\) × concurrency 4,16 = 8 cells × 2 repeats$/m)
-  assert.match(r.stdout, /^plan: 16 runs on 4 deployments \(order: shapes\)/m)
+  // ibench-mimn runs every repeat on deployments of its own (order: blocks): 4 shapes x 2 repeats
+  assert.match(r.stdout, /^plan: 16 runs on 8 deployments \(order: blocks\)/m)
   assert.match(r.stdout, /^estimated time: \d+ min \d+ s on the swarm backend$/m)
   for (const shape of ['hs x1 on 1 node', 'hs x2 on 1 node', 'hs x2 on 2 nodes', 'hs x4 on 2 nodes']) assert.equal(r.stdout.split(shape).length - 1, 4, shape)
 })
