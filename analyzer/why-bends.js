@@ -18,8 +18,24 @@ export const KIND_STORY = Object.freeze({
 })
 
 /**
+ * What a saturated event loop means depends on how N is spent: one process given more cores (up) cannot use them; N
+ * processes (cm, pm2, hs) each full while the host has cores idle would use more of them with more workers.
+ * @param {string} kind
+ * @param {string | null} strategy
+ * @param {number | null} idleCores the host's idle cores at the last N (null: not measured)
+ */
+export function storyOf (kind, strategy, idleCores) {
+  if (kind !== 'event-loop' || !strategy) return KIND_STORY[kind] ?? kind
+  if (strategy === 'up') return 'its one thread uses one core\'s worth: more vCPUs go unused'
+  if (idleCores === null) return 'each worker\'s event loop is full: more workers would use more cores, where the host has them idle'
+  if (idleCores < 0.5) return 'each worker\'s event loop is full and the host has no core idle: more workers would share the same cores'
+  return `each worker's event loop is full with ${fix(idleCores, 1)} of the host's cores idle: more workers would use them`
+}
+
+/**
  * @typedef {{ n: number, runs: number, kind: string | null, kinds: Record<string, number>, line: string | null, roles:
- *   Record<string, number> | null }} BendStep kind: the most frequent bottleneck at this N (null when no run said)
+ *   Record<string, number> | null, idleCores?: number | null }} BendStep kind: the most frequent bottleneck at this N
+ *   (null when no run said); idleCores: the host's idle cores, the mean over its runs that measured it
  * @typedef {{ group: string, unit: string, steps: BendStep[], from: number | null, kind: string | null, sentence:
  *   string }} Bend
  */
@@ -66,9 +82,10 @@ export function whyCurvesBend (groups, runs) {
     /** @type {BendStep[]} */
     const steps = [...atN].sort((a, b) => a[0] - b[0]).map(([n, ds]) => {
       const { kind, kinds } = kindsNamed(ds)
-      return { n, runs: ds.length, kind, kinds, line: ds.filter(d => d.bottleneck.kind === kind).at(-1)?.bottleneck.line ?? null, roles: meanRoles(ds) }
+      return { n, runs: ds.length, kind, kinds, line: ds.filter(d => d.bottleneck.kind === kind).at(-1)?.bottleneck.line ?? null, roles: meanRoles(ds), idleCores: meanIdleCores(ds) }
     })
-    return { group: g.name, unit: g.unit, steps, ...sentenceOf(g, steps) }
+    const strategy = g.key?.strategy ?? g.observations.map(o => (o.run === null ? null : byRun.get(o.run)?.config?.strategy)).find(Boolean) ?? null
+    return { group: g.name, unit: g.unit, steps, ...sentenceOf(g, steps, strategy) }
   })
 }
 
@@ -81,7 +98,20 @@ function meanRoles (ds) {
   return Object.fromEntries(names.map(r => [r, round3(withRoles.reduce((s, d) => s + (d.roles[r] ?? 0), 0) / withRoles.length)]))
 }
 
-function sentenceOf (g, steps) {
+/**
+ * The host's idle cores in a run, from its diagnosis: the host-idle share its evidence gives, against the busy cores
+ * its roles sum to; the mean over the runs that have both, null when none does.
+ */
+function meanIdleCores (ds) {
+  const idle = ds.map(d => {
+    const pct = d.bottleneck?.evidence?.find(e => e.figure === 'host-idle')?.value
+    const busy = d.roles ? Object.values(d.roles).reduce((a, b) => a + b, 0) : null
+    return Number.isFinite(pct) && pct < 100 && busy !== null ? busy * pct / (100 - pct) : null
+  }).filter(v => v !== null)
+  return idle.length ? round3(idle.reduce((a, b) => a + b, 0) / idle.length) : null
+}
+
+function sentenceOf (g, steps, strategy) {
   const said = steps.filter(s => s.kind)
   if (!said.length) return { from: null, kind: null, sentence: `${g.name}: no run of this group has a diagnosis (runs made before nodescale diagnosed them)` }
   const last = said.at(-1)
@@ -90,7 +120,8 @@ function sentenceOf (g, steps) {
   const fit = g.fits?.usl && !g.fits.usl.error ? g.fits.usl : null
   const coefficient = !fit || last.kind === 'none' || last.kind === 'load-generator' ? '' : coefficientOf(fit)
   const where = from === said[0].n && said.length > 1 ? `at every N (${said[0].n}..${last.n})` : `from N = ${from}`
-  return { from, kind: last.kind, sentence: `${g.name}: ${where} ${KIND_STORY[last.kind] ?? last.kind}; at N = ${last.n}: ${last.line}${coefficient}` }
+  const story = storyOf(last.kind, strategy, last.idleCores ?? null)
+  return { from, kind: last.kind, sentence: `${g.name}: ${where} ${story}; at N = ${last.n}: ${last.line}${coefficient}` }
 }
 
 /**

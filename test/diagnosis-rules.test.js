@@ -8,7 +8,7 @@ import { readFileSync } from 'node:fs'
 import { join } from 'node:path'
 import { judgeBottleneck, BOTTLENECK_THRESHOLDS as T, BOTTLENECK_RULES } from '../analyzer/bottleneck.js'
 import { summarizeInstances, summarizeLb, summarizeRoles } from '../analyzer/diagnosis-figures.js'
-import { whyCurvesBend } from '../analyzer/why-bends.js'
+import { whyCurvesBend, storyOf } from '../analyzer/why-bends.js'
 import { formatTelemetry, parseTelemetry } from '../lib/telemetry.js'
 import { startTelemetry } from '../register/telemetry.js'
 import { parseHaproxyStat } from '../executor/haproxy.js'
@@ -194,6 +194,24 @@ test('a replica HAProxy held down: when first, how often, how long; down before 
   const [d] = summarizeLb({ intervalMs: 1000, samples: gone }, window).down
   assert.deepEqual(d, { server: 'r1', times: 0, firstAfterS: -4.5, downS: 2, downAtEnd: true })
   assert.match(judgeBottleneck({ ...calm, lb: { ...quietLb, down: [d] } }).line, /^replica r1 marked down by HAProxy 4\.5 s before the window, down 2 s to its end$/)
+})
+
+test('why the curves bend, told per strategy: up\'s one thread cannot use more cores; cm\'s full workers would use the idle ones', () => {
+  // the 16-core case of issue 26: cm x12 with every worker's loop full and the host 23% idle (16 cores, 12.3 busy)
+  const diag = (idlePct, busy) => ({
+    bottleneck: { kind: 'event-loop', line: 'busiest instance w3 ELU 0.99', evidence: [{ figure: 'elu', value: 0.99 }, { figure: 'host-idle', value: idlePct }] },
+    roles: { workers: busy - 0.3, 'load-generator': 0.3 }
+  })
+  const runs = [{ dir: '/s/c8', diagnosis: diag(45, 8.8), config: { strategy: 'cm' } }, { dir: '/s/c12', diagnosis: diag(23, 12.32), config: { strategy: 'cm' } }]
+  const cm = { name: 'cm/cpu', unit: 'workers', observations: [{ n: 8, run: '/s/c8' }, { n: 12, run: '/s/c12' }] }
+  const [bend] = whyCurvesBend([cm], runs)
+  assert.equal(bend.steps[1].idleCores, 3.68)
+  assert.equal(bend.sentence, 'cm/cpu: at every N (8..12) each worker\'s event loop is full with 3.7 of the host\'s cores idle: more workers would use them; at N = 12: busiest instance w3 ELU 0.99')
+  // the group's key names the strategy when the runs' configs are not at hand
+  const [up] = whyCurvesBend([{ ...cm, name: 'up/cpu', key: { strategy: 'up' } }], runs.map(r => ({ ...r, config: undefined })))
+  assert.match(up.sentence, /^up\/cpu: at every N \(8\.\.12\) its one thread uses one core's worth: more vCPUs go unused; /)
+  assert.equal(storyOf('event-loop', 'pm2', 0.2), 'each worker\'s event loop is full and the host has no core idle: more workers would share the same cores')
+  assert.equal(storyOf('cpu-quota', 'cm', 3), 'the instances are held at their CPU quota: throughput follows the quota')
 })
 
 test('why the curves bend: each N\'s bottleneck from its runs (by folder), the limit that holds to the largest N, the fit', () => {
