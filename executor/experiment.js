@@ -79,7 +79,7 @@ export const EXPERIMENT_KEYS = Object.freeze({
   profiles: 'named overrides of these keys: { smoke: {...}, default: {...}, full: {...} }'
 })
 const NOT_IN_PROFILES = ['name', 'description', 'profiles']
-export const PROFILE_NAMES = Object.freeze(['smoke', 'default', 'full', 'thesis-machine'])
+export const PROFILE_NAMES = Object.freeze(['smoke', 'default', 'full', 'thesis-machine', 'verdict'])
 export const ORDERS = Object.freeze(['shapes', 'blocks'])
 const FITS = ['usl', 'amdahl', 'both', 'none']
 const CALIBRATE_KEYS = ['strategy', 'instances', 'duration', 'warmup', 'confirm', 'max-concurrency', 'max-probes']

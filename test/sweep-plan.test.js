@@ -88,6 +88,15 @@ test('the shipped experiments plan in every profile; smoke gives every strategy 
   assert.deepEqual(Object.fromEntries(Object.entries(counts).map(([s, n]) => [s, n.size])), { hs: 3, cm: 3, up: 3 })
 })
 
+test('ibench-smisn --profile verdict: up and cm at N = 1 and 4 on 3 deployments each, planned within 20 minutes on Swarm', async () => {
+  const r = await dryRun(join(ROOT, 'experiments', 'ibench-smisn.yml'), ['--profile', 'verdict', '--backend', 'swarm', '--seed', '1'])
+  assert.equal(r.code, 0, r.stderr)
+  const j = JSON.parse(r.stdout)
+  assert.deepEqual([...new Set(j.plan.map(e => e.label.split(' ').slice(0, 2).join(' ')))].sort(), ['cm x1', 'cm x4', 'up x1', 'up x4'])
+  assert.equal(j.plan.length, 12)
+  assert.ok(j.estimate.seconds <= 20 * 60, `${j.estimate.seconds} s`)
+})
+
 test('a nodes axis: each node count is its own shape (deployment); labels and run folders name the nodes', async () => {
   const { entryLabel } = await import('../executor/sweep.js')
   const { newRunId } = await import('../lib/run-files.js')
