@@ -63,9 +63,9 @@ export const kindText = (step) => (step.kind ?? '-') +
  * Per group: each N's bottleneck (the kind most of its runs name, with the line of the last such run), the mean CPU by
  * role, and the sentence: from which N on the same limit holds to the largest N, what it is, and the USL coefficient it
  * shows as (σ when contention dominates the fit, λ when coherency does).
- * @param {{ name: string, unit: string, observations: { n: number, run: string | null }[], fits?: Record<string, any>
- *   }[]} groups
- * @param {{ dir: string, diagnosis: any }[]} runs
+ * @param {{ name: string, unit: string, observations: { n: number, run: string | null }[], fits?: Record<string, any>,
+ *   key?: Record<string, any> }[]} groups key: what the group is (its strategy names how N is spent)
+ * @param {{ dir: string, diagnosis: any, config?: any }[]} runs
  * @returns {Bend[]}
  */
 export function whyCurvesBend (groups, runs) {

@@ -4,7 +4,7 @@ import assert from 'node:assert/strict'
 import { mkdtempSync, existsSync, readdirSync, mkdirSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
-import { runCli, readRun, descendants, alive, jtlRows, assertCompleteRun, commandLine } from './helpers/cli.js'
+import { runCli, readRun, descendants, alive, jtlRows, assertCompleteRun, commandLine, parentOf } from './helpers/cli.js'
 import { hostsWereBusy } from './helpers/host.js'
 
 const tmp = () => mkdtempSync(join(tmpdir(), 'ns-run-'))
@@ -61,9 +61,11 @@ test('a cluster worker killed during the run: the run completes and its errors a
   const r = await runCli('executor', ['run', '--strategy', 'cm', '--instances', '2', '--benchmark', 'baseline', '--out', out, '--backend', 'local', '--duration', '4', '--warmup', '1', '--concurrency', '8'], {
     onStderr (text, child) {
       if (killed || !/load: /.test(text)) return
-      // the primary's children are the workers; kill one hard while the load runs
+      // the primary's children are the workers; kill one hard while the load runs (not the load generator's process,
+      // nor a launcher that has not exec'd yet: a worker is a register process whose parent is the primary)
       setTimeout(() => {
-        const workers = descendants(child.pid).filter(pid => /register\/(serve|cluster)|node/.test(commandLine(pid)))
+        const cluster = descendants(child.pid).filter(pid => /^\S*node \S*register\/(cluster|serve)\.js/.test(commandLine(pid)))
+        const workers = cluster.filter(pid => cluster.includes(parentOf(pid)))
         killed = workers.at(-1)
         if (killed) process.kill(killed, 'SIGKILL')
       }, 1500)

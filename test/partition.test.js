@@ -53,6 +53,9 @@ test('the derived partition: the load and HAProxy on the cores the server is not
 /** The processes of a run, by what they are: the server's (our server, cluster, PM2), the generator, HAProxy. */
 function roleOf (pid) {
   const cmd = commandLine(pid)
+  // a launcher between its fork and its exec (sh writing the cgroup, taskset before it sets the affinity) names the
+  // server in its arguments but is not yet the server: what it execs is read on the next look
+  if (/^(\S*\/)?(sh|taskset|setpriv) /.test(cmd)) return null
   if (/(^|\/)haproxy /.test(cmd)) return 'lb'
   if (cmd.includes('load-child.js')) return 'load'
   if (/register\/(serve|cluster|pm2-start)\.js|pm2/.test(cmd)) return 'server'

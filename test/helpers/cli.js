@@ -46,6 +46,14 @@ export function commandLine (pid) {
   try { return readFileSync(`/proc/${pid}/cmdline`, 'utf8').replaceAll('\0', ' ') } catch { return '' }
 }
 
+/** A process's parent pid (field 4 of /proc/<pid>/stat); null when it is gone. */
+export function parentOf (pid) {
+  try {
+    const stat = readFileSync(`/proc/${pid}/stat`, 'utf8')
+    return Number(stat.slice(stat.lastIndexOf(')') + 2).split(' ')[1])
+  } catch { return null }
+}
+
 /** Every descendant pid of a process, from /proc (ppid is field 4 of /proc/<pid>/stat). */
 export function descendants (rootPid) {
   const children = new Map()
