@@ -84,6 +84,12 @@ function multicoreSweep (rng, id) {
 const orders = (xs) => (xs.length <= 1 ? [xs] : xs.flatMap((x, i) => orders([...xs.slice(0, i), ...xs.slice(i + 1)]).map(rest => [x, ...rest])))
 
 /** @type {import('../harness.js').Scenario[]} */
+/** A power held at the lowest of the grid's cells that `held` keeps (the others shown, not judged). */
+function lowestCell (grid, held, note) {
+  const pick = grid.cells.filter(held).reduce((a, c) => (c.value < a.value ? c : a))
+  return { value: pick.value, worst: pick.case, cells: grid.cells, note }
+}
+
 export const SCENARIOS = [
   {
     id: 'replicate.no-rise-at-20',
@@ -112,9 +118,8 @@ export const SCENARIOS = [
     trials: { quick: 1000, full: 10000 },
     run: ({ trials, rng }) => {
       const grid = reproducedRate({ trials, rng, truth: 1, judge: noRise, worst: 'min' })
-      const held = grid.cells.filter(c => /^5 runs/.test(c.case) && !/cv 10%/.test(c.case))
-      const pick = held.reduce((a, c) => (c.value < a.value ? c : a))
-      return { value: pick.value, worst: pick.case, cells: grid.cells, note: 'at fewer runs or more noise the rule says inconclusive more often: it cannot tell' }
+      return lowestCell(grid, c => /^5 runs/.test(c.case) && !/cv 10%/.test(c.case),
+        'at fewer runs or more noise the rule says inconclusive more often: it cannot tell')
     }
   },
   {
@@ -135,9 +140,7 @@ export const SCENARIOS = [
     trials: { quick: 600, full: 10000 },
     run: ({ trials, rng }) => {
       const grid = reproducedRate({ trials, rng, truth: 1.2, judge: direction, worst: 'min' })
-      const held = grid.cells.filter(c => !/^2 runs/.test(c.case) && !/cv 10%/.test(c.case))
-      const pick = held.reduce((a, c) => (c.value < a.value ? c : a))
-      return { value: pick.value, worst: pick.case, cells: grid.cells, note: 'with 2 runs a side, or at cv 10%, detection is lower: see the cells' }
+      return lowestCell(grid, c => !/^2 runs/.test(c.case) && !/cv 10%/.test(c.case), 'with 2 runs a side, or at cv 10%, detection is lower: see the cells')
     }
   },
   {
