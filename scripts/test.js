@@ -1,7 +1,8 @@
 #!/usr/bin/env node
 // The test suite in two parts: the files that need nothing but Node (no server under load, Docker, JMeter or cores of
 // their own) run two at a time, then every other file one at a time, as the machine is theirs alone.
-// `node scripts/test.js --fast` runs the first part only: the inner loop.
+// `node scripts/test.js --fast` runs the first part only: the inner loop. Each serial file's time is printed at the
+// end, slowest first (where the suite's time goes).
 // A file is in FAST only when it starts no load, no Docker service and measures no core; a new file is serial until
 // someone adds it here.
 import { spawnSync } from 'node:child_process'
@@ -33,6 +34,19 @@ function runFiles (files, concurrency) {
 
 const started = Date.now()
 let status = runFiles(fast, 2)
-if (!only) status = runFiles(serial, 1) || status
-process.stdout.write(`test: ${only ? fast.length : all.length} files in ${Math.round((Date.now() - started) / 1000)} s\n`)
+const failed = status ? ['(one of the files two at a time)'] : []
+const times = [[`${fast.length} files two at a time`, Date.now() - started]]
+if (!only) {
+  for (const file of serial) {
+    const t0 = Date.now()
+    const code = runFiles([file], 1)
+    if (code) failed.push(file)
+    status = code || status
+    times.push([file, Date.now() - t0])
+  }
+}
+const s = (ms) => `${Math.round(ms / 1000)} s`
+process.stdout.write(times.sort((a, b) => b[1] - a[1]).map(([f, ms]) => `test: ${s(ms).padStart(6)}  ${f}\n`).join(''))
+if (failed.length) process.stdout.write(`test: failed in ${failed.join(', ')}\n`)
+process.stdout.write(`test: ${only ? fast.length : all.length} files in ${s(Date.now() - started)}\n`)
 process.exitCode = status

@@ -328,6 +328,18 @@ test('cluster up 3, runs placed on the workers, shrink, cluster down leaves noth
     assert.deepEqual(JSON.parse(up.stdout).nodes.map(n => `${n.label} ${n.state}`), ['m0 ready', 'nodescale-w1 ready', 'nodescale-w2 ready'])
   })
 
+  await t.test('a worker that lost its swarm state joins again as a new node; cluster up removes its old entry', async () => {
+    const old = (await docker.listNodes()).find(n => n.Description.Hostname === 'nodescale-w1').ID
+    await workerEngine(1).swarmLeave({ force: true })
+    const up = await cluster(['up', '--nodes', '3', '--json'])
+    assert.equal(up.code, 0, up.stderr)
+    assert.match(up.stderr, new RegExp(`removing a stale node entry ${old} \\(nodescale-w1`))
+    const nodes = await docker.listNodes()
+    assert.deepEqual(nodes.filter(n => n.Spec.Role === 'worker').map(n => n.Description.Hostname).sort(), ['nodescale-w1', 'nodescale-w2'])
+    assert.equal(nodes.some(n => n.ID === old), false)
+    assert.deepEqual(JSON.parse(up.stdout).nodes.map(n => `${n.label} ${n.state}`), ['m0 ready', 'nodescale-w1 ready', 'nodescale-w2 ready'])
+  })
+
   await t.test('cluster up --nodes 2 shrinks: the second worker, its namespace and node entry are gone', async () => {
     const r = await cluster(['up', '--nodes', '2', '--json'])
     assert.equal(r.code, 0, r.stderr)

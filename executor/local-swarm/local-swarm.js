@@ -170,6 +170,22 @@ async function removeWorker (docker, i, { nodeId = null, log }) {
   log(`cluster: ${name} removed`)
 }
 
+/**
+ * Removes the swarm's worker entries named like our local workers (nodescale-wN) that are not `keep`: a worker whose
+ * engine lost its swarm state (a machine restarted mid-cluster, an engine's data removed) joins again as a new node,
+ * and its old entry stays behind as a second node of the same name (Ready until the manager misses its heartbeats).
+ * @param {import('dockerode')} docker the manager
+ * @param {{ keep?: Set<string>, log: (line: string) => void }} opts
+ */
+async function removeStaleEntries (docker, { keep = new Set(), log }) {
+  for (const n of (await nodesById(docker)).values()) {
+    const name = n.Description?.Hostname ?? ''
+    if (n.Spec?.Role !== 'worker' || workerIndex(name) === null || keep.has(n.ID)) continue
+    log(`cluster: removing a stale node entry ${n.ID} (${name}, ${n.Status?.State ?? 'unknown'})`)
+    await docker.getNode(n.ID).remove({ force: true }).catch(err => { if (err.statusCode !== 404) throw dockerError(err, `removing node ${name}`) })
+  }
+}
+
 /** Indexes of workers this machine has in any form: state file, namespaces, engine files. */
 async function workersPresent (state) {
   const found = new Set(state.workers.map(w => w.index))
@@ -236,6 +252,7 @@ export async function clusterUp ({ nodes, loadNodes = 0, force = false, log = ()
   for (const r of results) if (r.status === 'fulfilled') state.workers = [...state.workers.filter(w => w.index !== r.value.index), r.value]
   writeState(state)
   const failed = results.find(r => r.status === 'rejected')
+  if (!failed) await removeStaleEntries(docker, { keep: new Set(state.workers.map(w => w.nodeId)), log })
   if (failed) throw /** @type {PromiseRejectedResult} */ (failed).reason
   const loads = wanted.filter(i => i >= nodes - loadNodes).map(workerName)
   log(`cluster: ${nodes} nodes up in ${Date.now() - started} ms${loads.length ? `; load nodes (${ROLE_LABEL}=${LOAD_ROLE}): ${loads.join(', ')}` : ''}`)
@@ -261,6 +278,7 @@ export async function clusterDown ({ force = false, log = () => {}, connect = co
   }
   const present = await workersPresent(state)
   for (const i of present.reverse()) await removeWorker(docker, i, { nodeId: state.workers.find(w => w.index === i)?.nodeId, log })
+  if (docker) await removeStaleEntries(docker, { log }).catch(err => log(`cluster: ${err.message}`))
   if (docker) {
     const info = await docker.info().catch(() => null)
     if (info?.Swarm?.LocalNodeState === 'active') {
