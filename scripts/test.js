@@ -35,6 +35,7 @@ function runFiles (files, concurrency) {
 const started = Date.now()
 let status = runFiles(fast, 2)
 const failed = status ? ['(one of the files two at a time)'] : []
+/** @type {Array<[string, number]>} */
 const times = [[`${fast.length} files two at a time`, Date.now() - started]]
 if (!only) {
   for (const file of serial) {
