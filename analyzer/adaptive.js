@@ -1,0 +1,325 @@
+// Adaptive experiments (issue 30): a question about two strategies answered by looks at a growing set of independent
+// deployments, stopped as soon as the answer is known, with its error rates kept over every look.
+// Group-sequential with Lan–DeMets alpha spending over K planned looks (information fraction k/K): look k's Welch
+// test of the log contrast (logContrast in analyzer/inference.js) is held to the alpha spent at that look, its
+// increment α(t_k) − α(t_{k−1}). By the union bound the chance of a false "different" over all looks is at most the
+// sum of the increments, alpha, whenever the experiment stops; the same holds for a false "equivalent" (two one-sided
+// tests at each increment).
+// The interval printed at look k is at level 1 − that increment, so the intervals of every look cover together with
+// probability ≥ 1 − alpha: a repeated confidence interval, valid at whatever look the experiment stops.
+// The next block goes where it narrows the deciding interval most per second of measuring (Neyman allocation: each
+// cell's log-scale variance, shrunk toward the cells' pooled one, over its cost). Pure functions: the executor
+// measures, this decides. calibration/scenarios/adaptive.js holds its error rates, coverage, power and time saved.
+import { badFlag, internalError, NsError } from '../lib/errors.js'
+import { ALPHA, contrastPower, logContrast, normalCdf, normalQuantile } from './inference.js'
+import { tQuantile } from './stats-math.js'
+
+/** The quantities a question may compare. */
+export const QUANTITIES = Object.freeze(['throughput', 'speedup'])
+/** The alpha-spending functions (Lan–DeMets): O'Brien–Fleming-type (the default) and Pocock-type. */
+export const SPENDINGS = Object.freeze(['obrien-fleming', 'pocock'])
+/** The power the "what more would be needed" of an undecided verdict is sized for. */
+export const NEEDED_POWER = 0.8
+/** Pseudo degrees of freedom of the pooled log variance each cell's own is shrunk toward (choosing the next block). */
+const SHRINK_DF = 3
+
+/**
+ * @typedef {{ compare: [string, string], quantity: 'throughput' | 'speedup', at: number, from?: number,
+ *   margin?: number }} Question
+ * @typedef {Map<string, number[]> | Record<string, number[]>} Cells  `${strategy}@${N}` → one value per deployment
+ * @typedef {{ look: number, maxLooks: number, alpha?: number, spending?: 'obrien-fleming' | 'pocock',
+ *   costs?: Record<string, number> }} DecideOptions
+ * @typedef {{ cell: string, deployments: number }} Block
+ * @typedef {{ verdict: 'different' | 'equivalent' | 'continue' | 'undecided', stop: boolean,
+ *   estimate: { ratio: number, lo: number, hi: number, level: number } | null, p: number | null,
+ *   pEquivalence: number | null, alphaSpent: number, alphaThisLook: number, direction: 'a>b' | 'a<b' | null,
+ *   next: Block[], gain: { narrowsBy: number, seconds: number | null } | null, needed: { deployments: number,
+ *   effect: number } | null, look: number, maxLooks: number, cells: { cell: string, n: number, sdLog: number | null
+ *   }[], why: string }} Decision
+ *   estimate: the ratio and its repeated confidence interval at level 1 − alphaThisLook; pEquivalence: TOST's p within
+ *   ±margin; needed (undecided only): deployments a cell for a fixed experiment to detect `effect` with 80% power
+ */
+
+/**
+ * A question checked and completed (from: 1, margin: 0.05), or a coded error naming the key at fault.
+ * @param {Question} question
+ */
+export function checkQuestion (question) {
+  const bad = (key, reason) => badFlag(`question.${key}`, reason, { key: 'question' })
+  if (!question || typeof question !== 'object') throw bad('compare', 'a question needs compare: [a, b], quantity and at')
+  const { compare, quantity, at, from = 1, margin = 0.05 } = question
+  if (!Array.isArray(compare) || compare.length !== 2 || !compare.every(s => typeof s === 'string' && s)) {
+    throw bad('compare', `two strategies are compared, e.g. [cm, up], not ${JSON.stringify(compare)}`)
+  }
+  if (compare[0] === compare[1]) throw bad('compare', `a strategy is compared with another, not with itself (${compare[0]})`)
+  if (!QUANTITIES.includes(quantity)) throw bad('quantity', `must be one of ${QUANTITIES.join(', ')}, not ${JSON.stringify(quantity)}`)
+  if (!Number.isInteger(at) || at < 1) throw bad('at', `must be a whole number of instances >= 1, not ${JSON.stringify(at)}`)
+  if (quantity === 'speedup' && (!Number.isInteger(from) || from < 1 || from === at)) {
+    throw bad('from', `the speedup's base must be a whole number of instances >= 1 other than at (${at}), not ${JSON.stringify(from)}`)
+  }
+  if (!(typeof margin === 'number' && margin > 0 && margin < 1)) throw bad('margin', `must be a fraction in (0, 1), e.g. 0.05, not ${JSON.stringify(margin)}`)
+  return { a: compare[0], b: compare[1], quantity, at, from, margin }
+}
+
+/**
+ * The cells a question needs and each one's coefficient in the log contrast: throughput a@at − b@at; speedup
+ * (a@at − a@from) − (b@at − b@from).
+ * @param {Question} question
+ * @returns {{ cell: string, coef: number }[]}
+ */
+export function contrastOf (question) {
+  const q = checkQuestion(question)
+  if (q.quantity === 'throughput') return [{ cell: `${q.a}@${q.at}`, coef: 1 }, { cell: `${q.b}@${q.at}`, coef: -1 }]
+  return [{ cell: `${q.a}@${q.at}`, coef: 1 }, { cell: `${q.a}@${q.from}`, coef: -1 }, { cell: `${q.b}@${q.at}`, coef: -1 },
+    { cell: `${q.b}@${q.from}`, coef: 1 }]
+}
+
+/**
+ * The cell keys (`${strategy}@${N}`) a question needs measured.
+ * @param {Question} question
+ */
+export function cellsNeeded (question) {
+  return contrastOf(question).map(x => x.cell)
+}
+
+/**
+ * The alpha spent by information fraction t (Lan & DeMets 1983): O'Brien–Fleming-type 2 − 2Φ(z_{1−α/2} / √t),
+ * Pocock-type α · ln(1 + (e − 1) t). Both are 0 at t = 0 and alpha at t = 1.
+ * @param {number} t in [0, 1]
+ * @param {number} alpha
+ * @param {'obrien-fleming' | 'pocock'} spending
+ */
+export function alphaSpentAt (t, alpha, spending) {
+  if (t <= 0) return 0
+  if (t >= 1) return alpha
+  if (spending === 'pocock') return alpha * Math.log(1 + (Math.E - 1) * t)
+  return 2 - 2 * normalCdf(normalQuantile(1 - alpha / 2) / Math.sqrt(t))
+}
+
+/**
+ * The alpha each of K planned looks may spend (information fraction k/K): the increments α(t_k) − α(t_{k−1}), which
+ * sum to alpha. A look rejects when its p-value is below its increment.
+ * @param {{ maxLooks: number, alpha?: number, spending?: 'obrien-fleming' | 'pocock' }} o
+ * @returns {number[]}
+ */
+export function spendingBoundary ({ maxLooks, alpha = ALPHA, spending = 'obrien-fleming' }) {
+  checkPlan({ maxLooks, alpha, spending })
+  const spent = Array.from({ length: maxLooks + 1 }, (_, k) => alphaSpentAt(k / maxLooks, alpha, spending))
+  return spent.slice(1).map((s, k) => s - spent[k])
+}
+
+function checkPlan ({ maxLooks, alpha, spending }) {
+  if (!Number.isInteger(maxLooks) || maxLooks < 1 || maxLooks > 100) {
+    throw badFlag('question.looks', `the planned looks must be a whole number from 1 to 100, not ${JSON.stringify(maxLooks)}`, { key: 'question' })
+  }
+  if (!(typeof alpha === 'number' && alpha > 0 && alpha < 0.5)) throw badFlag('question.alpha', `must be in (0, 0.5), not ${JSON.stringify(alpha)}`, { key: 'question' })
+  if (!SPENDINGS.includes(spending)) throw badFlag('question.spending', `must be one of ${SPENDINGS.join(', ')}, not ${JSON.stringify(spending)}`, { key: 'question' })
+}
+
+/** @param {Cells} cells @param {string} key @returns {number[]} */
+function valuesOf (cells, key) {
+  const xs = (cells instanceof Map ? cells.get(key) : cells?.[key]) ?? []
+  if (!Array.isArray(xs)) throw internalError(`the values of cell ${key} are not an array`)
+  const badValue = xs.find(x => !(typeof x === 'number' && Number.isFinite(x) && x > 0))
+  if (badValue !== undefined) throw new NsError('NS_ERR_BAD_DATA', `cell ${key}: a deployment's value must be a positive number, not ${badValue}`)
+  return xs
+}
+
+const mean = (xs) => xs.reduce((a, b) => a + b, 0) / xs.length
+const logVariance = (xs) => {
+  const ls = xs.map(Math.log)
+  const m = mean(ls)
+  return ls.reduce((a, x) => a + (x - m) ** 2, 0) / (ls.length - 1)
+}
+
+/**
+ * Each cell's log variance for planning: its own (n ≥ 2) shrunk toward the pooled one of the cells with ≥ 2 values
+ * (SHRINK_DF pseudo degrees of freedom), the pooled one for a cell with fewer, 1 when no cell has two values (the
+ * allocation then depends on coefficients and costs only).
+ * @param {number[][]} samples
+ */
+function planningVariances (samples) {
+  const own = samples.map(xs => (xs.length >= 2 ? logVariance(xs) : null))
+  let ss = 0
+  let df = 0
+  own.forEach((v, i) => { if (v !== null) { ss += v * (samples[i].length - 1); df += samples[i].length - 1 } })
+  const pooled = df > 0 && ss > 0 ? ss / df : 1
+  return own.map((v, i) => (v === null ? pooled : ((samples[i].length - 1) * v + SHRINK_DF * pooled) / (samples[i].length - 1 + SHRINK_DF)))
+}
+
+/**
+ * The standard error and Welch–Satterthwaite degrees of freedom of a contrast whose cells have variances vs, counts ns.
+ * @param {number[]} coefs @param {number[]} vs @param {number[]} ns
+ */
+function contrastSe (coefs, vs, ns) {
+  const parts = coefs.map((c, i) => c * c * vs[i] / ns[i])
+  const v = parts.reduce((a, b) => a + b, 0)
+  const df = v ** 2 / parts.reduce((a, p, i) => a + p ** 2 / Math.max(1, ns[i] - 1), 0)
+  return { se: Math.sqrt(v), df }
+}
+
+/**
+ * The next block: first every cell to 2 deployments, then deployments one at a time to the cell whose next one
+ * shrinks the contrast's variance most per second (c² v / (n (n + 1)) / cost), within the seconds one deployment of
+ * each cell takes.
+ * @param {number[]} coefs @param {number[]} vs planning variances @param {number[]} ns @param {number[]} costs
+ */
+function allocate (coefs, vs, ns, costs) {
+  const add = ns.map(n => Math.max(0, 2 - n))
+  if (add.every(x => x === 0)) {
+    let left = costs.reduce((a, b) => a + b, 0)
+    for (;;) {
+      let best = -1
+      let bestGain = 0
+      coefs.forEach((c, i) => {
+        if (costs[i] > left + 1e-9) return
+        const n = ns[i] + add[i]
+        const gain = c * c * vs[i] / (n * (n + 1)) / costs[i]
+        if (gain > bestGain) { bestGain = gain; best = i }
+      })
+      if (best < 0) break
+      add[best]++
+      left -= costs[best]
+    }
+  }
+  return add
+}
+
+/**
+ * Deployments a cell for a fixed experiment (every cell alike) to detect a relative difference `effect` in the
+ * question's ratio with `target` power at alpha, the cells' log values varying by `cv` (or by `variances`, one per
+ * cell); null when even `max` does not. For a throughput question with one cv this is unitsForPower's answer
+ * (analyzer/inference.js).
+ * @param {{ question: Question, effect: number, cv?: number, variances?: number[], target?: number, alpha?: number,
+ *   max?: number }} o
+ */
+export function deploymentsForPower ({ question, effect, cv, variances, target = NEEDED_POWER, alpha = ALPHA, max = 1000 }) {
+  const coefs = contrastOf(question).map(x => x.coef)
+  const vs = variances ?? coefs.map(() => cv * cv)
+  const powerAt = (n) => {
+    const { se, df } = contrastSe(coefs, vs, coefs.map(() => n))
+    return contrastPower({ effect, se, df, alpha })
+  }
+  if (powerAt(max) < target) return null
+  let lo = 1 // power below target
+  let hi = max // power at or above target
+  while (hi - lo > 1) {
+    const mid = Math.floor((lo + hi) / 2)
+    if (powerAt(mid) >= target) hi = mid
+    else lo = mid
+  }
+  return Math.max(2, hi)
+}
+
+const pct = (x) => `${+(x * 100).toPrecision(2)}%`
+const num = (x) => (x >= 100 ? x.toFixed(0) : x.toPrecision(3))
+/** A level such as 0.99991 as 99.9911%: enough digits to tell it from 100%. */
+const levelText = (level) => `${(level * 100).toFixed(Math.max(0, Math.ceil(-Math.log10((1 - level) * 100))) + 1)}%`
+const pText = (p) => (p < 1e-4 ? p.toExponential(1) : p.toPrecision(2))
+
+/**
+ * One look of an adaptive experiment: whether the question is answered at the alpha spent so far, the ratio with its
+ * repeated confidence interval, and what to measure next.
+ * @param {Question} question
+ * @param {Cells} cells `${strategy}@${N}` → one value per independent deployment (> 0)
+ * @param {DecideOptions} opts look: completed looks (0: nothing measured yet, the first block is returned)
+ * @returns {Decision}
+ */
+export function decideQuestion (question, cells, opts) {
+  const q = checkQuestion(question)
+  const contrast = contrastOf(question)
+  const { look, maxLooks, alpha = ALPHA, spending = 'obrien-fleming', costs = {} } = opts ?? /** @type {any} */ ({})
+  checkPlan({ maxLooks, alpha, spending })
+  if (!Number.isInteger(look) || look < 0 || look > maxLooks) throw internalError(`look ${look} is not a whole number from 0 to maxLooks (${maxLooks})`)
+  const keys = contrast.map(x => x.cell)
+  const coefs = contrast.map(x => x.coef)
+  const samples = keys.map(k => valuesOf(cells, k))
+  const ns = samples.map(xs => xs.length)
+  const costOf = keys.map(k => costs[k])
+  const known = costOf.every(c => typeof c === 'number' && c > 0)
+  const unitCosts = known ? costOf : keys.map(() => 1)
+  const increments = spendingBoundary({ maxLooks, alpha, spending })
+  const alphaThisLook = look > 0 ? increments[look - 1] : 0
+  const alphaSpent = increments.slice(0, look).reduce((a, b) => a + b, 0)
+  const name = q.quantity === 'throughput' ? `${q.a}/${q.b} throughput at N = ${q.at}` : `${q.a}/${q.b} speedup ${q.from}→${q.at}`
+  const vs = planningVariances(samples)
+  const base = {
+    look,
+    maxLooks,
+    alphaSpent,
+    alphaThisLook,
+    cells: keys.map((cell, i) => ({ cell, n: ns[i], sdLog: ns[i] >= 2 ? Math.sqrt(logVariance(samples[i])) : null }))
+  }
+  const nextOf = () => {
+    const add = allocate(coefs, vs, ns, unitCosts)
+    const next = keys.map((cell, i) => ({ cell, deployments: add[i] })).filter(x => x.deployments > 0)
+    const seconds = known ? add.reduce((a, m, i) => a + m * unitCosts[i], 0) : null
+    return { next, add, seconds }
+  }
+  const blockText = (next) => next.map(x => `${x.deployments} × ${x.cell}`).join(', ')
+
+  const short = keys.filter((_, i) => ns[i] < 2)
+  const test = short.length ? null : logContrast(samples, coefs, { margin: q.margin, alpha: Math.max(alphaThisLook, 1e-12) })
+  if (!test?.se) {
+    const cause = short.length ? `${short.join(', ')} need${short.length === 1 ? 's' : ''} 2 deployments` : 'no value varies (identical values carry no noise estimate)'
+    if (look >= maxLooks) {
+      return { ...base, verdict: 'undecided', stop: true, estimate: null, p: null, pEquivalence: null, direction: null, next: [], gain: null, needed: null, why: `undecided after ${look} of ${maxLooks} looks: ${cause} before ${name} can be tested` }
+    }
+    const { next, seconds } = nextOf()
+    return {
+      ...base,
+      verdict: 'continue',
+      stop: false,
+      estimate: null,
+      p: test?.p ?? null,
+      pEquivalence: null,
+      direction: null,
+      next,
+      gain: null,
+      needed: null,
+      why: `${cause} before ${name} can be tested; next: ${blockText(next)}${seconds === null ? '' : ` (${num(seconds)} s)`}`
+    }
+  }
+
+  const level = 1 - alphaThisLook
+  const estimate = { ratio: test.ratio, lo: test.ci95[0], hi: test.ci95[1], level }
+  const interval = `${num(test.ratio)}× (${levelText(level)} repeated interval ${num(estimate.lo)}–${num(estimate.hi)})`
+  const at = `at look ${look} of ${maxLooks}`
+  const decided = { ...base, estimate, p: test.p, pEquivalence: test.pEquivalence, next: [], gain: null, needed: null, stop: true }
+  if (test.p < alphaThisLook) {
+    const direction = test.ratio > 1 ? 'a>b' : 'a<b'
+    return { ...decided, verdict: 'different', direction, why: `${name} is ${interval}: different ${at} (p = ${pText(test.p)} < ${pText(alphaThisLook)} spent at this look)` }
+  }
+  if (test.pEquivalence < alphaThisLook) {
+    return { ...decided, verdict: 'equivalent', direction: null, why: `${name} is ${interval}: equivalent within ±${pct(q.margin)} ${at} (both one-sided tests p = ${pText(test.pEquivalence)} < ${pText(alphaThisLook)} spent at this look)` }
+  }
+  if (look >= maxLooks) {
+    const effect = Math.exp(Math.max(Math.abs(Math.log(test.ratio)), Math.log(1 + q.margin))) - 1
+    const deployments = deploymentsForPower({ question, effect, variances: samples.map(logVariance), alpha })
+    const more = deployments === null
+      ? `even 1000 deployments a cell would not detect a ${pct(effect)} difference with ${pct(NEEDED_POWER)} power`
+      : `a fixed experiment of ${deployments} deployments a cell (now ${Math.min(...ns)}–${Math.max(...ns)}) would detect a ${pct(effect)} difference with ${pct(NEEDED_POWER)} power`
+    return {
+      ...decided,
+      verdict: 'undecided',
+      direction: null,
+      needed: deployments === null ? null : { deployments, effect },
+      why: `undecided after ${look} of ${maxLooks} looks: ${name} is ${interval}, neither different nor within ±${pct(q.margin)}; ${more}`
+    }
+  }
+  const { next, add, seconds } = nextOf()
+  const now = contrastSe(coefs, vs, ns)
+  const later = contrastSe(coefs, vs, ns.map((n, i) => n + add[i]))
+  const width = (s, a) => tQuantile(1 - a / 2, s.df) * s.se
+  const narrowsBy = 1 - width(later, increments[look]) / width(now, alphaThisLook)
+  return {
+    ...decided,
+    verdict: 'continue',
+    stop: false,
+    direction: null,
+    next,
+    gain: { narrowsBy, seconds },
+    why: `${name} is ${interval} ${at}: not yet different nor within ±${pct(q.margin)}; next: ${blockText(next)} narrows the interval ` +
+      `by ${pct(narrowsBy)}${seconds === null ? '' : ` for ${num(seconds)} s`}`
+  }
+}
