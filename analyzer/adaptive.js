@@ -8,11 +8,12 @@
 // The interval printed at look k is at level 1 − that increment, so the intervals of every look cover together with
 // probability ≥ 1 − alpha: a repeated confidence interval, valid at whatever look the experiment stops.
 // The next block goes where it narrows the deciding interval most per second of measuring (Neyman allocation: each
-// cell's log-scale variance, shrunk toward the cells' pooled one, over its cost). Pure functions: the executor
-// measures, this decides. calibration/scenarios/adaptive.js holds its error rates, coverage, power and time saved.
+// cell's log-scale variance, shrunk toward the cells' pooled one, over its cost), above one deployment of every cell.
+// Pure functions: the executor measures, this decides. calibration/scenarios/adaptive.js holds its error rates,
+// coverage, power and time saved.
 import { badFlag, internalError, NsError } from '../lib/errors.js'
 import { ALPHA, contrastPower, logContrast, normalCdf, normalQuantile } from './inference.js'
-import { tQuantile } from './stats-math.js'
+import { tCdf, tQuantile } from './stats-math.js'
 
 /** The quantities a question may compare. */
 export const QUANTITIES = Object.freeze(['throughput', 'speedup'])
@@ -21,7 +22,7 @@ export const SPENDINGS = Object.freeze(['obrien-fleming', 'pocock'])
 /** The power the "what more would be needed" of an undecided verdict is sized for. */
 export const NEEDED_POWER = 0.8
 /** Pseudo degrees of freedom of the pooled log variance each cell's own is shrunk toward (choosing the next block). */
-const SHRINK_DF = 3
+const SHRINK_DF = 4
 
 /**
  * @typedef {{ compare: [string, string], quantity: 'throughput' | 'speedup', at: number, from?: number,
@@ -159,15 +160,17 @@ function contrastSe (coefs, vs, ns) {
 }
 
 /**
- * The next block: first every cell to 2 deployments, then deployments one at a time to the cell whose next one
- * shrinks the contrast's variance most per second (c² v / (n (n + 1)) / cost), within the seconds one deployment of
- * each cell takes.
+ * The next block: first every cell to 2 deployments; after that one deployment of every cell, so that each cell's
+ * variance keeps being renewed (a cell starved on a low estimate of its spread would make the test too liberal), and
+ * deployments worth half those seconds, one at a time, to the cell whose next one shrinks the contrast's variance most
+ * per second (c² v / (n (n + 1)) / cost).
  * @param {number[]} coefs @param {number[]} vs planning variances @param {number[]} ns @param {number[]} costs
  */
 function allocate (coefs, vs, ns, costs) {
   const add = ns.map(n => Math.max(0, 2 - n))
   if (add.every(x => x === 0)) {
-    let left = costs.reduce((a, b) => a + b, 0)
+    add.fill(1)
+    let left = costs.reduce((a, b) => a + b, 0) / 2
     for (;;) {
       let best = -1
       let bestGain = 0
@@ -196,19 +199,32 @@ function allocate (coefs, vs, ns, costs) {
 export function deploymentsForPower ({ question, effect, cv, variances, target = NEEDED_POWER, alpha = ALPHA, max = 1000 }) {
   const coefs = contrastOf(question).map(x => x.coef)
   const vs = variances ?? coefs.map(() => cv * cv)
+  const exact = new Map()
   const powerAt = (n) => {
-    const { se, df } = contrastSe(coefs, vs, coefs.map(() => n))
-    return contrastPower({ effect, se, df, alpha })
+    if (!exact.has(n)) {
+      const { se, df } = contrastSe(coefs, vs, coefs.map(() => n))
+      exact.set(n, contrastPower({ effect, se, df, alpha }))
+    }
+    return exact.get(n)
   }
-  if (powerAt(max) < target) return null
-  let lo = 1 // power below target
-  let hi = max // power at or above target
-  while (hi - lo > 1) {
-    const mid = Math.floor((lo + hi) / 2)
-    if (powerAt(mid) >= target) hi = mid
+  // a start from the shifted central t (P(T_df > t_crit − ncp), cheap), then the exact power (the noncentral t of
+  // contrastPower) from there: usually one exact evaluation (the one below is tried when the cheap one is near)
+  const approx = (n) => {
+    const { se, df } = contrastSe(coefs, vs, coefs.map(() => n))
+    return 1 - tCdf(tQuantile(1 - alpha / 2, df) - Math.log(1 + effect) / se, df)
+  }
+  let n = 2
+  while (n < max && approx(n) < target) n = Math.min(max, n * 2)
+  let lo = Math.max(2, Math.floor(n / 2))
+  while (n - lo > 1) {
+    const mid = Math.floor((lo + n) / 2)
+    if (approx(mid) >= target) n = mid
     else lo = mid
   }
-  return Math.max(2, hi)
+  while (n < max && powerAt(n) < target) n++
+  if (powerAt(n) < target) return null
+  while (n > 2 && approx(n - 1) >= target - 0.05 && powerAt(n - 1) >= target) n--
+  return n
 }
 
 const pct = (x) => `${+(x * 100).toPrecision(2)}%`
