@@ -168,7 +168,7 @@ function contrastSe (coefs, vs, ns) {
  */
 function allocate (coefs, vs, ns, costs) {
   const add = ns.map(n => Math.max(0, 2 - n))
-  if (add.every(x => x === 0)) {
+  if (!add.some(x => x > 0)) {
     add.fill(1)
     let left = costs.reduce((a, b) => a + b, 0) / 2
     for (;;) {
