@@ -166,10 +166,16 @@ test('removeLeftovers removes stacks of runs whose process is gone, and keeps li
   }
   const old = await make('old', `${hostname()}:${dead}`)
   const live = await make('live', `${hostname()}:${process.pid}`)
+  // a run killed between removing its services and its token secret: the secret is all that is left of it
+  const orphan = stackNameFor(testRunId('orphan'))
+  const secret = await docker.createSecret({ Name: `${orphan}_token_x`, Labels: { 'com.docker.stack.namespace': orphan, 'io.nodescale.run': orphan, 'io.nodescale.owner': `${hostname()}:${dead}` }, Data: Buffer.from('t').toString('base64') })
+  t.after(() => docker.getSecret(secret.id).remove().catch(() => {}))
   const removed = await removeLeftovers(docker)
   assert.ok(removed.includes(old), `removed: ${removed}`)
+  assert.ok(removed.includes(orphan), `removed: ${removed}`)
   assert.ok(!removed.includes(live))
   await assertGone(old)
+  assert.deepEqual(await docker.listSecrets({ filters: { label: [`com.docker.stack.namespace=${orphan}`] } }), [])
   assert.equal((await stackResources(docker, live)).services.length, 1)
 })
 

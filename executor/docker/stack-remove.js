@@ -159,13 +159,16 @@ export async function removeLeftovers (docker, { label = RUN_LABEL, all = false,
   const filters = { label: [label] }
   let found
   try {
-    const [services, networks, configs, containers] = await Promise.all([
-      docker.listServices({ filters }), docker.listNetworks({ filters }), docker.listConfigs({ filters }), docker.listContainers({ all: true, filters })
+    // secrets too: a run killed after its services went and before its token secret did leaves only that
+    const [services, networks, configs, secrets, containers] = await Promise.all([
+      docker.listServices({ filters }), docker.listNetworks({ filters }), docker.listConfigs({ filters }), docker.listSecrets({ filters }),
+      docker.listContainers({ all: true, filters })
     ])
     found = [
       ...services.map(s => s.Spec?.Labels ?? {}),
       ...networks.map(n => n.Labels ?? {}),
       ...configs.map(c => c.Spec?.Labels ?? {}),
+      ...secrets.map(c => c.Spec?.Labels ?? {}),
       ...containers.map(c => c.Labels ?? {})
     ]
   } catch (err) {
@@ -183,6 +186,7 @@ export async function removeLeftovers (docker, { label = RUN_LABEL, all = false,
     log(`swarm: removing leftover stack ${stack} of an earlier run (owner ${owner ?? 'unknown'})`)
     try {
       await removeStack(docker, stack, { log, timeoutMs })
+      await removeSecrets(docker, stack)
       removed.push(stack)
     } catch (err) {
       errors.push(`${stack}: ${dockerMessage(err)}`)
