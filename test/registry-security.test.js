@@ -78,8 +78,9 @@ test('executor up --registry builtin: HTTPS with --registry-tls, credentials for
   const creds = JSON.parse(readFileSync(join(cacheDir(), 'registry.json'), 'utf8'))
   assert.equal(await httpsStatus('/v2/'), 401, 'HTTPS, and no answer without credentials')
   assert.equal(await httpsStatus('/v2/nodescale/rc/blobs/uploads/', { method: 'POST' }), 401, 'an unauthenticated push is refused')
-  assert.equal(await registryStatus('https://127.0.0.1:5000', creds), 200)
-  assert.equal(await registryStatus('https://127.0.0.1:5000', { user: creds.user, password: 'guess' }), 401)
+  const verify = { ca: readFileSync(join(dir, 'r.crt')), host: '127.0.0.1' }
+  assert.equal(await registryStatus('https://127.0.0.1:5000', creds, verify), 200)
+  assert.equal(await registryStatus('https://127.0.0.1:5000', { user: creds.user, password: 'guess' }, verify), 401)
   assert.ok(!`${tls.stdout}${tls.stderr}`.includes(creds.password), 'the password is not printed')
   assert.doesNotMatch(tls.stderr, /plain HTTP/)
 

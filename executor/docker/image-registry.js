@@ -6,6 +6,7 @@ import { readFileSync } from 'node:fs'
 import { request as httpRequest } from 'node:http'
 import { request as httpsRequest } from 'node:https'
 import { join } from 'node:path'
+import { checkServerIdentity } from 'node:tls'
 import { setTimeout as sleep } from 'node:timers/promises'
 import { load } from 'js-yaml'
 import { ROOT } from '../../lib/paths.js'
@@ -27,23 +28,37 @@ const CONFIG_LABEL = 'io.nodescale.registry-config'
 /** Where the executor reaches the registry: loopback for the local engine, else the manager's address. */
 const probeHost = (docker, managerAddr) => (/** @type {any} */ (docker).modem?.socketPath ? '127.0.0.1' : managerAddr)
 
+/** Whether a TLS error is the certificate's (not trusted, or not for that address), not the network's. */
+const certificateRefused = (err) => /^ERR_TLS_CERT|CERT|SIGNATURE|ISSUER/.test(String(err?.code ?? ''))
+
 /**
  * The status of the registry's GET /v2/, with or without credentials (0 when it does not answer): 401 means it runs
- * and asks for credentials, 200 with them that they are the right ones. A certificate is not verified here (this is a
- * readiness check); the engines that push and pull check it.
+ * and asks for credentials, 200 with them that they are the right ones. Over HTTPS the registry must present the
+ * certificate it was given (`tls.ca`, --registry-tls's file: the trust anchor, a CA-signed leaf included) issued for
+ * the address the nodes pull it from (`tls.host`), or nothing is sent: the credentials go only to nodescale's registry.
  * @param {string} url http(s)://HOST:PORT
  * @param {{ user: string, password: string }} [creds]
- * @returns {Promise<number>}
+ * @param {{ ca: string | Buffer, host: string }} [tls] required for https
+ * @returns {Promise<number>} rejects with NS_ERR_DEPLOY when the certificate is refused
  */
-export function registryStatus (url, creds) {
-  const request = url.startsWith('https:') ? httpsRequest : httpRequest
+export function registryStatus (url, creds, tls) {
+  const https = url.startsWith('https:')
+  if (https && !tls?.ca) throw internalError('an HTTPS probe of the registry without the certificate to verify')
+  const request = https ? httpsRequest : httpRequest
   const headers = creds ? { authorization: `Basic ${Buffer.from(`${creds.user}:${creds.password}`).toString('base64')}` } : {}
-  return new Promise((resolve) => {
-    const req = request(`${url}/v2/`, /** @type {any} */ ({ headers, timeout: 1000, rejectUnauthorized: false, agent: false }), (res) => {
+  // allowPartialTrustChain: the given certificate is an anchor even when a CA of the user's signed it
+  const verify = https && tls ? { ca: tls.ca, allowPartialTrustChain: true, checkServerIdentity: (_, cert) => checkServerIdentity(tls.host, cert) } : {}
+  return new Promise((resolve, reject) => {
+    const req = request(`${url}/v2/`, /** @type {any} */ ({ headers, timeout: 1000, agent: false, ...verify }), (res) => {
       res.resume()
       res.on('end', () => resolve(res.statusCode ?? 0))
     })
-    req.on('error', () => resolve(0))
+    req.on('error', (err) => {
+      if (!https || !certificateRefused(err)) return resolve(0)
+      reject(new NsError('NS_ERR_DEPLOY', `the image registry at ${url} presented a certificate that is not --registry-tls's, or not issued for ${tls?.host}: ${err.message}`, {
+        hint: `the certificate must name the manager's address the nodes pull from (${tls?.host}) in its subjectAltName; is another server listening on port ${REGISTRY_PORT}?`
+      }))
+    })
     req.on('timeout', () => req.destroy())
     req.end()
   })
@@ -105,12 +120,13 @@ export async function ensureRegistry (docker, { image, tls = null, log = () => {
   const url = `${tls ? 'https' : 'http'}://${probeHost(docker, addr)}:${REGISTRY_PORT}`
   const out = { stack: REGISTRY_STACK, service: SERVICE, pullHost, tls: Boolean(tls) }
   const files = tlsFiles(tls)
+  const verify = files ? { ca: files.cert, host: addr } : undefined
   if (!files) await plainHttpCheck(docker, pullHost, log)
   const configHash = createHash('sha256').update([image, pullHost, files ? createHash('sha256').update(files.cert).update(files.key).digest('hex') : 'plain'].join('\0')).digest('hex').slice(0, 16)
 
   const saved = savedCredentials()
   const now = await registryState(docker)
-  if (now.image === image && now.configHash === configHash && saved?.configHash === configHash && await registryStatus(url, saved) === 200) {
+  if (now.image === image && now.configHash === configHash && saved?.configHash === configHash && await registryStatus(url, saved, verify) === 200) {
     log(`swarm: image registry up at ${pullHost} (${tls ? 'HTTPS' : 'plain HTTP'}, credentials required), reused`)
     return { ...out, reused: true }
   }
@@ -132,8 +148,8 @@ export async function ensureRegistry (docker, { image, tls = null, log = () => {
   try { await docker.createService(services[0].spec) } catch (err) { throw dockerError(err, `creating service ${SERVICE}`) }
   log(`swarm: image registry ${SERVICE} on the manager, listening on port ${REGISTRY_PORT} (${tls ? 'HTTPS' : 'plain HTTP'}; the nodes pull from ${pullHost} with nodescale's credentials)`)
   for (;;) {
-    if (await registryStatus(url, creds) === 200) {
-      const anonymous = await registryStatus(url)
+    if (await registryStatus(url, creds, verify) === 200) {
+      const anonymous = await registryStatus(url, undefined, verify)
       if (anonymous !== 401) throw internalError(`the image registry answered ${anonymous} without credentials (401 expected)`)
       saveCredentials({ user: creds.user, password: creds.password, htpasswd: creds.htpasswd, pullHost, tls: Boolean(tls), configHash })
       log(`swarm: image registry answers after ${Date.now() - started} ms`)
