@@ -160,3 +160,22 @@ export function tenthSeries (rng, { seconds, rate, cv, rho = 0, poisson = true, 
   }
   return out
 }
+
+/**
+ * One value per independent deployment for each cell of a block (an adaptive experiment's next block): the cell's
+ * true value times exp(spread · z), z standard normal — a log-normal spread between deployments of log-SD `spread`
+ * (`spreads`: a cell's own).
+ * @param {ReturnType<typeof randomSource>} rng
+ * @param {{ truth: Record<string, number>, spread: number, spreads?: Record<string, number>, block: { cell: string,
+ *   deployments: number }[] }} o
+ * @returns {Record<string, number[]>}
+ */
+export function deploymentValues (rng, { truth, spread, spreads = {}, block }) {
+  /** @type {Record<string, number[]>} */
+  const out = {}
+  for (const { cell, deployments } of block) {
+    if (!(truth[cell] > 0)) throw new Error(`no true value for cell ${cell}`)
+    for (let i = 0; i < deployments; i++) (out[cell] ??= []).push(truth[cell] * Math.exp((spreads[cell] ?? spread) * rng.normal()))
+  }
+  return out
+}

@@ -1,0 +1,248 @@
+// Adaptive experiments (analyzer/adaptive.js decideQuestion, issue 30): whole experiments simulated look by look as
+// the executor runs them — the first block, then after each look the block decideQuestion asks for, each deployment a
+// log-normal draw around its cell's truth — until it stops. Held against their targets: the false "different" when
+// the strategies are alike, the false "equivalent" when the truth sits on the margin, the coverage of the interval
+// printed at the look it stopped, the detections at the shipped question's truth, the measuring time against a fixed
+// design of the same power, and where the next block goes when one cell is noisier than the others.
+import { decideQuestion, deploymentsForPower } from '../../analyzer/adaptive.js'
+import { deploymentValues } from '../synth.js'
+
+const AREA = 'adaptive experiments'
+/** Seconds a deployment of any cell costs: a capacity search of ~100 s (ibench-smisn's verdict profile: 12 in 20 m). */
+const COST = 100
+const PLAN = /** @type {const} */ ({ 'obrien-fleming': 'OBF', pocock: 'Pocock' })
+/** The shipped question's truth (ibench-smisn on this machine): cm/up throughput at N = 4 ≈ 2×, speedup 1→4 2.2×. */
+const SHIPPED = Object.freeze({ throughput: 2, speedup: 2.2 })
+/** The smallest effect of interest the fixed design is sized for (90% power at alpha 0.05). */
+const SMALLEST = 0.25
+
+/**
+ * @param {'throughput' | 'speedup'} quantity
+ * @param {number} [margin]
+ */
+const questionOf = (quantity, margin = 0.05) => ({ compare: /** @type {[string, string]} */ (['cm', 'up']), quantity, at: 4, margin })
+
+/**
+ * True values of every cell whose question's ratio is `ratio`: throughput cm@4 / up@4; speedup (cm@4 / cm@1) /
+ * (up@4 / up@1), with cm twice up at N = 4 (the shipped truth's throughput).
+ * @param {'throughput' | 'speedup'} quantity
+ * @param {number} ratio
+ */
+function truthOf (quantity, ratio) {
+  if (quantity === 'throughput') return { 'cm@4': 1000 * ratio, 'up@4': 1000 }
+  return { 'cm@4': 2000, 'cm@1': 2000 / ratio, 'up@4': 1000, 'up@1': 1000 }
+}
+
+/**
+ * One adaptive experiment, as the executor runs it: decideQuestion at look 0 gives the first block; each block is
+ * measured, then decideQuestion at the next look says stop or what to measure next.
+ * @param {ReturnType<import('../synth.js').randomSource>} rng
+ * @param {{ question: ReturnType<typeof questionOf>, truth: Record<string, number>, spread: number,
+ *   spreads?: Record<string, number>, maxLooks: number, spending: 'obrien-fleming' | 'pocock' }} o
+ */
+export function runExperiment (rng, { question, truth, spread, spreads, maxLooks, spending }) {
+  /** @type {Record<string, number[]>} */
+  const cells = {}
+  const costs = Object.fromEntries(Object.keys(truth).map(k => [k, COST]))
+  let decision = decideQuestion(question, cells, { look: 0, maxLooks, spending, costs })
+  let seconds = 0
+  for (let look = 1; ; look++) {
+    for (const [cell, values] of Object.entries(deploymentValues(rng, { truth, spread, spreads, block: decision.next }))) {
+      (cells[cell] ??= []).push(...values)
+      seconds += values.length * costs[cell]
+    }
+    decision = decideQuestion(question, cells, { look, maxLooks, spending, costs })
+    if (decision.stop) return { decision, seconds, looks: look }
+  }
+}
+
+/** Each cell of a grid run for `trials` trials on its own random stream. */
+function overGrid (rng, cells, trials, trial) {
+  return cells.map(cell => {
+    const r = rng.fork()
+    const out = []
+    for (let i = 0; i < trials; i++) out.push(trial(r, cell))
+    return { cell, out }
+  })
+}
+
+const share = (out, f) => out.filter(f).length / out.length
+const pct = v => `${(v * 100).toFixed(1)}%`
+/** A spread between deployments drawn from 3–8% each trial. */
+const someSpread = (r) => 0.03 + 0.05 * r.uniform()
+const planText = c => `${c.quantity}, ${PLAN[c.spending]}, K = ${c.maxLooks}`
+
+/** @param {{ case: string, value: number }[]} figures @param {'max' | 'min'} side */
+function worstOf (figures, side) {
+  return figures.reduce((a, b) => ((side === 'max' ? b.value > a.value : b.value < a.value) ? b : a))
+}
+
+/** @param {(c: any) => any} extra */
+function planGrid (extra = () => ({})) {
+  const cells = []
+  for (const quantity of ['throughput', 'speedup']) {
+    for (const spending of ['obrien-fleming', 'pocock']) {
+      for (const maxLooks of [3, 6]) cells.push({ quantity, spending, maxLooks, ...extra({ quantity, spending, maxLooks }) })
+    }
+  }
+  return cells
+}
+
+/** @type {import('../harness.js').Scenario[]} */
+export const SCENARIOS = [
+  {
+    id: 'adaptive.size',
+    area: AREA,
+    figure: 'false "different" over all looks of an adaptive experiment when the true ratio is 1 (alpha 5% spent over the looks)',
+    grid: 'throughput at N = 4 and speedup 1→4; O\'Brien–Fleming- and Pocock-type spending; K = 3–6 looks and spread between deployments 3–8% (drawn per trial); one cell 2.5× noisier',
+    target: { max: 0.05 },
+    trials: { quick: 1000, full: 8000 },
+    run ({ trials, rng }) {
+      // K and the spread are drawn per trial (the size is scale-free in the spread); the cells are the question and
+      // the spending, and one speedup whose up@1 is 2.5× noisier than the other cells (the next block then follows
+      // the spreads)
+      const cells = []
+      for (const quantity of ['throughput', 'speedup']) for (const spending of ['obrien-fleming', 'pocock']) cells.push({ quantity, spending })
+      cells.push({ quantity: 'speedup', spending: 'obrien-fleming', noisy: 'up@1' })
+      const results = overGrid(rng, cells, trials, (r, c) => {
+        const spread = someSpread(r)
+        const maxLooks = 3 + Math.floor(4 * r.uniform())
+        const spreads = c.noisy ? { [c.noisy]: 2.5 * spread } : undefined
+        const { decision } = runExperiment(r, { question: questionOf(c.quantity), truth: truthOf(c.quantity, 1), spread, spreads, maxLooks, ...c })
+        return decision.verdict === 'different'
+      })
+      const figures = results.map(({ cell, out }) => ({
+        case: `${cell.quantity}, ${PLAN[cell.spending]}, K = 3–6` + (cell.noisy ? `, ${cell.noisy} 2.5× noisier` : ''),
+        value: share(out, Boolean)
+      }))
+      const worst = worstOf(figures, 'max')
+      return { value: worst.value, worst: worst.case, cells: figures, note: 'Welch\'s t on logs is scale-free: with equal spreads the size does not depend on the spread' }
+    }
+  },
+  {
+    id: 'adaptive.equivalence-size',
+    area: AREA,
+    figure: 'false "equivalent within ±margin" over all looks when the true ratio sits on the margin (1 + margin)',
+    grid: 'throughput and speedup; O\'Brien–Fleming- and Pocock-type; K = 6; margin 5% at spread 3% (and 10% at 5%, speedup, O\'Brien–Fleming)',
+    target: { max: 0.05 },
+    trials: { quick: 300, full: 3000 },
+    run ({ trials, rng }) {
+      const cells = []
+      for (const quantity of ['throughput', 'speedup']) {
+        for (const spending of ['obrien-fleming', 'pocock']) cells.push({ quantity, spending, maxLooks: 6, margin: 0.05, spread: 0.03 })
+      }
+      cells.push({ quantity: 'speedup', spending: 'obrien-fleming', maxLooks: 6, margin: 0.1, spread: 0.05 })
+      const results = overGrid(rng, cells, trials, (r, c) => {
+        const { decision } = runExperiment(r, { question: questionOf(c.quantity, c.margin), truth: truthOf(c.quantity, 1 + c.margin), ...c })
+        return decision.verdict === 'equivalent'
+      })
+      const figures = results.map(({ cell, out }) => ({ case: `${planText(cell)}, margin ${pct(cell.margin)}, spread ${pct(cell.spread)}`, value: share(out, Boolean) }))
+      const worst = worstOf(figures, 'max')
+      return { value: worst.value, worst: worst.case, cells: figures }
+    }
+  },
+  {
+    id: 'adaptive.coverage',
+    area: AREA,
+    figure: 'coverage of the repeated confidence interval printed at the look the experiment stopped (nominal ≥ 95%)',
+    grid: 'throughput and speedup; true ratio 1, 1.25 and the shipped truth (2×, 2.2×); O\'Brien–Fleming-type, K = 4; spread 3–8%',
+    target: { min: 0.93 },
+    trials: { quick: 300, full: 3000 },
+    run ({ trials, rng }) {
+      const cells = []
+      for (const quantity of /** @type {const} */ (['throughput', 'speedup'])) {
+        for (const ratio of [1, 1.25, SHIPPED[quantity]]) cells.push({ quantity, ratio, spending: 'obrien-fleming', maxLooks: 4 })
+      }
+      const results = overGrid(rng, cells, trials, (r, c) => {
+        const { decision } = runExperiment(r, { question: questionOf(c.quantity), truth: truthOf(c.quantity, c.ratio), spread: someSpread(r), ...c })
+        const e = decision.estimate
+        return Boolean(e && e.lo <= c.ratio && c.ratio <= e.hi)
+      })
+      const figures = results.map(({ cell, out }) => ({ case: `${planText(cell)}, true ratio ${cell.ratio}`, value: share(out, Boolean) }))
+      const worst = worstOf(figures, 'min')
+      return { value: worst.value, worst: worst.case, cells: figures, note: 'Pocock-type: its coverage at ratio 1 is 1 − adaptive.size' }
+    }
+  },
+  {
+    id: 'adaptive.power',
+    area: AREA,
+    figure: 'detections ("different", cm > up) at the shipped question\'s truth: cm/up throughput at N = 4 2×, speedup 2.2×',
+    grid: 'throughput and speedup; O\'Brien–Fleming- and Pocock-type; K = 3 and 6; spread 8%',
+    target: { min: 0.9 },
+    trials: { quick: 200, full: 2000 },
+    run ({ trials, rng }) {
+      const results = overGrid(rng, planGrid(), trials, (r, c) => {
+        const { decision } = runExperiment(r, { question: questionOf(c.quantity), truth: truthOf(c.quantity, SHIPPED[c.quantity]), spread: 0.08, ...c })
+        return decision.verdict === 'different' && decision.direction === 'a>b'
+      })
+      const figures = results.map(({ cell, out }) => ({ case: planText(cell), value: share(out, Boolean) }))
+      const worst = worstOf(figures, 'min')
+      return { value: worst.value, worst: worst.case, cells: figures }
+    }
+  },
+  {
+    id: 'adaptive.time-saving',
+    area: AREA,
+    figure: 'measuring time of a fixed design of 90% power at a 1.25× ratio (alpha 5%) over the adaptive design\'s mean time to its verdict at the shipped truth, the adaptive design given the looks that give it 90% power at 1.25× too',
+    grid: 'throughput (2×) and speedup (2.2×); O\'Brien–Fleming-type (K = 4, 7) and Pocock-type (K = 6, 10); spread 8%; 100 s a deployment',
+    target: { min: 3 },
+    trials: { quick: 150, full: 1500 },
+    run ({ trials, rng }) {
+      // K: the fewest looks whose power at 1.25× reached 90% in 400 trials (the power each cell prints says it again)
+      const cells = [
+        { quantity: 'throughput', spending: 'obrien-fleming', maxLooks: 4 },
+        { quantity: 'throughput', spending: 'pocock', maxLooks: 6 },
+        { quantity: 'speedup', spending: 'obrien-fleming', maxLooks: 7 },
+        { quantity: 'speedup', spending: 'pocock', maxLooks: 10 }
+      ]
+      const results = overGrid(rng, cells, trials, (r, c) => {
+        const shipped = runExperiment(r, { question: questionOf(c.quantity), truth: truthOf(c.quantity, SHIPPED[c.quantity]), spread: 0.08, ...c })
+        const small = runExperiment(r, { question: questionOf(c.quantity), truth: truthOf(c.quantity, 1 + SMALLEST), spread: 0.08, ...c })
+        return { seconds: shipped.seconds, right: shipped.decision.verdict === 'different', smallFound: small.decision.verdict === 'different' }
+      })
+      const figures = results.map(({ cell, out }) => {
+        const perCell = deploymentsForPower({ question: questionOf(cell.quantity), effect: SMALLEST, cv: 0.08, target: 0.9 })
+        const fixed = perCell * Object.keys(truthOf(cell.quantity, 1)).length * COST
+        const adaptive = out.reduce((a, o) => a + o.seconds, 0) / out.length
+        return {
+          case: `${planText(cell)}: fixed ${perCell} a cell (${fixed} s), adaptive ${adaptive.toFixed(0)} s to its verdict ` +
+            `(right ${pct(share(out, o => o.right))}; its power at 1.25×: ${pct(share(out, o => o.smallFound))}): ${(fixed / adaptive).toFixed(2)}×`,
+          value: fixed / adaptive
+        }
+      })
+      const worst = worstOf(figures, 'min')
+      return {
+        value: worst.value,
+        worst: worst.case,
+        cells: figures,
+        note: 'not met: both designs need ≥ 2 deployments a cell, and Welch\'s test on 2–3 a cell has 1–4 degrees of freedom, ' +
+          'so even a 2× truth seldom decides at the first look; the ratio is at most the fixed design\'s deployments a cell over 2'
+      }
+    }
+  },
+  {
+    id: 'adaptive.next-choice',
+    area: AREA,
+    figure: 'share of looks whose next block gives the most deployments to the one cell whose spread is 3× the others\'',
+    grid: 'throughput (2 cells) and speedup (4 cells, each in turn the noisy one); 12 deployments a cell measured; spread 3% and 9%; equal costs',
+    target: { min: 0.9 },
+    trials: { quick: 400, full: 4000 },
+    run ({ trials, rng }) {
+      const cells = [{ quantity: 'throughput' }, { quantity: 'speedup' }]
+      const results = overGrid(rng, cells, trials, (r, c) => {
+        const question = questionOf(c.quantity)
+        const truth = truthOf(c.quantity, 1)
+        const keys = Object.keys(truth)
+        const noisy = keys[Math.floor(r.uniform() * keys.length)]
+        const block = keys.map(cell => ({ cell, deployments: 12 }))
+        const measured = deploymentValues(r, { truth, spread: 0.03, spreads: { [noisy]: 0.09 }, block })
+        const d = decideQuestion(question, measured, { look: 2, maxLooks: 6, costs: Object.fromEntries(keys.map(k => [k, COST])) })
+        const got = Object.fromEntries(d.next.map(x => [x.cell, x.deployments]))
+        return !d.stop && keys.every(k => k === noisy || (got[k] ?? 0) < (got[noisy] ?? 0))
+      })
+      const figures = results.map(({ cell, out }) => ({ case: cell.quantity, value: share(out, Boolean) }))
+      const worst = worstOf(figures, 'min')
+      return { value: worst.value, worst: worst.case, cells: figures, note: 'the spreads count once they differ beyond chance (an F test at 10%), which takes ~10 deployments a cell at 3×' }
+    }
+  }
+]
