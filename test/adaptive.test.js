@@ -1,0 +1,167 @@
+// The statistics of adaptive experiments (analyzer/adaptive.js): the spending of alpha over looks, the stopping rule,
+// the next block's choice, what an undecided question would need, and the questions refused. Their error rates over
+// whole simulated experiments are calibration/scenarios/adaptive.js's.
+import { test } from 'node:test'
+import assert from 'node:assert/strict'
+import { NsError } from '../lib/errors.js'
+import { cellsNeeded, decideQuestion, deploymentsForPower, spendingBoundary } from '../analyzer/adaptive.js'
+import { compareRatio, contrastPower, unitsForPower, welchParts } from '../analyzer/inference.js'
+import { tQuantile } from '../analyzer/stats-math.js'
+
+/** Values whose logs have mean log(center) and standard deviation exactly sd (symmetric, evenly spaced). */
+function spreadValues (center, sd, n) {
+  const zs = Array.from({ length: n }, (_, i) => i - (n - 1) / 2)
+  const scale = sd / Math.sqrt(zs.reduce((a, z) => a + z * z, 0) / (n - 1))
+  return zs.map(z => center * Math.exp(scale * z))
+}
+
+const speedup = { compare: /** @type {[string, string]} */ (['cm', 'up']), quantity: /** @type {const} */ ('speedup'), at: 4 }
+const throughput = { ...speedup, quantity: /** @type {const} */ ('throughput') }
+
+test('the cells a question needs: two for a throughput ratio, four for a ratio of speedups', () => {
+  assert.deepEqual(cellsNeeded(throughput), ['cm@4', 'up@4'])
+  assert.deepEqual(cellsNeeded({ ...speedup, from: 2 }), ['cm@4', 'cm@2', 'up@4', 'up@2'])
+})
+
+test('alpha spending: the increments sum to alpha, O\'Brien–Fleming-type saves it for the end, Pocock-type spreads it', () => {
+  for (const spending of /** @type {const} */ (['obrien-fleming', 'pocock'])) {
+    for (const maxLooks of [1, 2, 3, 5, 10]) {
+      const inc = spendingBoundary({ maxLooks, alpha: 0.05, spending })
+      assert.equal(inc.length, maxLooks)
+      assert.ok(Math.abs(inc.reduce((a, b) => a + b, 0) - 0.05) < 1e-12, `${spending} K = ${maxLooks}`)
+      assert.ok(inc.every(x => x > 0))
+    }
+  }
+  // Lan–DeMets at t = 1/2, alpha 0.05: 2 − 2Φ(1.95996 · √2) = 0.00557; 0.05 · ln(1 + (e − 1) / 2) = 0.03101
+  assert.ok(Math.abs(spendingBoundary({ maxLooks: 2 })[0] - 0.00557) < 2e-5)
+  assert.ok(Math.abs(spendingBoundary({ maxLooks: 2, spending: 'pocock' })[0] - 0.03101) < 2e-5)
+  const obf = spendingBoundary({ maxLooks: 4 })
+  assert.ok(obf.every((x, i) => i === 0 || x > obf[i - 1]), 'increasing')
+  const pocock = spendingBoundary({ maxLooks: 4, spending: 'pocock' })
+  assert.ok(pocock[0] > obf[0] * 100 && pocock[3] < obf[3])
+})
+
+test('no decision before every cell has 2 deployments, whatever the effect; the block asked for fills them', () => {
+  const first = decideQuestion(speedup, new Map(), { look: 0, maxLooks: 4 })
+  assert.equal(first.verdict, 'continue')
+  assert.deepEqual(first.next, cellsNeeded(speedup).map(cell => ({ cell, deployments: 2 })))
+  // a 100× effect with one value a cell: nothing can be tested
+  const cells = { 'cm@4': [100000], 'cm@1': [1000], 'up@4': [1000], 'up@1': [1000, 1010] }
+  const d = decideQuestion(speedup, cells, { look: 1, maxLooks: 4 })
+  assert.equal(d.verdict, 'continue')
+  assert.equal(d.stop, false)
+  assert.equal(d.estimate, null)
+  assert.deepEqual(d.next, [{ cell: 'cm@4', deployments: 1 }, { cell: 'cm@1', deployments: 1 }, { cell: 'up@4', deployments: 1 }])
+  assert.match(d.why, /cm@4, cm@1, up@4 need 2 deployments/)
+  // the last look without them: undecided, and it says why
+  const last = decideQuestion(speedup, cells, { look: 4, maxLooks: 4 })
+  assert.equal(last.verdict, 'undecided')
+  assert.ok(last.stop)
+  assert.match(last.why, /need 2 deployments/)
+})
+
+test('a huge effect stops "different" at look 2, the first look with 2 deployments a cell, with its interval', () => {
+  const cells = { 'cm@4': [4000], 'cm@1': [1000], 'up@4': [1000], 'up@1': [1000] }
+  const opts = { maxLooks: 4, costs: { 'cm@4': 120, 'cm@1': 80, 'up@4': 120, 'up@1': 80 } }
+  let d = decideQuestion(speedup, cells, { ...opts, look: 1 })
+  assert.equal(d.verdict, 'continue')
+  for (const { cell, deployments } of d.next) for (let i = 0; i < deployments; i++) cells[cell].push(cells[cell][0] * 1.01)
+  d = decideQuestion(speedup, cells, { ...opts, look: 2 })
+  assert.equal(d.verdict, 'different')
+  assert.ok(d.stop)
+  assert.equal(d.direction, 'a>b')
+  assert.ok(d.p < d.alphaThisLook)
+  const inc = spendingBoundary({ maxLooks: 4 })
+  assert.equal(d.alphaThisLook, inc[1])
+  assert.ok(Math.abs(d.alphaSpent - inc[0] - inc[1]) < 1e-15)
+  assert.equal(d.estimate.level, 1 - inc[1])
+  assert.ok(d.estimate.lo < 4 && d.estimate.hi > 4 && d.estimate.lo > 1, JSON.stringify(d.estimate))
+  assert.deepEqual(d.next, [])
+  assert.match(d.why, /different at look 2 of 4/)
+})
+
+test('the ratio and p are Welch\'s on logs (compareRatio\'s), the interval at the level the look spends', () => {
+  const a = [2100, 1980, 2050]
+  const b = [1000, 1030, 990, 1010]
+  const d = decideQuestion(throughput, { 'cm@4': a, 'up@4': b }, { look: 3, maxLooks: 3, spending: 'pocock' })
+  const alpha = spendingBoundary({ maxLooks: 3, spending: 'pocock' })[2]
+  const ref = compareRatio(a, b)
+  assert.ok(Math.abs(d.estimate.ratio - ref.ratio) < 1e-12)
+  assert.ok(Math.abs(d.p - ref.p) < 1e-12)
+  const w = welchParts(a.map(Math.log), b.map(Math.log))
+  const half = tQuantile(1 - alpha / 2, w.df) * w.se
+  assert.ok(Math.abs(d.estimate.lo - Math.exp(w.diff - half)) < 1e-9 && Math.abs(d.estimate.hi - Math.exp(w.diff + half)) < 1e-9)
+  assert.equal(d.estimate.level, 1 - alpha)
+})
+
+test('equivalent within the margin when both one-sided tests reject at the alpha of the look', () => {
+  const cells = { 'cm@4': spreadValues(1000, 0.005, 8), 'up@4': spreadValues(1002, 0.005, 8) }
+  const d = decideQuestion(throughput, cells, { look: 3, maxLooks: 4 })
+  assert.equal(d.verdict, 'equivalent')
+  assert.ok(d.stop && d.pEquivalence < d.alphaThisLook)
+  assert.match(d.why, /equivalent within ±5%/)
+})
+
+test('undecided at the last look says how many deployments a cell would detect the difference seen', () => {
+  const cells = { 'cm@4': spreadValues(1060, 0.08, 3), 'up@4': spreadValues(1000, 0.08, 3) }
+  const d = decideQuestion(throughput, cells, { look: 3, maxLooks: 3 })
+  assert.equal(d.verdict, 'undecided')
+  assert.ok(d.stop)
+  const n = d.needed.deployments
+  assert.ok(Math.abs(d.needed.effect - 0.06) < 1e-9)
+  assert.match(d.why, new RegExp(`fixed experiment of ${n} deployments a cell \\(now 3–3\\) would detect a 6(\\.0)?% difference with 80% power`))
+  // n is the fewest for 80% power at alpha 0.05 with these spreads (the noncentral t of contrastPower)
+  const power = (k) => contrastPower({ effect: 0.06, se: 0.08 * Math.sqrt(2 / k), df: 2 * k - 2 })
+  assert.ok(power(n) >= 0.8 && power(n - 1) < 0.8, `n = ${n}: ${power(n)}, ${power(n - 1)}`)
+})
+
+test('a fixed design for a throughput ratio is unitsForPower\'s; a speedup needs more (its contrast has 4 cells)', () => {
+  for (const [effect, cv] of [[0.25, 0.08], [0.1, 0.05], [0.05, 0.03]]) {
+    assert.equal(deploymentsForPower({ question: throughput, effect, cv, target: 0.9 }), unitsForPower({ effect, cv, target: 0.9 }))
+    assert.ok(deploymentsForPower({ question: speedup, effect, cv, target: 0.9 }) > unitsForPower({ effect, cv, target: 0.9 }))
+  }
+})
+
+test('the next block gives the most deployments to the cell whose spread is 3× the others\' (known best)', () => {
+  for (const noisy of cellsNeeded(speedup)) {
+    const cells = Object.fromEntries(cellsNeeded(speedup).map(k => [k, spreadValues(1000, k === noisy ? 0.09 : 0.03, 8)]))
+    const d = decideQuestion(speedup, cells, { look: 2, maxLooks: 6 })
+    assert.equal(d.verdict, 'continue')
+    const got = Object.fromEntries(d.next.map(x => [x.cell, x.deployments]))
+    // Neyman: n ∝ sd, each cell's shrunk toward the pooled one (7 df of its own, 4 pooled: 0.078 against 0.039, so
+    // 2 to 1); the others one deployment each (every cell's spread renewed)
+    for (const k of cellsNeeded(speedup)) assert.equal(got[k], k === noisy ? 2 : 1, `${noisy}: ${JSON.stringify(got)}`)
+    assert.ok(d.gain.narrowsBy > 0 && d.gain.narrowsBy < 1)
+    assert.equal(d.gain.seconds, null)
+  }
+  // spreads that differ by chance only (F test) do not steer the block: one of each
+  const alike = { 'cm@4': spreadValues(1000, 0.05, 3), 'up@4': spreadValues(1000, 0.07, 3) }
+  assert.deepEqual(decideQuestion(throughput, alike, { look: 1, maxLooks: 4 }).next, [{ cell: 'cm@4', deployments: 1 }, { cell: 'up@4', deployments: 1 }])
+})
+
+test('the next block follows costs: a cell 4× as costly gets half the deployments; the gain names its seconds', () => {
+  const cells = { 'cm@4': spreadValues(1100, 0.05, 4), 'up@4': spreadValues(1000, 0.05, 4) }
+  const d = decideQuestion(throughput, cells, { look: 1, maxLooks: 4, costs: { 'cm@4': 100, 'up@4': 400 } })
+  assert.deepEqual(d.next, [{ cell: 'cm@4', deployments: 2 }, { cell: 'up@4', deployments: 1 }])
+  assert.equal(d.gain.seconds, 600)
+  assert.match(d.why, /narrows the interval by \d+% for 600 s/)
+})
+
+test('bad questions and plans are refused with a coded error naming the key', () => {
+  const refused = (q, re, opts = { look: 1, maxLooks: 3 }) => assert.throws(() => decideQuestion(q, {}, opts), (err) => {
+    assert.ok(err instanceof NsError)
+    assert.equal(err.exitCode, 2)
+    assert.match(err.message, re)
+    return true
+  })
+  refused({ ...throughput, quantity: 'latency' }, /^question\.quantity: must be one of throughput, speedup, not "latency"/)
+  refused({ ...throughput, compare: ['cm'] }, /^question\.compare: two strategies are compared/)
+  refused({ ...throughput, compare: ['cm', 'cm'] }, /^question\.compare: .*not with itself \(cm\)/)
+  refused({ ...throughput, at: 0 }, /^question\.at: must be a whole number/)
+  refused({ ...speedup, from: 4 }, /^question\.from: the speedup's base/)
+  refused({ ...throughput, margin: 5 }, /^question\.margin: must be a fraction/)
+  refused(throughput, /^question\.spending: must be one of obrien-fleming, pocock/, { look: 1, maxLooks: 3, spending: 'haybittle' })
+  refused(throughput, /^question\.looks: the planned looks/, { look: 1, maxLooks: 0 })
+  assert.throws(() => decideQuestion(throughput, { 'cm@4': [1, -2] }, { look: 1, maxLooks: 3 }), { code: 'NS_ERR_BAD_DATA', message: /cell cm@4: .*positive number, not -2/ })
+  assert.throws(() => decideQuestion(throughput, {}, { look: 4, maxLooks: 3 }), { code: 'NS_ERR_INTERNAL' })
+})
