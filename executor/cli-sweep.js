@@ -5,7 +5,7 @@ import { option, optionsHelp, parseCommandLine } from '../lib/options.js'
 import { RUN_OPTION } from '../lib/run-options.js'
 import { PROFILE_NAMES } from './experiment.js'
 import { planSweep } from './sweep-plan.js'
-import { createSweep, openSweep, executeSweep, countEntries, cellConfigs, readSweepJson, saveSweep } from './sweep.js'
+import { createSweep, openSweep, executeSweep, countEntries, cellConfigs, isLeft, readSweepJson, saveSweep } from './sweep.js'
 import { checkSwarmNodes } from './sweep-nodes.js'
 import { analyseSweep } from './sweep-analysis.js'
 import { diskText, formatDuration, formatPlan, formatRunLine, formatStatus, formatSweepEnd, planJson } from './sweep-text.js'
@@ -15,6 +15,8 @@ import { takeLock } from './sweep-lock.js'
 import { endSession, estimateLeft, startSession, sweepStatusOf } from './sweep-status.js'
 import { formatProbe } from './calibrate-text.js'
 import { createSweepProgress } from './progress.js'
+import { budgetSeconds, checkUntil, planAdaptive, runAdaptive } from './sweep-adaptive.js'
+import { lookLine } from './sweep-adaptive-text.js'
 
 /** @type {readonly import('../lib/options.js').Option[]} */
 export const SWEEP_OPTIONS = Object.freeze([
@@ -36,6 +38,28 @@ export const SWEEP_OPTIONS = Object.freeze([
     help: [
       'where a sweep folder stands (runs done, failed, left; time and disk; the last error; the run',
       'in flight; whether a sweep process owns it), read only: while it runs elsewhere or once it died'
+    ]
+  }),
+  option({
+    flag: 'until',
+    type: 'choice',
+    choices: ['answered'],
+    arg: 'WHEN',
+    help: [
+      'answered: run only the cells the file\'s question: needs, in blocks of fresh deployments, a look',
+      'after each; stop once the question is answered (docs/how-to/adaptive.md)'
+    ]
+  }),
+  option({
+    flag: 'budget',
+    type: 'number',
+    min: 0,
+    above: true,
+    arg: 'TIME',
+    fromText: budgetSeconds,
+    help: [
+      'with --until: the most time it may take (90s, 30m, 1.5h); it takes a look after each block, as',
+      'many blocks as the budget holds by the estimate (without it: the file\'s repeats)'
     ]
   }),
   option({ flag: 'fail-fast', type: 'boolean', help: 'stop at the first failed run (default: record it and go on)' }),
@@ -81,7 +105,7 @@ export function parseSweepArguments (argv) {
   const { values, positionals } = parseCommandLine(argv, SWEEP_OPTIONS)
   if (values.help) return { help: true }
   if (values.status !== undefined) {
-    if (positionals.length || values.resume !== undefined || values.dryRun) throw badFlag('--status', 'reads a sweep folder: give it alone (executor sweep --status DIR [--json])')
+    if (positionals.length || values.resume !== undefined || values.dryRun || values.until || values.budget) throw badFlag('--status', 'reads a sweep folder: give it alone (executor sweep --status DIR [--json])')
     return { help: false, status: values.status, json: Boolean(values.json) }
   }
   if (positionals.length > 1) throw new NsError('NS_ERR_BAD_FLAG', `unexpected argument "${positionals[1]}": give one experiment file`)
@@ -89,6 +113,10 @@ export function parseSweepArguments (argv) {
   if (values.resume !== undefined && (values.profile || values.seed || values.backend || values.connection)) {
     throw badFlag('--resume', 'takes the plan, seed, backend and connection from the sweep folder; drop --profile, --seed, --backend and --connection')
   }
+  if (values.budget !== undefined && values.resume !== undefined) {
+    throw badFlag('--budget', 'is a new sweep\'s: its looks are planned from it once; --resume keeps the folder\'s (start a new sweep for a larger budget)')
+  }
+  if (values.budget !== undefined && !values.until) throw badFlag('--budget', 'needs --until answered: only an adaptive sweep stops within a budget')
   return {
     help: false,
     status: undefined,
@@ -104,7 +132,9 @@ export function parseSweepArguments (argv) {
     json: Boolean(values.json),
     quiet: Boolean(values.quiet),
     verbose: Boolean(values.verbose),
-    noReport: Boolean(values.noReport)
+    noReport: Boolean(values.noReport),
+    until: values.until,
+    budget: values.budget
   }
 }
 
@@ -123,19 +153,22 @@ async function reportOf (sweep) {
  * The sweep folder to resume, its lock taken first (nothing is touched while another process owns it), checked as a
  * new one is (enough workers, room on disk for what is left), said in lines.
  */
-async function resumeSweep (dir, say) {
-  await readSweepJson(dir)
+async function resumeSweep (dir, say, { until }) {
+  const read = await readSweepJson(dir)
+  if (until && !read.adaptive) throw badFlag('--until', `${dir} is not an adaptive sweep (it was started without --until); resume it without --until`)
   const lock = await takeLock(resolve(dir), { flag: '--resume', say })
   try {
     const sweep = await openSweep(dir)
     const cells = cellConfigs(sweep)
-    await checkSwarmNodes([...new Set(sweep.plan.filter(e => e.status !== 'done').map(e => cells[e.cell]))])
+    await checkSwarmNodes([...new Set(sweep.plan.filter(isLeft).map(e => cells[e.cell]))])
       .catch(err => { throw Object.assign(err, { message: `--resume ${dir}: ${err.message}` }) })
     const estimate = await estimateLeft(sweep)
     const free = await freeBytes(sweep.dir)
     checkRoom({ bytes: estimate.bytes, free, dir: sweep.dir, flag: '--resume', what: 'the rest of this sweep' })
-    const left = sweep.plan.filter(e => e.status !== 'done').length
+    const left = sweep.plan.filter(isLeft).length
     say(`resuming ${sweep.id}: ${sweep.plan.length - left} of ${sweep.plan.length} runs done, ${left} to run (seed ${sweep.seed}) · estimated ${formatDuration(estimate.seconds)} left`)
+    const a = sweep.adaptive
+    if (a) say(a.verdict ? `adaptive: answered already (${a.verdict} at look ${a.looks.length} of ${a.maxLooks})` : `adaptive: ${a.looks.length} of at most ${a.maxLooks} looks taken, kept as they were; block ${a.looks.length + 1} next`)
     say(diskText(estimate, { free, dir: sweep.dir }))
     return { sweep, lock, estimate }
   } catch (err) {
@@ -163,11 +196,15 @@ export async function sweepCommand (argv, { stdout, stderr, signal }) {
   let sweep, lock, estimate
   if (args.resume) {
     if (args.file) say(`--resume: the plan comes from ${args.resume}/sweep.json; ${args.file} is not read`)
-    ;({ sweep, lock, estimate } = await resumeSweep(await sweepFolder(args.resume, '--resume'), say))
+    ;({ sweep, lock, estimate } = await resumeSweep(await sweepFolder(args.resume, '--resume'), say, { until: args.until }))
   } else {
     let probes = 0
     const { profile, out, backend, connection, seed, dryRun } = args
-    const planned = await planSweep(args.file, { profile, out, backend, connection, seed, dryRun, say, onProbe: p => say(formatProbe(p, ++probes)), signal })
+    // --until answered: the file's question is checked before anything is made (a calibration included)
+    const check = args.until ? checkUntil : undefined
+    const read = await planSweep(args.file, { profile, out, backend, connection, seed, dryRun, say, onProbe: p => say(formatProbe(p, ++probes)), signal, check })
+    const planned = args.until ? planAdaptive(read, { budget: args.budget }) : read
+    if (args.until && !dryRun) checkRoom({ bytes: planned.estimate.bytes, free: planned.free, dir: out, flag: '--out' })
     if (args.dryRun) {
       stdout.write((args.json ? JSON.stringify(planJson(planned), null, 2) : formatPlan(planned)) + '\n')
       return EXIT.OK
@@ -188,7 +225,8 @@ export async function sweepCommand (argv, { stdout, stderr, signal }) {
 /** The sweep's runs, one session of it, and its end printed; the lock is the caller's. */
 async function runSweep (sweep, { args, bar, say, signal, startedAt, estimate, stdout }) {
   const session = startSession(sweep, { startedAt, estimate })
-  const total = sweep.plan.length
+  // an adaptive sweep's plan changes at each look
+  const total = () => sweep.plan.length
   const started = Date.now()
   const doneAtStart = countEntries(sweep.plan).done
   // time left: the runs still to go at the mean time a run has taken so far (the plan's estimate before the first)
@@ -196,16 +234,16 @@ async function runSweep (sweep, { args, bar, say, signal, startedAt, estimate, s
     const c = countEntries(sweep.plan)
     const left = c.pending + c.running
     const finished = c.done + c.failed + c.degraded - doneAtStart
-    return finished > 0 ? left * (Date.now() - started) / 1000 / finished : estimate.seconds * left / Math.max(1, total - doneAtStart)
+    return finished > 0 ? left * (Date.now() - started) / 1000 / finished : estimate.seconds * left / Math.max(1, total() - doneAtStart)
   }
   let current = { label: '', eta: 0, at: Date.now() }
   const draw = (label) => {
     const c = countEntries(sweep.plan)
     const left = Math.max(0, current.eta - (Date.now() - current.at) / 1000)
-    bar.update({ done: c.done, total, failed: c.failed + c.degraded, remaining: formatDuration(left), current: label })
+    bar.update({ done: c.done, total: total(), failed: c.failed + c.degraded, remaining: formatDuration(left), current: label })
   }
   try {
-    await executeSweep(sweep, {
+    const hooks = {
       log: args.verbose ? line => say(`  ${line}`) : () => {},
       note: say,
       signal,
@@ -217,11 +255,14 @@ async function runSweep (sweep, { args, bar, say, signal, startedAt, estimate, s
       // a capacity search says its probes as they go
       onProgress: (e, p) => draw(p?.probe ? `${current.label} · probe ${p.probe.phase} ${p.probe.rate ?? ''} ${p.probe.verdict}` : current.label),
       onEnd (e, run) {
-        say(formatRunLine(e, run, total))
+        say(formatRunLine(e, run, total()))
         current = { label: '', eta: secondsLeft(), at: Date.now() }
         draw('')
       }
-    })
+    }
+    // an adaptive sweep runs a block, looks, and runs the block the look chose, until its question is answered
+    if (sweep.adaptive) await runAdaptive(sweep, { execute: only => executeSweep(sweep, { ...hooks, only }), say, signal, lookLine })
+    else await executeSweep(sweep, hooks)
   } finally {
     bar.done()
     await endSession(sweep, session)

@@ -7,6 +7,7 @@ import { checkOption, keyOf, readOption, typeProblem } from '../lib/options.js'
 import { EXPERIMENT_OPTIONS } from '../lib/run-options.js'
 import { STRATEGIES, strategyOf } from '../lib/strategies.js'
 import { X_FIELDS } from '../analyzer/points.js'
+import { QUANTITIES, cellsNeeded, checkQuestion as completeQuestion } from '../analyzer/adaptive.js'
 import { CAPACITY_SEARCH_OPTIONS } from './capacity.js'
 import { LEVEL_RE, isMap, checkKeys, stringList, byStrategy, wholeNumbers, concurrencyValues, rateValues } from './experiment-values.js'
 
@@ -76,14 +77,17 @@ export const EXPERIMENT_KEYS = Object.freeze({
   calibration: 'a calibration file (executor calibrate --out FILE), relative to this file; made first when missing',
   calibrate: 'how to make a missing calibration file: { strategy, instances, duration, warmup, confirm, max-concurrency, max-probes }',
   analysis: '{ fit: usl | amdahl | both | none, x: instances | concurrency | nodes, cpu-table: true | false, correlations: true | false }',
+  question: 'what executor sweep --until answered decides: { compare: [a, b] (two strategies), quantity: throughput | speedup, ' +
+    'at: N, from: N (speedup\'s base, default 1), margin: 5% (the ratio within it is "equivalent") }',
   profiles: 'named overrides of these keys: { smoke: {...}, default: {...}, full: {...} }'
 })
-const NOT_IN_PROFILES = ['name', 'description', 'profiles']
-export const PROFILE_NAMES = Object.freeze(['smoke', 'default', 'full', 'thesis-machine', 'verdict'])
+const NOT_IN_PROFILES = ['name', 'description', 'question', 'profiles']
+export const PROFILE_NAMES = Object.freeze(['smoke', 'default', 'full', 'thesis-machine', 'verdict', 'adaptive'])
 export const ORDERS = Object.freeze(['shapes', 'blocks'])
 const FITS = ['usl', 'amdahl', 'both', 'none']
 const CALIBRATE_KEYS = ['strategy', 'instances', 'duration', 'warmup', 'confirm', 'max-concurrency', 'max-probes']
 const ANALYSIS_KEYS = ['fit', 'x', 'cpu-table', 'correlations']
+const QUESTION_KEYS = ['compare', 'quantity', 'at', 'from', 'margin']
 /** Keys that say the same thing two ways: a profile that sets one replaces the other of the file. */
 const ALTERNATIVES = [['benchmark', 'benchmarks'], ['concurrency', 'rate', 'load'], ['instances', 'instances-per-node']]
 
@@ -199,6 +203,7 @@ export function parseExperiment (text, { file, path = resolve(file), profile }) 
   const order = merged.order ?? 'shapes'
   if (!ORDERS.includes(order)) throw bad('order', [], `"${order}" is not allowed; one of: ${ORDERS.join(', ')}`)
   const analysis = parseAnalysis(merged.analysis, bad, Boolean(nodes))
+  const question = parseQuestion(data.question, fail)
   const params = parseParams(merged.params, benchmarks, bad)
   // each run's value of a setting: its form here, its range when each run's config is checked (naming the strategy)
   /** @type {Record<string, any>} */
@@ -246,6 +251,8 @@ export function parseExperiment (text, { file, path = resolve(file), profile }) 
     calibration: merged.calibration === undefined ? undefined : resolve(dirname(path), merged.calibration),
     calibrate: { ...calibrate },
     analysis,
+    /** what --until answered decides (checked against this profile's grid by questionCells), or null */
+    question,
     /** The line of a key as it applies under the chosen profile, for later messages (cells, backend checks). */
     lineOf: (key, sub = []) => lineOf([...from(key), ...sub]),
     usesLevels
@@ -283,6 +290,93 @@ function parseAnalysis (value, bad, hasNodes) {
     return v
   }
   return { fit, x, cpuTable: flag('cpu-table'), correlations: flag('correlations') }
+}
+
+/**
+ * The `question` key's form (the grid's cells it needs are checked by questionCells, under the profile that runs).
+ * @returns {Question|null}
+ */
+function parseQuestion (value, fail) {
+  if (value === undefined) return null
+  const bad = (sub, msg) => fail(['question', ...sub], `question: ${msg}`)
+  if (!isMap(value)) throw bad([], EXPERIMENT_KEYS.question)
+  checkKeys(value, ['question'], QUESTION_KEYS, fail, 'question.')
+  const compare = value.compare
+  if (!Array.isArray(compare) || compare.length !== 2) {
+    throw bad(compare === undefined ? [] : ['compare'], `compare: ${compare === undefined ? 'missing' : JSON.stringify(compare)}; give two strategies, e.g. compare: [cm, up]`)
+  }
+  compare.forEach((s, i) => {
+    if (!STRATEGIES.includes(s)) throw bad(['compare', i], `compare: ${JSON.stringify(s)} is not a strategy; allowed: ${STRATEGIES.join(', ')}`)
+  })
+  if (compare[0] === compare[1]) throw bad(['compare'], `compare: ${compare[0]} twice; give two different strategies, e.g. [cm, up]`)
+  const quantity = value.quantity ?? 'throughput'
+  if (!QUANTITIES.includes(quantity)) throw bad(['quantity'], `quantity: ${JSON.stringify(quantity)} is not allowed; one of: ${QUANTITIES.join(', ')}`)
+  const whole = (key, v) => {
+    if (!Number.isInteger(v) || v < 1) throw bad(v === undefined ? [] : [key], `${key}: ${v === undefined ? 'missing' : JSON.stringify(v)}; give an instance count, a whole number >= 1`)
+    return v
+  }
+  const at = whole('at', value.at)
+  if (quantity !== 'speedup' && value.from !== undefined) throw bad(['from'], 'from: only a speedup has a base N; drop from, or write quantity: speedup')
+  const from = quantity === 'speedup' ? whole('from', value.from ?? 1) : undefined
+  if (from !== undefined && from >= at) throw bad(['from'], `from: ${from} is not below at (${at}); a speedup is from a smaller N to a larger one`)
+  const margin = value.margin === undefined ? undefined : marginOf(value.margin)
+  if (margin === null) throw bad(['margin'], `margin: ${JSON.stringify(value.margin)} is not allowed; a percent above 0% and below 100% (5%), or a fraction (0.05)`)
+  /** @type {Question} */
+  const question = { compare: [compare[0], compare[1]], quantity, at, ...(from === undefined ? {} : { from }), margin }
+  // the margin the analyzer's rule uses when the file names none, kept with the question
+  return Object.freeze({ ...question, margin: completeQuestion(question).margin })
+}
+
+/** "5%", "2.5 %" or 0.05 as a fraction in (0, 1); null when it is none of these. */
+function marginOf (v) {
+  const m = typeof v === 'string' ? /^\s*(\d+(?:\.\d+)?)\s*%\s*$/.exec(v) : null
+  const f = m ? Number(m[1]) / 100 : typeof v === 'number' ? v : NaN
+  return f > 0 && f < 1 ? f : null
+}
+
+/**
+ * @typedef {{ compare: [string, string], quantity: 'throughput'|'speedup', at: number, from?: number, margin: number }}
+ *   Question
+ */
+
+/**
+ * The grid cells a question needs (the analyzer's cellsNeeded: the two strategies at N = at, and for a speedup also at
+ * N = from), each `strategy@N` key with its strategy and N.
+ * @param {Question} q
+ * @returns {{ key: string, strategy: string, instances: number }[]}
+ */
+export function questionCells (q) {
+  return cellsNeeded({ ...q, compare: [q.compare[0], q.compare[1]] }).map(key => {
+    const [strategy, n] = key.split('@')
+    return { key, strategy, instances: Number(n) }
+  })
+}
+
+/**
+ * Refuses (NS_ERR_BAD_FILE, the question's line) a question this profile's grid cannot answer: its strategies among
+ * the experiment's, its N among each one's instances, and one cell per strategy and N (one benchmark, one load, no
+ * nodes axis), which is one value per deployment.
+ * @param {Experiment} exp
+ * @returns {Question}
+ */
+export function questionInGrid (exp) {
+  const q = exp.question
+  const fail = (sub, msg) => new NsError('NS_ERR_BAD_FILE', `${exp.file}:${exp.lineOf('question', sub)}: question: ${msg}${exp.profile === 'default' ? '' : ` (profile ${exp.profile})`}`)
+  if (!q) throw new NsError('NS_ERR_BAD_FILE', `${exp.file}: no question: key; add one, e.g. question: { compare: [cm, up], quantity: throughput, at: 4 }`)
+  q.compare.forEach((s, i) => {
+    if (!exp.strategies.includes(s)) throw fail(['compare', i], `compare: ${s} is not one of this experiment's strategies (${exp.strategies.join(', ')})`)
+  })
+  if (exp.perNode) throw fail([], 'needs instances (the total N), not instances-per-node')
+  for (const { strategy, instances } of questionCells(q)) {
+    const ns = exp.instances[strategy].map(i => i.value)
+    const key = instances === q.at ? 'at' : 'from'
+    if (!ns.includes(instances)) throw fail([key], `${key}: ${instances} is not among ${strategy}'s instances (${ns.join(', ')})`)
+  }
+  const one = (what, n) => { if (n > 1) throw fail([], `needs one cell per strategy and N, and the grid has ${n} ${what}; keep one`) }
+  one('benchmarks', exp.benchmarks.length)
+  for (const s of q.compare) one(`loads for ${s}`, exp.loads[s].length)
+  for (const s of q.compare) one(`node counts for ${s}`, exp.nodes?.[s].length ?? 1)
+  return q
 }
 
 /**

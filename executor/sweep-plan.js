@@ -28,7 +28,14 @@ export const COSTS = Object.freeze({
 /** A fresh seed for the order (printed, so `--seed` reproduces it). */
 export const newSeed = () => randomInt(1, 2 ** 31 - 1)
 
-function shuffle (list, random) {
+/**
+ * A copy of the list in a random order (Fisher-Yates).
+ * @template T
+ * @param {T[]} list
+ * @param {() => number} random
+ * @returns {T[]}
+ */
+export function shuffle (list, random) {
   const a = [...list]
   for (let i = a.length - 1; i > 0; i--) {
     const j = Math.floor(random() * (i + 1))
@@ -306,11 +313,13 @@ async function calibrationOf (exp, { backend, say, onProbe, signal }) {
  * line; for a dry run, a warning.
  * @param {string} file the experiment file
  * @param {{ profile?: string, out: string, backend?: string, connection?: string, seed?: number, dryRun?: boolean,
- *   say?: (line: string) => void, onProbe?: (probe: any) => void, signal?: AbortSignal }} opts say: what it does, in
- *   lines; onProbe: each calibration probe; connection: overrides the file's (as backend does)
+ *   say?: (line: string) => void, onProbe?: (probe: any) => void, signal?: AbortSignal, check?: (exp: any) => void }}
+ *   opts say: what it does, in lines; onProbe: each calibration probe; connection: overrides the file's (as backend
+ *   does); check: refuses the experiment before anything else (--until answered's question)
  */
-export async function planSweep (file, { profile, out, backend, connection, seed = newSeed(), dryRun = false, say = () => {}, onProbe, signal }) {
+export async function planSweep (file, { profile, out, backend, connection, seed = newSeed(), dryRun = false, say = () => {}, onProbe, signal, check }) {
   const read = await loadExperiment(file, { profile })
+  check?.(read)
   const exp = connection ? { ...read, connection, settings: { ...read.settings, connection } } : read
   // a dry run writes nothing; a sweep's folder must be writable before a calibration or a run starts
   if (!dryRun) await makeWritableDir(out, { flag: '--out' })

@@ -4,7 +4,7 @@ import { hostname } from 'node:os'
 import { existsSync } from 'node:fs'
 import { readFile } from 'node:fs/promises'
 import { join } from 'node:path'
-import { cellConfigs, countEntries, countInvalid, readSweepJson } from './sweep.js'
+import { cellConfigs, countEntries, countInvalid, isLeft, readSweepJson } from './sweep.js'
 import { estimateBackend, estimatePlan } from './sweep-plan.js'
 import { freeBytes, sweepFolder } from '../lib/run-files.js'
 import { dirBytes, measuredCosts } from './sweep-estimate.js'
@@ -72,7 +72,7 @@ export async function estimateLeft (sweep) {
   const cells = cellConfigs(sweep)
   const file = join(sweep.dir, 'calibration.json')
   const calibration = existsSync(file) ? JSON.parse(await readFile(file, 'utf8')) : null
-  const left = sweep.plan.filter(e => e.status !== 'done')
+  const left = sweep.plan.filter(isLeft)
   // the backend its runs went to; before the first run, the one the file and --backend name
   const backendName = sweep.backendUsed ?? estimateBackend({ settings: { backend: cells[0]?.config.backend }, nodes: cells.some(c => c.config.nodes) }, sweep.backend ?? undefined)
   return estimatePlan(left, cells, { backendName, calibration, measured: await measuredCosts(sweep), sweepBytes: false })
@@ -107,13 +107,16 @@ export async function sweepStatusOf (dir) {
       failed: counts.failed + counts.degraded,
       interrupted: counts.interrupted + (running && !owned ? 1 : 0),
       invalid: countInvalid(sweep.plan).runs,
-      left: counts.runs - counts.done
+      left: counts.runs - counts.done - (counts.skipped ?? 0),
+      skipped: counts.skipped ?? 0
     },
     seconds: { spent: timeSpent(sweep, { ownerAlive: owned }), left: left.seconds, basis: left.basis, estimated: sweep.estimate?.seconds ?? null },
     bytes: { used, left: left.bytes, free, estimated: sweep.estimate?.bytes ?? null },
     lastError: lastError && { index: lastError.index, label: lastError.label, repeat: lastError.repeat, status: lastError.status, reason: lastError.reason },
     inFlight: running && owned ? { index: running.index, label: running.label, repeat: running.repeat, startedAt: running.startedAt } : null,
     owner: lock ? { state: lock.state, pid: lock.pid ?? null, host: lock.host ?? null, startedAt: lock.startedAt ?? null, command: lock.command ?? null } : null,
-    sessions: sweep.sessions?.length ?? null
+    sessions: sweep.sessions?.length ?? null,
+    // an adaptive sweep's question, looks (each with its interval and next block) and verdict
+    adaptive: sweep.adaptive ?? null
   }
 }

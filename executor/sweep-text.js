@@ -7,6 +7,7 @@ import { DEFAULT_SLO, sloText } from '../lib/slo.js'
 import { benchmarkName, countInvalid, shapeText } from './sweep.js'
 import { calibrationBound } from './sweep-plan.js'
 import { ASSUMED_RATES, SAMPLE_BYTES, formatBytes } from './sweep-estimate.js'
+import { adaptivePlanLines, lookLine, nextText, verdictLines } from './sweep-adaptive-text.js'
 
 /** "1 h 02 min", "4 min 10 s", "12 s". */
 export function formatDuration (seconds) {
@@ -51,20 +52,21 @@ export function entryText (cell) {
  * The dry run's view: grid, counts, estimate, seed and the order.
  * @param {Awaited<ReturnType<typeof import('./sweep-plan.js').planSweep>>} planned
  */
-export function formatPlan ({ exp, cells, plan, seed, estimate, backend, calibration, warnings, free, out }) {
+export function formatPlan ({ exp, cells, plan, seed, estimate, backend, calibration, warnings, free, out, adaptive }) {
   const lines = [`experiment ${exp.name} (profile ${exp.profile}) from ${exp.file}`]
   const perStrategy = axis => exp.strategies.map(s => `${s} ${axis[s].map(i => i.value).join(',')}`).join(' · ')
   const loads = exp.capacity
     ? `at ${sloText(exp.settings.slo ?? DEFAULT_SLO)}`
     : [...new Set(Object.values(exp.loads).flat().map(l => l.value ?? RUN_OPTION.concurrency.default))].join(',')
   const nodes = exp.nodes ? ` × nodes (${perStrategy(exp.nodes)})` : ''
-  lines.push(`grid: ${exp.benchmarks.map(b => b ?? (exp.app || exp.settings.server || exp.settings.image ? benchmarkName({ app: exp.app, ...exp.settings }) : RUN_OPTION.benchmark.default)).join(', ')} × ${exp.perNode ? 'instances per node' : 'instances'} (${perStrategy(exp.instances)})${nodes} × ${exp.loadKey} ${loads} = ${cells.length} cells × ${exp.repeats} repeat${exp.repeats === 1 ? '' : 's'}`)
+  lines.push(`grid: ${exp.benchmarks.map(b => b ?? (exp.app || exp.settings.server || exp.settings.image ? benchmarkName({ app: exp.app, ...exp.settings }) : RUN_OPTION.benchmark.default)).join(', ')} × ${exp.perNode ? 'instances per node' : 'instances'} (${perStrategy(exp.instances)})${nodes} × ${exp.loadKey} ${loads} = ${cells.length} cells${adaptive ? `, the question's ${Object.keys(adaptive.cells).length} in blocks` : ` × ${exp.repeats} repeat${exp.repeats === 1 ? '' : 's'}`}`)
   const duration = exp.settings.duration ?? RUN_OPTION.duration.default
   const measured = duration === 'auto'
     ? `auto ${exp.settings.minDuration ?? RUN_OPTION.minDuration.default}–${exp.settings.maxDuration ?? RUN_OPTION.maxDuration.default} s`
     : `${duration} s`
   const each = `${exp.settings.warmup ?? RUN_OPTION.warmup.default} s warm-up + ${measured}`
-  lines.push(`plan: ${estimate.runs} runs on ${estimate.deployments} deployments (order: ${exp.order}), each ${exp.capacity ? `a capacity search of probe runs, each ${each}` : each}`)
+  lines.push(`plan: ${estimate.runs} runs on ${estimate.deployments} deployments (order: ${adaptive ? 'blocks' : exp.order}), each ${exp.capacity ? `a capacity search of probe runs, each ${each}` : each}`)
+  if (adaptive) lines.push(...adaptivePlanLines(adaptive))
   // nodes are Swarm worker nodes: the estimate is the swarm's whatever the file says
   const backendName = backend ?? (exp.nodes ? 'swarm' : undefined) ?? exp.settings.backend ?? RUN_OPTION.backend.default
   lines.push(`estimated time: ${formatDuration(estimate.seconds)} on the ${backendName} backend${backendName === 'auto' ? ' (figures of the local backend; on Swarm each deployment adds about 12 s)' : ''}`)
@@ -76,7 +78,7 @@ export function formatPlan ({ exp, cells, plan, seed, estimate, backend, calibra
   }
   for (const w of warnings) lines.push(`warning: ${w}`)
   lines.push(`seed ${seed} (the same --seed gives the same order)`, 'order:')
-  for (const e of plan.slice(0, 200)) lines.push(`  ${String(e.index + 1).padStart(4)}  ${entryText(cells[e.cell])}  repeat ${e.repeat}`)
+  for (const e of plan.slice(0, 200)) lines.push(`  ${String(e.index + 1).padStart(4)}  ${entryText(cells[e.cell])}  ${repeatText(e)}`)
   if (plan.length > 200) lines.push(`  ... ${plan.length - 200} more (--json lists them all)`)
   return lines.join('\n')
 }
@@ -85,7 +87,7 @@ export function formatPlan ({ exp, cells, plan, seed, estimate, backend, calibra
  * The dry run's view for machines: the plan with each entry's label.
  * @param {Awaited<ReturnType<typeof import('./sweep-plan.js').planSweep>>} planned
  */
-export function planJson ({ exp, cells, plan, seed, estimate, calibration, warnings, free, out }) {
+export function planJson ({ exp, cells, plan, seed, estimate, calibration, warnings, free, out, adaptive }) {
   return {
     experiment: exp.name,
     profile: exp.profile,
@@ -94,14 +96,18 @@ export function planJson ({ exp, cells, plan, seed, estimate, calibration, warni
     disk: { out, free },
     warnings,
     calibration: calibration && { relaxed: calibration.relaxed, exhausted: calibration.exhausted, cores: calibration.cores },
+    ...(adaptive ? { adaptive } : {}),
     plan: plan.map(e => ({ ...e, label: entryText(cells[e.cell]).replace(/\s+/g, ' ') }))
   }
 }
 
+/** Which repeat an entry is, or which block of an adaptive sweep: "repeat 2", "block 3". */
+const repeatText = (e) => `${e.block ? 'block' : 'repeat'} ${e.repeat}`
+
 /** The line a run of the sweep leaves on stderr when it ends. */
 export function formatRunLine (e, run, total) {
   const n = `[${String(e.index + 1).padStart(String(total).length)}/${total}]`
-  return `${n} ${e.label} · repeat ${e.repeat}  ${resultText(e, run)}  (${e.seconds ?? 0} s)`
+  return `${n} ${e.label} · ${repeatText(e)}  ${resultText(e, run)}  (${e.seconds ?? 0} s)`
 }
 
 /** What an entry measured (a run's throughput, a search's capacity), or why it did not finish. */
@@ -135,8 +141,9 @@ export function formatPerCoreTable (rows) {
 export function formatSweepEnd (sweep, analysis, { seconds }) {
   const c = sweep.counts
   const d = sweep.deployments
-  const lines = [`sweep ${sweep.id}: ${sweep.status} · ${c.done}/${c.runs} runs done${c.failed ? ` · ${c.failed} failed` : ''}${c.degraded ? ` · ${c.degraded} degraded` : ''}${c.interrupted ? ` · ${c.interrupted} interrupted` : ''}${c.pending ? ` · ${c.pending} not run` : ''} · ${d} deployment${d === 1 ? '' : 's'} · ${formatDuration(seconds)}`]
+  const lines = [`sweep ${sweep.id}: ${sweep.status} · ${c.done}/${c.runs} runs done${c.failed ? ` · ${c.failed} failed` : ''}${c.degraded ? ` · ${c.degraded} degraded` : ''}${c.interrupted ? ` · ${c.interrupted} interrupted` : ''}${c.pending ? ` · ${c.pending} not run` : ''}${c.skipped ? ` · ${c.skipped} skipped` : ''} · ${d} deployment${d === 1 ? '' : 's'} · ${formatDuration(seconds)}`]
   if (sweep.actual && sweep.estimate) lines.push(`  ${estimateVsActual(sweep)}`)
+  if (sweep.adaptive) lines.push(...verdictLines(sweep.adaptive, { skipped: c.skipped }))
   const invalid = countInvalid(sweep.plan)
   if (invalid.runs) {
     const why = Object.entries(invalid.byFlag).map(([f, n]) => `${f} ${n}`).join(', ')
@@ -187,7 +194,7 @@ export function formatStatus (st) {
       : OWNER_TEXT[o.state](o)
   const lines = [
     `sweep ${st.id} (${st.experiment}): ${st.status}${o?.state === 'gone' ? ' (its process died)' : ''} · sweep.json written ${st.updatedAt}`,
-    `  runs: ${r.done} of ${r.total} done · ${r.failed} failed · ${r.interrupted} interrupted · ${r.invalid} not valid · ${r.left} left`,
+    `  runs: ${r.done} of ${r.total} done · ${r.failed} failed · ${r.interrupted} interrupted · ${r.invalid} not valid · ${r.left} left${r.skipped ? ` · ${r.skipped} skipped` : ''}`,
     `  time: ${formatDuration(st.seconds.spent)} spent${r.left ? ` · about ${formatDuration(st.seconds.left)} left (${BASIS_TEXT[st.seconds.basis]})` : ''}` +
       (st.seconds.estimated !== null ? ` · planned ${formatDuration(st.seconds.estimated)}` : ''),
     `  disk: ${formatBytes(st.bytes.used)} used${r.left ? ` · about ${formatBytes(st.bytes.left)} to come` : ''} · ${formatBytes(st.bytes.free)} free` +
@@ -196,5 +203,20 @@ export function formatStatus (st) {
     `  last error: ${st.lastError ? `#${st.lastError.index + 1} ${st.lastError.label} (repeat ${st.lastError.repeat}) ${st.lastError.status}: ${String(st.lastError.reason).split('\n')[0]}` : 'none'}`,
     `  ${owner}`
   ]
+  if (st.adaptive) lines.push(...adaptiveStatusLines(st.adaptive))
   return lines.join('\n')
+}
+
+/**
+ * --status's lines of an adaptive sweep: its question, the last look (the current interval) and the next block, or its
+ * verdict.
+ * @param {any} a sweep.json's adaptive
+ */
+function adaptiveStatusLines (a) {
+  const last = a.looks.at(-1)
+  const lines = adaptivePlanLines(a).map(l => `  ${l}`)
+  lines.push(`  ${last ? lookLine(last, a) : `no look yet: block 1 (${Object.keys(a.cells).map(c => `${c} ×1`).join(', ')}) first`}`)
+  if (a.verdict) lines.push(...verdictLines(a).map(l => `  ${l}`))
+  else if (last) lines.push(`  next: block ${last.look + 1}: ${nextText(last)}`)
+  return lines
 }

@@ -31,10 +31,10 @@ export const benchmarkName = targetName
 /**
  * Creates the sweep folder and its sweep.json with every run pending.
  * @param {{ exp: any, cells: any[], plan: any[], seed: number, out: string, backend?: string, calibration?: any,
- *   estimate?: { runs: number, deployments: number, seconds: number } }} spec planSweep's plan (the estimate is
- *   worked out when it is not given)
+ *   estimate?: { runs: number, deployments: number, seconds: number }, adaptive?: any }} spec planSweep's plan (the
+ *   estimate is worked out when it is not given); adaptive: planAdaptive's record (executor/sweep-adaptive.js)
  */
-export async function createSweep ({ exp, cells, plan, seed, out, backend, calibration, estimate }) {
+export async function createSweep ({ exp, cells, plan, seed, out, backend, calibration, estimate, adaptive }) {
   const id = stampedId(exp.name)
   const dir = join(resolve(out), id)
   await makeDirs(dir)
@@ -67,11 +67,20 @@ export async function createSweep ({ exp, cells, plan, seed, out, backend, calib
     counts: null,
     deployments: 0,
     cells: cells.map(c => ({ index: c.index, label: entryLabel(c), level: c.level, capacity: c.capacity ?? null, shape: c.shape, values: withoutOut(c.values) })),
-    plan: plan.map(e => ({ ...e, label: entryLabel(cells[e.cell]), status: 'pending', run: null, reason: null, seconds: null, attempts: [] }))
+    plan: plan.map(e => pendingEntry(e, cells)),
+    // an adaptive sweep's question, its looks and its verdict (executor/sweep-adaptive.js)
+    ...(adaptive ? { adaptive } : {})
   }
   await saveSweep(sweep)
   return sweep
 }
+
+/**
+ * A plan entry as sweep.json keeps it before it runs.
+ * @param {{ index: number, cell: number, repeat: number }} e
+ * @param {any[]} cells the cells with their configs
+ */
+export const pendingEntry = (e, cells) => ({ ...e, label: entryLabel(cells[e.cell]), status: 'pending', run: null, reason: null, seconds: null, attempts: [] })
 
 /** A cell's run values as sweep.json keeps them: typed, as the experiment gave them; the folder is the sweep's own. */
 const withoutOut = ({ out, ...rest }) => rest
@@ -96,6 +105,19 @@ export function countInvalid (plan) {
   return { runs, byFlag }
 }
 
+/**
+ * An entry still to run: neither done nor skipped (an adaptive sweep's entry left out once its question was answered or
+ * its budget spent, executor/sweep-adaptive.js).
+ * @param {{ status: string }} e
+ */
+export const isLeft = (e) => e.status !== 'done' && e.status !== 'skipped'
+
+/**
+ * How many entries have each status (skipped only when some are).
+ * @param {{ status: string }[]} plan
+ * @returns {{ runs: number, done: number, failed: number, degraded: number, interrupted: number, pending: number,
+ *   running: number, skipped?: number }}
+ */
 export function countEntries (plan) {
   const counts = { runs: plan.length, done: 0, failed: 0, degraded: 0, interrupted: 0, pending: 0, running: 0 }
   for (const e of plan) counts[e.status] = (counts[e.status] ?? 0) + 1
@@ -110,7 +132,7 @@ export function countEntries (plan) {
  */
 export function sweepStatus (counts, { aborted = false } = {}) {
   if (aborted || counts.interrupted) return 'interrupted'
-  if (counts.done === counts.runs) return 'done'
+  if (counts.done + (counts.skipped ?? 0) === counts.runs) return 'done'
   return counts.failed || counts.degraded ? 'failed' : 'interrupted'
 }
 
@@ -145,7 +167,7 @@ export async function openSweep (dir) {
   for (const e of sweep.plan) {
     const done = finished.get(e.index)
     if (done) Object.assign(e, { status: 'done', run: done })
-    else if (e.status !== 'pending') Object.assign(e, { status: 'pending', reason: e.reason ?? `was ${e.status}` })
+    else if (isLeft(e) && e.status !== 'pending') Object.assign(e, { status: 'pending', reason: e.reason ?? `was ${e.status}` })
   }
   return sweep
 }
@@ -203,12 +225,13 @@ export const MIN_FREE_BYTES = 16 * 2 ** 20
  * @param {any} sweep from createSweep or openSweep
  * @param {{ log?: (line: string) => void, note?: (line: string) => void, signal?: AbortSignal, failFast?: boolean,
  *   onStart?: (entry: any, cell: any) => void, onEnd?: (entry: any, run: any) => void,
- *   onProgress?: (entry: any, p: any) => void }} [opts] log: the runs' own lines; note: what the user must hear (a
- *   daemon waited for, leftovers removed)
+ *   onProgress?: (entry: any, p: any) => void, only?: (entry: any) => boolean }} [opts] log: the runs' own lines; note:
+ *   what the user must hear (a daemon waited for, leftovers removed); only: run just the entries it keeps (an
+ *   adaptive sweep's block)
  */
-export async function executeSweep (sweep, { log = () => {}, note = log, signal, failFast = false, onStart, onEnd, onProgress } = {}) {
+export async function executeSweep (sweep, { log = () => {}, note = log, signal, failFast = false, onStart, onEnd, onProgress, only = () => true } = {}) {
   const cells = cellConfigs(sweep)
-  const todo = sweep.plan.filter(e => e.status !== 'done')
+  const todo = sweep.plan.filter(e => isLeft(e) && only(e))
   // everything a run checks before it starts, for every shape still to run, before the first run
   const prepared = new Map()
   const resumed = sweep.plan.some(e => e.attempts.length)
@@ -243,6 +266,8 @@ export async function executeSweep (sweep, { log = () => {}, note = log, signal,
         onEnd?.(e, null)
         continue
       }
+      // an entry that is a deployment of its own (an adaptive sweep's) does not run on the one the entry before left
+      if (e.fresh) await runner.close()
       Object.assign(e, { status: 'running', startedAt: new Date().toISOString() })
       if ((stopped = await saved(sweep))) break
       const entry = { id: sweep.id, index: e.index, repeat: e.repeat, level: cell.level }

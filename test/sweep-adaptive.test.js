@@ -1,0 +1,225 @@
+// `executor sweep --until answered` end to end on the local backend: a server of known rate per process (cm x2 serves
+// twice what up x2's one process does), the sweep stopping at the first look whose rule says "different", Ctrl-C and
+// --resume, --status, and bad questions and flags refused before anything runs.
+import { test } from 'node:test'
+import assert from 'node:assert/strict'
+import { existsSync, mkdtempSync, readFileSync, readdirSync, writeFileSync } from 'node:fs'
+import { tmpdir } from 'node:os'
+import { join } from 'node:path'
+import { ROOT, runCli } from './helpers/cli.js'
+import { hostsWereBusy } from './helpers/host.js'
+import { assertValidFile } from './helpers/schemas.js'
+import { decideQuestion } from '../analyzer/adaptive.js'
+import { budgetSeconds } from '../executor/sweep-adaptive.js'
+import { SWEEP_OPTIONS, sweepCommand } from '../executor/cli-sweep.js'
+
+const tmp = () => mkdtempSync(join(tmpdir(), 'ns-adaptive-'))
+const APP = join(ROOT, 'test', 'fixtures', 'apps', 'fixed-rate.js')
+// 200 requests a second per process: cm x2's two workers serve 400, up x2's one process 200 (the ratio is 2)
+const STUDY = `backend: local
+app: ${APP}
+params: { rate: 200 }
+strategies: [cm, up]
+instances: [2]
+concurrency: [8]
+duration: 1
+warmup: 0
+question: { compare: [cm, up], quantity: throughput, at: 2 }
+`
+
+/** A stream that keeps what is written to it. */
+const sink = () => ({ text: '', isTTY: false, write (s) { this.text += s; return true } })
+
+function experiment (text = STUDY) {
+  const dir = tmp()
+  const file = join(dir, 'study.yml')
+  writeFileSync(file, text)
+  return { file, out: join(dir, 'out') }
+}
+
+/** The sweep folder under out, its sweep.json and its runs' run.json. */
+function readSweep (out) {
+  const [id] = readdirSync(out)
+  const dir = join(out, id)
+  const runs = readdirSync(dir).filter(d => existsSync(join(dir, d, 'run.json'))).map(d => JSON.parse(readFileSync(join(dir, d, 'run.json'), 'utf8')))
+  return { dir, sweep: JSON.parse(readFileSync(join(dir, 'sweep.json'), 'utf8')), runs }
+}
+
+/**
+ * Every recorded look decided again from the values it recorded: the same verdict (nothing re-decided differently),
+ * every look but the last "continue" (the sweep went on only while the rule said so), the last one final.
+ */
+function assertLooksAsRuled (a) {
+  for (const look of a.looks) {
+    const again = decideQuestion(a.question, look.values, { look: look.look, maxLooks: a.maxLooks })
+    assert.equal(again.verdict, look.verdict, `look ${look.look}`)
+    assert.equal(again.alphaSpent, look.alphaSpent)
+  }
+  assert.deepEqual(a.looks.map(l => l.look), a.looks.map((_, i) => i + 1))
+  assert.ok(a.looks.slice(0, -1).every(l => l.verdict === 'continue'), JSON.stringify(a.looks.map(l => l.verdict)))
+}
+
+/**
+ * What a sweep that ended short of "different" leaves to assert: on a host busy with other work (its runs flagged not
+ * valid, left out of the looks) the test skips with the reason, as the rule had too few valid runs to answer.
+ */
+function shortOfAnswer (t, runs, a, stderr) {
+  if (a.verdict === 'different') return false
+  const reason = hostsWereBusy(runs)
+  if (!reason) assert.fail(`verdict ${a.verdict} on a quiet host:\n${stderr}`)
+  t.skip(`${reason}: ${a.looks.at(-1).invalid.length} runs left out as not valid, verdict ${a.verdict} (${a.ended})`)
+  return true
+}
+
+/** sweep --status DIR [--json], as the command prints it. */
+async function status (dir, json = false) {
+  const out = sink()
+  await sweepCommand(['--status', dir, ...(json ? ['--json'] : [])], { stdout: out, stderr: sink() })
+  return json ? JSON.parse(out.text) : out.text
+}
+
+test('--until answered: only the question\'s cells, in blocks of fresh deployments; it stops at the first look that says ' +
+  'different, with fewer runs than the budget planned, every look in sweep.json', { timeout: 90000 }, async (t) => {
+  const { file, out } = experiment()
+  const r = await runCli('executor', ['sweep', file, '--until', 'answered', '--budget', '30s', '--out', out, '--seed', '7', '--no-report'])
+  assert.equal(r.code, 0, r.stderr)
+  const { dir, sweep, runs } = readSweep(out)
+  const a = sweep.adaptive
+  assertValidFile(join(dir, 'sweep.json'))
+  assertLooksAsRuled(a)
+  // the budget's plan: as many blocks as 30 s holds by the estimate, two runs each
+  assert.ok(a.maxLooks >= 2 && sweep.estimate.runs === 2 * a.maxLooks, JSON.stringify({ maxLooks: a.maxLooks, estimate: sweep.estimate }))
+  assert.equal(sweep.status, 'done')
+  assert.ok(sweep.plan.every(e => e.status === 'done' || (e.status === 'skipped' && /^not run: /.test(e.reason))), JSON.stringify(sweep.counts))
+  // every run a fresh deployment of cm x2 or up x2 (a process of its own), each one value at the looks after it
+  assert.ok(runs.every(x => ['cm', 'up'].includes(x.config.strategy) && x.config.instances === 2))
+  assert.equal(new Set(runs.map(x => JSON.stringify(x.placement.map(p => p.pid)))).size, runs.length)
+  const last = a.looks.at(-1)
+  assert.equal(Object.values(last.values).flat().length + last.invalid.length, runs.length)
+  // one line per look
+  const lines = r.stderr.match(/^look \d+\/\d+: cm\/up at N=2 = .*$/gm) ?? []
+  assert.equal(lines.length, a.looks.length, r.stderr)
+  if (shortOfAnswer(t, runs, a, r.stderr)) return
+  assert.equal(a.ended, 'answered')
+  assert.ok(a.looks.length < a.maxLooks && sweep.counts.done < sweep.estimate.runs, `${a.looks.length} looks of ${a.maxLooks}, ${sweep.counts.done} runs`)
+  assert.ok(sweep.plan.filter(e => e.status === 'skipped').every(e => /^not run: answered at look \d+ \(different\)$/.test(e.reason)))
+  // cm x2 serves twice up x2: the interval of the last look holds 2 and not 1
+  assert.ok(last.estimate.lo < 2 && last.estimate.hi > 2 && last.estimate.lo > 1, JSON.stringify(last.estimate))
+  assert.equal(last.direction, 'a>b')
+  assert.match(lines.at(-1), new RegExp(`^look ${last.look}/${a.maxLooks}: cm/up at N=2 = \\d\\.\\d\\d \\[\\d\\.\\d\\d, \\d\\.\\d\\d\\] \\(α spent [\\d.e-]+\\) → different`))
+  assert.match(r.stdout, new RegExp(`verdict: DIFFERENT at look ${last.look} of ${a.maxLooks} \\(answered\\) · ${sweep.counts.skipped} planned runs? not run`))
+  // --status: the question, the last interval and the verdict
+  const text = await status(dir)
+  assert.match(text, /question: does cm differ from up in throughput at N=2\?/)
+  assert.match(text, /look \d+\/\d+: cm\/up at N=2 = \d\.\d\d \[\d\.\d\d, \d\.\d\d\]/)
+  assert.match(text, /verdict: DIFFERENT/)
+  assert.deepEqual((await status(dir, true)).adaptive.looks.at(-1).estimate, last.estimate)
+})
+
+test('Ctrl-C after the first look, then --resume: the look taken is kept as it was, the sweep goes on from the next ' +
+  'block to its verdict; --status shows the next choice meanwhile', { timeout: 90000 }, async (t) => {
+  const { file, out } = experiment()
+  let sent = false
+  const first = await runCli('executor', ['sweep', file, '--until', 'answered', '--budget', '30s', '--out', out, '--seed', '11', '--no-report'], {
+    onStderr (text, child) {
+      // one SIGINT, during the first run of block 2
+      if (!sent && /^look 1\//m.test(text)) {
+        sent = true
+        setTimeout(() => child.kill('SIGINT'), 800)
+      }
+    }
+  })
+  assert.ok(sent, first.stderr)
+  const before = readSweep(out)
+  const a1 = before.sweep.adaptive
+  assert.equal(first.code, 1, first.stderr)
+  assert.equal(before.sweep.status, 'interrupted')
+  assert.equal(a1.looks.length, 1)
+  assert.equal(a1.looks[0].verdict, 'continue')
+  assert.equal(a1.verdict, null)
+  // --status of the interrupted sweep: the look taken and the block it chose next
+  const text = await status(before.dir)
+  assert.match(text, /look 1\/\d+: cm\/up at N=2 = .* → continue/)
+  assert.match(text, /next: block 2: (cm|up)@2 ×\d/)
+  const second = await runCli('executor', ['sweep', '--resume', before.dir, '--no-report'])
+  assert.equal(second.code, 0, second.stderr)
+  assert.match(second.stderr, /adaptive: 1 of at most \d+ looks taken, kept as they were; block 2 next/)
+  const after = readSweep(out)
+  const a2 = after.sweep.adaptive
+  assert.deepEqual(a2.looks[0], a1.looks[0])
+  assert.equal(a2.maxLooks, a1.maxLooks)
+  assertLooksAsRuled(a2)
+  assert.equal(after.sweep.sessions.length, 2)
+  assert.ok(after.sweep.plan.some(e => e.block === 2 && e.attempts.some(x => x.status === 'interrupted')), 'the cut run of block 2 was redone')
+  assert.equal(after.sweep.status, 'done')
+  assertValidFile(join(after.dir, 'sweep.json'))
+  if (shortOfAnswer(t, after.runs, a2, second.stderr)) return
+  assert.equal(a2.ended, 'answered')
+})
+
+test('bad questions and bad --until / --budget: exit 2 naming the key or the flag, before anything is written', async () => {
+  /** @type {[string, string[], RegExp][]} */
+  const cases = [
+    [STUDY.replace('compare: [cm, up]', 'compare: [cm, hs]'), [], /study\.yml:9: question: compare: hs is not one of this experiment's strategies \(cm, up\)/],
+    [STUDY.replace('at: 2', 'at: 4'), [], /study\.yml:9: question: at: 4 is not among cm's instances \(2\)/],
+    [STUDY.replace('quantity: throughput', 'quantity: ceiling'), [], /study\.yml:9: question: quantity: "ceiling" is not allowed; one of: throughput, speedup/],
+    [STUDY.replace('at: 2 }', 'at: 2, margin: 120% }'), [], /question: margin: "120%" is not allowed/],
+    [STUDY.replace('quantity: throughput, at: 2', 'quantity: speedup, at: 2'), [], /study\.yml:9: question: from: 1 is not among cm's instances \(2\)/],
+    [STUDY.replace(/question:.*\n/, ''), [], /--until: answered needs a question in .*study\.yml, and it has no question: key/],
+    [STUDY, ['--budget', '30x'], /--budget: "30x" is not a duration; write it in s, m or h/],
+    [STUDY, ['--budget', '0s'], /--budget: 0 is out of range/],
+    [STUDY, ['--until', 'done'], /--until: "done" is not allowed; one of: answered/]
+  ]
+  const io = { stdout: sink(), stderr: sink() }
+  for (const [text, flags, message] of cases) {
+    const { file, out } = experiment(text)
+    await assert.rejects(sweepCommand([file, '--until', 'answered', '--out', out, ...flags], io), (/** @type {any} */ err) => {
+      assert.equal(err.exitCode, 2, err.message)
+      assert.match(err.message, message)
+      return true
+    })
+    assert.ok(!existsSync(out), 'nothing written')
+  }
+  const { file, out } = experiment()
+  await assert.rejects(sweepCommand([file, '--budget', '30m', '--out', out], io), /--budget: needs --until answered/)
+  await assert.rejects(sweepCommand(['--resume', out, '--budget', '30m'], io), /--budget: is a new sweep's/)
+  assert.ok(!existsSync(out))
+  // as the command line says it: exit 2 and the flag on stderr
+  const r = await runCli('executor', ['sweep', file, '--until', 'answered', '--budget', 'soon', '--out', out])
+  assert.equal(r.code, 2, r.stderr)
+  assert.match(r.stderr, /--budget: "soon" is not a duration/)
+  // without --until a question changes nothing: the grid as before
+  const plain = sink()
+  await sweepCommand([file, '--dry-run', '--json', '--seed', '1'], { stdout: plain, stderr: sink() })
+  const j = JSON.parse(plain.text)
+  assert.equal(j.adaptive, undefined)
+  assert.equal(j.plan.length, 2)
+})
+
+test('--budget reads s, m and h', () => {
+  const row = SWEEP_OPTIONS.find(o => o.flag === 'budget')
+  assert.equal(budgetSeconds('90s', row), 90)
+  assert.equal(budgetSeconds('30m', row), 1800)
+  assert.equal(budgetSeconds('1.5h', row), 5400)
+  assert.equal(budgetSeconds('1h30m', row), 5400)
+  for (const bad of ['30', 'm', '1e3s', '-5m', '30 min']) assert.throws(() => budgetSeconds(bad, row), { code: 'NS_ERR_BAD_FLAG' }, bad)
+})
+
+test('the shipped ibench-smisn adaptive profile: --dry-run prints the question, K and a plan of cm@4 and up@4 blocks', async () => {
+  const file = join(ROOT, 'experiments', 'ibench-smisn.yml')
+  const args = ['sweep', file, '--profile', 'adaptive', '--until', 'answered', '--budget', '30m', '--backend', 'swarm', '--dry-run', '--seed', '1']
+  const text = await runCli('executor', args)
+  assert.equal(text.code, 0, text.stderr)
+  assert.match(text.stdout, /question: does cm differ from up in throughput at N=4\?/)
+  const k = Number(/until answered: up to (\d+) looks \(K, from --budget 30 min 00 s/.exec(text.stdout)?.[1])
+  assert.ok(k >= 2, text.stdout)
+  const json = sink()
+  await sweepCommand([...args.slice(1), '--json'], { stdout: json, stderr: sink() })
+  const j = JSON.parse(json.text)
+  assert.equal(j.adaptive.maxLooks, k)
+  assert.deepEqual(Object.keys(j.adaptive.cells).sort(), ['cm@4', 'up@4'])
+  assert.equal(j.plan.length, 2 * k)
+  assert.ok(j.plan.every(e => /^(cm|up) x4 cpu capacity$/.test(e.label) && e.fresh && e.block === e.repeat), JSON.stringify(j.plan[0]))
+  // K blocks fit the budget by the plan's own estimate; one more would not
+  assert.ok(j.estimate.seconds <= 1800 && j.estimate.seconds + j.adaptive.block.seconds > 1800, JSON.stringify(j.estimate))
+})
