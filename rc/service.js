@@ -13,7 +13,7 @@ import { splitTotal } from './sampler.js'
 import { createRoleCpu, ROLE_NAME } from './role-cpu.js'
 import { readText } from './read-text.js'
 import { RC_PORT } from '../lib/wire.js'
-import { AUTH_HEADER, createRequestCheck } from '../lib/request-auth.js'
+import { AUTH_HEADER, createRequestCheck, newReceiverId } from '../lib/request-auth.js'
 import { secretFromEnv } from '../lib/secret-env.js'
 import { portFromEnv } from '../lib/net.js'
 import { formatError, exitCodeOf } from '../lib/errors.js'
@@ -169,8 +169,8 @@ function createSession ({ containers, roles = {}, cgroupRoot, procRoot, interval
 export const RC_LEASE_MS = 30_000
 
 /**
- * The RC's express app. Every route but /healthz needs a request signed with the token (lib/request-auth.js: the
- * token itself never crosses the network). POST /start
+ * The RC's express app. Every route but /healthz needs a request signed for this RC (lib/request-auth.js: the key
+ * is the token's for this RC's id, which /healthz says; the token itself never crosses the network). POST /start
  * {containers: [id...], roles?: {id: role}} -> {session, leaseMs}; GET /timeline?session=[&since=t[&drop=1]];
  * POST /stop {session} -> timeline (after drops, what is left); GET /snapshot?containers=id,id. A session not read
  * for leaseMs ends by itself (its slot freed, its samples gone). A container's network bytes are those of its pid's
@@ -178,13 +178,13 @@ export const RC_LEASE_MS = 30_000
  * socket).
  * @param {{ token: string, cgroupRoot?: string, procRoot?: string, intervalMs?: number, pidOf?: (id: string) =>
  *   Promise<number | null>, maxSessions?: number, maxSamples?: number, leaseMs?: number,
- *   log?: (line: string) => void }} opts
- * @returns {{ app: import('express').Express, close: () => void }}
+ *   log?: (line: string) => void, receiverId?: string }} opts receiverId: this RC's id (a new random one by default)
+ * @returns {{ app: import('express').Express, close: () => void, id: string }}
  */
-export function createRcApp ({ token, cgroupRoot = '/sys/fs/cgroup', procRoot = '/proc', intervalMs = 1000, pidOf, maxSessions = 16, maxSamples = 86_400, leaseMs = RC_LEASE_MS, log = () => {} }) {
+export function createRcApp ({ token, cgroupRoot = '/sys/fs/cgroup', procRoot = '/proc', intervalMs = 1000, pidOf, maxSessions = 16, maxSamples = 86_400, leaseMs = RC_LEASE_MS, log = () => {}, receiverId = newReceiverId() }) {
   if (!token || token.length < 16) throw new Error('the RC needs a token of at least 16 characters')
   if (!(Number.isFinite(leaseMs) && leaseMs > 0)) throw new Error(`the RC's lease must be a number of ms > 0 (got ${leaseMs})`)
-  const check = createRequestCheck(token)
+  const check = createRequestCheck(token, { receiver: receiverId })
   /** @type {Map<string, ReturnType<typeof createSession> & { renewedAt: number }>} */
   const sessions = new Map()
   // the sessions nobody read for a lease end: their executor is gone (killed, or cut off from this node)
@@ -212,7 +212,7 @@ export function createRcApp ({ token, cgroupRoot = '/sys/fs/cgroup', procRoot = 
   // the body as sent, which the request's signature covers
   app.use(express.json({ limit: '64kb', verify: (req, res, buf) => { /** @type {any} */ (req).rawBody = buf } }))
 
-  app.get('/healthz', (req, res) => { res.json({ status: 'ok', cgroup: detectCgroup(cgroupRoot) }) })
+  app.get('/healthz', (req, res) => { res.json({ status: 'ok', cgroup: detectCgroup(cgroupRoot), id: receiverId }) })
   app.use((req, res, next) => {
     const why = check({ method: req.method, path: req.originalUrl, header: req.get(AUTH_HEADER), body: /** @type {any} */ (req).rawBody })
     if (why) return res.status(401).json({ error: `not authorised: ${why}` })
@@ -284,7 +284,7 @@ export function createRcApp ({ token, cgroupRoot = '/sys/fs/cgroup', procRoot = 
   app.use((err, req, res, next) => {
     res.status(err.status ?? (err.type === 'entity.parse.failed' ? 400 : 500)).json({ error: err.message })
   })
-  return { app, close: () => { clearInterval(sweeper); for (const s of sessions.values()) s.stop(); sessions.clear() } }
+  return { app, id: receiverId, close: () => { clearInterval(sweeper); for (const s of sessions.values()) s.stop(); sessions.clear() } }
 }
 
 async function main () {

@@ -20,6 +20,7 @@ import { runCli } from './helpers/cli.js'
 // eslint-disable-next-line no-template-curly-in-string
 const PAYLOAD = '${__groovy(System.exit(3))}'
 const TOKEN = 'agent-token-0123456789abcdef'
+const RECEIVER = '0123456789abcdef0123456789abcdef'
 
 function tmp (t) {
   const dir = mkdtempSync(join(tmpdir(), 'ns-jmlit-'))
@@ -60,7 +61,7 @@ test('an experiment file with a path JMeter would evaluate is refused naming the
 })
 
 test('the load agent refuses a signed /start whose label, headers or URL carry ${', async (t) => {
-  const handle = createAgent({ token: TOKEN, dir: tmp(t) })
+  const handle = createAgent({ token: TOKEN, dir: tmp(t), receiverId: RECEIVER })
   const server = http.createServer((req, res) => { handle(req, res).catch(err => { res.statusCode = 500; res.end(err.message) }) })
   await new Promise(resolve => server.listen(0, '127.0.0.1', () => resolve(undefined)))
   t.after(() => server.close())
@@ -68,7 +69,7 @@ test('the load agent refuses a signed /start whose label, headers or URL carry $
   const base = `http://127.0.0.1:${server.address().port}`
   const start = async (load) => {
     const text = JSON.stringify({ driver: 'jmeter', startAt: Date.now() + 60_000, load })
-    const res = await fetch(`${base}/start`, { method: 'POST', body: text, headers: { 'content-type': 'application/json', [AUTH_HEADER]: signRequest(TOKEN, { method: 'POST', path: '/start', body: text }) } })
+    const res = await fetch(`${base}/start`, { method: 'POST', body: text, headers: { 'content-type': 'application/json', [AUTH_HEADER]: signRequest(TOKEN, { receiver: RECEIVER, method: 'POST', path: '/start', body: text }) } })
     return { status: res.status, body: await res.json() }
   }
   const ok = { url: 'http://127.0.0.1:9/', method: 'GET', concurrency: 1, duration: 1, warmup: 0, label: 'page' }
@@ -84,7 +85,7 @@ test('the load agent refuses a signed /start whose label, headers or URL carry $
   }
   assert.equal((await start({ ...ok, headers: { 'x-a': 1 } })).status, 400, 'a header value that is not text')
   assert.equal((await start(null)).status, 400, 'no load')
-  const status = await fetch(`${base}/status`, { headers: { [AUTH_HEADER]: signRequest(TOKEN, { method: 'GET', path: '/status' }) } })
+  const status = await fetch(`${base}/status`, { headers: { [AUTH_HEADER]: signRequest(TOKEN, { receiver: RECEIVER, method: 'GET', path: '/status' }) } })
   assert.equal((await status.json()).state, 'idle', 'no refused load started')
 })
 

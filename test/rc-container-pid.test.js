@@ -143,10 +143,10 @@ for (const version of ['v1', 'v2']) {
       }
       assert.equal(containerCgroup(B, roots.cgroupRoot), null)
       // the service's own lookup (no pidOf given): the bytes of pid 33's eth0, not loopback's
-      const { app, close } = createRcApp({ token: 'test-token-0123456789abcdef', ...roots })
+      const { app, close } = createRcApp({ token: 'test-token-0123456789abcdef', receiverId: 'ab'.repeat(16), ...roots })
       const server = await new Promise(resolve => { const s = app.listen(0, '127.0.0.1', () => resolve(s)) })
       t.after(() => { close(); server.closeAllConnections(); server.close() })
-      const res = await fetch(`http://127.0.0.1:${server.address().port}/snapshot?containers=${A}`, { headers: { [AUTH_HEADER]: signRequest('test-token-0123456789abcdef', { method: 'GET', path: `/snapshot?containers=${A}` }) } })
+      const res = await fetch(`http://127.0.0.1:${server.address().port}/snapshot?containers=${A}`, { headers: { [AUTH_HEADER]: signRequest('test-token-0123456789abcdef', { receiver: 'ab'.repeat(16), method: 'GET', path: `/snapshot?containers=${A}` }) } })
       const snap = await res.json()
       assert.equal(res.status, 200, JSON.stringify(snap))
       assert.deepEqual(snap.containers[A].net, { rx: 3300, tx: 3301 })

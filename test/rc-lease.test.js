@@ -15,6 +15,7 @@ import { AUTH_HEADER, signRequest } from '../lib/request-auth.js'
 import { ROOT } from './helpers/cli.js'
 
 const TOKEN = 'lease-token-0123456789abcdef'
+const RECEIVER = '0123456789abcdef0123456789abcdef'
 const LEASE_MS = 800
 const ids = ['a', 'b', 'c'].map(c => c.repeat(64))
 
@@ -28,13 +29,13 @@ async function serve (t, opts) {
     writeFileSync(join(dir, 'cpu.stat'), 'usage_usec 1000\n')
   }
   const expired = []
-  const { app, close } = createRcApp({ token: TOKEN, cgroupRoot: root, intervalMs: 100, pidOf: async () => null, leaseMs: LEASE_MS, log: (l) => expired.push(l), ...opts })
+  const { app, close } = createRcApp({ token: TOKEN, cgroupRoot: root, intervalMs: 100, pidOf: async () => null, leaseMs: LEASE_MS, log: (l) => expired.push(l), receiverId: RECEIVER, ...opts })
   const server = await new Promise(resolve => { const s = app.listen(0, '127.0.0.1', () => resolve(s)) })
   t.after(() => { close(); server.closeAllConnections(); server.close(); rmSync(root, { recursive: true, force: true }) })
   const url = `http://127.0.0.1:${server.address().port}`
   const call = async (method, path, body) => {
     const text = body === undefined ? undefined : JSON.stringify(body)
-    const res = await fetch(url + path, { method, body: text, headers: { 'content-type': 'application/json', [AUTH_HEADER]: signRequest(TOKEN, { method, path, body: text }) } })
+    const res = await fetch(url + path, { method, body: text, headers: { 'content-type': 'application/json', [AUTH_HEADER]: signRequest(TOKEN, { receiver: RECEIVER, method, path, body: text }) } })
     return { status: res.status, body: await res.json() }
   }
   return { url, call, expired }
@@ -107,7 +108,7 @@ test('a load agent aborts a running load when its executor stops asking for a le
   const target = createServer((req, res) => { seen.at = Date.now(); res.end('ok') })
   await new Promise(resolve => target.listen(0, '127.0.0.1', () => resolve(undefined)))
   const dir = mkdtempSync(join(tmpdir(), 'ns-lease-agent-'))
-  const handle = createAgent({ token: TOKEN, dir, leaseMs: LEASE_MS })
+  const handle = createAgent({ token: TOKEN, dir, leaseMs: LEASE_MS, receiverId: RECEIVER })
   const agent = createServer((req, res) => { handle(req, res).catch(err => { res.statusCode = 500; res.end(err.message) }) })
   await new Promise(resolve => agent.listen(0, '127.0.0.1', () => resolve(undefined)))
   t.after(() => { target.closeAllConnections(); target.close(); agent.close(); rmSync(dir, { recursive: true, force: true }) })
@@ -115,7 +116,7 @@ test('a load agent aborts a running load when its executor stops asking for a le
   const base = `http://127.0.0.1:${agent.address().port}`
   const call = async (method, path, body) => {
     const text = body === undefined ? undefined : JSON.stringify(body)
-    const res = await fetch(base + path, { method, body: text, headers: { 'content-type': 'application/json', [AUTH_HEADER]: signRequest(TOKEN, { method, path, body: text }) } })
+    const res = await fetch(base + path, { method, body: text, headers: { 'content-type': 'application/json', [AUTH_HEADER]: signRequest(TOKEN, { receiver: RECEIVER, method, path, body: text }) } })
     return res.json()
   }
   // @ts-ignore TCP address

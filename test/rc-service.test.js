@@ -13,17 +13,18 @@ import { containerPids } from '../rc/container-pid.js'
 import { swarmEngine, testImages } from './swarm-helper.js'
 
 const TOKEN = 'test-token-0123456789abcdef'
+const RECEIVER = '0123456789abcdef0123456789abcdef'
 
 /** Serves an RC app on a loopback port for one test; returns a small client. */
 async function serve (t, opts = {}) {
-  const { app, close } = createRcApp({ token: TOKEN, intervalMs: 250, pidOf: async () => null, ...opts })
+  const { app, close } = createRcApp({ token: TOKEN, intervalMs: 250, pidOf: async () => null, receiverId: RECEIVER, ...opts })
   const server = await new Promise(resolve => { const s = app.listen(0, '127.0.0.1', () => resolve(s)) })
   t.after(() => { close(); server.closeAllConnections(); server.close() })
   const base = `http://127.0.0.1:${server.address().port}`
   /** @param {string} method @param {string} path @param {{ body?: any, token?: string | null }} [opts] */
   const call = async (method, path, { body, token = TOKEN } = {}) => {
     const text = body === undefined ? undefined : JSON.stringify(body)
-    const headers = { 'content-type': 'application/json', ...(token ? { [AUTH_HEADER]: signRequest(token, { method, path, body: text }) } : {}) }
+    const headers = { 'content-type': 'application/json', ...(token ? { [AUTH_HEADER]: signRequest(token, { receiver: RECEIVER, method, path, body: text }) } : {}) }
     const res = await fetch(base + path, { method, headers, body: text, signal: AbortSignal.timeout(5000) })
     return { status: res.status, body: await res.json() }
   }
@@ -41,12 +42,12 @@ test('every route but /healthz needs a request signed with the token; the token 
   }
   // what a listener on the network sees is a signed request's header: it passes once, for that request only
   const path = '/timeline?session=x'
-  const header = signRequest(TOKEN, { method: 'GET', path })
+  const header = signRequest(TOKEN, { receiver: RECEIVER, method: 'GET', path })
   const get = (p, h) => fetch(call.base + p, { headers: { [AUTH_HEADER]: h } }).then(r => r.status)
   assert.equal(await get(path, header), 400, 'the signed request passes (400: no such session)')
   assert.equal(await get(path, header), 401, 'its replay does not')
-  assert.equal(await get(`/snapshot?containers=${fakeId('a')}`, signRequest(TOKEN, { method: 'GET', path })), 401, 'nor a signature for another request')
-  assert.equal(await get(path, signRequest(TOKEN, { method: 'GET', path, now: Date.now() - 10 * 60_000 })), 401, 'nor one signed 10 min ago')
+  assert.equal(await get(`/snapshot?containers=${fakeId('a')}`, signRequest(TOKEN, { receiver: RECEIVER, method: 'GET', path })), 401, 'nor a signature for another request')
+  assert.equal(await get(path, signRequest(TOKEN, { receiver: RECEIVER, method: 'GET', path, now: Date.now() - 10 * 60_000 })), 401, 'nor one signed 10 min ago')
   assert.equal(await get(path, TOKEN), 401, 'the token itself is no header')
   assert.throws(() => createRcApp({ token: 'short' }), /token of at least 16/)
 })

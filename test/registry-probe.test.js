@@ -50,13 +50,13 @@ test('the HTTPS probe takes the registry\'s own certificate and refuses another,
 
   const impostor = await fakeRegistry(t, theirs)
   await assert.rejects(registryStatus(impostor.url, CREDS, { ca: ours.cert, host: '127.0.0.1' }),
-    (err) => err.code === 'NS_ERR_DEPLOY' && /presented a certificate that is not --registry-tls's, or not issued for 127\.0\.0\.1/.test(err.message))
+    (/** @type {any} */ err) => err.code === 'NS_ERR_DEPLOY' && /presented a certificate that is not --registry-tls's, or not issued for 127\.0\.0\.1/.test(err.message))
   assert.deepEqual(impostor.seen, [], 'the credentials never reached a server with another certificate')
 
   // our certificate's name is checked too: one issued for another address is refused where the nodes pull from this one
   const elsewhere = await fakeRegistry(t, forOther)
   await assert.rejects(registryStatus(elsewhere.url, CREDS, { ca: forOther.cert, host: '127.0.0.1' }),
-    (err) => err.code === 'NS_ERR_DEPLOY' && /not issued for 127\.0\.0\.1/.test(err.message))
+    (/** @type {any} */ err) => err.code === 'NS_ERR_DEPLOY' && /not issued for 127\.0\.0\.1/.test(err.message))
   assert.deepEqual(elsewhere.seen, [])
   assert.equal(await registryStatus(elsewhere.url, CREDS, { ca: forOther.cert, host: '10.99.0.7' }), 200, 'the address it names')
 

@@ -200,8 +200,9 @@ test('the control plane runs the RC on every node behind a fresh token, unprivil
   const path = `/snapshot?containers=${one.containerId}`
   const get = (headers) => fetch(`${one.url}${path}`, { headers, signal: AbortSignal.timeout(5000) })
   assert.equal((await get({})).status, 401)
-  assert.equal((await get({ [AUTH_HEADER]: signRequest('not-the-token-at-all', { method: 'GET', path }) })).status, 401)
-  const signed = { [AUTH_HEADER]: signRequest(cp.token, { method: 'GET', path }) }
+  const receiver = (await (await fetch(`${one.url}/healthz`)).json()).id
+  assert.equal((await get({ [AUTH_HEADER]: signRequest('not-the-token-at-all', { receiver, method: 'GET', path }) })).status, 401)
+  const signed = { [AUTH_HEADER]: signRequest(cp.token, { receiver, method: 'GET', path }) }
   const ok = await get(signed)
   assert.equal(ok.status, 200)
   assert.equal((await get(signed)).status, 401, 'a replay of what crossed the network is refused')

@@ -1,12 +1,15 @@
-// The executor's side of the RC service: calls each node's RC, each request signed with the deployment token, and
-// turns their timelines into one.
+// The executor's side of the RC service: calls each node's RC, each request signed for that RC with the deployment
+// token (lib/request-auth.js), and turns their timelines into one.
 import { request } from 'node:http'
 import { NsError } from '../../lib/errors.js'
-import { AUTH_HEADER, signRequest } from '../../lib/request-auth.js'
+import { AUTH_HEADER, callReceiver } from '../../lib/request-auth.js'
 import { addThrottle } from '../../rc/throttle.js'
 
+/** Each RC's id by its address (its /healthz says it; read again when it restarted). */
+const rcIds = new Map()
+
 /**
- * One JSON call to an RC (node:http with a hard timeout: no pooled socket can hang the run).
+ * One JSON call to an RC (node:http with a hard timeout: no pooled socket can hang the run), signed for that RC.
  * @param {{ url: string, token: string }} rc
  * @param {'GET'|'POST'} method
  * @param {string} path
@@ -17,7 +20,19 @@ import { addThrottle } from '../../rc/throttle.js'
 export function rcCall (rc, method, path, body, { timeoutMs = 5000 } = {}) {
   const payload = body === undefined ? undefined : Buffer.from(JSON.stringify(body))
   const url = new URL(path, rc.url)
-  const auth = signRequest(rc.token, { method, path: url.pathname + url.search, body: payload })
+  const base = url.origin
+  return callReceiver({ base, token: rc.token, ids: rcIds }, (sign) => send(url, method, sign({ method, path: url.pathname + url.search, body: payload }), payload, timeoutMs))
+}
+
+/**
+ * @param {URL} url
+ * @param {string} method
+ * @param {string} auth
+ * @param {Buffer | undefined} payload
+ * @param {number} timeoutMs
+ * @returns {Promise<{ status: number, body: any }>}
+ */
+function send (url, method, auth, payload, timeoutMs) {
   return new Promise((resolve, reject) => {
     const req = request(url, {
       method,

@@ -1,14 +1,15 @@
 // A generator on a swarm node, driven through its agent (executor/load-agent/): its clock measured against ours, its
 // share of the load started at the shared time on its clock, its progress polled, its samples fetched, and a node
 // that stops answering told apart from a load that failed.
+import { createHash } from 'node:crypto'
 import { createWriteStream } from 'node:fs'
-import { mkdir } from 'node:fs/promises'
+import { mkdir, rm } from 'node:fs/promises'
 import { dirname } from 'node:path'
-import { Readable } from 'node:stream'
+import { Readable, Transform } from 'node:stream'
 import { pipeline } from 'node:stream/promises'
 import { setTimeout as sleep } from 'node:timers/promises'
 import { NsError } from '../../lib/errors.js'
-import { AUTH_HEADER, signRequest } from '../../lib/request-auth.js'
+import { AUTH_HEADER, ANSWER_HEADER, answerSigned, callReceiver } from '../../lib/request-auth.js'
 import { clock } from '../drivers/load-common.js'
 import { GeneratorLost } from './run-generators.js'
 import { LOAD_FIELDS } from '../load-agent/agent.js'
@@ -22,21 +23,75 @@ const CLOCK_PROBES = 9
 const ABORT_GRACE_MS = 20_000
 
 /**
+ * The most bytes of samples taken from one agent: 16 MiB and 64 bytes per request it reported (a gzip JTL takes ~4,
+ * executor/sweep-estimate.js), and never more than 2 GiB. Past it the download stops with a coded error.
+ * @param {number} requests
+ */
+export const samplesLimit = (requests) => Math.min(2 * 1024 ** 3, 16 * 1024 ** 2 + 64 * Math.max(0, Number(requests) || 0))
+
+/**
+ * Signed calls to one agent: each request signed for the agent's id (its /healthz; lib/request-auth.js).
  * @param {string} base the agent's address, http://host:port
  * @param {string} token
  */
 export function agentCaller (base, token) {
-  /** @type {(method: string, path: string, opts?: { body?: any, timeoutMs?: number }) => Promise<Response>} */
-  return async (method, path, { body, timeoutMs = 2000 } = {}) => {
+  /** @type {Map<string, string>} */
+  const ids = new Map()
+  /** @type {(method: string, path: string, opts?: { body?: any, timeoutMs?: number, onSigned?: (header: string) =>
+   *   void }) => Promise<Response>} onSigned: the header the request went with (an answer is signed for its nonce) */
+  return async (method, path, { body, timeoutMs = 2000, onSigned } = {}) => {
     const text = body ? JSON.stringify(body) : undefined
-    const res = await fetch(`${base}${path}`, {
-      method,
-      headers: { [AUTH_HEADER]: signRequest(token, { method, path, body: text }), ...(body ? { 'content-type': 'application/json' } : {}) },
-      body: text,
-      signal: AbortSignal.timeout(timeoutMs)
+    return callReceiver({ base, token, ids }, (sign) => {
+      const header = sign({ method, path, body: text })
+      onSigned?.(header)
+      return fetch(`${base}${path}`, {
+        method,
+        headers: { [AUTH_HEADER]: header, ...(body ? { 'content-type': 'application/json' } : {}) },
+        body: text,
+        signal: AbortSignal.timeout(timeoutMs)
+      })
     })
-    return res
   }
+}
+
+/**
+ * Downloads an agent's samples to `dest`: at most `maxBytes` (past that it stops reading, and the part is removed),
+ * and kept only when the agent signed them for this request (lib/request-auth.js, signAnswer). A refused download is
+ * an NsError naming the agent; a network failure is thrown as it came.
+ * @param {ReturnType<typeof agentCaller>} call
+ * @param {{ token: string, dest: string, who: string, maxBytes: number, timeoutMs?: number }} opts who: the
+ *   generator and its agent, as the error names them
+ */
+export async function fetchSamples (call, { token, dest, who, maxBytes, timeoutMs = 300_000 }) {
+  let header = ''
+  const res = await call('GET', '/samples', { timeoutMs, onSigned: (h) => { header = h } })
+  if (!res.ok || !res.body) throw new Error(`${res.status} ${await res.text()}`)
+  const tooMany = () => new NsError('NS_ERR_RUN', `${who}: its samples are over ${maxBytes} bytes (the limit for what it reported): stopped reading them`, { details: { agent: who } })
+  if (Number(res.headers.get('content-length')) > maxBytes) {
+    await res.body.cancel().catch(() => {})
+    throw tooMany()
+  }
+  const hash = createHash('sha256')
+  let bytes = 0
+  const meter = new Transform({
+    transform (chunk, _, done) {
+      bytes += chunk.length
+      if (bytes > maxBytes) return done(tooMany())
+      hash.update(chunk)
+      done(null, chunk)
+    }
+  })
+  try {
+    await pipeline(Readable.fromWeb(/** @type {any} */ (res.body)), meter, createWriteStream(dest))
+  } catch (err) {
+    await rm(dest, { force: true })
+    throw err
+  }
+  if (!answerSigned(token, header, res.headers.get(ANSWER_HEADER), { bytes, sha256: hash.digest('hex') })) {
+    await rm(dest, { force: true })
+    throw new NsError('NS_ERR_RUN', `${who}: its samples were not signed by it for this request (changed on the way, or sent by another): not used`, { details: { agent: who } })
+  }
+  return { bytes }
 }
 
 /**
@@ -109,10 +164,9 @@ export function agentPlace ({ name, group, url, token, node, task, partsDir, clo
       const samplesPath = `${partsDir}/${name}.jtl.gz`
       await mkdir(dirname(samplesPath), { recursive: true })
       try {
-        const res = await call('GET', '/samples', { timeoutMs: 300_000 })
-        if (!res.ok || !res.body) throw new Error(`${res.status} ${await res.text()}`)
-        await pipeline(Readable.fromWeb(/** @type {any} */ (res.body)), createWriteStream(samplesPath))
+        await fetchSamples(call, { token, dest: samplesPath, who: `generator ${name} on ${node.hostname} (agent ${url})`, maxBytes: samplesLimit(last?.result?.requests) })
       } catch (err) {
+        if (err instanceof NsError) throw err
         const now = clock()
         throw new GeneratorLost(`its samples could not be fetched from ${url}: ${err.message}`, { lastSeenAt, lostAt: now, progress: last?.progress ?? null })
       }

@@ -1,6 +1,7 @@
 // The load generator agent: one per load node of a --load-nodes run, a Swarm task on the node's own network. It runs
 // one generator's share of the load with the run's driver (runLoad, as on the executor's machine), measures its CPU,
 // and hands its samples over; the executor drives it over HTTP behind a per-run token.
+import { createHash } from 'node:crypto'
 import { createServer } from 'node:http'
 import { createReadStream, mkdirSync, rmSync, statSync } from 'node:fs'
 import { hostname } from 'node:os'
@@ -10,7 +11,7 @@ import { DRIVERS, runLoad } from '../drivers/index.js'
 import { clock } from '../drivers/load-common.js'
 import { createGeneratorMeter, summarizeGenerator } from '../../rc/generator-cpu.js'
 import { AGENT_TOKEN_FILE, LOAD_AGENT_PORT } from '../../lib/wire.js'
-import { AUTH_HEADER, createRequestCheck } from '../../lib/request-auth.js'
+import { AUTH_HEADER, ANSWER_HEADER, createRequestCheck, newReceiverId, signAnswer } from '../../lib/request-auth.js'
 import { portFromEnv } from '../../lib/net.js'
 import { formatError, exitCodeOf, badEnv } from '../../lib/errors.js'
 import { secretFromEnv } from '../../lib/secret-env.js'
@@ -48,11 +49,12 @@ export function loadProblem (load) {
 export const AGENT_LEASE_MS = 30_000
 
 /**
- * The agent's HTTP handler and its one job at a time, aborted when no signed request came for leaseMs.
- * @param {{ token: string, dir: string, log?: (line: string) => void, leaseMs?: number }} opts
+ * The agent's HTTP handler and its one job at a time, aborted when no signed request came for leaseMs. Requests are
+ * signed for this agent's id (lib/request-auth.js), a new random one at each start unless given; /healthz says it.
+ * @param {{ token: string, dir: string, log?: (line: string) => void, leaseMs?: number, receiverId?: string }} opts
  */
-export function createAgent ({ token, dir, log = () => {}, leaseMs = AGENT_LEASE_MS }) {
-  const check = createRequestCheck(token)
+export function createAgent ({ token, dir, log = () => {}, leaseMs = AGENT_LEASE_MS, receiverId = newReceiverId() }) {
+  const check = createRequestCheck(token, { receiver: receiverId })
   let renewedAt = Date.now()
   /** @type {NodeJS.Timeout | null} */
   let watch = null
@@ -113,7 +115,7 @@ export function createAgent ({ token, dir, log = () => {}, leaseMs = AGENT_LEASE
 
   return async function handle (req, res) {
     const path = (req.url ?? '/').split('?')[0]
-    if (req.method === 'GET' && path === '/healthz') return send(res, 200, { ok: true, host: hostname() })
+    if (req.method === 'GET' && path === '/healthz') return send(res, 200, { ok: true, host: hostname(), id: receiverId })
     // the body as sent, which the request's signature covers (a start's load is a few hundred bytes)
     let text = ''
     for await (const chunk of req) {
@@ -146,7 +148,12 @@ export function createAgent ({ token, dir, log = () => {}, leaseMs = AGENT_LEASE
     if (req.method === 'GET' && path === '/samples') {
       const file = job?.state === 'done' ? job.result?.jtlPath : null
       if (!file) return send(res, 404, { error: 'no samples: no finished load' })
-      res.writeHead(200, { 'content-type': 'application/gzip', 'content-length': statSync(file).size })
+      // signed for the request's nonce: the executor takes these bytes as this agent's answer to its request only
+      const bytes = statSync(file).size
+      const sha256 = createHash('sha256')
+      for await (const chunk of createReadStream(file)) sha256.update(chunk)
+      const answer = signAnswer(token, String(req.headers[AUTH_HEADER]), { bytes, sha256: sha256.digest('hex') })
+      res.writeHead(200, { 'content-type': 'application/gzip', 'content-length': bytes, [ANSWER_HEADER]: answer })
       createReadStream(file).pipe(res)
       return
     }
