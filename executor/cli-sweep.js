@@ -74,6 +74,7 @@ export const SWEEP_OPTIONS = Object.freeze([
 ])
 
 export const SWEEP_HELP = `Usage: executor sweep <experiment.yml> [options]
+       executor sweep <experiment.yml> --until answered [--budget 30m] [options]
        executor sweep --resume <sweep-dir>
        executor sweep --status <sweep-dir> [--json]
 
@@ -85,6 +86,9 @@ strategies need (the deployment is their unit; every shipped experiment uses it)
 At the end it prints the fit or the per-core table, the estimate against what the sweep took, and writes
 report.html (analyzer report). Before anything runs it estimates the time and the disk the runs take and refuses
 (exit 2) when --out's file system has too little room; on --resume the finished runs' figures replace the plan's.
+With --until answered it runs only the cells the file's question: needs, a block of fresh deployments at a time,
+and after each block looks at one value per deployment: it stops once the question is answered (different, or
+equivalent within its margin; the rest of its plan skipped), or runs the block the look chose, until its --budget.
 A running sweep owns its folder through <sweep-dir>/sweep.lock: a second --resume of it is refused, a lock left by a
 process of this host that is gone is taken over.
 

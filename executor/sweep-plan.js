@@ -211,7 +211,7 @@ export function buildPlan (cells, { repeats, order, seed }) {
  * Runs, deployments, seconds and bytes of the plan entries still to run (all of them for a new sweep). The plan's
  * figures (warm-up + duration, the requests the load brings, the run's files) give way to what the sweep's finished
  * runs took, per cell where the cell has some, else their mean: `basis` says which.
- * @param {{ cell: number }[]} entries in order
+ * @param {{ cell: number, fresh?: boolean }[]} entries in order
  * @param {{ shape: string, config: any, capacity?: any }[]} cells
  * @param {{ backendName?: string, calibration?: any, measured?: import('./sweep-estimate.js').Measured,
  *   sweepBytes?: boolean }} [opts] the backend that will run (local or swarm); the calibration file's content (its
@@ -227,8 +227,8 @@ export function estimatePlan (entries, cells, { backendName = 'local', calibrati
   const formats = new Set()
   for (const e of entries) {
     const c = cells[e.cell]
-    // a capacity search deploys its shape afresh
-    if (c.shape !== last || c.capacity) {
+    // a capacity search deploys its shape afresh, and so does an entry that is a deployment of its own (adaptive)
+    if (c.shape !== last || c.capacity || e.fresh) {
       deployments++
       seconds += (COSTS.deploy[backendName] ?? COSTS.deploy.local)[c.config.strategy] ?? 2
       last = c.shape

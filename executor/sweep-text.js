@@ -115,7 +115,7 @@ function resultText (e, run) {
   if (e.status !== 'done' || !(run?.probes || run?.summary)) return `${e.status.toUpperCase()}: ${String(e.reason).split('\n')[0]}`
   if (run.probes) return capacityText(run)
   const s = run.summary
-  return `${Math.round(s.throughput).toLocaleString('en')} req/s · p95 ${s.latency.p95.toFixed(1)} ms · ${s.errors} errors · busiest core ${run.cpu?.highest ?? '-'}%` +
+  return `${Math.round(s.throughput).toLocaleString('en')} req/s · p95 ${s.latency?.p95?.toFixed(1) ?? '-'} ms · ${s.errors} errors · busiest core ${run.cpu?.highest ?? '-'}%` +
     (e.invalid?.length ? ` · NOT VALID: ${e.invalid.join(', ')}` : '')
 }
 
