@@ -25,6 +25,8 @@ export const NEEDED_POWER = 0.8
 const SHRINK_DF = 4
 /** The most deployments the next block gives one cell for each one it gives the cell it favours least. */
 const MAX_SHARE = 4
+/** The least alpha an interval is computed at (an early O'Brien–Fleming look of very many can spend 0 in doubles). */
+const TINY_ALPHA = 1e-12
 /** The F test's level at which the cells' spreads are taken to differ (planningVariances). */
 const HETEROGENEITY_P = 0.1
 
@@ -115,10 +117,15 @@ export function spendingBoundary ({ maxLooks, alpha = ALPHA, spending = 'obrien-
 
 function checkPlan ({ maxLooks, alpha, spending }) {
   if (!Number.isInteger(maxLooks) || maxLooks < 1 || maxLooks > 100) {
-    throw badFlag('question.looks', `the planned looks must be a whole number from 1 to 100, not ${JSON.stringify(maxLooks)}`, { key: 'question' })
+    throw badFlag('question.looks', `the planned looks must be a whole number from 1 to 100, not ${JSON.stringify(maxLooks)}`,
+      { key: 'question' })
   }
-  if (!(typeof alpha === 'number' && alpha > 0 && alpha < 0.5)) throw badFlag('question.alpha', `must be in (0, 0.5), not ${JSON.stringify(alpha)}`, { key: 'question' })
-  if (!SPENDINGS.includes(spending)) throw badFlag('question.spending', `must be one of ${SPENDINGS.join(', ')}, not ${JSON.stringify(spending)}`, { key: 'question' })
+  if (!(typeof alpha === 'number' && alpha > 0 && alpha < 0.5)) {
+    throw badFlag('question.alpha', `must be in (0, 0.5), not ${JSON.stringify(alpha)}`, { key: 'question' })
+  }
+  if (!SPENDINGS.includes(spending)) {
+    throw badFlag('question.spending', `must be one of ${SPENDINGS.join(', ')}, not ${JSON.stringify(spending)}`, { key: 'question' })
+  }
 }
 
 /** @param {Cells} cells @param {string} key @returns {number[]} */
@@ -228,7 +235,7 @@ export function deploymentsForPower ({ question, effect, cv, variances, target =
 const pct = (x) => `${+(x * 100).toPrecision(2)}%`
 const num = (x) => (x >= 100 ? x.toFixed(0) : x.toPrecision(3))
 /** A level such as 0.99991 as 99.9911%: enough digits to tell it from 100%. */
-const levelText = (level) => `${(level * 100).toFixed(Math.max(0, Math.ceil(-Math.log10((1 - level) * 100))) + 1)}%`
+const levelText = (level) => `${(level * 100).toFixed(Math.min(10, Math.max(0, Math.ceil(-Math.log10((1 - level) * 100))) + 1))}%`
 const pText = (p) => (p < 1e-4 ? p.toExponential(1) : p.toPrecision(2))
 
 /**
@@ -273,24 +280,21 @@ export function decideQuestion (question, cells, opts) {
   const blockText = (next) => next.map(x => `${x.deployments} × ${x.cell}`).join(', ')
 
   const short = keys.filter((_, i) => ns[i] < 2)
-  const test = short.length ? null : logContrast(samples, coefs, { margin: q.margin, alpha: Math.max(alphaThisLook, 1e-12) })
+  const test = short.length ? null : logContrast(samples, coefs, { margin: q.margin, alpha: Math.max(alphaThisLook, TINY_ALPHA) })
   if (!test?.se) {
-    const cause = short.length ? `${short.join(', ')} need${short.length === 1 ? 's' : ''} 2 deployments` : 'no value varies (identical values carry no noise estimate)'
+    const cause = short.length
+      ? `${short.join(', ')} need${short.length === 1 ? 's' : ''} 2 deployments`
+      : 'no value varies (identical values carry no noise estimate)'
+    const none = { ...base, estimate: null, p: null, pEquivalence: null, direction: null, gain: null, needed: null }
     if (look >= maxLooks) {
-      return { ...base, verdict: 'undecided', stop: true, estimate: null, p: null, pEquivalence: null, direction: null, next: [], gain: null, needed: null, why: `undecided after ${look} of ${maxLooks} looks: ${cause} before ${name} can be tested` }
+      return { ...none, verdict: 'undecided', stop: true, next: [], why: `undecided after ${look} of ${maxLooks} looks: ${cause} before ${name} can be tested` }
     }
     const { next, seconds } = nextOf()
     return {
-      ...base,
+      ...none,
       verdict: 'continue',
       stop: false,
-      estimate: null,
-      p: test?.p ?? null,
-      pEquivalence: null,
-      direction: null,
       next,
-      gain: null,
-      needed: null,
       why: `${cause} before ${name} can be tested; next: ${blockText(next)}${seconds === null ? '' : ` (${num(seconds)} s)`}`
     }
   }
@@ -302,17 +306,21 @@ export function decideQuestion (question, cells, opts) {
   const decided = { ...base, estimate, p: test.p, pEquivalence: test.pEquivalence, next: [], gain: null, needed: null, stop: true }
   if (test.p < alphaThisLook) {
     const direction = test.ratio > 1 ? 'a>b' : 'a<b'
-    return { ...decided, verdict: 'different', direction, why: `${name} is ${interval}: different ${at} (p = ${pText(test.p)} < ${pText(alphaThisLook)} spent at this look)` }
+    const why = `${name} is ${interval}: different ${at} (p = ${pText(test.p)} < ${pText(alphaThisLook)} spent at this look)`
+    return { ...decided, verdict: 'different', direction, why }
   }
   if (test.pEquivalence < alphaThisLook) {
-    return { ...decided, verdict: 'equivalent', direction: null, why: `${name} is ${interval}: equivalent within ±${pct(q.margin)} ${at} (both one-sided tests p = ${pText(test.pEquivalence)} < ${pText(alphaThisLook)} spent at this look)` }
+    const why = `${name} is ${interval}: equivalent within ±${pct(q.margin)} ${at} (both one-sided tests p = ${pText(test.pEquivalence)} < ` +
+      `${pText(alphaThisLook)} spent at this look)`
+    return { ...decided, verdict: 'equivalent', direction: null, why }
   }
   if (look >= maxLooks) {
     const effect = Math.exp(Math.max(Math.abs(Math.log(test.ratio)), Math.log(1 + q.margin))) - 1
     const deployments = deploymentsForPower({ question, effect, variances: samples.map(logVariance), alpha })
     const more = deployments === null
       ? `even 1000 deployments a cell would not detect a ${pct(effect)} difference with ${pct(NEEDED_POWER)} power`
-      : `a fixed experiment of ${deployments} deployments a cell (now ${Math.min(...ns)}–${Math.max(...ns)}) would detect a ${pct(effect)} difference with ${pct(NEEDED_POWER)} power`
+      : `a fixed experiment of ${deployments} deployments a cell (now ${Math.min(...ns)}–${Math.max(...ns)}) would detect a ${pct(effect)} ` +
+        `difference with ${pct(NEEDED_POWER)} power`
     return {
       ...decided,
       verdict: 'undecided',
@@ -324,7 +332,7 @@ export function decideQuestion (question, cells, opts) {
   const { next, add, seconds } = nextOf()
   const now = contrastSe(coefs, vs, ns)
   const later = contrastSe(coefs, vs, ns.map((n, i) => n + add[i]))
-  const width = (s, a) => tQuantile(1 - a / 2, s.df) * s.se
+  const width = (s, a) => tQuantile(1 - Math.max(a, TINY_ALPHA) / 2, s.df) * s.se
   const narrowsBy = 1 - width(later, increments[look]) / width(now, alphaThisLook)
   return {
     ...decided,

@@ -162,6 +162,7 @@ test('bad questions and plans are refused with a coded error naming the key', ()
   refused({ ...throughput, margin: 5 }, /^question\.margin: must be a fraction/)
   refused(throughput, /^question\.spending: must be one of obrien-fleming, pocock/, { look: 1, maxLooks: 3, spending: 'haybittle' })
   refused(throughput, /^question\.looks: the planned looks/, { look: 1, maxLooks: 0 })
-  assert.throws(() => decideQuestion(throughput, { 'cm@4': [1, -2] }, { look: 1, maxLooks: 3 }), { code: 'NS_ERR_BAD_DATA', message: /cell cm@4: .*positive number, not -2/ })
+  assert.throws(() => decideQuestion(throughput, { 'cm@4': [1, -2] }, { look: 1, maxLooks: 3 }),
+    { code: 'NS_ERR_BAD_DATA', message: /cell cm@4: .*positive number, not -2/ })
   assert.throws(() => decideQuestion(throughput, {}, { look: 4, maxLooks: 3 }), { code: 'NS_ERR_INTERNAL' })
 })

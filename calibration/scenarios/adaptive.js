@@ -94,7 +94,8 @@ export const SCENARIOS = [
     id: 'adaptive.size',
     area: AREA,
     figure: 'false "different" over all looks of an adaptive experiment when the true ratio is 1 (alpha 5% spent over the looks)',
-    grid: 'throughput at N = 4 and speedup 1→4; O\'Brien–Fleming- and Pocock-type spending; K = 3–6 looks and spread between deployments 3–8% (drawn per trial); one cell 2.5× noisier',
+    grid: 'throughput at N = 4 and speedup 1→4; O\'Brien–Fleming- and Pocock-type spending; K = 3–6 looks and spread ' +
+      'between deployments 3–8% (drawn per trial); one cell 2.5× noisier',
     target: { max: 0.05 },
     trials: { quick: 1000, full: 8000 },
     run ({ trials, rng }) {
@@ -116,7 +117,8 @@ export const SCENARIOS = [
         value: share(out, Boolean)
       }))
       const worst = worstOf(figures, 'max')
-      return { value: worst.value, worst: worst.case, cells: figures, note: 'Welch\'s t on logs is scale-free: with equal spreads the size does not depend on the spread' }
+      const note = 'Welch\'s t on logs is scale-free: with equal spreads the size does not depend on the spread'
+      return { value: worst.value, worst: worst.case, cells: figures, note }
     }
   },
   {
@@ -136,7 +138,10 @@ export const SCENARIOS = [
         const { decision } = runExperiment(r, { question: questionOf(c.quantity, c.margin), truth: truthOf(c.quantity, 1 + c.margin), ...c })
         return decision.verdict === 'equivalent'
       })
-      const figures = results.map(({ cell, out }) => ({ case: `${planText(cell)}, margin ${pct(cell.margin)}, spread ${pct(cell.spread)}`, value: share(out, Boolean) }))
+      const figures = results.map(({ cell, out }) => ({
+        case: `${planText(cell)}, margin ${pct(cell.margin)}, spread ${pct(cell.spread)}`,
+        value: share(out, Boolean)
+      }))
       const worst = worstOf(figures, 'max')
       return { value: worst.value, worst: worst.case, cells: figures }
     }
@@ -183,7 +188,8 @@ export const SCENARIOS = [
   {
     id: 'adaptive.time-saving',
     area: AREA,
-    figure: 'measuring time of a fixed design of 90% power at a 1.25× ratio (alpha 5%) over the adaptive design\'s mean time to its verdict at the shipped truth, the adaptive design given the looks that give it 90% power at 1.25× too',
+    figure: 'measuring time of a fixed design of 90% power at a 1.25× ratio (alpha 5%) over the adaptive design\'s mean ' +
+      'time to its verdict at the shipped truth, the adaptive design given the looks that give it 90% power at 1.25× too',
     grid: 'throughput (2×) and speedup (2.2×); O\'Brien–Fleming-type (K = 4, 7) and Pocock-type (K = 6, 10); spread 8%; 100 s a deployment',
     target: { min: 3 },
     trials: { quick: 150, full: 1500 },
@@ -242,7 +248,8 @@ export const SCENARIOS = [
       })
       const figures = results.map(({ cell, out }) => ({ case: cell.quantity, value: share(out, Boolean) }))
       const worst = worstOf(figures, 'min')
-      return { value: worst.value, worst: worst.case, cells: figures, note: 'the spreads count once they differ beyond chance (an F test at 10%), which takes ~10 deployments a cell at 3×' }
+      const note = 'the spreads count once they differ beyond chance (an F test at 10%), which takes ~10 deployments a cell at 3×'
+      return { value: worst.value, worst: worst.case, cells: figures, note }
     }
   }
 ]
