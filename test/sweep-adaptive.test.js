@@ -11,6 +11,7 @@ import { hostsWereBusy } from './helpers/host.js'
 import { assertValidFile } from './helpers/schemas.js'
 import { decideQuestion } from '../analyzer/adaptive.js'
 import { budgetSeconds } from '../executor/sweep-adaptive.js'
+import { lookLine, verdictLines } from '../executor/sweep-adaptive-text.js'
 import { SWEEP_OPTIONS, sweepCommand } from '../executor/cli-sweep.js'
 
 const tmp = () => mkdtempSync(join(tmpdir(), 'ns-adaptive-'))
@@ -224,4 +225,27 @@ test('the shipped ibench-smisn adaptive profile: --dry-run prints the question, 
   assert.ok(j.plan.every(e => /^(cm|up) x4 cpu capacity$/.test(e.label) && e.fresh && e.block === e.repeat), JSON.stringify(j.plan[0]))
   // K blocks fit the budget by the plan's own estimate; one more would not
   assert.ok(j.estimate.seconds <= 1800 && j.estimate.seconds + j.adaptive.block.seconds > 1800, JSON.stringify(j.estimate))
+})
+
+test('a speedup question plans its four cells a block; an undecided last look says what more would be needed', async () => {
+  const { file, out } = experiment(STUDY.replace('instances: [2]', 'instances: [1, 2]').replace('quantity: throughput, at: 2', 'quantity: speedup, from: 1, at: 2'))
+  const json = sink()
+  await sweepCommand([file, '--until', 'answered', '--budget', '1m', '--dry-run', '--json', '--out', out, '--seed', '3'], { stdout: json, stderr: sink() })
+  const j = JSON.parse(json.text)
+  assert.deepEqual(Object.keys(j.adaptive.cells).sort(), ['cm@1', 'cm@2', 'up@1', 'up@2'])
+  assert.equal(j.plan.length, 4 * j.adaptive.maxLooks)
+  for (let b = 1; b <= j.adaptive.maxLooks; b++) {
+    assert.deepEqual(j.plan.filter(e => e.block === b).map(e => e.label).sort(), ['cm x1 fixed-rate c=8', 'cm x2 fixed-rate c=8', 'up x1 fixed-rate c=8', 'up x2 fixed-rate c=8'])
+  }
+  // the last of 3 looks on values that vary too much to tell 1.1 from 1: undecided, with the rule's own sizing
+  const question = { compare: /** @type {[string, string]} */ (['cm', 'up']), quantity: /** @type {'throughput'} */ ('throughput'), at: 2, margin: 0.05 }
+  const values = { 'cm@2': [210, 160, 260, 190], 'up@2': [200, 150, 240, 170] }
+  const d = decideQuestion(question, values, { look: 3, maxLooks: 3 })
+  assert.equal(d.verdict, 'undecided')
+  const look = { look: 3, ...d, next: d.next, values, invalid: [], at: new Date().toISOString() }
+  const a = { question, maxLooks: 3, looks: [look], verdict: 'undecided', ended: 'last look', why: d.why, needed: d.needed }
+  assert.match(lookLine(look, a), /^look 3\/3: cm\/up at N=2 = 1\.\d\d \[0\.\d\d, 1\.\d\d\] \(α spent 0\.050\) → undecided$/)
+  const lines = verdictLines(a).join('\n')
+  assert.match(lines, /^verdict: UNDECIDED at look 3 of 3 \(its last planned look taken\)/)
+  assert.match(lines, new RegExp(`what more would be needed: a fixed experiment of ${d.needed.deployments} deployments a cell`))
 })
