@@ -179,9 +179,8 @@ function planAfter (sweep, look) {
   const a = sweep.adaptive
   const cells = cellConfigs(sweep)
   const kept = sweep.plan.filter(e => !(e.block > look.look && e.status === 'pending' && !e.attempts.length))
-  const chosen = look.next.length ? look.next : Object.keys(a.cells).map(cell => ({ cell, deployments: 1 }))
   const random = seededRandom(sweep.seed + look.look)
-  const next = shuffle(chosen.flatMap(n => Array.from({ length: n.deployments }, () => a.cells[n.cell])), random)
+  const next = shuffle(blockAfter(look, a).flatMap(n => Array.from({ length: n.deployments }, () => a.cells[n.cell])), random)
     .map(cell => ({ cell, repeat: look.look + 1, block: look.look + 1, fresh: true }))
   const rest = a.maxLooks - look.look - 1
   const later = rest > 0 ? blockEntries(Object.values(a.cells).map(i => cells[i]), rest, sweep.seed + look.look, look.look + 1) : []
@@ -189,11 +188,14 @@ function planAfter (sweep, look) {
   sweep.plan = [...kept, ...tail]
 }
 
+/**
+ * The block after a look: the one it chose, else one deployment of each cell.
+ * @returns {{ cell: string, deployments: number }[]}
+ */
+const blockAfter = (look, a) => (look.next.length ? look.next : Object.keys(a.cells).map(cell => ({ cell, deployments: 1 })))
+
 /** The seconds the next block takes by the cells' costs. */
-function blockSeconds (look, a, costs) {
-  const chosen = look.next.length ? look.next : Object.keys(a.cells).map(cell => ({ cell, deployments: 1 }))
-  return chosen.reduce((t, n) => t + (costs[n.cell] ?? 0) * n.deployments, 0)
-}
+const blockSeconds = (look, a, costs) => blockAfter(look, a).reduce((t, n) => t + (costs[n.cell] ?? 0) * n.deployments, 0)
 
 /**
  * Runs an adaptive sweep from where it stands to its end: each block's entries (execute), then its look, recorded in
