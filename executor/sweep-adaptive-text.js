@@ -1,7 +1,8 @@
 // What an adaptive sweep (executor sweep --until answered) says: its question, each look, the next block, its verdict.
 import { formatDuration as duration } from './sweep-text.js'
 
-const num = (x) => (Math.abs(x) >= 100 ? x.toFixed(0) : x.toFixed(2))
+/** A ratio or a bound: "2.04", "181", "3.4e+9"; an interval's unbounded end "∞". */
+const num = (x) => (x === Infinity ? '∞' : Math.abs(x) >= 1e6 ? x.toPrecision(2) : Math.abs(x) >= 100 ? x.toFixed(0) : x.toFixed(2))
 const pct = (x) => `${+(x * 100).toPrecision(2)}%`
 /** A small probability with its first two significant digits: 0.012, 3.4e-5. */
 const small = (x) => (x === null || x === undefined ? '-' : x === 0 ? '0' : x < 1e-3 ? x.toExponential(1) : x.toPrecision(2))

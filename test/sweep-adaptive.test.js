@@ -3,14 +3,17 @@
 // --resume, --status, and bad questions and flags refused before anything runs.
 import { test } from 'node:test'
 import assert from 'node:assert/strict'
-import { existsSync, mkdtempSync, readFileSync, readdirSync, writeFileSync } from 'node:fs'
+import { existsSync, mkdirSync, mkdtempSync, readFileSync, readdirSync, writeFileSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { ROOT, runCli } from './helpers/cli.js'
 import { hostsWereBusy } from './helpers/host.js'
 import { assertValidFile } from './helpers/schemas.js'
 import { decideQuestion } from '../analyzer/adaptive.js'
-import { budgetSeconds } from '../executor/sweep-adaptive.js'
+import { budgetSeconds, checkUntil, planAdaptive, runAdaptive } from '../executor/sweep-adaptive.js'
+import { planSweep } from '../executor/sweep-plan.js'
+import { createSweep, isLeft, openSweep, saveSweep } from '../executor/sweep.js'
+import { seededRandom } from '../lib/random.js'
 import { lookLine, verdictLines } from '../executor/sweep-adaptive-text.js'
 import { SWEEP_OPTIONS, sweepCommand } from '../executor/cli-sweep.js'
 
@@ -248,4 +251,85 @@ test('a speedup question plans its four cells a block; an undecided last look sa
   const lines = verdictLines(a).join('\n')
   assert.match(lines, /^verdict: UNDECIDED at look 3 of 3 \(its last planned look taken\)/)
   assert.match(lines, new RegExp(`what more would be needed: a fixed experiment of ${d.needed.deployments} deployments a cell`))
+})
+
+/**
+ * An executeSweep stand-in for the look loop's own tests: each entry of the block a run.json of a known truth (the
+ * cell's throughput times 1 + cv × a seeded normal draw), on a deployment of its own, taking `seconds`.
+ */
+function measureTruth (sweep, { truth, cv, seconds, seed }) {
+  const random = seededRandom(seed)
+  const normal = () => Math.sqrt(-2 * Math.log(1 - random())) * Math.cos(2 * Math.PI * random())
+  return async (only) => {
+    for (const e of sweep.plan.filter(x => isLeft(x) && only(x))) {
+      const values = sweep.cells[e.cell].values
+      const runId = `run-${e.index}`
+      const throughput = truth[`${values.strategy}@${values.instances}`] * (1 + cv * normal())
+      mkdirSync(join(sweep.dir, runId))
+      writeFileSync(join(sweep.dir, runId, 'run.json'), JSON.stringify({
+        schema: 'nodescale.run/v1',
+        id: runId,
+        status: 'done',
+        startedAt: new Date(1_795_000_000_000 + e.index * 10_000).toISOString(),
+        config: { ...values, sweep: { id: sweep.id, index: e.index, repeat: e.repeat, level: null } },
+        summary: { requests: Math.round(throughput), errors: 0, errorRate: 0, throughput, latency: { mean: 5, p50: 5, p90: 9, p95: 10, p99: 12, max: 20 } },
+        validity: { ok: true, flags: [] },
+        placement: [{ pid: 10_000 + e.index, port: 3000 }],
+        error: null
+      }))
+      Object.assign(e, { status: 'done', run: runId, seconds })
+      e.attempts.push({ run: runId, status: 'done', reason: null })
+    }
+  }
+}
+
+/** A new adaptive sweep of the study (no run yet), planned for a budget. */
+async function newAdaptive (budget, seed) {
+  const { file, out } = experiment()
+  const planned = planAdaptive(await planSweep(file, { out, seed, check: checkUntil }), { budget })
+  return createSweep({ ...planned, out })
+}
+
+test('the look loop on a known truth: equal rates end equivalent; a budget that cannot hold the next block ends ' +
+  'undecided; a look taken before a kill is kept, and the next goes on from the next block', async () => {
+  const lines = []
+  const say = line => lines.push(line)
+  // cm and up at one rate: equivalent within 5% once the interval is narrow enough
+  const same = await newAdaptive(120, 5)
+  await runAdaptive(same, { execute: measureTruth(same, { truth: { 'cm@2': 200, 'up@2': 200 }, cv: 0.01, seconds: 2, seed: 1 }), say, lookLine })
+  const a = same.adaptive
+  assert.equal(a.verdict, 'equivalent', lines.join('\n'))
+  assert.equal(a.ended, 'answered')
+  assertLooksAsRuled(a)
+  assert.ok(a.looks.at(-1).estimate.lo > 1 / 1.05 && a.looks.at(-1).estimate.hi < 1.05, JSON.stringify(a.looks.at(-1).estimate))
+  assert.equal(same.status, 'done')
+  // the budget: 3 blocks by the plan's estimate, and runs of 10 s: after the first block, 20 s spent, the second (20 s
+  // as measured) no longer fits
+  const block = (await newAdaptive(60, 6)).adaptive.block.seconds
+  const small = await newAdaptive(3.5 * block, 6)
+  assert.equal(small.adaptive.maxLooks, 3)
+  await runAdaptive(small, { execute: measureTruth(small, { truth: { 'cm@2': 200, 'up@2': 190 }, cv: 0.2, seconds: 10, seed: 2 }), say, lookLine })
+  assert.equal(small.adaptive.verdict, 'undecided')
+  assert.equal(small.adaptive.ended, 'budget spent')
+  assert.equal(small.adaptive.looks.length, 1)
+  assert.match(verdictLines(small.adaptive).join('\n'), /\(the budget spent\)[^]*what more would be needed: the next block the rule chose: /)
+  assert.ok(small.plan.filter(e => e.status === 'skipped').every(e => /^not run: the budget was spent at look \d$/.test(e.reason)))
+  // killed after block 2 ran and before its look: sweep.json holds one look; the next process takes look 2 first
+  const killed = await newAdaptive(120, 7)
+  const execute = measureTruth(killed, { truth: { 'cm@2': 400, 'up@2': 200 }, cv: 0.01, seconds: 2, seed: 3 })
+  await runAdaptive(killed, { execute: async (only) => { await execute(only); if (killed.adaptive.looks.length === 1) throw new Error('killed') }, say, lookLine })
+    .catch(err => assert.equal(err.message, 'killed'))
+  await saveSweep(killed)
+  const reopened = await openSweep(killed.dir)
+  const first = structuredClone(reopened.adaptive.looks[0])
+  const ran = []
+  const again = measureTruth(reopened, { truth: { 'cm@2': 400, 'up@2': 200 }, cv: 0.01, seconds: 2, seed: 4 })
+  await runAdaptive(reopened, { execute: async (only) => { ran.push(...reopened.plan.filter(e => isLeft(e) && only(e)).map(e => e.block)); await again(only) }, say, lookLine })
+  assert.deepEqual(reopened.adaptive.looks[0], first)
+  assert.equal(reopened.adaptive.looks[1].look, 2)
+  assert.equal(reopened.adaptive.verdict, 'different')
+  assertLooksAsRuled(reopened.adaptive)
+  // block 2 was not run again; the blocks after it were
+  assert.ok(ran.length && ran.every(b => b > 2), JSON.stringify(ran))
+  assert.equal(ran.length, reopened.plan.filter(e => e.block > 2 && e.status === 'done').length)
 })
