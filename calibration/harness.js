@@ -10,7 +10,8 @@ import { randomSource } from './synth.js'
 const HERE = dirname(fileURLToPath(import.meta.url))
 
 /**
- * @typedef {{ max: number } | { min: number } | { between: [number, number] }} Target
+ * @typedef {({ max: number } | { min: number } | { between: [number, number] }) & { unit?: '×' }} Target
+ *   unit ×: a ratio, printed 1.27×; else a share, printed as a percentage
  * @typedef {{ value: number, worst?: string, cells?: { case: string, value: number }[], note?: string }} Outcome
  *   value: the figure held against the target (the worst cell of the grid where the target is a bound on every cell);
  *   worst: which cell gave it; cells: every cell's figure (the full table); note: what the figure left out
@@ -39,7 +40,7 @@ export function meets (t, v) {
 
 /** @param {Target} t */
 export function targetText (t) {
-  const p = (x) => (Math.abs(x) <= 1 ? `${+(x * 100).toFixed(1)}%` : String(x))
+  const p = (x) => (t.unit === '×' ? `${x}×` : Math.abs(x) <= 1 ? `${+(x * 100).toFixed(1)}%` : String(x))
   if ('max' in t) return `≤ ${p(t.max)}`
   if ('min' in t) return `≥ ${p(t.min)}`
   return `${p(t.between[0])}–${p(t.between[1])}`
@@ -75,7 +76,8 @@ function hashOf (text) {
   return h
 }
 
-const fmt = (v) => (Math.abs(v) <= 1.5 ? `${(v * 100).toFixed(1)}%` : v.toFixed(3))
+/** A figure as its target reads: a ratio (unit ×) as 1.27×, a share as a percentage. */
+const fmt = (/** @type {number} */ v, /** @type {Partial<Target>} */ t = {}) => (t.unit === '×' ? `${v.toFixed(2)}×` : Math.abs(v) <= 1.5 ? `${(v * 100).toFixed(1)}%` : v.toFixed(3))
 
 /**
  * The table as Markdown: one row per target, achieved against target, the grid and the worst cell.
@@ -84,7 +86,7 @@ const fmt = (v) => (Math.abs(v) <= 1.5 ? `${(v * 100).toFixed(1)}%` : v.toFixed(
 export function markdownTable (results) {
   const lines = ['| id | figure | scenarios | target | achieved | worst cell | trials | met |', '|---|---|---|---|---|---|---|---|']
   for (const r of results) {
-    const cells = [`\`${r.id}\``, r.figure, r.grid, targetText(r.target), fmt(r.value), r.worst ?? '', r.trialsRun, r.ok ? 'yes' : '**no**']
+    const cells = [`\`${r.id}\``, r.figure, r.grid, targetText(r.target), fmt(r.value, r.target), r.worst ?? '', r.trialsRun, r.ok ? 'yes' : '**no**']
     lines.push(`| ${cells.map(c => String(c).replace(/\|/g, '\\|')).join(' | ')} |`)
   }
   return lines.join('\n')
@@ -111,7 +113,7 @@ export function withTable (doc, table) {
  * @param {Result[]} results
  */
 export function textTable (results) {
-  const rows = results.map(r => [r.ok ? 'ok ' : 'NO ', r.id, targetText(r.target), fmt(r.value), r.worst ?? '', `${r.seconds.toFixed(1)} s`])
+  const rows = results.map(r => [r.ok ? 'ok ' : 'NO ', r.id, targetText(r.target), fmt(r.value, r.target), r.worst ?? '', `${r.seconds.toFixed(1)} s`])
   const widths = rows[0]?.map((_, i) => Math.max(...rows.map(row => String(row[i]).length))) ?? []
   return rows.map(row => row.map((c, i) => String(c).padEnd(widths[i])).join('  ').trimEnd()).join('\n')
 }
