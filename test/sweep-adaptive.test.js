@@ -3,10 +3,10 @@
 // --resume, --status, and bad questions and flags refused before anything runs.
 import { test } from 'node:test'
 import assert from 'node:assert/strict'
-import { existsSync, mkdirSync, mkdtempSync, readFileSync, readdirSync, writeFileSync } from 'node:fs'
-import { tmpdir } from 'node:os'
+import { existsSync, mkdirSync, writeFileSync } from 'node:fs'
 import { join } from 'node:path'
 import { ROOT, runCli } from './helpers/cli.js'
+import { experiment as experimentFile, readSweep } from './helpers/sweep-files.js'
 import { hostsWereBusy } from './helpers/host.js'
 import { assertValidFile } from './helpers/schemas.js'
 import { decideQuestion } from '../analyzer/adaptive.js'
@@ -17,7 +17,6 @@ import { seededRandom } from '../lib/random.js'
 import { lookLine, verdictLines } from '../executor/sweep-adaptive-text.js'
 import { SWEEP_OPTIONS, sweepCommand } from '../executor/cli-sweep.js'
 
-const tmp = () => mkdtempSync(join(tmpdir(), 'ns-adaptive-'))
 const APP = join(ROOT, 'test', 'fixtures', 'apps', 'fixed-rate.js')
 // 200 requests a second per process: cm x2's two workers serve 400, up x2's one process 200 (the ratio is 2)
 const STUDY = `backend: local
@@ -31,23 +30,10 @@ warmup: 0
 question: { compare: [cm, up], quantity: throughput, at: 2 }
 `
 
+const experiment = (text = STUDY) => experimentFile(text, 'ns-adaptive-')
+
 /** A stream that keeps what is written to it. */
 const sink = () => ({ text: '', isTTY: false, write (s) { this.text += s; return true } })
-
-function experiment (text = STUDY) {
-  const dir = tmp()
-  const file = join(dir, 'study.yml')
-  writeFileSync(file, text)
-  return { file, out: join(dir, 'out') }
-}
-
-/** The sweep folder under out, its sweep.json and its runs' run.json. */
-function readSweep (out) {
-  const [id] = readdirSync(out)
-  const dir = join(out, id)
-  const runs = readdirSync(dir).filter(d => existsSync(join(dir, d, 'run.json'))).map(d => JSON.parse(readFileSync(join(dir, d, 'run.json'), 'utf8')))
-  return { dir, sweep: JSON.parse(readFileSync(join(dir, 'sweep.json'), 'utf8')), runs }
-}
 
 /**
  * Every recorded look decided again from the values it recorded: the same verdict (nothing re-decided differently),

@@ -1,29 +1,12 @@
 // `executor sweep` end to end on the local backend: real servers, deployment reuse, Ctrl-C, kill -9, resume, failures.
 import { test } from 'node:test'
 import assert from 'node:assert/strict'
-import { mkdtempSync, writeFileSync, readFileSync, readdirSync, existsSync } from 'node:fs'
-import { tmpdir } from 'node:os'
+import { existsSync } from 'node:fs'
 import { join } from 'node:path'
 import { runCli, descendants, alive, ROOT } from './helpers/cli.js'
+import { experiment, readSweep } from './helpers/sweep-files.js'
 
-const tmp = () => mkdtempSync(join(tmpdir(), 'ns-sweep-'))
 const sleep = ms => new Promise(resolve => setTimeout(resolve, ms))
-
-function experiment (text) {
-  const dir = tmp()
-  const file = join(dir, 'study.yml')
-  writeFileSync(file, text)
-  return { file, out: join(dir, 'out') }
-}
-
-/** The sweep folder under out, its sweep.json, and every run.json in it. */
-function readSweep (out) {
-  const [id] = readdirSync(out)
-  const dir = join(out, id)
-  const sweep = JSON.parse(readFileSync(join(dir, 'sweep.json'), 'utf8'))
-  const runs = readdirSync(dir).filter(d => existsSync(join(dir, d, 'run.json'))).map(d => JSON.parse(readFileSync(join(dir, d, 'run.json'), 'utf8')))
-  return { dir, sweep, runs }
-}
 
 const runLines = text => text.match(/^\[\s*\d+\/\d+\] .*$/gm) ?? []
 
