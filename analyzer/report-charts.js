@@ -3,6 +3,7 @@ import * as vega from 'vega'
 import { compile } from 'vega-lite'
 import { human } from './fit-verdict.js'
 import { instancesText } from './report-tables.js'
+import { ratioName } from './adaptive-text.js'
 
 const WIDTH = 440
 const HEIGHT = 260
@@ -195,6 +196,45 @@ function rolesSpec (report) {
 }
 
 /**
+ * An adaptive experiment's interval narrowing look by look: the ratio and its repeated interval at each look (log
+ * scale), no difference (1) and the equivalence margin as rules.
+ * @param {any} a sweep.json's adaptive
+ */
+function adaptiveSpec (a) {
+  const rows = a.looks.filter(l => l.estimate && ok(l.estimate.ratio)).map(l => ({
+    look: l.look,
+    ratio: l.estimate.ratio,
+    lo: ok(l.estimate.lo) ? l.estimate.lo : null,
+    hi: ok(l.estimate.hi) ? l.estimate.hi : null,
+    verdict: l.verdict,
+    label: `look ${l.look}: ${l.estimate.ratio.toFixed(2)} [${l.estimate.lo.toFixed(2)}, ${ok(l.estimate.hi) ? l.estimate.hi.toFixed(2) : '∞'}] → ${l.verdict}`
+  }))
+  if (!rows.length) return null
+  const margin = a.question.margin ?? 0
+  const rules = [1, 1 + margin, 1 / (1 + margin)].map((y, i) => ({ y, what: i ? `±${(margin * 100).toFixed(0)}% margin` : 'no difference' }))
+  const x = { field: 'look', type: 'quantitative', title: 'look (after each block)', scale: { domain: [0.5, a.maxLooks + 0.5] }, axis: { tickMinStep: 1 } }
+  return {
+    title: { text: `${ratioName(a.question)}: the interval look by look`, subtitle: 'the ratio and its repeated 95% interval at each look; it stops once the interval answers' },
+    width: WIDTH,
+    height: HEIGHT,
+    layer: [
+      { data: { values: rules }, mark: { type: 'rule', strokeDash: [4, 3], color: '#999' }, encoding: { y: { field: 'y', type: 'quantitative' }, description: { field: 'what' } } },
+      { data: { values: rows.filter(r => r.lo !== null && r.hi !== null) }, mark: { type: 'rule', strokeWidth: 2 }, encoding: { x, y: { field: 'lo', type: 'quantitative', scale: { type: 'log' } }, y2: { field: 'hi' }, description: { field: 'label' } } },
+      {
+        data: { values: rows },
+        mark: { type: 'point', filled: true, size: 60 },
+        encoding: {
+          x,
+          y: { field: 'ratio', type: 'quantitative', title: `ratio ${ratioName(a.question)} (log scale)`, scale: { type: 'log' } },
+          color: { field: 'verdict', type: 'nominal', title: 'verdict' },
+          description: { field: 'label' }
+        }
+      }
+    ]
+  }
+}
+
+/**
  * Every chart of a report as SVG text (null where there is nothing to draw).
  * @param {import('./report.js').Report} report
  * @param {{ log?: (line: string) => void }} [opts]
@@ -213,6 +253,8 @@ export async function renderCharts (report, opts = {}) {
   for (const g of report.groups) fits.set(g.name, await draw(fitSpec(report, g)))
   const cpu = await draw(cpuSpec(report))
   const roles = await draw(rolesSpec(report))
-  const count = [throughput, latency, clusterCpu, cpu, roles, ...fits.values()].filter(Boolean).length
-  return { throughput, latency, clusterCpu, fits, cpu, roles, count }
+  const adaptive = []
+  for (const a of report.adaptive ?? []) adaptive.push(await draw(adaptiveSpec(a)))
+  const count = [throughput, latency, clusterCpu, cpu, roles, ...fits.values(), ...adaptive].filter(Boolean).length
+  return { throughput, latency, clusterCpu, fits, cpu, roles, adaptive, count }
 }

@@ -4,6 +4,7 @@ import { fitsTable, verdictLines, pointsTable, fitNote, cpuTableOf, environmentT
 import { excludedLine } from './run-validity.js'
 import { perCoreWhy } from './why-bends.js'
 import { replicationTable, REPLICATION_HINT, verdictMeanings } from './replication/text.js'
+import { looksTable, questionText, ADAPTIVE_HINT, adaptiveVerdict } from './adaptive-text.js'
 
 const ESCAPES = { '&': '&amp;', '<': '&lt;', '>': '&gt;', '"': '&quot;', "'": '&#39;' }
 /** Text for HTML content and attribute values. */
@@ -135,6 +136,12 @@ function searchesSection (report) {
     htmlTable(searchesTable(report), { cls: 'searches', rowClass: i => (report.searches[i].confirmed ? '' : 'invalid') }) + '</section>'
 }
 
+function adaptiveSections (report, charts) {
+  return (report.adaptive ?? []).map((a, i) => `<section id="adaptive-${i + 1}"><h2>Adaptive experiment: ${esc(questionText(a.question))}</h2>` +
+    `<p class="hint">${esc(ADAPTIVE_HINT)}</p>` + htmlTable(looksTable(a), { cls: 'looks' }) +
+    `<ul class="verdicts"><li>${esc(adaptiveVerdict(a))}</li></ul>` + `<div class="charts">${figure(charts.adaptive?.[i], 'adaptive')}</div></section>`).join('\n')
+}
+
 function cpuSection (report, charts) {
   const out = ['<section id="cpu"><h2>Per-core CPU</h2>']
   if (!report.cpu.length) return out.join('') + noteBox('no per-core CPU in these runs (run.json cpu is missing or the runs did not finish)') + '</section>'
@@ -185,6 +192,7 @@ ${fitsSection(report, charts)}
 ${pointsSection(report, charts)}
 ${bendsSection(report, charts)}
 ${searchesSection(report)}
+${adaptiveSections(report, charts)}
 ${correlationsSection(report)}
 ${replicationSections(report)}
 ${cpuSection(report, charts)}

@@ -3,6 +3,7 @@ import { fitsTable, verdictLines, pointsTable, fitNote, cpuTableOf, environmentT
 import { excludedLine } from './run-validity.js'
 import { perCoreWhy } from './why-bends.js'
 import { replicationTable, REPLICATION_HINT, verdictMeanings } from './replication/text.js'
+import { looksTable, questionText, ADAPTIVE_HINT, adaptiveVerdict } from './adaptive-text.js'
 
 const mdCell = c => cellText(c).replace(/\|/g, '\\|').replace(/\n/g, ' ') || ' '
 
@@ -44,6 +45,9 @@ export function renderMarkdown (report) {
   const bends = (report.comparison?.bends ?? []).filter(b => b.kind)
   if (bends.length) out.push('## Why the curves bend', '', ...bends.map(b => `- ${b.sentence}`), '', BENDS_HINT, '', mdTable(bendsTable(bends)), '')
   if (report.searches.length) out.push('## Capacity searches', '', SEARCHES_HINT, '', mdTable(searchesTable(report)), '')
+  for (const a of report.adaptive ?? []) {
+    out.push(`## Adaptive experiment: ${questionText(a.question)}`, '', ADAPTIVE_HINT, '', mdTable(looksTable(a)), '', `- ${adaptiveVerdict(a)}`, '')
+  }
   if (report.correlations) {
     out.push('## Correlations', '', CORRELATIONS_HINT, '', mdTable(correlationsTable(report.correlations)), '')
     const notes = correlationNotes(report.correlations)

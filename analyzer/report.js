@@ -134,6 +134,7 @@ export async function buildReport (sources, { x, groupBy, bootstrap = 0, seed = 
     ? await correlate(dirs, { includeInvalid }).catch(e => { if (isBadData(e)) return null; throw e })
     : null
   const replications = await replicationsOf(dirs, includeInvalid)
+  const adaptive = await adaptiveOf(dirs)
   const status = {}
   for (const r of runs) status[r.status] = (status[r.status] ?? 0) + 1
   const notes = []
@@ -161,6 +162,7 @@ export async function buildReport (sources, { x, groupBy, bootstrap = 0, seed = 
     cpu: cpuTable(runs),
     environments: environmentsOf(runs),
     replications,
+    adaptive,
     notes
   }
 }
@@ -174,12 +176,35 @@ export async function buildReport (sources, { x, groupBy, bootstrap = 0, seed = 
 async function replicationsOf (dirs, includeInvalid) {
   const byStudy = new Map()
   for (const dir of dirs) {
-    const name = await readFile(join(await sweepFolder(dir), SWEEP_FILE), 'utf8').then(t => JSON.parse(t).experiment?.name, () => null)
+    const name = (await sweepJsonOf(dir))?.experiment?.name
     const study = Object.values(studies).find(s => s.experiments.includes(name))
     if (study) byStudy.set(study.id, [...(byStudy.get(study.id) ?? []), dir])
   }
   const out = []
   for (const [study, folders] of byStudy) out.push(await replicate(folders, { study, includeInvalid }))
+  return out
+}
+
+/**
+ * A sweep folder's sweep.json, or null (a folder of runs without one, or one that cannot be read: the runs still
+ * report).
+ * @param {string} dir
+ */
+async function sweepJsonOf (dir) {
+  return readFile(join(await sweepFolder(dir), SWEEP_FILE), 'utf8').then(t => JSON.parse(t), () => null)
+}
+
+/**
+ * The adaptive experiments among the sweep folders (executor sweep --until answered): each one's question, looks and
+ * verdict as its sweep.json holds them.
+ * @param {string[]} dirs
+ */
+async function adaptiveOf (dirs) {
+  const out = []
+  for (const dir of dirs) {
+    const sweep = await sweepJsonOf(dir)
+    if (sweep?.adaptive?.looks?.length) out.push({ sweep: sweep.id, ...sweep.adaptive })
+  }
   return out
 }
 

@@ -1,32 +1,6 @@
 // What an adaptive sweep (executor sweep --until answered) says: its question, each look, the next block, its verdict.
 import { formatDuration as duration } from './sweep-text.js'
-
-/** A ratio or a bound: "2.04", "181", "3.4e+9"; an interval's unbounded end "∞". */
-const num = (x) => (x === Infinity ? '∞' : Math.abs(x) >= 1e6 ? x.toPrecision(2) : Math.abs(x) >= 100 ? x.toFixed(0) : x.toFixed(2))
-const pct = (x) => `${+(x * 100).toPrecision(2)}%`
-/** A small probability with its first two significant digits: 0.012, 3.4e-5. */
-const small = (x) => (x === null || x === undefined ? '-' : x === 0 ? '0' : x < 1e-3 ? x.toExponential(1) : x.toPrecision(2))
-
-/**
- * What the question compares, as the ratio's name: "cm/up at N=4", "cm/up speedup N=1→4".
- * @param {import('./experiment.js').Question} q
- */
-export const ratioName = (q) => `${q.compare[0]}/${q.compare[1]} ${q.quantity === 'speedup' ? `speedup N=${q.from}→${q.at}` : `at N=${q.at}`}`
-
-/**
- * The question in words: "does cm differ from up in throughput at N=4? (equivalent: within ±5%)".
- * @param {import('./experiment.js').Question} q
- */
-export function questionText (q) {
-  const what = q.quantity === 'speedup' ? `speedup from N=${q.from} to N=${q.at}` : `throughput at N=${q.at}`
-  return `does ${q.compare[0]} differ from ${q.compare[1]} in ${what}? (the ratio ${ratioName(q)}; equivalent: within ±${pct(q.margin)})`
-}
-
-/**
- * A block of deployments: "cm@4 ×2, up@4 ×1".
- * @param {{ cell: string, deployments: number }[]} next
- */
-export const blockText = (next) => next.map(n => `${n.cell} ×${n.deployments}`).join(', ')
+import { blockText, estimateText, pct, questionText, ratioName, small } from '../analyzer/adaptive-text.js'
 
 /** The next block and what it buys: "cm@4 ×2 (narrows by 38% for 40 s)". */
 export function nextText (look) {
@@ -35,11 +9,6 @@ export function nextText (look) {
   const gain = g ? ` (narrows by ${pct(g.narrowsBy)}${g.seconds === null || g.seconds === undefined ? '' : ` for ${duration(g.seconds)}`})` : ''
   return `${blockText(look.next)}${gain}`
 }
-
-/** The ratio and its interval: "2.04 [1.39, 2.99]", or why there is none yet. */
-const estimateText = (look) => (look.estimate
-  ? `${num(look.estimate.ratio)} [${num(look.estimate.lo)}, ${num(look.estimate.hi)}]`
-  : 'no interval yet')
 
 /**
  * One look's line: "look 2/5: cm/up at N=4 = 2.04 [1.39, 2.99] (α spent 0.012) → continue; next: cm@4 ×2 (narrows by

@@ -1,0 +1,78 @@
+// An adaptive experiment's question and looks in words (sweep.json's adaptive record): what the sweep prints as it
+// goes and what the report shows afterwards.
+
+/** A ratio or a bound: "2.04", "181", "3.4e+9"; an interval's unbounded end "∞". */
+export const num = (x) => (x === Infinity ? '∞' : Math.abs(x) >= 1e6 ? x.toPrecision(2) : Math.abs(x) >= 100 ? x.toFixed(0) : x.toFixed(2))
+/** A share as a percentage with two significant digits: "38%". */
+export const pct = (x) => `${+(x * 100).toPrecision(2)}%`
+/** A small probability with its first two significant digits: 0.012, 3.4e-5. */
+export const small = (x) => (x === null || x === undefined ? '-' : x === 0 ? '0' : x < 1e-3 ? x.toExponential(1) : x.toPrecision(2))
+
+/**
+ * @typedef {{ compare: [string, string], quantity: 'throughput' | 'speedup', at: number, from?: number,
+ *   margin: number }} QuestionLike
+ */
+
+/**
+ * What the question compares, as the ratio's name: "cm/up at N=4", "cm/up speedup N=1→4".
+ * @param {QuestionLike} q
+ */
+export const ratioName = (q) => `${q.compare[0]}/${q.compare[1]} ${q.quantity === 'speedup' ? `speedup N=${q.from}→${q.at}` : `at N=${q.at}`}`
+
+/**
+ * The question in words: "does cm differ from up in throughput at N=4? (equivalent: within ±5%)".
+ * @param {QuestionLike} q
+ */
+export function questionText (q) {
+  const what = q.quantity === 'speedup' ? `speedup from N=${q.from} to N=${q.at}` : `throughput at N=${q.at}`
+  return `does ${q.compare[0]} differ from ${q.compare[1]} in ${what}? (the ratio ${ratioName(q)}; equivalent: within ±${pct(q.margin)})`
+}
+
+/**
+ * A block of deployments: "cm@4 ×2, up@4 ×1".
+ * @param {{ cell: string, deployments: number }[]} next
+ */
+export const blockText = (next) => next.map(n => `${n.cell} ×${n.deployments}`).join(', ')
+
+/**
+ * The ratio and its interval: "2.04 [1.39, 2.99]", or why there is none yet.
+ * @param {{ estimate: { ratio: number, lo: number, hi: number } | null }} look
+ */
+export const estimateText = (look) => (look.estimate
+  ? `${num(look.estimate.ratio)} [${num(look.estimate.lo)}, ${num(look.estimate.hi)}]`
+  : 'no interval yet')
+
+/**
+ * The looks as a table: one row a look, with the deployments measured per cell, the ratio and its repeated interval,
+ * the alpha spent, the verdict and the block it chose next.
+ * @param {any} a sweep.json's adaptive
+ * @returns {{ header: string[], rows: string[][] }}
+ */
+export function looksTable (a) {
+  const cells = Object.keys(a.cells ?? {})
+  return {
+    header: ['look', ...cells.map(c => `${c} deployments`), `${ratioName(a.question)} [interval]`, 'α spent', 'verdict', 'next block'],
+    rows: a.looks.map(look => [
+      `${look.look}/${a.maxLooks}`,
+      ...cells.map(c => String(look.values?.[c]?.length ?? 0)),
+      estimateText(look),
+      small(look.alphaSpent),
+      look.verdict,
+      look.verdict === 'continue' && look.next?.length ? blockText(look.next) : '-'
+    ])
+  }
+}
+
+/** What the looks table shows, for the report. */
+export const ADAPTIVE_HINT = 'After each block of fresh deployments the sweep looked: the ratio with its repeated 95% interval ' +
+  '(valid at whichever look the sweep stops), the share of alpha spent so far (Lan–DeMets spending over the planned looks), ' +
+  'and the verdict; it stops at the first look that answers (docs/statistics/adaptive.md).'
+
+/**
+ * The experiment's outcome in one line: "verdict: different at look 2 of 10 (answered): …", or that it has none yet.
+ * @param {any} a sweep.json's adaptive
+ */
+export function adaptiveVerdict (a) {
+  if (!a.verdict) return `no verdict yet: ${a.looks.length} look${a.looks.length === 1 ? '' : 's'} of at most ${a.maxLooks} taken`
+  return `verdict: ${a.verdict} at look ${a.looks.at(-1).look} of ${a.maxLooks} (${a.ended})${a.why ? `: ${a.why}` : ''}`
+}
