@@ -7,7 +7,7 @@ import { checkOption, keyOf, readOption, typeProblem } from '../lib/options.js'
 import { EXPERIMENT_OPTIONS } from '../lib/run-options.js'
 import { STRATEGIES, strategyOf } from '../lib/strategies.js'
 import { X_FIELDS } from '../analyzer/points.js'
-import { QUANTITIES, cellsNeeded, checkQuestion as completeQuestion } from '../analyzer/adaptive.js'
+import { QUANTITIES, SPENDINGS, cellsNeeded, checkQuestion as completeQuestion } from '../analyzer/adaptive.js'
 import { CAPACITY_SEARCH_OPTIONS } from './capacity.js'
 import { LEVEL_RE, isMap, checkKeys, stringList, byStrategy, wholeNumbers, concurrencyValues, rateValues } from './experiment-values.js'
 
@@ -78,7 +78,8 @@ export const EXPERIMENT_KEYS = Object.freeze({
   calibrate: 'how to make a missing calibration file: { strategy, instances, duration, warmup, confirm, max-concurrency, max-probes }',
   analysis: '{ fit: usl | amdahl | both | none, x: instances | concurrency | nodes, cpu-table: true | false, correlations: true | false }',
   question: 'what executor sweep --until answered decides: { compare: [a, b] (two strategies), quantity: throughput | speedup, ' +
-    'at: N, from: N (speedup\'s base, default 1), margin: 5% (the ratio within it is "equivalent") }',
+    'at: N, from: N (speedup\'s base, default 1), margin: 5% (the ratio within it is "equivalent"), ' +
+    'spending: obrien-fleming | pocock (how alpha is spent over the looks: little early, or evenly; default obrien-fleming) }',
   profiles: 'named overrides of these keys: { smoke: {...}, default: {...}, full: {...} }'
 })
 const NOT_IN_PROFILES = ['name', 'description', 'question', 'profiles']
@@ -87,7 +88,7 @@ export const ORDERS = Object.freeze(['shapes', 'blocks'])
 const FITS = ['usl', 'amdahl', 'both', 'none']
 const CALIBRATE_KEYS = ['strategy', 'instances', 'duration', 'warmup', 'confirm', 'max-concurrency', 'max-probes']
 const ANALYSIS_KEYS = ['fit', 'x', 'cpu-table', 'correlations']
-const QUESTION_KEYS = ['compare', 'quantity', 'at', 'from', 'margin']
+const QUESTION_KEYS = ['compare', 'quantity', 'at', 'from', 'margin', 'spending']
 /** Keys that say the same thing two ways: a profile that sets one replaces the other of the file. */
 const ALTERNATIVES = [['benchmark', 'benchmarks'], ['concurrency', 'rate', 'load'], ['instances', 'instances-per-node']]
 
@@ -321,8 +322,10 @@ function parseQuestion (value, fail) {
   if (from !== undefined && from >= at) throw bad(['from'], `from: ${from} is not below at (${at}); a speedup is from a smaller N to a larger one`)
   const margin = value.margin === undefined ? undefined : marginOf(value.margin)
   if (margin === null) throw bad(['margin'], `margin: ${JSON.stringify(value.margin)} is not allowed; a percent above 0% and below 100% (5%), or a fraction (0.05)`)
+  const spending = value.spending ?? 'obrien-fleming'
+  if (!SPENDINGS.includes(spending)) throw bad(['spending'], `spending: ${JSON.stringify(spending)} is not allowed; one of: ${SPENDINGS.join(', ')}`)
   /** @type {Question} */
-  const question = { compare: [compare[0], compare[1]], quantity, at, ...(from === undefined ? {} : { from }), margin }
+  const question = { compare: [compare[0], compare[1]], quantity, at, ...(from === undefined ? {} : { from }), margin, spending }
   // the margin the analyzer's rule uses when the file names none, kept with the question
   return Object.freeze({ ...question, margin: completeQuestion(question).margin })
 }
@@ -335,8 +338,8 @@ function marginOf (v) {
 }
 
 /**
- * @typedef {{ compare: [string, string], quantity: 'throughput'|'speedup', at: number, from?: number, margin: number }}
- *   Question
+ * @typedef {{ compare: [string, string], quantity: 'throughput'|'speedup', at: number, from?: number, margin: number,
+ *   spending?: 'obrien-fleming'|'pocock' }} Question
  */
 
 /**

@@ -135,7 +135,7 @@ export async function takeLook (sweep, look) {
   const a = sweep.adaptive
   const { cells, invalid } = await deploymentValues(sweep)
   const costs = await cellCosts(sweep)
-  const d = decideQuestion(a.question, cells, { look, maxLooks: a.maxLooks, costs })
+  const d = decideQuestion(a.question, cells, { look, maxLooks: a.maxLooks, costs, spending: a.question.spending ?? 'obrien-fleming' })
   return {
     look,
     verdict: d.verdict,

@@ -10,6 +10,7 @@ import { decideQuestion } from '../analyzer/adaptive.js'
 import { buildReport, writeReport } from '../analyzer/report.js'
 import { renderMarkdown } from '../analyzer/report-md.js'
 
+/** @type {import('../analyzer/adaptive.js').Question} */
 const question = { compare: ['cm', 'up'], quantity: 'throughput', at: 4, margin: 0.05 }
 
 /** A sweep folder of cm x4 and up x4 runs, one a deployment, with the looks decideQuestion takes over its blocks. */

@@ -57,7 +57,7 @@ order: blocks
 calibration: cal.json
 calibrate: { strategy: up, instances: 1, duration: 1, warmup: 0.5, confirm: 2, max-concurrency: 64, max-probes: 10 }
 analysis: { fit: both, x: instances, cpu-table: true }
-question: { compare: [cm, up], quantity: speedup, at: 2, from: 1, margin: 5% }
+question: { compare: [cm, up], quantity: speedup, at: 2, from: 1, margin: 5%, spending: pocock }
 profiles:
   smoke: { repeats: 1, duration: 1 }
 `
@@ -83,7 +83,7 @@ profiles:
   assert.equal(exp.repeats, 2)
   assert.equal(exp.calibration, '/x/cal.json')
   assert.equal(exp.params.cpu.n, '1000003')
-  assert.deepEqual(exp.question, { compare: ['cm', 'up'], quantity: 'speedup', at: 2, from: 1, margin: 0.05 })
+  assert.deepEqual(exp.question, { compare: ['cm', 'up'], quantity: 'speedup', at: 2, from: 1, margin: 0.05, spending: 'pocock' })
   assert.ok(exp.usesLevels)
   const cells = buildCells(exp, { out: tmp(), calibration: { relaxed: { concurrency: 3 }, exhausted: { concurrency: 100 }, cores: 2 } })
   assert.equal(cells.length, 2 * (2 + 3 + 1 + 2) * 4)

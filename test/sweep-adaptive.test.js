@@ -156,6 +156,7 @@ test('bad questions and bad --until / --budget: exit 2 naming the key or the fla
     [STUDY.replace('at: 2', 'at: 4'), [], /study\.yml:9: question: at: 4 is not among cm's instances \(2\)/],
     [STUDY.replace('quantity: throughput', 'quantity: ceiling'), [], /study\.yml:9: question: quantity: "ceiling" is not allowed; one of: throughput, speedup/],
     [STUDY.replace('at: 2 }', 'at: 2, margin: 120% }'), [], /question: margin: "120%" is not allowed/],
+    [STUDY.replace('at: 2 }', 'at: 2, spending: greedy }'), [], /study\.yml:9: question: spending: "greedy" is not allowed; one of: obrien-fleming, pocock/],
     [STUDY.replace('quantity: throughput, at: 2', 'quantity: speedup, at: 2'), [], /study\.yml:9: question: from: 1 is not among cm's instances \(2\)/],
     [STUDY.replace(/question:.*\n/, ''), [], /--until: answered needs a question in .*study\.yml, and it has no question: key/],
     [STUDY, ['--budget', '30x'], /--budget: "30x" is not a duration; write it in s, m or h/],
