@@ -58,7 +58,11 @@ test('load nodes: generators on their own nodes, split, merged, and one lost mid
       const [spec] = (await /** @type {Promise<any[]>} */ (agents)).map(x => x.Spec.TaskTemplate.ContainerSpec)
       assert.ok(spec.Env.includes('NODESCALE_AGENT_TOKEN_FILE=/run/secrets/nodescale_agent_token'), spec.Env.join(' '))
       assert.ok(!spec.Env.some(e => e.startsWith('NODESCALE_AGENT_TOKEN=')), 'no token in the environment')
-      assert.deepEqual(spec.Secrets.map(x => [x.File.Name, x.File.Mode]), [['nodescale_agent_token', 0o400]])
+      assert.deepEqual(spec.Secrets.map(x => [x.File.Name, x.File.Mode, x.File.UID]), [['nodescale_agent_token', 0o400, '64101']])
+      // least privilege (loadServiceSpec): its own user, a read-only root and a tmpfs, no capability, limits
+      assert.deepEqual([spec.User, spec.ReadOnly, spec.CapabilityDrop, spec.Mounts?.map(m => [m.Type, m.Target])], ['64101:64101', true, ['ALL'], [['tmpfs', '/tmp']]])
+      const limits = (await /** @type {Promise<any[]>} */ (agents))[0].Spec.TaskTemplate.Resources?.Limits
+      assert.ok(limits?.NanoCPUs > 0 && limits?.MemoryBytes > 0, JSON.stringify(limits))
       const [g] = run.load.generators
       assert.equal(g.label, 'nodescale-w3')
       assert.deepEqual(appNodes(run).sort(), ['nodescale-w1', 'nodescale-w2'])

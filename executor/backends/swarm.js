@@ -168,7 +168,7 @@ async function loadGenerators (docker, { count, placement, runId, partsDir, imag
   log(`swarm: load: ${plan.rule}`)
   const refs = new Map(nodes.map(n => [n.ID, nodeRef(n)]))
   const token = randomBytes(24).toString('hex')
-  const service = await deployLoadService(docker, { image, runId, count, constraints: plan.constraints, token, addrOf: (id) => refs.get(id)?.addr ?? id, log, signal })
+  const service = await deployLoadService(docker, { image, runId, count, constraints: plan.constraints, token, addrOf: (id) => refs.get(id)?.addr ?? id, nodes: nodes.filter(n => plan.chosen?.some(c => c.id === n.ID)), log, signal })
   const lost = new Set()
   try {
     // in the plan's order of nodes: g1 on the first chosen
