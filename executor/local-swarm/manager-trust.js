@@ -1,6 +1,6 @@
 // The manager's engine trusts the control plane's registry over plain HTTP, as the local workers' engines do: it pushes
 // the run's images to the address the workers pull from, and runs its own tasks (the RC) from there, by digest.
-import { existsSync, readFileSync, renameSync, writeFileSync } from 'node:fs'
+import { chmodSync, existsSync, readFileSync, renameSync, statSync, writeFileSync } from 'node:fs'
 import { setTimeout as sleep } from 'node:timers/promises'
 import { NsError } from '../../lib/errors.js'
 import { dockerError } from '../docker/engine.js'
@@ -28,9 +28,17 @@ export async function trustRegistryOnManager (docker, { log = () => {}, daemonJs
   if (!local || !pid || flags.some(f => f.startsWith('--insecure-registry'))) {
     throw new NsError('NS_ERR_DEPLOY', `the manager's engine does not trust the control plane's registry ${BUILTIN_REGISTRY} over plain HTTP, and cluster up cannot change that here (not this machine's engine, or its flags set insecure registries)`, { hint: fix })
   }
+  // the pid file names dockerd, or the signal would go to whatever process has that pid now
+  const name = (() => { try { return readFileSync(`/proc/${pid}/comm`, 'utf8').trim() } catch { return null } })()
+  if (name !== 'dockerd') {
+    throw new NsError('NS_ERR_DEPLOY', `${pidFile} names pid ${pid}, which is ${name ? `"${name}"` : 'no process'}, not dockerd: the engine's settings were not changed`, { hint: fix })
+  }
   const conf = existsSync(daemonJson) ? JSON.parse(readFileSync(daemonJson, 'utf8')) : {}
   conf['insecure-registries'] = [...new Set([...(conf['insecure-registries'] ?? []), BUILTIN_REGISTRY])]
-  writeFileSync(`${daemonJson}.tmp`, JSON.stringify(conf, null, 2) + '\n')
+  // the engine's settings keep their mode (a new file: 0644, as dockerd's packages make it), whatever the umask
+  const mode = existsSync(daemonJson) ? statSync(daemonJson).mode & 0o777 : 0o644
+  writeFileSync(`${daemonJson}.tmp`, JSON.stringify(conf, null, 2) + '\n', { mode })
+  chmodSync(`${daemonJson}.tmp`, mode)
   renameSync(`${daemonJson}.tmp`, daemonJson)
   process.kill(pid, 'SIGHUP')
   for (let i = 0; i < 50 && !await trusted(); i++) await sleep(100)
