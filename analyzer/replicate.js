@@ -28,7 +28,7 @@ const ROWS = Object.freeze({
 
 /** @typedef {import('./replication/rules.js').LeftOut} LeftOut */
 
-/** What each order of a sweep's runs means for drift (executor/sweep-plan.js builds them). */
+/** What each order of a sweep's runs means for drift (executor/sweep/sweep-plan.js builds them). */
 const ORDER_MEANS = Object.freeze({
   shapes: 'each shape deployed once in a random order, its cells shuffled anew for every repeat',
   blocks: 'every repeat a block holding each cell once, shapes and cells shuffled per block'

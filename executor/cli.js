@@ -27,9 +27,9 @@ export const COMMANDS = {
   up: () => import('./cli-swarm.js').then(m => m.upCommand),
   down: () => import('./cli-swarm.js').then(m => m.downCommand),
   cluster: () => import('./cli-local-swarm.js').then(m => m.clusterCommand),
-  sweep: () => import('./cli-sweep.js').then(m => m.sweepCommand),
-  calibrate: () => import('./cli-calibrate.js').then(m => m.calibrateCommand),
-  capacity: () => import('./cli-capacity.js').then(m => m.capacityCommand)
+  sweep: () => import('./sweep/cli-sweep.js').then(m => m.sweepCommand),
+  calibrate: () => import('./calibrate/cli-calibrate.js').then(m => m.calibrateCommand),
+  capacity: () => import('./capacity/cli-capacity.js').then(m => m.capacityCommand)
 }
 
 /**

@@ -1,16 +1,16 @@
 #!/usr/bin/env node
 // docs/reference/, made from the code so that it cannot drift from what the tools accept and print: every command's
 // --help as the command itself prints it (the executor's and the analyzer's COMMANDS, nodescale's own), the experiment
-// keys (EXPERIMENT_KEYS in executor/experiment.js, with each run option's whole help from lib/run-options.js) and the
-// error codes (CODES in lib/errors.js). `npm run docs:reference` writes the pages; `--check` writes nothing and exits 1
-// when a committed page differs (test/docs.test.js asserts the same).
+// keys (EXPERIMENT_KEYS in executor/sweep/experiment.js, with each run option's whole help from lib/run-options.js) and
+// the error codes (CODES in lib/errors.js). `npm run docs:reference` writes the pages; `--check` writes nothing and
+// exits 1 when a committed page differs (test/docs.test.js asserts the same).
 import { spawnSync } from 'node:child_process'
 import { mkdirSync, readFileSync, writeFileSync } from 'node:fs'
 import { dirname, join } from 'node:path'
 import { fileURLToPath } from 'node:url'
 import { COMMANDS as EXECUTOR_COMMANDS, main as executorMain } from '../executor/cli.js'
 import { COMMANDS as ANALYZER_COMMANDS, main as analyzerMain } from '../analyzer/cli.js'
-import { EXPERIMENT_KEYS } from '../executor/experiment.js'
+import { EXPERIMENT_KEYS } from '../executor/sweep/experiment.js'
 import { EXPERIMENT_OPTIONS } from '../lib/run-options.js'
 import { CODES } from '../lib/errors.js'
 
@@ -77,7 +77,7 @@ function experimentKeysPage () {
     return `| \`${key}\` | ${o ? `\`--${o.flag}\`` : ''} | ${cell(takes)} |`
   })
   return [
-    GENERATED('EXPERIMENT_KEYS in executor/experiment.js and the run options of lib/run-options.js'),
+    GENERATED('EXPERIMENT_KEYS in executor/sweep/experiment.js and the run options of lib/run-options.js'),
     '',
     '# Experiment keys',
     '',

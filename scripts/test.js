@@ -16,7 +16,7 @@ export const FAST = Object.freeze([
   'adaptive', 'analyzer-cli', 'analyzer-correlate', 'analyzer-fit-relative', 'analyzer-mimn', 'analyzer-replicate', 'analyzer-report-adaptive', 'analyzer-replicate-ibench',
   'analyzer-sweep', 'analyzer-tests', 'analyzer-usl-fit', 'architecture', 'compare-inference', 'docs',
   'errors-documented', 'executor-config', 'export-fits', 'experiment-validation', 'host-busy', 'inference', 'jtl-writer', 'parsers-fuzz', 'rc-cgroup', 'rc-cpu-summary',
-  'rc-container-pid', 'rc-proc-stat', 'rc-sampler', 'registry-probe', 'server-image-context', 'replication-published', 'replication-rules', 'request-auth', 'stats-calibration',
+  'load-service-spec', 'rc-container-pid', 'rc-proc-stat', 'rc-sampler', 'registry-probe', 'server-image-context', 'replication-published', 'replication-rules', 'request-auth', 'stats-calibration',
   'steady-state', 'swarm-render', 'sweep-degraded', 'sweep-folder', 'sweep-plan', 'tenth-series', 'with-timeout'
 ].map(name => `test/${name}.test.js`))
 

@@ -10,8 +10,8 @@ import { allowedCpus, cpuListText, onlineCpus, parseCpuList } from '../rc/cpu-af
 import { loadSharing } from '../executor/load-cpus.js'
 import { validateRunConfig } from '../lib/run-options.js'
 import { deploymentShape, serverAllowance } from '../lib/strategies.js'
-import { loadExperiment } from '../executor/experiment.js'
-import { buildCells } from '../executor/sweep-plan.js'
+import { loadExperiment } from '../executor/sweep/experiment.js'
+import { buildCells } from '../executor/sweep/sweep-plan.js'
 import { ROOT, commandLine, descendants, readRun, runCli } from './helpers/cli.js'
 
 const tmp = () => mkdtempSync(join(tmpdir(), 'ns-affinity-'))

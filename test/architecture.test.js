@@ -9,7 +9,7 @@ import { importsOf, registerTree } from '../executor/docker/image-context.js'
 import { RUN_OPTIONS, EXPERIMENT_OPTIONS } from '../lib/run-options.js'
 import { flagOf } from '../lib/options.js'
 import { STRATEGY_TABLE } from '../lib/strategies.js'
-import { EXPERIMENT_KEYS } from '../executor/experiment.js'
+import { EXPERIMENT_KEYS } from '../executor/sweep/experiment.js'
 import { RUN_HELP } from '../executor/cli-run.js'
 
 /** The product's folders, bottom layer first. */

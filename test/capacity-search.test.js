@@ -4,9 +4,9 @@
 import { test } from 'node:test'
 import assert from 'node:assert/strict'
 import http from 'node:http'
-import { capacityPosterior, createSearch, gapAround, runSearch } from '../executor/capacity-search.js'
-import { judgeProbe, queueGrowth, QUEUE_Z } from '../executor/capacity.js'
-import { formatCapacity } from '../executor/capacity-text.js'
+import { capacityPosterior, createSearch, gapAround, runSearch } from '../executor/capacity/capacity-search.js'
+import { judgeProbe, queueGrowth, QUEUE_Z } from '../executor/capacity/capacity.js'
+import { formatCapacity } from '../executor/capacity/capacity-text.js'
 import { capacityAsRun } from '../analyzer/capacity-runs.js'
 import { runOpen } from '../executor/drivers/open-model.js'
 

@@ -8,7 +8,7 @@ import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { runCli, ROOT } from './helpers/cli.js'
 import { hostsWereBusy, watchHost } from './helpers/host.js'
-import { judgeProbe } from '../executor/capacity.js'
+import { judgeProbe } from '../executor/capacity/capacity.js'
 import { loadPoints } from '../analyzer/points.js'
 
 const tmp = () => mkdtempSync(join(tmpdir(), 'ns-capacity-'))

@@ -7,7 +7,7 @@ import { mkdtempSync, rmSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { runLoad } from '../executor/drivers/index.js'
-import { planSweep } from '../executor/sweep-plan.js'
+import { planSweep } from '../executor/sweep/sweep-plan.js'
 import { runCli, readRun, ROOT } from './helpers/cli.js'
 
 function tmp (t) {

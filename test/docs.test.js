@@ -26,7 +26,7 @@ test('the reference holds every command\'s help, every experiment key and every 
   for (const name of Object.keys(executor)) assert.match(cli, new RegExp(`\n## executor ${name}\n\n\`\`\`text\nUsage: executor ${name}`))
   for (const name of Object.keys(analyzer)) assert.match(cli, new RegExp(`\n## analyzer ${name}\n\n\`\`\`text\nUsage: analyzer ${name}`))
   assert.match(cli, /\n## nodescale\n\n```text\nUsage: nodescale <command>/)
-  const { EXPERIMENT_KEYS } = await import('../executor/experiment.js')
+  const { EXPERIMENT_KEYS } = await import('../executor/sweep/experiment.js')
   for (const key of Object.keys(EXPERIMENT_KEYS)) assert.match(keys, new RegExp(`\n\\| \`${key}\` \\|`))
   const { CODES } = await import('../lib/errors.js')
   for (const code of Object.keys(CODES)) assert.match(errors, new RegExp(`\n\\| \`${code}\` \\|`))

@@ -17,7 +17,7 @@ import { JtlFeed, scanJtl, MAX_LABELS } from '../analyzer/jtl-reader.js'
 import { histogramSink, latencyFileOf, readLatencyFile } from '../analyzer/latency-file.js'
 import { LatencyHistogram, MAX_SPAN_TENTHS } from '../analyzer/latency-histogram.js'
 import { readJsonBounded } from '../lib/run-files.js'
-import { parseExperiment } from '../executor/experiment.js'
+import { parseExperiment } from '../executor/sweep/experiment.js'
 import { mergeSamples } from '../executor/generators/merge.js'
 import { telemetryOfLogs } from '../executor/docker/service-telemetry.js'
 import { NsError } from '../lib/errors.js'
@@ -137,7 +137,7 @@ test('a YAML billion laughs in an experiment file is refused at once, naming the
   for (let i = 1; i < 9; i++) levels.push(`&a${i} [${Array(10).fill(`*a${i - 1}`).join(', ')}]`)
   const file = join(dir, 'lol.yaml')
   writeFileSync(file, `strategies: [up]\ninstances: [1]\nconcurrency: [1]\nparams:\n  x: [${levels.join(', ')}]\n`)
-  const r = inChild(`const { loadExperiment } = await import('./executor/experiment.js')
+  const r = inChild(`const { loadExperiment } = await import('./executor/sweep/experiment.js')
     return loadExperiment(file)`, file)
   assert.equal(r.code, 'NS_ERR_BAD_FILE', JSON.stringify(r))
   assert.match(r.message, /lol\.yaml:4: params: more than 100000 values once its aliases are expanded/)

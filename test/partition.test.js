@@ -101,8 +101,8 @@ for (const strategy of ['up', 'cm', 'pm2', 'hs']) {
 }
 
 test('experiments/multicore.yml thesis-machine: the server on cores 0-1, the load on the rest; refused where no core is left', async () => {
-  const { loadExperiment } = await import('../executor/experiment.js')
-  const { buildCells } = await import('../executor/sweep-plan.js')
+  const { loadExperiment } = await import('../executor/sweep/experiment.js')
+  const { buildCells } = await import('../executor/sweep/sweep-plan.js')
   const file = join(ROOT, 'experiments', 'multicore.yml')
   const exp = await loadExperiment(file, { profile: 'thesis-machine' })
   assert.equal(exp.settings.serverCpus, '0-1')

@@ -10,12 +10,12 @@ import { experiment as experimentFile, readSweep } from './helpers/sweep-files.j
 import { hostsWereBusy } from './helpers/host.js'
 import { assertValidFile } from './helpers/schemas.js'
 import { decideQuestion } from '../analyzer/adaptive.js'
-import { budgetSeconds, checkUntil, planAdaptive, runAdaptive } from '../executor/sweep-adaptive.js'
-import { planSweep } from '../executor/sweep-plan.js'
-import { createSweep, isLeft, openSweep, saveSweep } from '../executor/sweep.js'
+import { budgetSeconds, checkUntil, planAdaptive, runAdaptive } from '../executor/sweep/sweep-adaptive.js'
+import { planSweep } from '../executor/sweep/sweep-plan.js'
+import { createSweep, isLeft, openSweep, saveSweep } from '../executor/sweep/sweep.js'
 import { seededRandom } from '../lib/random.js'
-import { lookLine, verdictLines } from '../executor/sweep-adaptive-text.js'
-import { SWEEP_OPTIONS, sweepCommand } from '../executor/cli-sweep.js'
+import { lookLine, verdictLines } from '../executor/sweep/sweep-adaptive-text.js'
+import { SWEEP_OPTIONS, sweepCommand } from '../executor/sweep/cli-sweep.js'
 
 const APP = join(ROOT, 'test', 'fixtures', 'apps', 'fixed-rate.js')
 // 200 requests a second per process: cm x2's two workers serve 400, up x2's one process 200 (the ratio is 2)

@@ -7,8 +7,8 @@ import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { ROOT, runCli } from './helpers/cli.js'
 import { loadPoints } from '../analyzer/points.js'
-import { parseExperiment, loadExperiment } from '../executor/experiment.js'
-import { buildCells, buildPlan, estimatePlan } from '../executor/sweep-plan.js'
+import { parseExperiment, loadExperiment } from '../executor/sweep/experiment.js'
+import { buildCells, buildPlan, estimatePlan } from '../executor/sweep/sweep-plan.js'
 
 test('order blocks: no block opens with the shape the block before closed with, so every repeat deploys every shape', (t) => {
   const out = mkdtempSync(join(tmpdir(), 'ns-blocks-'))

@@ -6,10 +6,10 @@ import { mkdtempSync, writeFileSync, existsSync, readdirSync, rmSync } from 'nod
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { runCli, ROOT } from './helpers/cli.js'
-import { checkSwarmNodes, largestNodes } from '../executor/sweep-nodes.js'
-import { parseExperiment } from '../executor/experiment.js'
-import { buildCells, buildPlan } from '../executor/sweep-plan.js'
-import { createSweep } from '../executor/sweep.js'
+import { checkSwarmNodes, largestNodes } from '../executor/sweep/sweep-nodes.js'
+import { parseExperiment } from '../executor/sweep/experiment.js'
+import { buildCells, buildPlan } from '../executor/sweep/sweep-plan.js'
+import { createSweep } from '../executor/sweep/sweep.js'
 import { connectDocker } from '../executor/docker/engine.js'
 
 function tmp (t) {

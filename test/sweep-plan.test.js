@@ -5,8 +5,8 @@ import { mkdtempSync, writeFileSync, existsSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { runCli, ROOT } from './helpers/cli.js'
-import { parseExperiment } from '../executor/experiment.js'
-import { buildCells, buildPlan, estimatePlan } from '../executor/sweep-plan.js'
+import { parseExperiment } from '../executor/sweep/experiment.js'
+import { buildCells, buildPlan, estimatePlan } from '../executor/sweep/sweep-plan.js'
 
 const tmp = () => mkdtempSync(join(tmpdir(), 'ns-plan-'))
 const GRID = 'backend: local\nbenchmark: baseline\nstrategies: [cm, pm2, hs]\ninstances: 1..3\nconcurrency: [4, 8]\nduration: 2\nwarmup: 1\nrepeats: 3\n'
@@ -98,7 +98,7 @@ test('ibench-smisn --profile verdict: up and cm at N = 1 and 4 on 3 deployments 
 })
 
 test('a nodes axis: each node count is its own shape (deployment); labels and run folders name the nodes', async () => {
-  const { entryLabel } = await import('../executor/sweep.js')
+  const { entryLabel } = await import('../executor/sweep/sweep.js')
   const { newRunId } = await import('../lib/run-files.js')
   const exp = parseExperiment('backend: swarm\nbenchmark: cpu\nstrategies: [hs]\nnodes: 1..3\ninstances-per-node: [1, 2]\nconcurrency: [4, 16]\nrepeats: 2\n', { file: 'm.yml' })
   const cells = buildCells(exp, { out: tmp() })

@@ -7,8 +7,8 @@ import { execFileSync } from 'node:child_process'
 import { tmpdir, hostname } from 'node:os'
 import { join } from 'node:path'
 import { runCli } from './helpers/cli.js'
-import { SAMPLE_BYTES, dirBytes } from '../executor/sweep-estimate.js'
-import { readLock, takeLock, processStartTicks } from '../executor/sweep-lock.js'
+import { SAMPLE_BYTES, dirBytes } from '../executor/sweep/sweep-estimate.js'
+import { readLock, takeLock, processStartTicks } from '../executor/sweep/sweep-lock.js'
 
 const tmp = () => mkdtempSync(join(tmpdir(), 'ns-status-'))
 

@@ -1,5 +1,6 @@
-// Capacity (issue 25, item 5): the search's own policy (executor/capacity-search.js) and its own probe verdicts
-// (judgeProbe in executor/capacity.js) driven by a simulated server of known capacity C, instead of runs.
+// Capacity (issue 25, item 5): the search's own policy (executor/capacity/capacity-search.js) and its own probe
+// verdicts (judgeProbe in executor/capacity/capacity.js) driven by a simulated server of known capacity C, instead of
+// runs.
 //
 // The simulated probe at offered rate r, each probe T = 5 s after a 1 s warm-up (the defaults of executor capacity):
 // - its latency objective is met below a boundary b = C (1 + excess) e^(noise Z): the probe noise (1–5%) is how much
@@ -9,8 +10,8 @@
 //   number of requests in the system at either end of the window is Poisson-like around rate x mean latency (an
 //   M/D/1 queue's mean time in system below C, plus the growing queue's wait above it): the window's sent and
 //   answered counts judgeProbe reads (load.schedule) come from that.
-import { capacityPosterior, runSearch } from '../../executor/capacity-search.js'
-import { judgeProbe } from '../../executor/capacity.js'
+import { capacityPosterior, runSearch } from '../../executor/capacity/capacity-search.js'
+import { judgeProbe } from '../../executor/capacity/capacity.js'
 import { randomSource } from '../synth.js'
 
 const T = 5

@@ -1,5 +1,5 @@
 // The human views of a calibration: one line per probe while it runs, and the levels it found.
-import { formatDuration } from './sweep-text.js'
+import { formatDuration } from '../sweep/sweep-text.js'
 
 /** One stderr line per probe. */
 export function formatProbe (p, n) {

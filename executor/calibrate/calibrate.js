@@ -1,11 +1,11 @@
 // Run-level calibration of the multi-core study (thesis section 2.3.1), by bisection: the relaxed and exhausted levels.
 import { readFile } from 'node:fs/promises'
 import { dirname } from 'node:path'
-import { NsError } from '../lib/errors.js'
-import { parseCpuList } from '../lib/cpu-list.js'
-import { CALIBRATION_SCHEMA, makeWritableDir, writeJsonAtomic } from '../lib/run-files.js'
-import { prepareRun } from './run.js'
-import { createShapeRunner } from './shape-runner.js'
+import { NsError } from '../../lib/errors.js'
+import { parseCpuList } from '../../lib/cpu-list.js'
+import { CALIBRATION_SCHEMA, makeWritableDir, writeJsonAtomic } from '../../lib/run-files.js'
+import { prepareRun } from '../run.js'
+import { createShapeRunner } from '../shape-runner.js'
 /** The thesis's relaxed window: the busiest core between 75% and 85%. */
 export const RELAXED_WINDOW = Object.freeze([75, 85])
 export const CALIBRATION_DEFAULTS = Object.freeze({ confirm: 3, maxConcurrency: 4096, maxProbes: 30, duration: 3, warmup: 1 })

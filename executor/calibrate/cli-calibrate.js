@@ -1,12 +1,12 @@
 // `executor calibrate`: the relaxed and exhausted run-levels of a server, written to a file experiments reference.
 import { resolve, join, dirname, basename, extname } from 'node:path'
-import { EXIT, NsError } from '../lib/errors.js'
-import { keyOf, option, optionsHelp, parseCommandLine } from '../lib/options.js'
-import { RUN_OPTION, validateRunConfig } from '../lib/run-options.js'
+import { EXIT, NsError } from '../../lib/errors.js'
+import { keyOf, option, optionsHelp, parseCommandLine } from '../../lib/options.js'
+import { RUN_OPTION, validateRunConfig } from '../../lib/run-options.js'
 import { calibrateToFile, CALIBRATION_DEFAULTS, RELAXED_WINDOW } from './calibrate.js'
 import { formatCalibration, formatProbe } from './calibrate-text.js'
 
-/** @typedef {import('../lib/options.js').Option} Option */
+/** @typedef {import('../../lib/options.js').Option} Option */
 
 const D = CALIBRATION_DEFAULTS
 /** The run's options a probe takes as they are (help: "as for executor run"). */

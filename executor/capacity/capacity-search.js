@@ -1,6 +1,6 @@
 // The capacity search's policy, apart from any probe: which rate to probe next, when to stop, what to report and how
-// sure. A probe is whatever says 'meets', 'misses' or 'inconclusive' of a rate: a run (executor/capacity.js) or a
-// simulated server (calibration/scenarios/capacity.js, test/capacity-search.test.js).
+// sure. A probe is whatever says 'meets', 'misses' or 'inconclusive' of a rate: a run (executor/capacity/capacity.js)
+// or a simulated server (calibration/scenarios/capacity.js, test/capacity-search.test.js).
 //
 // The search steps from a start rate by a factor until one rate meets and one misses (the bracket), then places its
 // repeated probes near the boundary by a stochastic approximation (Robbins & Monro 1951, with Kesten's 1958 rule: the

@@ -1,5 +1,5 @@
 // The human views of a capacity search: one line per probe while it runs, and what it found.
-import { formatDuration } from './sweep-text.js'
+import { formatDuration } from '../sweep/sweep-text.js'
 
 const rate = (x) => (x === null || x === undefined ? '-' : Math.round(x).toLocaleString('en'))
 

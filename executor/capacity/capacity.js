@@ -1,17 +1,18 @@
 // Capacity at an objective: the offered rate (open model) at which a probe of one deployed shape meets its SLO with
 // probability 0.5, its queue not growing, with a 95% credible interval; each probe a full run on the search's own
-// deployment. Which rate to probe and what to report is executor/capacity-search.js's (the policy, without runs).
+// deployment. Which rate to probe and what to report is executor/capacity/capacity-search.js's (the policy, without
+// runs).
 import { join } from 'node:path'
-import { NsError, badFlag } from '../lib/errors.js'
-import { option } from '../lib/options.js'
-import { CAPACITY_FILE, CAPACITY_SCHEMA, makeDirs, stampedId, writeJsonAtomic } from '../lib/run-files.js'
+import { NsError, badFlag } from '../../lib/errors.js'
+import { option } from '../../lib/options.js'
+import { CAPACITY_FILE, CAPACITY_SCHEMA, makeDirs, stampedId, writeJsonAtomic } from '../../lib/run-files.js'
 import { mean } from 'simple-statistics'
 import { INCONCLUSIVE_AT_BOUNDARY, SEARCH_DEFAULTS, capacityPosterior, gapAround, runSearch } from './capacity-search.js'
-import { missText, sloMisses, sloText } from '../lib/slo.js'
-import { prepareRun } from './run.js'
-import { createShapeRunner } from './shape-runner.js'
-import { invalidFlags } from './validity.js'
-import { serverCores } from '../lib/strategies.js'
+import { missText, sloMisses, sloText } from '../../lib/slo.js'
+import { prepareRun } from '../run.js'
+import { createShapeRunner } from '../shape-runner.js'
+import { invalidFlags } from '../validity.js'
+import { serverCores } from '../../lib/strategies.js'
 
 export const CAPACITY_DEFAULTS = Object.freeze({
   /** probes near the boundary, after the bracket (the stochastic approximation's) */
@@ -54,7 +55,7 @@ const SERVER_BUSY = 0.9
  * bound is missed by more than the generator's worst lag behind its schedule could add.
  * @param {any} run a probe's run.json
  * @param {number} rate the offered rate
- * @param {import('../lib/slo.js').Slo} slo
+ * @param {import('../../lib/slo.js').Slo} slo
  * @param {number} served
  * @returns {{ verdict: 'meets'|'misses'|'inconclusive', why: string[] }}
  */
@@ -137,7 +138,7 @@ export function checkProbeDuration (config) {
  * of a probit curve over every probe), with its 95% credible interval. Each search deploys its shape afresh (a runner
  * given by a sweep is closed first): searches are independent. Every probe is a run in the search's folder, its
  * config.capacity naming the search and the phase.
- * @param {import('./backends/index.js').RunConfig} config a validated run config; its `out` is where the search folder
+ * @param {import('../backends/index.js').RunConfig} config a validated run config; its `out` is where the search folder
  *   goes, its duration and warm-up are each probe's, its `slo` the objective
  * @param {{ boundary?: number, maxProbes?: number, startRate?: number,
  *   log?: (line: string) => void, signal?: AbortSignal, onProbe?: (probe: any) => void, prepared?: any,

@@ -1,11 +1,11 @@
 // `executor capacity`: the highest rate one shape serves within an objective, found by probing (open model).
-import { EXIT, NsError } from '../lib/errors.js'
-import { keyOf, option, optionsHelp, parseCommandLine } from '../lib/options.js'
-import { RUN_OPTION, validateRunConfig } from '../lib/run-options.js'
+import { EXIT, NsError } from '../../lib/errors.js'
+import { keyOf, option, optionsHelp, parseCommandLine } from '../../lib/options.js'
+import { RUN_OPTION, validateRunConfig } from '../../lib/run-options.js'
 import { findCapacity, CAPACITY_DEFAULTS, CAPACITY_SEARCH_OPTIONS } from './capacity.js'
 import { formatCapacity, formatCapacityProbe } from './capacity-text.js'
 
-/** @typedef {import('../lib/options.js').Option} Option */
+/** @typedef {import('../../lib/options.js').Option} Option */
 
 const D = CAPACITY_DEFAULTS
 /** The run's options that describe the shape and the load, as `executor run` takes them. */

@@ -24,7 +24,7 @@ const ABORT_GRACE_MS = 20_000
 
 /**
  * The most bytes of samples taken from one agent: 16 MiB and 64 bytes per request it reported (a gzip JTL takes ~4,
- * executor/sweep-estimate.js), and never more than 2 GiB. Past it the download stops with a coded error.
+ * executor/sweep/sweep-estimate.js), and never more than 2 GiB. Past it the download stops with a coded error.
  * @param {number} requests
  */
 export const samplesLimit = (requests) => Math.min(2 * 1024 ** 3, 16 * 1024 ** 2 + 64 * Math.max(0, Number(requests) || 0))

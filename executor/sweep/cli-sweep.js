@@ -1,8 +1,8 @@
 // `executor sweep`: runs an experiment file's grid (or resumes one), one line per run and an overall bar on stderr.
 import { resolve } from 'node:path'
-import { EXIT, NsError, badFlag } from '../lib/errors.js'
-import { option, optionsHelp, parseCommandLine } from '../lib/options.js'
-import { RUN_OPTION } from '../lib/run-options.js'
+import { EXIT, NsError, badFlag } from '../../lib/errors.js'
+import { option, optionsHelp, parseCommandLine } from '../../lib/options.js'
+import { RUN_OPTION } from '../../lib/run-options.js'
 import { PROFILE_NAMES } from './experiment.js'
 import { planSweep } from './sweep-plan.js'
 import { createSweep, openSweep, executeSweep, countEntries, cellConfigs, isLeft, readSweepJson, saveSweep } from './sweep.js'
@@ -10,15 +10,15 @@ import { checkSwarmNodes } from './sweep-nodes.js'
 import { analyseSweep } from './sweep-analysis.js'
 import { diskText, formatDuration, formatPlan, formatRunLine, formatStatus, formatSweepEnd, planJson } from './sweep-text.js'
 import { checkRoom, dirBytes } from './sweep-estimate.js'
-import { freeBytes, isNoSpace, sweepFolder } from '../lib/run-files.js'
+import { freeBytes, isNoSpace, sweepFolder } from '../../lib/run-files.js'
 import { takeLock } from './sweep-lock.js'
 import { endSession, estimateLeft, startSession, sweepStatusOf } from './sweep-status.js'
-import { formatProbe } from './calibrate-text.js'
-import { createSweepProgress } from './progress.js'
+import { formatProbe } from '../calibrate/calibrate-text.js'
+import { createSweepProgress } from '../progress.js'
 import { budgetSeconds, checkUntil, planAdaptive, runAdaptive } from './sweep-adaptive.js'
 import { lookLine } from './sweep-adaptive-text.js'
 
-/** @type {readonly import('../lib/options.js').Option[]} */
+/** @type {readonly import('../../lib/options.js').Option[]} */
 export const SWEEP_OPTIONS = Object.freeze([
   option({ ...RUN_OPTION.out, help: 'results folder (default ./{default})' }),
   option({ flag: 'profile', type: 'choice', choices: PROFILE_NAMES, arg: 'P', help: `${PROFILE_NAMES.join(' | ')}: the file's named overrides (default: default)` }),
@@ -145,7 +145,7 @@ export function parseSweepArguments (argv) {
 /** The analyzer's HTML report in the sweep folder; a report that cannot be made is said, not fatal to the sweep. */
 async function reportOf (sweep) {
   try {
-    const { writeReport } = await import('../analyzer/report.js')
+    const { writeReport } = await import('../../analyzer/report.js')
     const r = await writeReport([sweep.dir], { x: sweep.experiment.analysis?.x })
     return { path: r.path, error: null }
   } catch (err) {

@@ -2,11 +2,11 @@
 // fresh deployments; after each block a look at one value per finished deployment decides, by the analyzer's
 // sequential rule (analyzer/adaptive.js), whether the question is answered or which block comes next, within a budget.
 import { relative } from 'node:path'
-import { badFlag } from '../lib/errors.js'
-import { badOption } from '../lib/options.js'
-import { seededRandom } from '../lib/random.js'
-import { decideQuestion } from '../analyzer/adaptive.js'
-import { readRuns } from '../analyzer/points.js'
+import { badFlag } from '../../lib/errors.js'
+import { badOption } from '../../lib/options.js'
+import { seededRandom } from '../../lib/random.js'
+import { decideQuestion } from '../../analyzer/adaptive.js'
+import { readRuns } from '../../analyzer/points.js'
 import { questionInGrid, questionCells } from './experiment.js'
 import { buildPlan, estimateBackend, estimatePlan, shuffle } from './sweep-plan.js'
 import { cellConfigs, countEntries, isLeft, pendingEntry, saveSweep, sweepStatus } from './sweep.js'
@@ -21,7 +21,7 @@ const UNIT_SECONDS = { s: 1, m: 60, h: 3600 }
 /**
  * A budget's text as seconds: "90s", "30m", "1.5h", "1h30m" (each part a number and s, m or h).
  * @param {string} text
- * @param {import('../lib/options.js').Option} option the --budget row, for its error
+ * @param {import('../../lib/options.js').Option} option the --budget row, for its error
  */
 export function budgetSeconds (text, option) {
   const parts = /^(\s*\d+(\.\d+)?\s*[smh])+\s*$/.test(String(text)) ? [...String(text).matchAll(/(\d+(?:\.\d+)?)\s*([smh])/g)] : []

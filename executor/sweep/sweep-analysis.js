@@ -1,9 +1,9 @@
 // The analysis a finished sweep's experiment asked for: the USL/Amdahl comparison, the per-core table, the
 // correlations.
-import { NsError } from '../lib/errors.js'
-import { compare } from '../analyzer/compare.js'
-import { readRunList, cpuTable } from '../analyzer/report-runs.js'
-import { correlate } from '../analyzer/correlate.js'
+import { NsError } from '../../lib/errors.js'
+import { compare } from '../../analyzer/compare.js'
+import { readRunList, cpuTable } from '../../analyzer/report-runs.js'
+import { correlate } from '../../analyzer/correlate.js'
 
 /**
  * The per-core table of the analyzer's report (analyzer/report-runs.js) for the sweep's finished runs, each load named

@@ -2,8 +2,8 @@
 // file system has room for them.
 import { readdir, lstat } from 'node:fs/promises'
 import { join } from 'node:path'
-import { badFlag } from '../lib/errors.js'
-import { longestSeconds } from '../lib/run-options.js'
+import { badFlag } from '../../lib/errors.js'
+import { longestSeconds } from '../../lib/run-options.js'
 
 /**
  * Bytes a request costs in the run's samples, by samples format, measured on baseline, cm x1: `jtl` 2,990,317 bytes

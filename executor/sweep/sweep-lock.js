@@ -4,8 +4,8 @@ import { open, readFile, unlink } from 'node:fs/promises'
 import { readFileSync, unlinkSync } from 'node:fs'
 import { hostname } from 'node:os'
 import { join } from 'node:path'
-import { badFlag } from '../lib/errors.js'
-import { CLOCK_TICKS, parseTaskStat } from '../rc/thread-cpu.js'
+import { badFlag } from '../../lib/errors.js'
+import { CLOCK_TICKS, parseTaskStat } from '../../rc/thread-cpu.js'
 
 export const LOCK_FILE = 'sweep.lock'
 

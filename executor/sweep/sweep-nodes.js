@@ -1,7 +1,7 @@
 // Before a sweep with a nodes axis runs anything: does the swarm have enough ready worker nodes for its largest K?
-import { connectDocker, dockerError } from './docker/engine.js'
-import { planPlacement } from './docker/placement.js'
-import { NsError } from '../lib/errors.js'
+import { connectDocker, dockerError } from '../docker/engine.js'
+import { planPlacement } from '../docker/placement.js'
+import { NsError } from '../../lib/errors.js'
 
 /**
  * The cell that asks for the most worker nodes (null when no cell names nodes).

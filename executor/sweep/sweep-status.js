@@ -6,7 +6,7 @@ import { readFile } from 'node:fs/promises'
 import { join } from 'node:path'
 import { cellConfigs, countEntries, countInvalid, isLeft, readSweepJson } from './sweep.js'
 import { estimateBackend, estimatePlan } from './sweep-plan.js'
-import { freeBytes, sweepFolder } from '../lib/run-files.js'
+import { freeBytes, sweepFolder } from '../../lib/run-files.js'
 import { dirBytes, measuredCosts } from './sweep-estimate.js'
 import { readLock } from './sweep-lock.js'
 

@@ -1,18 +1,18 @@
 // A sweep on disk: <out>/<sweep-id>/sweep.json (plan, seed, status per run) and one run folder per run, resumable.
 import { readFile, writeFile } from 'node:fs/promises'
 import { join, resolve } from 'node:path'
-import { NsError } from '../lib/errors.js'
-import { targetName } from '../benchmarks/index.js'
-import { parseCommandLine } from '../lib/options.js'
-import { RUN_OPTIONS, validateRunConfig } from '../lib/run-options.js'
-import { SWEEP_FILE, SWEEP_SCHEMA, freeBytes, isNoSpace, makeDirs, readRunFiles, stampedId, writeJsonAtomic } from '../lib/run-files.js'
-import { degradedReason } from '../analyzer/report-runs.js'
-import { instancesText } from '../analyzer/report-tables.js'
-import { prepareRun } from './run.js'
-import { resolveBackend } from './backends/index.js'
-import { createShapeRunner } from './shape-runner.js'
-import { findCapacity } from './capacity.js'
-import { invalidFlags } from './validity.js'
+import { NsError } from '../../lib/errors.js'
+import { targetName } from '../../benchmarks/index.js'
+import { parseCommandLine } from '../../lib/options.js'
+import { RUN_OPTIONS, validateRunConfig } from '../../lib/run-options.js'
+import { SWEEP_FILE, SWEEP_SCHEMA, freeBytes, isNoSpace, makeDirs, readRunFiles, stampedId, writeJsonAtomic } from '../../lib/run-files.js'
+import { degradedReason } from '../../analyzer/report-runs.js'
+import { instancesText } from '../../analyzer/report-tables.js'
+import { prepareRun } from '../run.js'
+import { resolveBackend } from '../backends/index.js'
+import { createShapeRunner } from '../shape-runner.js'
+import { findCapacity } from '../capacity/capacity.js'
+import { invalidFlags } from '../validity.js'
 import { estimateBackend, estimatePlan } from './sweep-plan.js'
 
 /** What a plan entry ran, in a few words: "cm x2 · page · c=25 (relaxed)", "hs x4 on 2 nodes · cpu · c=8". */
@@ -32,7 +32,7 @@ export const benchmarkName = targetName
  * Creates the sweep folder and its sweep.json with every run pending.
  * @param {{ exp: any, cells: any[], plan: any[], seed: number, out: string, backend?: string, calibration?: any,
  *   estimate?: { runs: number, deployments: number, seconds: number }, adaptive?: any }} spec planSweep's plan (the
- *   estimate is worked out when it is not given); adaptive: planAdaptive's record (executor/sweep-adaptive.js)
+ *   estimate is worked out when it is not given); adaptive: planAdaptive's record (executor/sweep/sweep-adaptive.js)
  */
 export async function createSweep ({ exp, cells, plan, seed, out, backend, calibration, estimate, adaptive }) {
   const id = stampedId(exp.name)
@@ -68,7 +68,7 @@ export async function createSweep ({ exp, cells, plan, seed, out, backend, calib
     deployments: 0,
     cells: cells.map(c => ({ index: c.index, label: entryLabel(c), level: c.level, capacity: c.capacity ?? null, shape: c.shape, values: withoutOut(c.values) })),
     plan: plan.map(e => pendingEntry(e, cells)),
-    // an adaptive sweep's question, its looks and its verdict (executor/sweep-adaptive.js)
+    // an adaptive sweep's question, its looks and its verdict (executor/sweep/sweep-adaptive.js)
     ...(adaptive ? { adaptive } : {})
   }
   await saveSweep(sweep)
@@ -107,7 +107,7 @@ export function countInvalid (plan) {
 
 /**
  * An entry still to run: neither done nor skipped (an adaptive sweep's entry left out once its question was answered or
- * its budget spent, executor/sweep-adaptive.js).
+ * its budget spent, executor/sweep/sweep-adaptive.js).
  * @param {{ status: string }} e
  */
 export const isLeft = (e) => e.status !== 'done' && e.status !== 'skipped'

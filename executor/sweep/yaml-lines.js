@@ -1,6 +1,6 @@
 // Loads a YAML document and remembers the source line of every key and list item, for errors that name the line.
 import { load, parseEvents, getScalarValue, EVENT_ID } from 'js-yaml'
-import { NsError } from '../lib/errors.js'
+import { NsError } from '../../lib/errors.js'
 
 /**
  * Parses YAML text. Returns the data and `lineOf(path)`: the 1-based line of the key (or list item) at a path such
