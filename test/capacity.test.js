@@ -146,7 +146,7 @@ strategies: [cm]
 app: ${APP}
 params: { rate: 100 }
 instances: { cm: [2] }
-load: { capacity: { boundary-probes: 4 } }
+load: { capacity: { boundary-probes: 6 } }
 slo: p99=100ms
 duration: 4
 warmup: 0.5
