@@ -133,7 +133,7 @@ export function checkProbeDuration (config) {
 
 /**
  * Finds the capacity of one shape: the offered rate at which a probe meets the objective with probability 0.5
- * (capacity-search.js: a bracket by steps of a quarter from 80% of a closed-model probe's throughput, or by doubling
+ * (capacity-search.js: a bracket by steps of a quarter from 76–84% of a closed-model probe's throughput, or by doubling
  * from a rate the user guessed, then --boundary-probes probes placed by a stochastic approximation, then the posterior
  * of a probit curve over every probe), with its 95% credible interval. Each search deploys its shape afresh (a runner
  * given by a sweep is closed first): searches are independent. Every probe is a run in the search's folder, its
@@ -142,8 +142,9 @@ export function checkProbeDuration (config) {
  *   goes, its duration and warm-up are each probe's, its `slo` the objective
  * @param {{ boundary?: number, maxProbes?: number, startRate?: number,
  *   log?: (line: string) => void, signal?: AbortSignal, onProbe?: (probe: any) => void, prepared?: any,
- *   runner?: ReturnType<typeof createShapeRunner>, id?: string, sweep?: object }} [opts] runner: a shape runner to use
- *   (a sweep's); sweep: the sweep entry the search is (capacity.json's sweep)
+ *   runner?: ReturnType<typeof createShapeRunner>, id?: string, sweep?: object, random?: () => number }} [opts] runner:
+ *   a shape runner to use (a sweep's); sweep: the sweep entry the search is (capacity.json's sweep); random: where the
+ *   start's draw comes from (uniform in [0, 1))
  * @returns {Promise<any>} the capacity record (also written to <folder>/capacity.json)
  */
 export async function findCapacity (config, opts = {}) {
@@ -213,7 +214,9 @@ export async function findCapacity (config, opts = {}) {
     if (!start) {
       const estimate = await run({ concurrency: Math.max(4, 4 * config.instances), rate: undefined }, 'estimate')
       said(estimate, { phase: 'estimate', rate: null, verdict: 'estimate', why: [] })
-      start = Math.max(1, estimate.summary.throughput * 0.8)
+      // drawn from 76–84% of the estimate: two searches of a server that answers the same way every time then take
+      // different probes, so their spread is the search's own resolution, not a tie that claims none
+      start = Math.max(1, estimate.summary.throughput * (0.76 + 0.08 * (opts.random ?? Math.random)()))
     }
     // from an estimate the capacity is near: gentle steps; from a rate the user guessed, doubling
     state = await runSearch(probe, { start, boundary, step: opts.startRate ? 2 : SEARCH_DEFAULTS.step })
@@ -253,6 +256,7 @@ export async function findCapacity (config, opts = {}) {
     meaning: CAPACITY_MEANING,
     target: SEARCH_DEFAULTS.target,
     boundaryProbes: boundary,
+    start: probes.find(p => p.rate !== null)?.rate ?? null,
     served,
     capacity,
     interval: posterior ? { lo: posterior.lo, hi: posterior.hi, level: posterior.level } : null,

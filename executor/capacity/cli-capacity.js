@@ -24,7 +24,7 @@ export const CAPACITY_OPTIONS = Object.freeze([
   option({ ...RUN_OPTION.warmup, default: D.warmup, help: 'warm-up seconds per probe (default {default})' }),
   RUN_OPTION.slo,
   ...CAPACITY_SEARCH_OPTIONS,
-  option({ flag: 'start-rate', type: 'number', min: 0, above: true, max: 1000000, arg: 'R', help: 'the first rate probed (default: 80% of a closed-model probe\'s throughput)' }),
+  option({ flag: 'start-rate', type: 'number', min: 0, above: true, max: 1000000, arg: 'R', help: 'the first rate probed (default: 76–84% of a closed-model probe\'s throughput)' }),
   option({ flag: 'json', type: 'boolean', help: 'print the capacity record on stdout and nothing else there' }),
   option({ ...RUN_OPTION.quiet, help: 'no probe lines on stderr' }),
   RUN_OPTION.help
@@ -37,7 +37,7 @@ latency counts from the intended send time) at which a probe meets the objective
 probability 0.5, with its 95% interval. A probe meets when it is within the objective, its queue did
 not grow over the window beyond its chance variation (the answers kept up with the sends; without a
 count of them, ${Math.round(D.served * 100)}% of the rate served), and it is valid (neither the load generator nor the
-host saturated). A closed-model probe estimates the capacity; the search starts at 80% of that and
+host saturated). A closed-model probe estimates the capacity; the search starts at 76-84% of that (drawn) and
 steps by x1.25 until a rate misses (or down until one is met; x2 from --start-rate), then places
 --boundary-probes probes near the boundary (a stochastic approximation aimed at a 0.5 chance of
 meeting), and reads the capacity and its interval from every probe (a probit curve's posterior). A
