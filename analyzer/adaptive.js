@@ -14,6 +14,7 @@
 import { badFlag, internalError, NsError } from '../lib/errors.js'
 import { ALPHA, contrastPower, logContrast, normalCdf, normalQuantile } from './inference.js'
 import { incompleteBeta, tCdf, tQuantile } from './stats-math.js'
+import { blockText, pct } from './adaptive-text.js'
 
 /** The quantities a question may compare. */
 export const QUANTITIES = Object.freeze(['throughput', 'speedup'])
@@ -232,7 +233,6 @@ export function deploymentsForPower ({ question, effect, cv, variances, target =
   return n
 }
 
-const pct = (x) => `${+(x * 100).toPrecision(2)}%`
 const num = (x) => (x >= 100 ? x.toFixed(0) : x.toPrecision(3))
 /** A level such as 0.99991 as 99.9911%: enough digits to tell it from 100%. */
 const levelText = (level) => `${(level * 100).toFixed(Math.min(10, Math.max(0, Math.ceil(-Math.log10((1 - level) * 100))) + 1))}%`
@@ -277,7 +277,6 @@ export function decideQuestion (question, cells, opts) {
     const seconds = known ? add.reduce((a, m, i) => a + m * unitCosts[i], 0) : null
     return { next, add, seconds }
   }
-  const blockText = (next) => next.map(x => `${x.deployments} × ${x.cell}`).join(', ')
 
   const short = keys.filter((_, i) => ns[i] < 2)
   const test = short.length ? null : logContrast(samples, coefs, { margin: q.margin, alpha: Math.max(alphaThisLook, TINY_ALPHA) })
