@@ -133,8 +133,9 @@ export async function buildReport (sources, { x, groupBy, bootstrap = 0, seed = 
   const correlations = variesInFactors(runs.filter(r => r.status === 'done').map(r => r.config))
     ? await correlate(dirs, { includeInvalid }).catch(e => { if (isBadData(e)) return null; throw e })
     : null
-  const replications = await replicationsOf(dirs, includeInvalid)
-  const adaptive = await adaptiveOf(dirs)
+  const sweeps = await Promise.all(dirs.map(sweepJsonOf))
+  const replications = await replicationsOf(dirs, sweeps, includeInvalid)
+  const adaptive = sweeps.filter(sw => sw?.adaptive?.looks?.length).map(sw => ({ sweep: sw.id, ...sw.adaptive }))
   const status = {}
   for (const r of runs) status[r.status] = (status[r.status] ?? 0) + 1
   const notes = []
@@ -171,12 +172,13 @@ export async function buildReport (sources, { x, groupBy, bootstrap = 0, seed = 
  * A replication per study nodescale reproduces (analyzer replicate) whose experiments some of the sweep folders ran,
  * each over all of those folders.
  * @param {string[]} dirs
+ * @param {any[]} sweeps each folder's sweep.json (or null)
  * @param {boolean} includeInvalid
  */
-async function replicationsOf (dirs, includeInvalid) {
+async function replicationsOf (dirs, sweeps, includeInvalid) {
   const byStudy = new Map()
-  for (const dir of dirs) {
-    const name = (await sweepJsonOf(dir))?.experiment?.name
+  for (const [i, dir] of dirs.entries()) {
+    const name = sweeps[i]?.experiment?.name
     const study = Object.values(studies).find(s => s.experiments.includes(name))
     if (study) byStudy.set(study.id, [...(byStudy.get(study.id) ?? []), dir])
   }
@@ -186,26 +188,12 @@ async function replicationsOf (dirs, includeInvalid) {
 }
 
 /**
- * A sweep folder's sweep.json, or null (a folder of runs without one, or one that cannot be read: the runs still
- * report).
+ * A sweep folder's sweep.json, read once for the replications and the adaptive experiments; or null (a folder of
+ * runs without one, or one that cannot be read: the runs still report).
  * @param {string} dir
  */
 async function sweepJsonOf (dir) {
   return readFile(join(await sweepFolder(dir), SWEEP_FILE), 'utf8').then(t => JSON.parse(t), () => null)
-}
-
-/**
- * The adaptive experiments among the sweep folders (executor sweep --until answered): each one's question, looks and
- * verdict as its sweep.json holds them.
- * @param {string[]} dirs
- */
-async function adaptiveOf (dirs) {
-  const out = []
-  for (const dir of dirs) {
-    const sweep = await sweepJsonOf(dir)
-    if (sweep?.adaptive?.looks?.length) out.push({ sweep: sweep.id, ...sweep.adaptive })
-  }
-  return out
 }
 
 /** @typedef {Awaited<ReturnType<typeof buildReport>>} Report */
