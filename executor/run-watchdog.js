@@ -11,6 +11,7 @@ import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { fileURLToPath, pathToFileURL } from 'node:url'
 import { setTimeout as sleep } from 'node:timers/promises'
+import { waitAtMost } from '../lib/with-timeout.js'
 
 /** How often the watchdog notes the executor's descendants. */
 export const WATCH_MS = 200
@@ -205,7 +206,7 @@ export function startRunWatchdog () {
     pid: child.pid,
     async release () {
       tell('release')
-      await Promise.race([gone, sleep(RELEASE_WAIT_MS)])
+      await waitAtMost(gone, RELEASE_WAIT_MS)
     },
     reap: () => tell('reap')
   }

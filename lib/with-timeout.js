@@ -14,3 +14,14 @@ export function withTimeout (promise, ms) {
   })
   return /** @type {Promise<T>} */ (Promise.race([promise, late]).finally(() => clearTimeout(timer)))
 }
+
+/**
+ * Waits for the promise to settle, or ms at most, whichever comes first; never rejects, and the timer never outlives
+ * the wait (a bare `Promise.race([p, sleep(ms)])` keeps the process alive for the rest of ms after p settles).
+ * @param {Promise<unknown>} promise
+ * @param {number} ms
+ * @returns {Promise<void>}
+ */
+export async function waitAtMost (promise, ms) {
+  await withTimeout(promise, ms).catch(() => {})
+}
