@@ -49,8 +49,10 @@ test('executor capacity finds the capacity of a server that spends 10 ms of CPU 
     // the open model counted its window's answers: what the queue rule reads
     assert.equal(typeof run.load.schedule.answered, 'number')
   }
-  // a rate well above what one loop serves missed, and said the queue grew
-  assert.ok(record.probes.some(p => p.rate > 105 && p.verdict === 'misses'))
+  // a rate above what one loop serves misses, and says the queue grew (where the search probes above 100 depends on
+  // its drawn start: a bracket may already miss at 97)
+  for (const p of record.probes.filter(x => x.rate > 101)) assert.equal(p.verdict, 'misses', JSON.stringify(p))
+  assert.ok(record.probes.some(p => p.verdict === 'misses' && p.rate > record.capacity))
   assert.ok(existsSync(join(out, record.id, 'capacity.json')))
   // what stopped it, read where the search missed and the limit shows: 10 ms of CPU a request on one loop
   assert.ok(record.limit.rate > record.capacity, `limit read at ${record.limit.rate}, the capacity ${record.capacity}`)
