@@ -18,7 +18,7 @@ const COSTLY = join(ROOT, 'test/fixtures/apps/fixed-cost.js')
 test('executor capacity finds the capacity of a server that spends 10 ms of CPU per request on one core: at most the 100 req/s it can serve', async (t) => {
   const out = tmp()
   const r = await runCli('executor', ['capacity', '--strategy', 'up', '--instances', '1', '--app', COSTLY, '--param', 'burnMs=10',
-    '--backend', 'local', '--slo', 'p99=100ms', '--duration', '4', '--warmup', '0.5', '--boundary-probes', '5', '--json', '--out', out], { timeoutMs: 300000 })
+    '--backend', 'local', '--slo', 'p99=100ms', '--duration', '4', '--warmup', '0.5', '--boundary-probes', '4', '--json', '--out', out], { timeoutMs: 300000 })
   assert.equal(r.code, 0, r.stderr)
   const record = JSON.parse(r.stdout)
   assert.equal(record.schema, 'nodescale.capacity/v1')
@@ -38,7 +38,7 @@ test('executor capacity finds the capacity of a server that spends 10 ms of CPU 
   assert.ok(record.bounds.lo <= record.capacity && record.capacity <= record.bounds.hi, JSON.stringify(record.bounds))
   const phases = record.probes.map(p => p.phase)
   assert.equal(phases[0], 'estimate')
-  assert.equal(phases.filter(p => p === 'boundary').length, 5)
+  assert.equal(phases.filter(p => p === 'boundary').length, 4)
   assert.equal(phases.at(-1), 'boundary')
   for (const p of record.probes.filter(x => x.rate !== null)) {
     if (p.verdict === 'misses') assert.ok(p.why.length > 0)
@@ -148,7 +148,7 @@ strategies: [cm]
 app: ${APP}
 params: { rate: 100 }
 instances: { cm: [2] }
-load: { capacity: { boundary-probes: 6 } }
+load: { capacity: { boundary-probes: 4 } }
 slo: p99=100ms
 duration: 4
 warmup: 0.5
