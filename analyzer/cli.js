@@ -2,9 +2,9 @@
 // lives here.
 import { EXIT, NsError, exitCodeOf, formatError } from '../lib/errors.js'
 import { option, parseCommandLine, withDefaults } from '../lib/options.js'
-import { summarize } from './summary.js'
+import { summarize } from './samples/summary.js'
 import { fitSources, compare } from './compare.js'
-import { writeReport, FORMATS } from './report.js'
+import { writeReport, FORMATS } from './report/report.js'
 import { correlate } from './correlate.js'
 import { X_FIELDS } from './points.js'
 import { formatSummary, formatFit, formatCompare, formatCorrelate } from './text-format.js'

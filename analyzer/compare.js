@@ -1,12 +1,12 @@
 // `analyzer fit` and `analyzer compare` as library calls: points per group, fits per model, and how groups differ.
 import { NsError } from '../lib/errors.js'
 import { loadPoints } from './points.js'
-import { fitUsl } from './usl-fit.js'
-import { fTest1 } from './stats-math.js'
-import { testGroups, COMPARE_DEFAULTS, ALPHA } from './group-tests.js'
-import { readRunList } from './report-runs.js'
-import { whyCurvesBend } from './why-bends.js'
-import { printedInterval, intervalKind } from './fit-verdict.js'
+import { fitUsl } from './fit/usl-fit.js'
+import { fTest1 } from './stats/stats-math.js'
+import { testGroups, COMPARE_DEFAULTS, ALPHA } from './stats/group-tests.js'
+import { readRunList } from './report/report-runs.js'
+import { whyCurvesBend } from './diagnosis/why-bends.js'
+import { printedInterval, intervalKind } from './fit/fit-verdict.js'
 
 /**
  * Fits each group of points with the requested models. A group that cannot be fitted keeps its error message;
@@ -43,8 +43,8 @@ export async function fitSources (sources, { model = 'usl', x, groupBy, bootstra
 /**
  * Does the coherency term earn its place? Amdahl is USL with lambda = 0, so the extra-sum-of-squares F test of
  * nested models answers it: F = (SSR_amdahl - SSR_usl) / (SSR_usl / (n - 3)) against F(1, n - 3).
- * @param {import('./fit-stats.js').FitResult} usl
- * @param {import('./fit-stats.js').FitResult} amdahl
+ * @param {import('./fit/fit-stats.js').FitResult} usl
+ * @param {import('./fit/fit-stats.js').FitResult} amdahl
  */
 export function coherencyTest (usl, amdahl) {
   const dof = usl.dof
@@ -58,7 +58,7 @@ export function coherencyTest (usl, amdahl) {
  * throughput each group can reach; a plain-language line per row; and, per benchmark, every pair of groups tested on
  * what the design identifies (throughput at each N, speedup, ceiling, the ratio over N) with the deployment as the
  * unit, Holm's correction over the benchmark's tests, and the power for a stated effect (`pairs`,
- * analyzer/group-tests.js). USL is fitted; a group with too few points for it falls back to Amdahl.
+ * analyzer/stats/group-tests.js). USL is fitted; a group with too few points for it falls back to Amdahl.
  * @param {string[]} sources
  * @param {{ model?: 'usl'|'amdahl', x?: string, groupBy?: string|string[], bootstrap?: number, seed?: number, weights?:
  *   'none'|'sd', includeInvalid?: boolean, margin?: number, effect?: number }} [opts] margin, effect: in percent
@@ -91,7 +91,7 @@ function settingsOf ({ margin, effect }) {
  * @param {import('./points.js').PointGroup[]} groups
  * @param {{ model?: 'usl'|'amdahl', bootstrap?: number, seed?: number, weights?: 'relative'|'none'|'sd',
  *   margin?: number, effect?: number }} [opts] margin, effect: in percent
- * @returns {{ rows: any[], pairs: import('./group-tests.js').Pair[] }}
+ * @returns {{ rows: any[], pairs: import('./stats/group-tests.js').Pair[] }}
  */
 export function compareGroups (groups, { model = 'usl', bootstrap = 0, seed = 1, weights, margin, effect } = {}) {
   /** @type {any[]} */

@@ -9,7 +9,7 @@ import { NsError } from '../lib/errors.js'
 import { validityOf } from './run-validity.js'
 import { capacityAsRun, isCapacityProbe } from './capacity-runs.js'
 import { fitSources } from './compare.js'
-import { printedInterval } from './fit-verdict.js'
+import { printedInterval } from './fit/fit-verdict.js'
 
 export const EXPORT_FORMATS = Object.freeze(['csv', 'ndjson'])
 export const EXPORT_TABLES = Object.freeze(['runs', 'fits'])

@@ -121,7 +121,7 @@ function placementKey (run) {
 
 /**
  * Which deployment each run and capacity search measured (file -> key): runs of one deployment share its mean as
- * one unit of replication in the tests between groups (analyzer/group-tests.js).
+ * one unit of replication in the tests between groups (analyzer/stats/group-tests.js).
  * - A run whose placement names its replicas' processes or containers: that placement (every run of a deployment
  *   records the same one, executor/run.js).
  * - Without one, a sweep's run (config.sweep): the sweep's runs in the order they started, a deployment kept while

@@ -1,15 +1,15 @@
 // Human views of the analyzer's results: aligned tables over exactly the data --json prints.
 import { table } from './text-table.js'
-import { human, printedInterval } from './fit-verdict.js'
-import { correlationsTable, correlationNotes, cellText, pairLines } from './report-tables.js'
+import { human, printedInterval } from './fit/fit-verdict.js'
+import { correlationsTable, correlationNotes, cellText, pairLines } from './report/report-tables.js'
 import { excludedLine } from './run-validity.js'
-import { kindText } from './why-bends.js'
+import { kindText } from './diagnosis/why-bends.js'
 
 const ms = v => (v === null || v === undefined ? '-' : v >= 100 ? v.toFixed(0) : v.toFixed(1))
 const pct = v => `${(v * 100).toFixed(2)}%`
 const ci = iv => (iv ? `[${human(iv[0])}, ${iv[1] === null ? 'open' : human(iv[1])}]` : '-')
 
-/** @param {Awaited<ReturnType<typeof import('./summary.js').summarize>>} s */
+/** @param {Awaited<ReturnType<typeof import('./samples/summary.js').summarize>>} s */
 export function formatSummary (s) {
   const lines = [`${s.file}: ${s.rows.toLocaleString('en')} rows` +
     (s.header?.assumed ? ' (no header line: JMeter\'s default columns assumed)' : '') +
@@ -155,7 +155,7 @@ export function formatCompare (r) {
 
 /**
  * Why each curve bends: the sentence per group, then the bottleneck at each N.
- * @param {import('./why-bends.js').Bend[] | undefined} bends
+ * @param {import('./diagnosis/why-bends.js').Bend[] | undefined} bends
  */
 export function bendLines (bends) {
   const said = (bends ?? []).filter(b => b.kind)

@@ -1,8 +1,8 @@
 // What run.json says of a run that lost a node: which node, when, what the load saw meanwhile, where Swarm put its
 // tasks.
-import { scanJtl } from '../analyzer/jtl-reader.js'
-import { readLatencyFile } from '../analyzer/latency-file.js'
-import { LatencyHistogram } from '../analyzer/latency-histogram.js'
+import { scanJtl } from '../analyzer/samples/jtl-reader.js'
+import { readLatencyFile } from '../analyzer/samples/latency-file.js'
+import { LatencyHistogram } from '../analyzer/samples/latency-histogram.js'
 
 const iso = (ms) => (Number.isFinite(ms) ? new Date(/** @type {number} */ (ms)).toISOString() : null)
 

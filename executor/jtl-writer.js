@@ -3,8 +3,8 @@
 import { openSync, write, writeSync, closeSync, close, renameSync, rm, existsSync, fstatSync, readSync, ftruncateSync, writeFileSync } from 'node:fs'
 import { gzip, gzipSync, gunzipSync } from 'node:zlib'
 import { JTL_COLUMNS, writeJsonAtomic } from '../lib/run-files.js'
-import { JtlFeed, scanJtl, isGzipHead } from '../analyzer/jtl-reader.js'
-import { histogramSink, latencyFileOf } from '../analyzer/latency-file.js'
+import { JtlFeed, scanJtl, isGzipHead } from '../analyzer/samples/jtl-reader.js'
+import { histogramSink, latencyFileOf } from '../analyzer/samples/latency-file.js'
 
 /** JMeter 5.6's default CSV JTL columns, in order (formatJtlRow writes them in this order). */
 export const JTL_FIELDS = JTL_COLUMNS

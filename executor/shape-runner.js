@@ -1,9 +1,13 @@
 // Runs many configs of the same shapes while keeping one deployment alive per shape (sweeps, calibration).
 import { run } from './run.js'
+import { RUN_OPTIONS } from '../lib/run-options.js'
+import { keyOf } from '../lib/options.js'
 
-/** Run config fields that only say how the load is driven and recorded; every other field shapes the deployment. */
-const LOAD_ONLY = Object.freeze(['concurrency', 'rate', 'connection', 'duration', 'warmup', 'driver', 'samples', 'slo', 'out', 'json', 'quiet', 'sweep', 'calibration', 'capacity',
-  'loadProcs', 'loadNodes', 'loadPlacement'])
+/**
+ * Run config fields that do not shape the deployment: the run options whose row says `side: load` or `output`, and the
+ * marks a sweep, a calibration or a capacity search puts on a config.
+ */
+const NOT_SHAPE = new Set([...RUN_OPTIONS.filter(o => o.side !== 'shape').map(keyOf), 'sweep', 'calibration', 'capacity'])
 
 /**
  * The fields of a run config that decide what is deployed (strategy, instances, benchmark, quota, backend, and any
@@ -11,7 +15,7 @@ const LOAD_ONLY = Object.freeze(['concurrency', 'rate', 'connection', 'duration'
  * @param {any} config a validated run config
  */
 export function shapeKeyOf (config) {
-  return JSON.stringify(Object.keys(config).filter(k => !LOAD_ONLY.includes(k) && config[k] !== undefined).sort().map(k => [k, config[k]]))
+  return JSON.stringify(Object.keys(config).filter(k => !NOT_SHAPE.has(k) && config[k] !== undefined).sort().map(k => [k, config[k]]))
 }
 
 /**

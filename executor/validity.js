@@ -80,7 +80,8 @@ export const VALIDITY_CHECKS = [
   {
     name: 'unstable',
     severity: 'invalid',
-    // the throughput per tenth of a second (analyzer/steady-state.js): a drift over the window, or a warm-up left in
+    // the throughput per tenth of a second (analyzer/samples/steady-state.js): a drift over the window, or a warm-up
+    // left in
     // it that moves the window's mean, each more than the seconds' own (autocorrelated) noise explains and over
     // THRESHOLDS.drift; a window too short to judge is neither (unchecked, with why) unless its drift is significant
     check ({ summary }) {
@@ -144,7 +145,7 @@ export const VALIDITY_CHECKS = [
  * flags is of the invalid kind (a warning says something to keep in mind).
  * @param {{ summary?: any, cpu?: any, generator: any, generators?: any[], schedule?: any, roles?: { roles:
  *   Record<string, number>, hostCores: number } | null, slo?: import('../lib/slo.js').Slo }} run roles: the CPU by role
- *   (analyzer/diagnosis-figures.js); generators: run.json's load.generators (a run's several)
+ *   (analyzer/diagnosis/diagnosis-figures.js); generators: run.json's load.generators (a run's several)
  * @param {{ only?: string[] }} [opts] only these checks (a generator of several: GENERATOR_CHECKS)
  * @returns {Validity}
  */

@@ -27,6 +27,10 @@ import { badFlag } from './errors.js'
  * @property {readonly string[]} [backends] only these backends take it
  * @property {readonly string[]} [strategies] only these strategies take it
  * @property {boolean} [verbatim] the next word is its value even when it starts with "-" (a server's own flags)
+ * @property {'shape'|'load'|'output'} [side] what the value decides (run options): `shape` what is deployed (runs that
+ *   differ in it need deployments of their own), `load` how the load is driven, `output` what is judged, written or
+ *   printed
+ * @property {readonly ('capacity'|'calibrate')[]} [also] the commands besides run that take it as run does
  */
 
 /**

@@ -4,7 +4,7 @@ import { availableParallelism, totalmem } from 'node:os'
 import { existsSync, readFileSync, statSync } from 'node:fs'
 import { resolve } from 'node:path'
 import { badApp } from './errors.js'
-import { STRATEGIES, strategyOf } from './strategies.js'
+import { INSTANCES, STRATEGIES, strategyOf } from './strategies.js'
 import { checkOption, badOption, keyOf, option, optionsHelp } from './options.js'
 import { DEFAULT_SLO, checkSlo, parseSlo } from './slo.js'
 import { SAMPLES_FILES } from './run-files.js'
@@ -30,7 +30,8 @@ import { cpuListText, parseCpuList } from './cpu-list.js'
 /**
  * `--duration auto`: the run measures until its mean throughput is known to within this share at 95%, from
  * --min-duration to --max-duration seconds: after each whole second, a sequential rule on the completions per tenth
- * (analyzer/steady-state.js autoDurationReached: 10 s judged and room for 20 batches of the size the autocorrelation
+ * (analyzer/samples/steady-state.js autoDurationReached: 10 s judged and room for 20 batches of the size the
+ * autocorrelation
  * asks for at least, and the 99% interval within the share, so that the stopping's optimism still leaves ±share
  * holding at 95%; docs/statistics/validity.md).
  */
@@ -106,6 +107,8 @@ function checkRegistry (raw, o) {
 export const RUN_OPTIONS = Object.freeze([
   option({
     flag: 'strategy',
+    side: 'shape',
+    also: ['capacity'],
     short: 's',
     type: 'choice',
     choices: STRATEGIES,
@@ -115,16 +118,19 @@ export const RUN_OPTIONS = Object.freeze([
   }),
   option({
     flag: 'instances',
+    side: 'shape',
+    also: ['capacity'],
     short: 'n',
     type: 'whole',
-    min: 1,
-    max: 64,
+    ...INSTANCES,
     arg: 'N',
-    help: '1..64 (required; local up: at most the core count, unless N x cpus-per-instance fits)',
+    help: `${INSTANCES.min}..${INSTANCES.max} (required; local up: at most the core count, unless N x cpus-per-instance fits)`,
     experiment: 'instances'
   }),
   option({
     flag: 'benchmark',
+    side: 'shape',
+    also: ['capacity'],
     short: 'b',
     type: 'text',
     default: 'page',
@@ -135,6 +141,8 @@ export const RUN_OPTIONS = Object.freeze([
   }),
   option({
     flag: 'param',
+    side: 'shape',
+    also: ['capacity'],
     short: 'p',
     key: 'params',
     type: 'map',
@@ -144,6 +152,8 @@ export const RUN_OPTIONS = Object.freeze([
   }),
   option({
     flag: 'app',
+    side: 'shape',
+    also: ['capacity'],
     type: 'text',
     arg: 'PATH',
     help: [
@@ -154,6 +164,7 @@ export const RUN_OPTIONS = Object.freeze([
   }),
   option({
     flag: 'server',
+    side: 'shape',
     type: 'text',
     arg: 'FILE',
     help: [
@@ -165,6 +176,7 @@ export const RUN_OPTIONS = Object.freeze([
   }),
   option({
     flag: 'server-arg',
+    side: 'shape',
     key: 'serverArgs',
     type: 'list',
     arg: 'ARG',
@@ -174,6 +186,7 @@ export const RUN_OPTIONS = Object.freeze([
   }),
   option({
     flag: 'path',
+    side: 'load',
     type: 'text',
     arg: 'P',
     help: 'what the load requests of a --server or --image (default /), with its query',
@@ -182,6 +195,7 @@ export const RUN_OPTIONS = Object.freeze([
   }),
   option({
     flag: 'method',
+    side: 'load',
     type: 'choice',
     choices: LOAD_METHODS,
     arg: 'M',
@@ -190,6 +204,7 @@ export const RUN_OPTIONS = Object.freeze([
   }),
   option({
     flag: 'body',
+    side: 'load',
     type: 'text',
     arg: 'FILE',
     help: 'a file the load sends as the body of each --method POST | PUT | PATCH request',
@@ -197,6 +212,7 @@ export const RUN_OPTIONS = Object.freeze([
   }),
   option({
     flag: 'health',
+    side: 'shape',
     type: 'text',
     arg: 'P',
     help: 'the readiness probe of a --server or --image: a path that answers GET with a 2xx (default --path)',
@@ -205,6 +221,7 @@ export const RUN_OPTIONS = Object.freeze([
   }),
   option({
     flag: 'concurrency',
+    side: 'load',
     short: 'c',
     type: 'whole',
     min: 1,
@@ -216,6 +233,7 @@ export const RUN_OPTIONS = Object.freeze([
   }),
   option({
     flag: 'rate',
+    side: 'load',
     short: 'r',
     type: 'number',
     min: 0,
@@ -227,6 +245,8 @@ export const RUN_OPTIONS = Object.freeze([
   }),
   option({
     flag: 'connection',
+    side: 'load',
+    also: ['capacity', 'calibrate'],
     type: 'choice',
     choices: Object.freeze(['keep-alive', 'close']),
     default: 'keep-alive',
@@ -241,6 +261,7 @@ export const RUN_OPTIONS = Object.freeze([
   }),
   option({
     flag: 'duration',
+    side: 'load',
     short: 'd',
     type: 'number',
     min: 0,
@@ -257,6 +278,7 @@ export const RUN_OPTIONS = Object.freeze([
   }),
   option({
     flag: 'min-duration',
+    side: 'load',
     type: 'number',
     min: 3,
     max: 86400,
@@ -267,6 +289,7 @@ export const RUN_OPTIONS = Object.freeze([
   }),
   option({
     flag: 'max-duration',
+    side: 'load',
     type: 'number',
     min: 3,
     max: 86400,
@@ -277,6 +300,7 @@ export const RUN_OPTIONS = Object.freeze([
   }),
   option({
     flag: 'warmup',
+    side: 'load',
     short: 'w',
     type: 'number',
     min: 0,
@@ -288,6 +312,8 @@ export const RUN_OPTIONS = Object.freeze([
   }),
   option({
     flag: 'driver',
+    side: 'load',
+    also: ['capacity', 'calibrate'],
     type: 'choice',
     choices: Object.freeze(['autocannon', 'jmeter']),
     default: 'autocannon',
@@ -297,6 +323,7 @@ export const RUN_OPTIONS = Object.freeze([
   }),
   option({
     flag: 'samples',
+    side: 'output',
     type: 'choice',
     choices: Object.freeze(Object.keys(SAMPLES_FILES)),
     default: 'jtl',
@@ -311,6 +338,7 @@ export const RUN_OPTIONS = Object.freeze([
   }),
   option({
     flag: 'load-procs',
+    side: 'load',
     type: 'whole',
     min: 1,
     max: 64,
@@ -327,6 +355,7 @@ export const RUN_OPTIONS = Object.freeze([
   }),
   option({
     flag: 'server-cpus',
+    side: 'shape',
     type: 'text',
     arg: 'LIST',
     help: [
@@ -339,6 +368,7 @@ export const RUN_OPTIONS = Object.freeze([
   }),
   option({
     flag: 'load-cpus',
+    side: 'shape',
     type: 'text',
     arg: 'LIST',
     help: 'local, with --server-cpus: the cores of the load generators (default: the cores the server is not given)',
@@ -348,6 +378,7 @@ export const RUN_OPTIONS = Object.freeze([
   }),
   option({
     flag: 'lb-cpus',
+    side: 'shape',
     type: 'text',
     arg: 'LIST',
     help: 'local, hs, with --server-cpus: the cores of HAProxy (default: the cores the server is not given)',
@@ -359,6 +390,7 @@ export const RUN_OPTIONS = Object.freeze([
   }),
   option({
     flag: 'load-nodes',
+    side: 'load',
     type: 'whole',
     min: 1,
     max: 64,
@@ -372,6 +404,7 @@ export const RUN_OPTIONS = Object.freeze([
   }),
   option({
     flag: 'load-placement',
+    side: 'load',
     type: 'choice',
     choices: Object.freeze(['labelled', 'free']),
     default: 'labelled',
@@ -386,6 +419,8 @@ export const RUN_OPTIONS = Object.freeze([
   }),
   option({
     flag: 'backend',
+    side: 'shape',
+    also: ['capacity', 'calibrate'],
     type: 'choice',
     choices: Object.freeze(['auto', 'local', 'swarm']),
     default: 'auto',
@@ -395,6 +430,8 @@ export const RUN_OPTIONS = Object.freeze([
   }),
   option({
     flag: 'cpus-per-instance',
+    side: 'shape',
+    also: ['capacity', 'calibrate'],
     type: 'number',
     min: 0,
     above: true,
@@ -405,6 +442,8 @@ export const RUN_OPTIONS = Object.freeze([
   }),
   option({
     flag: 'affinity',
+    side: 'shape',
+    also: ['capacity', 'calibrate'],
     type: 'choice',
     choices: AFFINITIES,
     arg: 'A',
@@ -422,6 +461,8 @@ export const RUN_OPTIONS = Object.freeze([
   }),
   option({
     flag: 'memory-per-instance',
+    side: 'shape',
+    also: ['capacity', 'calibrate'],
     type: 'whole',
     min: 6 * 1024 ** 2,
     max: () => totalmem(),
@@ -435,6 +476,8 @@ export const RUN_OPTIONS = Object.freeze([
   }),
   option({
     flag: 'lb',
+    side: 'shape',
+    also: ['capacity', 'calibrate'],
     type: 'choice',
     choices: Object.freeze(['auto', 'haproxy', 'ingress']),
     default: 'auto',
@@ -446,6 +489,8 @@ export const RUN_OPTIONS = Object.freeze([
   }),
   option({
     flag: 'port',
+    side: 'shape',
+    also: ['capacity', 'calibrate'],
     type: 'whole',
     min: 0,
     max: 65535,
@@ -455,6 +500,8 @@ export const RUN_OPTIONS = Object.freeze([
   }),
   option({
     flag: 'ready-timeout',
+    side: 'shape',
+    also: ['capacity', 'calibrate'],
     type: 'number',
     min: 0,
     above: true,
@@ -466,6 +513,7 @@ export const RUN_OPTIONS = Object.freeze([
   }),
   option({
     flag: 'slo',
+    side: 'output',
     type: 'object',
     default: DEFAULT_SLO,
     arg: 'SPEC',
@@ -479,6 +527,8 @@ export const RUN_OPTIONS = Object.freeze([
   }),
   option({
     flag: 'nodes',
+    side: 'shape',
+    also: ['capacity', 'calibrate'],
     type: 'whole',
     min: 1,
     max: 64,
@@ -492,6 +542,8 @@ export const RUN_OPTIONS = Object.freeze([
   }),
   option({
     flag: 'placement',
+    side: 'shape',
+    also: ['capacity', 'calibrate'],
     type: 'choice',
     choices: Object.freeze(['spread', 'pack']),
     default: 'spread',
@@ -501,6 +553,8 @@ export const RUN_OPTIONS = Object.freeze([
   }),
   option({
     flag: 'constraint',
+    side: 'shape',
+    also: ['capacity', 'calibrate'],
     key: 'constraints',
     type: 'list',
     arg: 'EXPR',
@@ -510,6 +564,8 @@ export const RUN_OPTIONS = Object.freeze([
   }),
   option({
     flag: 'registry',
+    side: 'shape',
+    also: ['capacity', 'calibrate'],
     type: 'text',
     arg: 'R',
     help: [
@@ -524,6 +580,7 @@ export const RUN_OPTIONS = Object.freeze([
   }),
   option({
     flag: 'registry-tls',
+    side: 'shape',
     key: 'registryTls',
     type: 'text',
     arg: 'CERT,KEY',
@@ -539,6 +596,7 @@ export const RUN_OPTIONS = Object.freeze([
   }),
   option({
     flag: 'image',
+    side: 'shape',
     type: 'text',
     arg: 'REF',
     help: [
@@ -551,6 +609,7 @@ export const RUN_OPTIONS = Object.freeze([
   }),
   option({
     flag: 'container-port',
+    side: 'shape',
     key: 'containerPort',
     type: 'whole',
     min: 1,
@@ -560,10 +619,10 @@ export const RUN_OPTIONS = Object.freeze([
     backends: SWARM,
     experiment: 'container-port'
   }),
-  option({ flag: 'out', short: 'o', type: 'text', default: 'results', arg: 'DIR', help: 'results folder (default ./{default})' }),
-  option({ flag: 'json', type: 'boolean', help: 'print run.json on stdout and nothing else there' }),
-  option({ flag: 'quiet', short: 'q', type: 'boolean', help: 'no progress or log lines on stderr' }),
-  option({ flag: 'help', short: 'h', type: 'boolean', help: 'this help' })
+  option({ flag: 'out', side: 'output', also: ['capacity'], short: 'o', type: 'text', default: 'results', arg: 'DIR', help: 'results folder (default ./{default})' }),
+  option({ flag: 'json', side: 'output', type: 'boolean', help: 'print run.json on stdout and nothing else there' }),
+  option({ flag: 'quiet', side: 'output', short: 'q', type: 'boolean', help: 'no progress or log lines on stderr' }),
+  option({ flag: 'help', side: 'output', short: 'h', type: 'boolean', help: 'this help' })
 ])
 
 /**

@@ -18,6 +18,9 @@ import { parseCpuList } from './cpu-list.js'
  * @property {string} template the Swarm stack template under stacks/
  */
 
+/** The instances any strategy runs: --instances' range, and what a cluster or PM2 primary accepts from its launcher. */
+export const INSTANCES = Object.freeze({ min: 1, max: 64 })
+
 /** @type {Readonly<Record<string, Readonly<Strategy>>>} */
 export const STRATEGY_TABLE = Object.freeze({
   up: {

@@ -7,7 +7,7 @@ import { fileURLToPath } from 'node:url'
 import { dirname } from 'node:path'
 import { telemetryOn } from '../lib/telemetry.js'
 import { startTelemetry } from './telemetry.js'
-import { serverFromEnv } from './server-entry.js'
+import { serverFromEnv, workersOrExit } from './server-entry.js'
 
 const RESTART_WINDOW_MS = 60_000
 const STOP_GRACE_MS = 4000
@@ -15,17 +15,8 @@ const STOP_GRACE_MS = 4000
 /** Restarts allowed per minute before the primary gives up on a crash loop. */
 export const maxRestartsPerMinute = (workers) => Math.max(10, 5 * workers)
 
-function workersFromEnv (text) {
-  const n = Number(text)
-  if (!Number.isInteger(n) || n < 1 || n > 1024) {
-    console.error(`nodescale cluster: NODESCALE_WORKERS="${text ?? ''}" must be an integer from 1 to 1024`)
-    process.exit(2)
-  }
-  return n
-}
-
 function runPrimary () {
-  const n = workersFromEnv(process.env.NODESCALE_WORKERS)
+  const n = workersOrExit(process.env, 'cluster')
   const log = (line) => console.log(`nodescale cluster (pid ${process.pid}): ${line}`)
   // Workers run serve.js itself (the same server as the single shape, with its own signal handling and teardown), or
   // the user's server as its own entry file would start it, the hook preloaded.

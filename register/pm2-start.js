@@ -8,15 +8,11 @@ import { createRequire } from 'node:module'
 import { tmpdir } from 'node:os'
 import { dirname, join } from 'node:path'
 import { fileURLToPath } from 'node:url'
-import { serverFromEnv } from './server-entry.js'
+import { serverFromEnv, workersOrExit } from './server-entry.js'
 
 const require = createRequire(import.meta.url)
 const env = process.env
-const workers = Number(env.NODESCALE_WORKERS)
-if (!Number.isInteger(workers) || workers < 1 || workers > 1024) {
-  console.error(`nodescale pm2: NODESCALE_WORKERS="${env.NODESCALE_WORKERS ?? ''}" must be an integer from 1 to 1024`)
-  process.exit(2)
-}
+const workers = workersOrExit(env, 'pm2')
 const server = serverFromEnv(env, dirname(fileURLToPath(import.meta.url)))
 // PM2 forks its workers with this process's arguments ahead of the app's: none here, so the server's argv is its own.
 cluster.setupPrimary({ args: [] })

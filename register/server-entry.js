@@ -3,6 +3,7 @@
 // launcher (or the stack) sets them, the cluster primary and the PM2 starter read them.
 import { join } from 'node:path'
 import { badEnv } from '../lib/errors.js'
+import { INSTANCES } from '../lib/strategies.js'
 
 /** The user's entry file (absolute, as the process sees it) and its arguments (a JSON array, {port} filled in). */
 export const SERVER_VARS = Object.freeze({ entry: 'NODESCALE_SERVER', args: 'NODESCALE_SERVER_ARGS' })
@@ -33,4 +34,21 @@ export function serverFromEnv (env, registerDir) {
   } catch {}
   if (!Array.isArray(args) || args.some(a => typeof a !== 'string')) throw badEnv(SERVER_VARS.args, 'expected a JSON array of strings like ["--port","8080"]')
   return { own: true, script: entry, args, execArgv: [`--import=${join(registerDir, 'server-hook.js')}`] }
+}
+
+/**
+ * The processes a cluster or PM2 primary forks (NODESCALE_WORKERS, set by the launcher from --instances); outside
+ * --instances' range the primary says so and exits 2, before anything starts.
+ * @param {Record<string, string|undefined>} env
+ * @param {string} who the primary's name in its messages (`cluster`, `pm2`)
+ * @returns {number}
+ */
+export function workersOrExit (env, who) {
+  const text = env.NODESCALE_WORKERS
+  const n = Number(text)
+  if (!Number.isInteger(n) || n < INSTANCES.min || n > INSTANCES.max) {
+    console.error(`nodescale ${who}: NODESCALE_WORKERS="${text ?? ''}" must be a whole number from ${INSTANCES.min} to ${INSTANCES.max} (--instances)`)
+    process.exit(2)
+  }
+  return n
 }

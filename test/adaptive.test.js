@@ -1,12 +1,13 @@
-// The statistics of adaptive experiments (analyzer/adaptive.js): the spending of alpha over looks, the stopping rule,
+// The statistics of adaptive experiments (analyzer/stats/adaptive.js): the spending of alpha over looks, the stopping
+// rule,
 // the next block's choice, what an undecided question would need, and the questions refused. Their error rates over
 // whole simulated experiments are calibration/scenarios/adaptive.js's.
 import { test } from 'node:test'
 import assert from 'node:assert/strict'
 import { NsError } from '../lib/errors.js'
-import { cellsNeeded, decideQuestion, deploymentsForPower, spendingBoundary } from '../analyzer/adaptive.js'
-import { compareRatio, contrastPower, unitsForPower, welchParts } from '../analyzer/inference.js'
-import { tQuantile } from '../analyzer/stats-math.js'
+import { cellsNeeded, decideQuestion, deploymentsForPower, spendingBoundary } from '../analyzer/stats/adaptive.js'
+import { compareRatio, contrastPower, unitsForPower, welchParts } from '../analyzer/stats/inference.js'
+import { tQuantile } from '../analyzer/stats/stats-math.js'
 
 /** Values whose logs have mean log(center) and standard deviation exactly sd (symmetric, evenly spaced). */
 function spreadValues (center, sd, n) {

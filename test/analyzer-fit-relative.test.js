@@ -1,15 +1,15 @@
-// The relative-error fit (analyzer/fit-relative.js): a flat curve named a ceiling, exact USL data recovered, the
+// The relative-error fit (analyzer/fit/fit-relative.js): a flat curve named a ceiling, exact USL data recovered, the
 // ceiling model against its closed form, identifiability said instead of an interval, retrograde only when shown.
 import { test } from 'node:test'
 import assert from 'node:assert/strict'
-import { fitUsl } from '../analyzer/usl-fit.js'
-import { throughputAt } from '../analyzer/usl-model.js'
-import { logData, fitShape, aiccOf } from '../analyzer/fit-log.js'
-import { fellOf } from '../analyzer/fit-relative.js'
-import { regionOf } from '../analyzer/fit-profile.js'
+import { fitUsl } from '../analyzer/fit/usl-fit.js'
+import { throughputAt } from '../analyzer/fit/usl-model.js'
+import { logData, fitShape, aiccOf } from '../analyzer/fit/fit-log.js'
+import { fellOf } from '../analyzer/fit/fit-relative.js'
+import { regionOf } from '../analyzer/fit/fit-profile.js'
 import { seededRandom } from '../lib/random.js'
-import { normalDraw } from '../analyzer/stats-math.js'
-import { whyCurvesBend } from '../analyzer/why-bends.js'
+import { normalDraw } from '../analyzer/stats/stats-math.js'
+import { whyCurvesBend } from '../analyzer/diagnosis/why-bends.js'
 import { readFileSync } from 'node:fs'
 
 const pts = (pairs) => pairs.map(([n, throughput]) => ({ n, throughput }))

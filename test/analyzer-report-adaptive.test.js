@@ -6,11 +6,11 @@ import { mkdtempSync, readFileSync, writeFileSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { writeSweepRuns } from './helpers/sweep-runs.js'
-import { decideQuestion } from '../analyzer/adaptive.js'
-import { buildReport, writeReport } from '../analyzer/report.js'
-import { renderMarkdown } from '../analyzer/report-md.js'
+import { decideQuestion } from '../analyzer/stats/adaptive.js'
+import { buildReport, writeReport } from '../analyzer/report/report.js'
+import { renderMarkdown } from '../analyzer/report/report-md.js'
 
-/** @type {import('../analyzer/adaptive.js').Question} */
+/** @type {import('../analyzer/stats/adaptive.js').Question} */
 const question = { compare: ['cm', 'up'], quantity: 'throughput', at: 4, margin: 0.05 }
 
 /** A sweep folder of cm x4 and up x4 runs, one a deployment, with the looks decideQuestion takes over its blocks. */

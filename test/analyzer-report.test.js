@@ -11,8 +11,8 @@ import { pathToFileURL } from 'node:url'
 import { PassThrough } from 'node:stream'
 import { runCli, ROOT } from './helpers/cli.js'
 import { parseArguments, main } from '../analyzer/cli.js'
-import { buildReport } from '../analyzer/report.js'
-import { human } from '../analyzer/fit-verdict.js'
+import { buildReport } from '../analyzer/report/report.js'
+import { human } from '../analyzer/fit/fit-verdict.js'
 import { writeSweep } from './fixtures/usl/sweep.js'
 
 const SWEEP = new URL('./fixtures/report/sweep/', import.meta.url).pathname

@@ -5,10 +5,10 @@ import { mkdtempSync, writeFileSync, readFileSync, mkdirSync, rmSync } from 'nod
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { parse } from 'csv-parse/sync'
-import { summarize } from '../analyzer/summary.js'
-import { scanJtl } from '../analyzer/jtl-reader.js'
-import { LatencyHistogram } from '../analyzer/latency-histogram.js'
-import { compareWithStatistics, startVariedServer, writePlan, runJmeterPlan, jmeterDashboard } from '../analyzer/jmeter-crosscheck.js'
+import { summarize } from '../analyzer/samples/summary.js'
+import { scanJtl } from '../analyzer/samples/jtl-reader.js'
+import { LatencyHistogram } from '../analyzer/samples/latency-histogram.js'
+import { compareWithStatistics, startVariedServer, writePlan, runJmeterPlan, jmeterDashboard } from '../analyzer/samples/jmeter-crosscheck.js'
 import { ensureJmeter } from '../executor/jmeter-install.js'
 
 const FIX = new URL('./fixtures/jtl/', import.meta.url).pathname

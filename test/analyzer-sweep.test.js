@@ -6,7 +6,7 @@ import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { loadPoints } from '../analyzer/points.js'
 import { fitSources, compare } from '../analyzer/compare.js'
-import { throughputAt } from '../analyzer/usl-model.js'
+import { throughputAt } from '../analyzer/fit/usl-model.js'
 import { seededRandom } from '../lib/random.js'
 import { TRUTH, writeRun, writeSweep } from './fixtures/usl/sweep.js'
 

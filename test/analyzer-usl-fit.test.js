@@ -2,9 +2,9 @@
 import { test } from 'node:test'
 import assert from 'node:assert/strict'
 import { readFileSync } from 'node:fs'
-import { fitUsl } from '../analyzer/usl-fit.js'
-import { throughputAt } from '../analyzer/usl-model.js'
-import { tQuantile } from '../analyzer/stats-math.js'
+import { fitUsl } from '../analyzer/fit/usl-fit.js'
+import { throughputAt } from '../analyzer/fit/usl-model.js'
+import { tQuantile } from '../analyzer/stats/stats-math.js'
 import { seededRandom } from '../lib/random.js'
 
 const fixture = name => JSON.parse(readFileSync(new URL(`./fixtures/usl/${name}`, import.meta.url), 'utf8'))

@@ -1,9 +1,10 @@
-// The contrasts the tests between groups stand on (analyzer/inference.js logContrast, contrastPower) against closed
+// The contrasts the tests between groups stand on (analyzer/stats/inference.js logContrast, contrastPower) against
+// closed
 // forms: the two-sample case is compareRatio's test, the one-sample case Student's t, the four-cell speedup its
 // Welch–Satterthwaite sum, and the power ratioPower's where their set-ups agree.
 import { test } from 'node:test'
 import assert from 'node:assert/strict'
-import { logContrast, contrastPower, compareRatio, ratioPower } from '../analyzer/inference.js'
+import { logContrast, contrastPower, compareRatio, ratioPower } from '../analyzer/stats/inference.js'
 
 const close = (a, b, tol, what) => assert.ok(Math.abs(a - b) <= tol, `${what}: ${a} vs ${b}`)
 

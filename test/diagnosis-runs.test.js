@@ -9,7 +9,7 @@ import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { runCli, assertCompleteRun, ROOT } from './helpers/cli.js'
 import { hostWasBusy, hostsWereBusy } from './helpers/host.js'
-import { BOTTLENECK_THRESHOLDS } from '../analyzer/bottleneck.js'
+import { BOTTLENECK_THRESHOLDS } from '../analyzer/diagnosis/bottleneck.js'
 
 const tmp = () => mkdtempSync(join(tmpdir(), 'ns-diagnosis-'))
 const local = ['--backend', 'local', '--warmup', '1']

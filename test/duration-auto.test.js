@@ -1,5 +1,6 @@
 // --duration auto: a run measures until its mean throughput is known to ±2% at 95% (a sequential rule on batch means
-// of the completions per tenth, analyzer/steady-state.js), between its minimum and maximum; it records the seconds
+// of the completions per tenth, analyzer/samples/steady-state.js), between its minimum and maximum; it records the
+// seconds
 // used and the half-width reached, and bad combinations stop it early.
 import { test } from 'node:test'
 import assert from 'node:assert/strict'

@@ -9,8 +9,8 @@ import { join, dirname } from 'node:path'
 import { fileURLToPath } from 'node:url'
 import { machineFingerprint, runFingerprint, describeEnvironment, fingerprintLoad, parseCpuList } from '../executor/environment.js'
 import { fingerprintOf, fingerprintLines, fingerprintRows, machinePart, NOT_RECORDED } from '../analyzer/fingerprint.js'
-import { environmentsOf } from '../analyzer/report-runs.js'
-import { environmentTable } from '../analyzer/report-tables.js'
+import { environmentsOf } from '../analyzer/report/report-runs.js'
+import { environmentTable } from '../analyzer/report/report-tables.js'
 
 const FIX = join(dirname(fileURLToPath(import.meta.url)), 'fixtures')
 

@@ -1,7 +1,7 @@
 // The two-sample primitives against R 4.2 (values printed by the Rscript lines quoted above each case).
 import { test } from 'node:test'
 import assert from 'node:assert/strict'
-import { welch, compareRatio, holm, ratioPower, unitsForPower } from '../analyzer/inference.js'
+import { welch, compareRatio, holm, ratioPower, unitsForPower } from '../analyzer/stats/inference.js'
 
 const close = (a, b, tol, what) => assert.ok(Math.abs(a - b) <= tol, `${what}: ${a} vs ${b}`)
 

@@ -13,9 +13,9 @@ import { fileURLToPath } from 'node:url'
 import { Readable } from 'node:stream'
 import { gzipSync } from 'node:zlib'
 import fc from 'fast-check'
-import { JtlFeed, scanJtl, MAX_LABELS } from '../analyzer/jtl-reader.js'
-import { histogramSink, latencyFileOf, readLatencyFile } from '../analyzer/latency-file.js'
-import { LatencyHistogram, MAX_SPAN_TENTHS } from '../analyzer/latency-histogram.js'
+import { JtlFeed, scanJtl, MAX_LABELS } from '../analyzer/samples/jtl-reader.js'
+import { histogramSink, latencyFileOf, readLatencyFile } from '../analyzer/samples/latency-file.js'
+import { LatencyHistogram, MAX_SPAN_TENTHS } from '../analyzer/samples/latency-histogram.js'
 import { readJsonBounded } from '../lib/run-files.js'
 import { parseExperiment } from '../executor/sweep/experiment.js'
 import { mergeSamples } from '../executor/generators/merge.js'
@@ -72,8 +72,8 @@ test('a 1 MB .jtl.gz holding one unterminated quote (1 GiB expanded) is refused 
   const file = join(dir, 'quote.jtl.gz')
   const member = gzipSync(Buffer.alloc(64 << 20, 'a'), { level: 9 })
   writeFileSync(file, Buffer.concat([gzipSync(`${HEADER}\n${row(T0)}\n${T0},5,"GET /`), ...Array(16).fill(member)]))
-  const r = inChild(`const { scanJtl } = await import('./analyzer/jtl-reader.js')
-    const { histogramSink } = await import('./analyzer/latency-file.js')
+  const r = inChild(`const { scanJtl } = await import('./analyzer/samples/jtl-reader.js')
+    const { histogramSink } = await import('./analyzer/samples/latency-file.js')
     return scanJtl(file, histogramSink())`, file)
   assert.equal(r.code, 'NS_ERR_BAD_FILE', JSON.stringify(r))
   assert.match(r.message, /quote\.jtl\.gz:3: a row longer than 8 MiB/)
@@ -84,8 +84,8 @@ test('a 1 MB .jtl.gz holding one unterminated quote (1 GiB expanded) is refused 
 test('a plain .jtl whose quote never closes is refused at the bound, naming the row\'s line', (t) => {
   const file = join(dir, 'quote.jtl')
   writeFileSync(file, `${HEADER}\n${row(T0)}\n${row(T0 + 1)}\n${T0},5,"GET /${'a'.repeat(20 << 20)}`)
-  const r = inChild(`const { scanJtl } = await import('./analyzer/jtl-reader.js')
-    const { histogramSink } = await import('./analyzer/latency-file.js')
+  const r = inChild(`const { scanJtl } = await import('./analyzer/samples/jtl-reader.js')
+    const { histogramSink } = await import('./analyzer/samples/latency-file.js')
     return scanJtl(file, histogramSink())`, file)
   assert.equal(r.code, 'NS_ERR_BAD_FILE', JSON.stringify(r))
   assert.match(r.message, /quote\.jtl:4: a row longer than/)
@@ -126,7 +126,7 @@ test('timestamps 1 and 1e11, and 999999999999999: NS_ERR_BAD_FILE naming the fil
   const two = spawnSync(process.execPath, ['bin/analyzer.js', 'summary', file], { cwd: ROOT, encoding: 'utf8' })
   assert.equal(two.status, 2, two.stderr)
   assert.match(two.stderr, /labels\.jtl:3: end times .* span more than 24 h/)
-  const r = inChild(`const { LatencyHistogram } = await import('./analyzer/latency-histogram.js')
+  const r = inChild(`const { LatencyHistogram } = await import('./analyzer/samples/latency-histogram.js')
     const h = new LatencyHistogram(); h.add(1, 0, true, 0, 0); h.add(100000000000, 0, true, 0, 0)`, 'x')
   assert.equal(r.code, 'NS_ERR_BAD_FILE')
   assert.ok(r.rssMb < CRAFTED_RSS_MB, `${r.rssMb} MiB`)

@@ -10,6 +10,7 @@ import { setTimeout as sleep } from 'node:timers/promises'
 import { freePort } from '../lib/net.js'
 import { instanceIdFromEnv, parseParamsEnv } from '../register/server.js'
 import { isAlive } from '../register/proc-tree.js'
+import { INSTANCES } from '../lib/strategies.js'
 
 const SERVE = 'register/serve.js'
 const CLUSTER = 'register/cluster.js'
@@ -92,6 +93,12 @@ test('cluster.js without a valid NODESCALE_WORKERS exits 2; a worker that cannot
   const a = run(t, CLUSTER, { NODESCALE_BENCHMARK: 'page' }, { ipc: false })
   assert.equal((await a.exited).code, 2)
   assert.match(a.output(), /NODESCALE_WORKERS/)
+  // the primaries accept what --instances does, no more (one range: INSTANCES in lib/strategies.js)
+  for (const [script, who] of [[CLUSTER, 'cluster'], ['register/pm2-start.js', 'pm2']]) {
+    const over = run(t, script, { NODESCALE_BENCHMARK: 'page', NODESCALE_WORKERS: String(INSTANCES.max + 1) }, { ipc: false })
+    assert.equal((await over.exited).code, 2)
+    assert.match(over.output(), new RegExp(`nodescale ${who}: NODESCALE_WORKERS="${INSTANCES.max + 1}" must be a whole number from 1 to ${INSTANCES.max} \\(--instances\\)`))
+  }
   const b = run(t, CLUSTER, { NODESCALE_BENCHMARK: 'nope', NODESCALE_WORKERS: '2' }, { ipc: false })
   assert.equal((await b.exited).code, 2)
   assert.match(b.output(), /before the cluster was ready; stopping/)

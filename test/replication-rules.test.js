@@ -1,11 +1,11 @@
 // The replication rules (analyzer/replication/rules.js) on values whose answer is known: tied runs give no test
 // (inconclusive, never p = 0), a direction is reproduced only when significant the way the study claims, a "no rise"
 // only when a rise over its margin is ruled out (a true 20% rise is not called reproduced), a share only when shown
-// above its margin; the one-sided tests they stand on (analyzer/inference.js) against closed-form values.
+// above its margin; the one-sided tests they stand on (analyzer/stats/inference.js) against closed-form values.
 import { test } from 'node:test'
 import assert from 'node:assert/strict'
 import * as rules from '../analyzer/replication/rules.js'
-import { welch, welchOneSided, ratioOneSided, oneSampleT } from '../analyzer/inference.js'
+import { welch, welchOneSided, ratioOneSided, oneSampleT } from '../analyzer/stats/inference.js'
 import { randomSource } from '../calibration/synth.js'
 
 const { directionVerdict, noRiseVerdict, aboveMarginVerdict, VERDICTS, VERDICT_MEANS, NO_RISE_MARGIN } = rules

@@ -12,7 +12,7 @@ import { runCli, readRun, ROOT } from './helpers/cli.js'
 import { hostWasBusy } from './helpers/host.js'
 import { judgeRun, THRESHOLDS } from '../executor/validity.js'
 import { runLoad } from '../executor/drivers/index.js'
-import { stabilityOf } from '../analyzer/summary.js'
+import { stabilityOf } from '../analyzer/samples/summary.js'
 import { cpuRoot } from '../rc/cgroup.js'
 
 const tmp = () => mkdtempSync(join(tmpdir(), 'ns-validity-'))
@@ -98,7 +98,8 @@ test('each check flags its own figure with the threshold it crossed; only warnin
 })
 
 // the statistics changed (issue 25): the stability is judged on completions per tenth of a second, with a robust
-// drift test; the fixtures are tenths now (analyzer/steady-state.js; its estimators in test/steady-state.test.js)
+// drift test; the fixtures are tenths now (analyzer/samples/steady-state.js; its estimators in
+// test/steady-state.test.js)
 test('stability: a steady throughput is steady; a climbing one drifts significantly; 3 seconds are too short', () => {
   const wiggle = [0, 3, -2, 1, -1, 2, -3, 0, 1, -1]
   const flat = stabilityOf(Array.from({ length: 110 }, (_, i) => 100 + wiggle[(i * 7) % 10]))

@@ -1,10 +1,11 @@
-// The steady-state estimators (analyzer/steady-state.js) on fixtures whose answer is known in closed form, and the
+// The steady-state estimators (analyzer/samples/steady-state.js) on fixtures whose answer is known in closed form, and
+// the
 // judgement they make of a run's completions per tenth of a second.
 import { test } from 'node:test'
 import assert from 'node:assert/strict'
-import { autocorrelations, batchSizeFor, overlappingBatchMeans, mser, theilSen, batchMeans, steadyStateOf, autoDurationReached, STEADY_STATE } from '../analyzer/steady-state.js'
+import { autocorrelations, batchSizeFor, overlappingBatchMeans, mser, theilSen, batchMeans, steadyStateOf, autoDurationReached, STEADY_STATE } from '../analyzer/samples/steady-state.js'
 import { ar1Series, randomSource } from '../calibration/synth.js'
-import { LatencyHistogram } from '../analyzer/latency-histogram.js'
+import { LatencyHistogram } from '../analyzer/samples/latency-histogram.js'
 
 const close = (a, b, tol, what) => assert.ok(Math.abs(a - b) <= tol, `${what}: ${a} vs ${b}`)
 

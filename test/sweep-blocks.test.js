@@ -1,4 +1,5 @@
-// Designs whose repeats are independent units for the tests between groups (analyzer/group-tests.js): `order: blocks`
+// Designs whose repeats are independent units for the tests between groups (analyzer/stats/group-tests.js): `order:
+// blocks`
 // deploys every shape afresh in every repeat, and the shipped experiments' default profiles use it.
 import { test } from 'node:test'
 import assert from 'node:assert/strict'

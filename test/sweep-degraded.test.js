@@ -97,7 +97,7 @@ test('the end of a sweep over nodes: the fit per node count and the correlations
 })
 
 test('the reason of a degraded run: each lost node by label, its clock time, how far into the steady window and why, the errors meanwhile', async () => {
-  const { degradedReason } = await import('../analyzer/report-runs.js')
+  const { degradedReason } = await import('../analyzer/report/report-runs.js')
   assert.equal(degradedReason({ degraded: LOST }), 'node nodescale-w2 lost at 10:00:04 (3.0 s into the steady window; its RC does not answer (ECONNREFUSED)); 12 errors during the loss')
   // two nodes, the second without a label (a real cluster's node: its hostname)
   const two = { nodes: [LOST.nodes[0], { node: 'w3', nodeId: 'id3', label: null, why: 'the manager marks it down', lostAt: '2026-11-23T10:00:05.200Z', lostAfterMs: 4200 }], errorsDuringLoss: 0 }

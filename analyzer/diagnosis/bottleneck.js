@@ -1,6 +1,6 @@
 // What limited a run: one row per kind of bottleneck, tried in order; the first whose figures are over their thresholds
 // names the run's bottleneck, the others that also hold are said beside it, and every figure that decided is evidence.
-import { deploymentShape, serverAllowance } from '../lib/strategies.js'
+import { deploymentShape, serverAllowance } from '../../lib/strategies.js'
 import { summarizeInstances, summarizeLb, summarizeNetwork, summarizeRoles } from './diagnosis-figures.js'
 
 /** The thresholds the rules read (a share is 0..1, cores are CPU cores, idle is a percent of the host). */
@@ -150,7 +150,8 @@ export const BOTTLENECK_RULES = [
 ]
 
 /**
- * Judges a run from its figures (analyzer/diagnosis-figures.js): the first rule that holds is the bottleneck, with its
+ * Judges a run from its figures (analyzer/diagnosis/diagnosis-figures.js): the first rule that holds is the
+ * bottleneck, with its
  * evidence; `also` names the other rules that hold. When none does, `none`: nothing was at its limit, the offered load
  * was below the capacity. Confidence is `high` when one rule holds, `medium` when several do, `low` when none does but
  * a figure is near its threshold or a rule could not be checked (no telemetry).
@@ -224,7 +225,7 @@ export function factsOf ({ config, instances, roles, lb, cpu, generator, validit
  * The figures a run's diagnosis is made of, over the steady window: CPU by role (in cores, summing to the host's busy
  * cores), each instance's event loop, HAProxy's queue where it was read, each container's network on Swarm. The
  * run's validity reads the roles too (something else busy on the host), before the bottleneck is judged.
- * @param {{ config: any, timeline: any, telemetry: import('../lib/telemetry.js').TelemetryRecord[], window: { from:
+ * @param {{ config: any, timeline: any, telemetry: import('../../lib/telemetry.js').TelemetryRecord[], window: { from:
  *   number, to: number }, generator: any }} run
  */
 export function diagnosisFigures ({ config, timeline, telemetry, window, generator }) {

@@ -1,6 +1,6 @@
 // The figures a bottleneck is judged by, over a run's steady window: each instance's event loop, GC and CPU (from its
 // telemetry), CPU by role (the sampler's roles, the generator's meter, the rest of the host), HAProxy's queue.
-import { samplesInWindow as inWindow } from '../rc/cpu-summary.js'
+import { samplesInWindow as inWindow } from '../../rc/cpu-summary.js'
 
 const round3 = (x) => Math.round(x * 1000) / 1000
 const mean = (xs) => (xs.length ? xs.reduce((a, b) => a + b, 0) / xs.length : null)
@@ -12,10 +12,10 @@ export const ROLES = Object.freeze(['workers', 'primary', 'pm2-daemon', 'load-ba
  * Per instance (one process of the server: a worker, a PM2 instance, a replica, a cluster's primary), its telemetry
  * over the window: mean event-loop utilisation and CPU, event-loop delay (mean of the per-second p50 and p99, the
  * highest max), the share of its time in GC, its heap at the end.
- * @param {import('../lib/telemetry.js').TelemetryRecord[]} records
+ * @param {import('../../lib/telemetry.js').TelemetryRecord[]} records
  */
 export function summarizeInstances (records) {
-  /** @type {Map<string, import('../lib/telemetry.js').TelemetryRecord[]>} */
+  /** @type {Map<string, import('../../lib/telemetry.js').TelemetryRecord[]>} */
   const byId = new Map()
   for (const r of records) {
     const key = `${r.id}@${r.pid}`

@@ -138,7 +138,8 @@ function coefficientOf (fit) {
 }
 
 /**
- * Why a row of the per-core table (analyzer/report-runs.js cpuTable) looks as it does: what limited its runs, and for a
+ * Why a row of the per-core table (analyzer/report/report-runs.js cpuTable) looks as it does: what limited its runs,
+ * and for a
  * saturated loop with cores left idle, that the idle cores have nothing of it to run (the multi-core study's raw Node).
  * @param {{ strategy: string | null, instances: number | null, load: string, highest: number | null, lowest: number |
  *   null, spread: number | null, bottleneck: string | null, elu: number | null }} row

@@ -1,8 +1,9 @@
-// Profile-likelihood intervals of the relative-error fits (analyzer/fit-log.js): a value is in the 95% interval when
+// Profile-likelihood intervals of the relative-error fits (analyzer/fit/fit-log.js): a value is in the 95% interval
+// when
 // refitting with it held raises the SSR by no more than F(1, dof) times the residual variance (the profile t of Bates
 // & Watts); at a parameter's bound (sigma or lambda = 0, no peak, no ceiling) the one-sided 90% cutoff applies, the
 // 95% quantile of the boundary's half-chi-square mixture (Self & Liang). Identifiability and which N would identify.
-import { tQuantile, invert } from './stats-math.js'
+import { tQuantile, invert } from '../stats/stats-math.js'
 import { fitShape, minimize1, ssrOfShape, changeGrid, lambdaGrid, SIGMA_GRID } from './fit-log.js'
 
 /**

@@ -1,7 +1,7 @@
 // The relative-error fit (fitUsl's default): USL or Amdahl on log throughput with profile-likelihood intervals, what
 // the N measured cannot identify, the linear-to-ceiling model beside them, the model AICc prefers, and whether a
 // measured point lies significantly below an earlier one.
-import { tQuantile, invert } from './stats-math.js'
+import { tQuantile, invert } from '../stats/stats-math.js'
 import { logData, fitShape, aiccOf, PARAMETERS } from './fit-log.js'
 import { curveRegions, asymptoteRegion, ceilingRegions, identifyingN } from './fit-profile.js'
 import { meansByN } from './fit-stats.js'

@@ -1,8 +1,8 @@
 // What a fit means statistically: residuals, R², Jacobian standard errors, t intervals, delta-method and bootstrap
 // intervals.
 import { MODELS, throughputAt, gradientAt, peakOf, ceilingOf } from './usl-model.js'
-import { tQuantile, invert, quantileSorted } from './stats-math.js'
-import { seededRandom } from '../lib/random.js'
+import { tQuantile, invert, quantileSorted } from '../stats/stats-math.js'
+import { seededRandom } from '../../lib/random.js'
 import { verdictOf, limitOf } from './fit-verdict.js'
 
 /**
@@ -18,7 +18,7 @@ import { verdictOf, limitOf } from './fit-verdict.js'
  *   string|null, lambda: string|null }, identifyAt?: { sigma: number|null, lambda: number|null }, choice?: { model:
  *   'usl'|'amdahl'|'ceiling', aicc: Record<string, number|null>, line: string, fits: Record<string, any> },
  *   ceilingFit?: any, fell?: any }} FitResult points: distinct N;
- *   observations: rows. The relative-error fit (analyzer/fit-relative.js) adds: weighting; identified, bound95,
+ *   observations: rows. The relative-error fit (analyzer/fit/fit-relative.js) adds: weighting; identified, bound95,
  *   identify and identifyAt (ci95.sigma, ci95.lambda null where not identifiable: the one-sided bound, the sentence
  *   and the largest N that would identify a term that large instead);
  *   choice (the model by AICc), ceilingFit (linear up to a ceiling: gamma, ceiling, changePoint, ci95) and fell (a

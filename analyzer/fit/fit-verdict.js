@@ -17,7 +17,7 @@ export function human (v, digits = 3) {
 /**
  * Which term dominates the denominator where it matters (at N*, or at the largest N measured when there is no
  * peak): contention sigma (N-1), coherency lambda N (N-1), or neither (linear scaling); 'ceiling' when the
- * linear-to-ceiling model fits best (the choice of analyzer/fit-relative.js).
+ * linear-to-ceiling model fits best (the choice of analyzer/fit/fit-relative.js).
  * @param {{ sigma: number, lambda: number, nStar: number|null, range: { max: number }, choice?: { model: string } }} f
  * @returns {'contention'|'coherency'|'none'|'ceiling'}
  */
@@ -37,7 +37,7 @@ const interval = iv => (iv ? ` [${human(iv[0])}, ${iv[1] === null ? 'open' : hum
 /** "core" from "cores": the unit of one N. */
 const one = unit => (unit === 'N' ? 'the first N' : `one ${unit.replace(/s$/, '')}`)
 
-/** Whether throughput fell, as the data show it (analyzer/fit-relative.js fellOf). */
+/** Whether throughput fell, as the data show it (analyzer/fit/fit-relative.js fellOf). */
 function fellText (f) {
   if (!f.fell) return 'no measured point lies significantly below an earlier one'
   return `throughput falls (retrograde): N = ${human(f.fell.to)} measured ${human(f.fell.drop * 100, 2)}% below N = ${human(f.fell.from)}` +

@@ -1,7 +1,7 @@
 // Fits USL or Amdahl to throughput rows (one per run, or one mean per N): linearised start, bounded
 // Levenberg-Marquardt, intervals, plain-language verdict.
 import { PolynomialRegression } from 'ml-regression'
-import { NsError } from '../lib/errors.js'
+import { NsError } from '../../lib/errors.js'
 import { MODELS } from './usl-model.js'
 import { solve } from './usl-solve.js'
 import { describeFit, bootstrapFit, meansByN } from './fit-stats.js'
@@ -122,7 +122,8 @@ export function startsOf (data) {
  * Fits the Universal Scalability Law X(N) = gamma N / (1 + sigma (N-1) + lambda N (N-1)) (or Amdahl: lambda = 0)
  * over every row (each repeat its own observation). By default (weights 'relative') the fit is least squares on log
  * throughput, the noise of a run being multiplicative, with 95% profile-likelihood intervals that say when sigma or
- * lambda is not identifiable from the N measured (analyzer/fit-relative.js). Weights 'none', 'sd' or numbers: bounded
+ * lambda is not identifiable from the N measured (analyzer/fit/fit-relative.js). Weights 'none', 'sd' or numbers:
+ * bounded
  * nonlinear least squares in throughput units with Jacobian t intervals (the older fit, kept for comparison with
  * published unweighted fits). Either way the result carries the reading on the log scale: the model AICc prefers
  * among USL, Amdahl and linear up to a ceiling, that ceiling fit, and whether a measured point fell significantly.

@@ -2,7 +2,7 @@
 // sigma, lambda in [0, 1]. A layout maps each group of rows to its gamma, sigma and lambda: one group for a fit, two
 // groups sharing a parameter for a test between groups.
 import { levenbergMarquardt } from 'ml-levenberg-marquardt'
-import { NsError } from '../lib/errors.js'
+import { NsError } from '../../lib/errors.js'
 import { MODELS, throughputAt, gradientAt } from './usl-model.js'
 
 /**

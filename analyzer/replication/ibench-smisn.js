@@ -6,7 +6,7 @@ import { loadPoints } from '../points.js'
 import { fitSources } from '../compare.js'
 import { ibenchSmisn as published } from './published.js'
 import { meanCi, directionVerdict, noRiseVerdict, aboveMarginVerdict, leftOutWhy, NO_RISE_MARGIN } from './rules.js'
-import { ALPHA } from '../inference.js'
+import { ALPHA } from '../stats/inference.js'
 
 const finding = (id) => published.findings.find(f => f.id === id)
 const sourceOf = (f) => f.source

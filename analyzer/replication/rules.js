@@ -3,8 +3,8 @@
 // showing any rise smaller than a stated margin (the upper one-sided test of TOST, on the ratio); a measured share
 // checked against a stated margin. Each ends in one of four verdicts (VERDICT_MEANS), the measured effect beside it.
 import { mean, sampleStandardDeviation } from 'simple-statistics'
-import { tQuantile } from '../stats-math.js'
-import { ALPHA, welchOneSided, ratioOneSided, oneSampleT } from '../inference.js'
+import { tQuantile } from '../stats/stats-math.js'
+import { ALPHA, welchOneSided, ratioOneSided, oneSampleT } from '../stats/inference.js'
 
 /**
  * A finished run a replication left out as not valid: what it ran, and the flags that made it invalid.

@@ -39,7 +39,8 @@ export const verdictMeanings = () => VERDICTS.map(v => `${v}: ${VERDICT_MEANS[v]
 const effectOf = (row) => [row.effect?.published ?? '-', row.effect?.here ?? '-']
 
 /**
- * A replication's rows as a table of the report (analyzer/report-tables.js's shape): figure, source, published, here,
+ * A replication's rows as a table of the report (analyzer/report/report-tables.js's shape): figure, source, published,
+ * here,
  * effect (published, here), verdict, why, and the sweeps that had runs for it when several were given.
  * @param {any} r replicate()'s result
  * @returns {{ header: string[], rows: string[][] }}

@@ -1,9 +1,9 @@
 // The report's charts as SVG text, drawn at build time: vega-lite specs compiled to vega and rendered headless.
 import * as vega from 'vega'
 import { compile } from 'vega-lite'
-import { human } from './fit-verdict.js'
+import { human } from '../fit/fit-verdict.js'
 import { instancesText } from './report-tables.js'
-import { ratioName } from './adaptive-text.js'
+import { ratioName } from '../stats/adaptive-text.js'
 
 const WIDTH = 440
 const HEIGHT = 260

@@ -1,10 +1,10 @@
 // The report as one self-contained HTML file: inline CSS, inline SVG charts, no script and nothing fetched at view
 // time.
 import { fitsTable, verdictLines, pointsTable, fitNote, cpuTableOf, environmentTable, runsTable, overviewLine, cellText, correlationsTable, correlationNotes, CORRELATIONS_HINT, pairsTable, PAIRS_HINT, searchesTable, SEARCHES_HINT, bendsTable, BENDS_HINT } from './report-tables.js'
-import { excludedLine } from './run-validity.js'
-import { perCoreWhy } from './why-bends.js'
-import { replicationTable, REPLICATION_HINT, verdictMeanings } from './replication/text.js'
-import { looksTable, questionText, ADAPTIVE_HINT, adaptiveVerdict } from './adaptive-text.js'
+import { excludedLine } from '../run-validity.js'
+import { perCoreWhy } from '../diagnosis/why-bends.js'
+import { replicationTable, REPLICATION_HINT, verdictMeanings } from '../replication/text.js'
+import { looksTable, questionText, ADAPTIVE_HINT, adaptiveVerdict } from '../stats/adaptive-text.js'
 
 const ESCAPES = { '&': '&amp;', '<': '&lt;', '>': '&gt;', '"': '&quot;', "'": '&#39;' }
 /** Text for HTML content and attribute values. */
@@ -58,7 +58,7 @@ function htmlTable (t, { cls = '', rowClass = () => '' } = {}) {
 const figure = (svg, name) => (svg ? `<figure data-chart="${esc(name)}">${svg}</figure>` : '')
 const noteBox = text => `<p class="note">${esc(text)}</p>`
 
-/** How a fit's intervals were made (intervalKind in analyzer/fit-verdict.js), in words. */
+/** How a fit's intervals were made (intervalKind in analyzer/fit/fit-verdict.js), in words. */
 const INTERVAL_WORDS = { profile: 'profile likelihood on log throughput (calibrated: docs/STATISTICS.md)', bootstrap: 'residual bootstrap (not calibrated)', t: 't (Jacobian; not calibrated)' }
 
 function fitsSection (report, charts) {

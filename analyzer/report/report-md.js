@@ -1,9 +1,9 @@
 // The report as Markdown for a terminal or a CI summary: the same tables and verdicts as the HTML, no charts.
 import { fitsTable, verdictLines, pointsTable, fitNote, cpuTableOf, environmentTable, runsTable, overviewLine, cellText, correlationsTable, correlationNotes, CORRELATIONS_HINT, pairsTable, PAIRS_HINT, searchesTable, SEARCHES_HINT, bendsTable, BENDS_HINT } from './report-tables.js'
-import { excludedLine } from './run-validity.js'
-import { perCoreWhy } from './why-bends.js'
-import { replicationTable, REPLICATION_HINT, verdictMeanings } from './replication/text.js'
-import { looksTable, questionText, ADAPTIVE_HINT, adaptiveVerdict } from './adaptive-text.js'
+import { excludedLine } from '../run-validity.js'
+import { perCoreWhy } from '../diagnosis/why-bends.js'
+import { replicationTable, REPLICATION_HINT, verdictMeanings } from '../replication/text.js'
+import { looksTable, questionText, ADAPTIVE_HINT, adaptiveVerdict } from '../stats/adaptive-text.js'
 
 const mdCell = c => cellText(c).replace(/\|/g, '\\|').replace(/\n/g, ' ') || ' '
 

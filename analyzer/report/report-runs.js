@@ -2,11 +2,11 @@
 import { stat } from 'node:fs/promises'
 import { basename } from 'node:path'
 import { mean } from 'simple-statistics'
-import { readRunFiles, sweepFolders } from '../lib/run-files.js'
-import { invalidReason, validityOf } from './run-validity.js'
-import { runsAndSearches } from './capacity-runs.js'
-import { kindsNamed } from './why-bends.js'
-import { machinePart } from './fingerprint.js'
+import { readRunFiles, sweepFolders } from '../../lib/run-files.js'
+import { invalidReason, validityOf } from '../run-validity.js'
+import { runsAndSearches } from '../capacity-runs.js'
+import { kindsNamed } from '../diagnosis/why-bends.js'
+import { machinePart } from '../fingerprint.js'
 
 /**
  * @typedef {{ id: string, dir: string, file: string, status: string, config: Record<string, any>, startedAt:

@@ -1,10 +1,10 @@
 // The report's tables as header + rows of text cells, shared by the HTML and Markdown renderers (same data, same
 // words).
-import { human } from './fit-verdict.js'
+import { human } from '../fit/fit-verdict.js'
 import { loadLevelOf } from './report-runs.js'
-import { ROLES } from './diagnosis-figures.js'
-import { kindText } from './why-bends.js'
-import { fingerprintFacts } from './fingerprint.js'
+import { ROLES } from '../diagnosis/diagnosis-figures.js'
+import { kindText } from '../diagnosis/why-bends.js'
+import { fingerprintFacts } from '../fingerprint.js'
 
 /**
  * A cell: its text, and optionally the exact figures behind it (the HTML keeps them as data attributes).
@@ -235,7 +235,7 @@ const rText = c => (c.r === null ? 'n/a' : c.r.toFixed(2))
 
 /**
  * Ibenchjs Figure 21: per benchmark and factor, Pearson r with each cell's mean throughput, sd and relative sd.
- * @param {Awaited<ReturnType<typeof import('./correlate.js').correlate>>} corr
+ * @param {Awaited<ReturnType<typeof import('../correlate.js').correlate>>} corr
  * @returns {Table}
  */
 export function correlationsTable (corr) {
@@ -264,7 +264,7 @@ export const BENDS_HINT = 'What limited each group\'s runs at each N (the bottle
 
 /**
  * Why the curves bend: per group and N, the bottleneck and the cores by role (the roles any step has, in order).
- * @param {import('./why-bends.js').Bend[]} bends
+ * @param {import('../diagnosis/why-bends.js').Bend[]} bends
  * @returns {Table}
  */
 export function bendsTable (bends) {

@@ -1,19 +1,19 @@
 // `analyzer report` as a library call: everything a sweep's report shows, gathered once; the renderers only format it.
 import { readFile, writeFile, rename, stat } from 'node:fs/promises'
 import { dirname, join, resolve } from 'node:path'
-import { NsError } from '../lib/errors.js'
-import { loadPoints, resolveGrouping } from './points.js'
-import { fitSources, compare } from './compare.js'
-import { throughputAt, peakOf } from './usl-model.js'
-import { preparePoints } from './usl-fit.js'
+import { NsError } from '../../lib/errors.js'
+import { loadPoints, resolveGrouping } from '../points.js'
+import { fitSources, compare } from '../compare.js'
+import { throughputAt, peakOf } from '../fit/usl-model.js'
+import { preparePoints } from '../fit/usl-fit.js'
 import { readRunList, cpuTable, environmentsOf } from './report-runs.js'
-import { correlate, variesInFactors } from './correlate.js'
+import { correlate, variesInFactors } from '../correlate.js'
 import { renderCharts } from './report-charts.js'
 import { renderHtml } from './report-html.js'
 import { renderMarkdown } from './report-md.js'
-import { replicate } from './replicate.js'
-import { studies } from './replication/published.js'
-import { SWEEP_FILE, sweepFolder } from '../lib/run-files.js'
+import { replicate } from '../replicate.js'
+import { studies } from '../replication/published.js'
+import { SWEEP_FILE, sweepFolder } from '../../lib/run-files.js'
 
 export const FORMATS = Object.freeze(['html', 'md'])
 const CURVE_STEPS = 80
@@ -21,7 +21,7 @@ const MODELS = ['usl', 'amdahl']
 
 /**
  * @typedef {{ model: string, nStar: number, xStar: number, inChart: boolean }} Peak
- * @typedef {import('./points.js').PointGroup & { fits: Record<string, any>, curves: { model: string, n: number,
+ * @typedef {import('../points.js').PointGroup & { fits: Record<string, any>, curves: { model: string, n: number,
  *   throughput: number }[], peaks: Peak[], domain: [number, number], runsUsed: number }} ReportGroup excluded: the
  *   runs left out as invalid
  */

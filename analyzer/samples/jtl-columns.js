@@ -1,7 +1,7 @@
 // Reads a CSV JTL's first line: which column holds what, which delimiter, or why the file is not a JTL at all.
 import { parse } from 'csv-parse/sync'
-import { NsError } from '../lib/errors.js'
-import { JTL_COLUMNS } from '../lib/run-files.js'
+import { NsError } from '../../lib/errors.js'
+import { JTL_COLUMNS } from '../../lib/run-files.js'
 
 /** JMeter 5.6's default CSV JTL columns, in order (what a header-less file is assumed to hold). */
 export const DEFAULT_COLUMNS = JTL_COLUMNS

@@ -4,7 +4,7 @@ import { open } from 'node:fs/promises'
 import { createGunzip } from 'node:zlib'
 import { ROLE, detectLayout } from './jtl-columns.js'
 import { boolAt, intAt, controllerKind, rowText, parseRowText } from './jtl-fields.js'
-import { NsError } from '../lib/errors.js'
+import { NsError } from '../../lib/errors.js'
 import { MAX_SPAN_TENTHS } from './latency-histogram.js'
 
 const LF = 10
@@ -18,7 +18,7 @@ const MAX_EXAMPLES = 5
  * MAX_ROW_BYTES is NS_ERR_BAD_FILE naming the file and the row's line (an unterminated quote reads to the end of the
  * file); a label longer than MAX_LABEL_BYTES, or a label beyond the first MAX_LABELS distinct ones, makes its row
  * malformed (counted, with examples). Memory: the read buffer (at most 2 x MAX_ROW_BYTES + a chunk) and MAX_LABELS
- * histograms (analyzer/latency-histogram.js states each one's bound).
+ * histograms (analyzer/samples/latency-histogram.js states each one's bound).
  */
 export const MAX_ROW_BYTES = 8 << 20
 export const MAX_LABEL_BYTES = 1024
@@ -396,7 +396,7 @@ export class JtlFeed {
     try {
       used = offset + scanner.parseChunk(offset ? data.subarray(offset) : data, data.length - offset, eof)
     } catch (err) {
-      // a histogram's bound (analyzer/latency-histogram.js) names the row that crossed it
+      // a histogram's bound (analyzer/samples/latency-histogram.js) names the row that crossed it
       if (err?.code === 'NS_ERR_BAD_FILE' && err.details?.bound) throw new NsError('NS_ERR_BAD_FILE', `${this.file}:${scanner.at}: ${err.message}`, { details: err.details })
       throw err
     }

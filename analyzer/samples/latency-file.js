@@ -1,8 +1,8 @@
 // A run's latency histograms (latency.json): what the JTL scanner made of every row, per label, kept small enough to
 // hold for every run when the samples file is not kept.
 import { open } from 'node:fs/promises'
-import { NsError } from '../lib/errors.js'
-import { LATENCY_SCHEMA, readJsonBounded } from '../lib/run-files.js'
+import { NsError } from '../../lib/errors.js'
+import { LATENCY_SCHEMA, readJsonBounded } from '../../lib/run-files.js'
 import { LatencyHistogram, MAX_SPAN_TENTHS, MAX_SPARSE } from './latency-histogram.js'
 import { MAX_LABELS } from './jtl-reader.js'
 

@@ -1,5 +1,5 @@
 // Exact latency statistics from a growable histogram of integer milliseconds: O(1) memory per sample.
-import { NsError } from '../lib/errors.js'
+import { NsError } from '../../lib/errors.js'
 
 /** Latencies up to this many ms live in the dense array (4 MiB at most); longer ones (over 17 min) in a sparse map. */
 const DENSE_LIMIT = 1 << 20
@@ -146,7 +146,7 @@ export class LatencyHistogram {
   /**
    * Completions in each whole tenth of a second of a window (the tenths that start at or after the one `from` falls
    * in and end by `to`): the throughput tenth by tenth, what the steady-state judgement reads
-   * (analyzer/steady-state.js). Without a window, from the first completion to the last.
+   * (analyzer/samples/steady-state.js). Without a window, from the first completion to the last.
    * @param {{ from?: number, to?: number }} [window] ms since the epoch
    * @returns {number[]}
    */

@@ -3,7 +3,7 @@
 // warm-up left in the window found by MSER-5, and a drift measured by a robust slope (Theil–Sen) and tested against the
 // slope's autocorrelation-robust standard error (the batch means' long-run variance). docs/statistics/validity.md says
 // what each figure means and how it was calibrated.
-import { tCdf, tQuantile } from './stats-math.js'
+import { tCdf, tQuantile } from '../stats/stats-math.js'
 
 /** The rule's constants, one place. */
 export const STEADY_STATE = Object.freeze({

@@ -2,8 +2,8 @@
 // per label and in total, as JMeter defines them.
 import { stat } from 'node:fs/promises'
 import { join } from 'node:path'
-import { NsError } from '../lib/errors.js'
-import { RUN_FILES } from '../lib/run-files.js'
+import { NsError } from '../../lib/errors.js'
+import { RUN_FILES } from '../../lib/run-files.js'
 import { LatencyHistogram } from './latency-histogram.js'
 import { scanJtl } from './jtl-reader.js'
 import { histogramSink, looksLikeJson, readLatencyFile, scanFacts } from './latency-file.js'
@@ -23,7 +23,8 @@ export const PERCENTILE_DEFINITION = 'JMeter 5.6 dashboard (statistics.json): co
 
 /**
  * Was the throughput steady across the window, and how well is its mean known? From the completions per tenth of a
- * second of the steady window (analyzer/steady-state.js steadyStateOf: its first second left out, the warm-up MSER-5
+ * second of the steady window (analyzer/samples/steady-state.js steadyStateOf: its first second left out, the warm-up
+ * MSER-5
  * finds cut and reported, the batch size from the autocorrelation, the mean's 95% interval by overlapping batch means,
  * the drift by Theil–Sen with an autocorrelation-robust test). A window too short to judge says so (judged false, why)
  * and its interval and drift are null.

@@ -1,7 +1,7 @@
 // Adaptive experiments (issue 30): a question about two strategies answered by looks at a growing set of independent
 // deployments, stopped as soon as the answer is known, with its error rates kept over every look.
 // Group-sequential with Lan–DeMets alpha spending over K planned looks (information fraction k/K): look k's Welch
-// test of the log contrast (logContrast in analyzer/inference.js) is held to the alpha spent at that look, its
+// test of the log contrast (logContrast in analyzer/stats/inference.js) is held to the alpha spent at that look, its
 // increment α(t_k) − α(t_{k−1}). By the union bound the chance of a false "different" over all looks is at most the
 // sum of the increments, alpha, whenever the experiment stops; the same holds for a false "equivalent" (two one-sided
 // tests at each increment).
@@ -11,7 +11,7 @@
 // cell's log-scale variance, shrunk toward the cells' pooled one, over its cost), above one deployment of every cell.
 // Pure functions: the executor measures, this decides. calibration/scenarios/adaptive.js holds its error rates,
 // coverage, power and time saved.
-import { badFlag, internalError, NsError } from '../lib/errors.js'
+import { badFlag, internalError, NsError } from '../../lib/errors.js'
 import { ALPHA, contrastPower, logContrast, normalCdf, normalQuantile } from './inference.js'
 import { incompleteBeta, tCdf, tQuantile } from './stats-math.js'
 import { blockText, pct } from './adaptive-text.js'
@@ -200,7 +200,7 @@ function allocate (coefs, vs, ns, costs) {
  * Deployments a cell for a fixed experiment (every cell alike) to detect a relative difference `effect` in the
  * question's ratio with `target` power at alpha, the cells' log values varying by `cv` (or by `variances`, one per
  * cell); null when even `max` does not. For a throughput question with one cv this is unitsForPower's answer
- * (analyzer/inference.js).
+ * (analyzer/stats/inference.js).
  * @param {{ question: Question, effect: number, cv?: number, variances?: number[], target?: number, alpha?: number,
  *   max?: number }} o
  */

@@ -1,14 +1,15 @@
 // How groups differ (strategies, usually), on what the design identifies: the throughput at each N, the speedup
 // X(N)/X(1), the ceiling (the highest throughput over N) and the ratio over all N. The unit of replication is the
 // deployment: a deployment's repeats share what it got at deploy time (placement, caches, neighbours), so their mean
-// is one unit (points.js deploymentsOf says which runs share one). Ratios are tested on logs (analyzer/inference.js),
+// is one unit (points.js deploymentsOf says which runs share one). Ratios are tested on logs
+// (analyzer/stats/inference.js),
 // Holm's correction holds the family-wise error of one comparison (every pair and quantity of a benchmark) at α, and
 // each test ends different, equivalent within ±margin (TOST) or inconclusive, with the power for a stated effect.
 // σ and λ are not tested between groups: at 4 to 8 values of N they trade off against each other, so a test of either
 // answers a question the design cannot (docs/statistics/comparisons.md).
 import { ALPHA, logContrast, holm } from './inference.js'
 import { pooledSpread, powerOf, powerNow } from './power.js'
-import { human } from './fit-verdict.js'
+import { human } from '../fit/fit-verdict.js'
 
 export { ALPHA }
 

@@ -3,7 +3,7 @@
 // of a deployment's mean (on logs) is pooled over every cell of the comparison; the power is at α divided by the
 // family's size (Bonferroni, which Holm's correction never rejects less often than), so it is a floor.
 import { contrastPower } from './inference.js'
-import { human } from './fit-verdict.js'
+import { human } from '../fit/fit-verdict.js'
 
 /** The power asked of a design, and the most deployments a side considered. */
 export const POWER = Object.freeze({ target: 0.8, maxUnits: 50 })

@@ -1,10 +1,11 @@
-// Adaptive experiments (analyzer/adaptive.js decideQuestion, issue 30): whole experiments simulated look by look as
+// Adaptive experiments (analyzer/stats/adaptive.js decideQuestion, issue 30): whole experiments simulated look by look
+// as
 // the executor runs them — the first block, then after each look the block decideQuestion asks for, each deployment a
 // log-normal draw around its cell's truth — until it stops. Held against their targets: the false "different" when
 // the strategies are alike, the false "equivalent" when the truth sits on the margin, the coverage of the interval
 // printed at the look it stopped, the detections at the shipped question's truth, the measuring time against a fixed
 // design of the same power, and where the next block goes when one cell is noisier than the others.
-import { decideQuestion, deploymentsForPower } from '../../analyzer/adaptive.js'
+import { decideQuestion, deploymentsForPower } from '../../analyzer/stats/adaptive.js'
 import { deploymentValues } from '../synth.js'
 import { loadExperiment } from '../../executor/sweep/experiment.js'
 

@@ -1,8 +1,9 @@
-// The tests between groups of `analyzer compare` (analyzer/group-tests.js testGroups, the function compare calls on
+// The tests between groups of `analyzer compare` (analyzer/stats/group-tests.js testGroups, the function compare calls
+// on
 // its groups of points), on synthetic sweeps whose repeats share deployments: the family-wise false-positive rate
 // when the strategies are the same, the power printed against the detections it promises, and the false equivalence
 // when the true difference sits on the margin.
-import { testGroups } from '../../analyzer/group-tests.js'
+import { testGroups } from '../../analyzer/stats/group-tests.js'
 import { designRows } from '../synth.js'
 
 const AREA = 'comparisons'

@@ -1,7 +1,8 @@
-// Fits (issue 25, item 3): analyzer/usl-fit.js's fitUsl on seeded designs with a known truth (calibration/synth.js):
+// Fits (issue 25, item 3): analyzer/fit/usl-fit.js's fitUsl on seeded designs with a known truth
+// (calibration/synth.js):
 // the coverage of every interval it prints, how often it prints one for a term the truth lacks, whether AICc names a
 // true ceiling, and how often it says "retrograde" of a curve that does not fall. All scenarios read one simulation.
-import { fitUsl } from '../../analyzer/usl-fit.js'
+import { fitUsl } from '../../analyzer/fit/usl-fit.js'
 import { randomSource, designRows, trueThroughput } from '../synth.js'
 
 const GAMMA = 100

@@ -1,9 +1,10 @@
 // Run validity and duration: the `unstable` check (executor/validity.js judgeRun on the analyzer's stabilityOf) and
-// --duration auto's stopping rule (analyzer/steady-state.js autoDurationReached), on synthetic completions per tenth
+// --duration auto's stopping rule (analyzer/samples/steady-state.js autoDurationReached), on synthetic completions per
+// tenth
 // of a second with a known truth (calibration/synth.js tenthSeries: a per-second variation, its lag-1
 // autocorrelation, Poisson counting noise per tenth, warm-ups and drifts).
-import { stabilityOf } from '../../analyzer/summary.js'
-import { autoDurationReached } from '../../analyzer/steady-state.js'
+import { stabilityOf } from '../../analyzer/samples/summary.js'
+import { autoDurationReached } from '../../analyzer/samples/steady-state.js'
 import { judgeRun } from '../../executor/validity.js'
 import { tenthSeries } from '../synth.js'
 

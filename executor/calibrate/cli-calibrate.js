@@ -1,8 +1,8 @@
 // `executor calibrate`: the relaxed and exhausted run-levels of a server, written to a file experiments reference.
 import { resolve, join, dirname, basename, extname } from 'node:path'
 import { EXIT, NsError } from '../../lib/errors.js'
-import { keyOf, option, optionsHelp, parseCommandLine } from '../../lib/options.js'
-import { RUN_OPTION, validateRunConfig } from '../../lib/run-options.js'
+import { flagOf, keyOf, option, optionsHelp, parseCommandLine } from '../../lib/options.js'
+import { RUN_OPTION, RUN_OPTIONS, validateRunConfig } from '../../lib/run-options.js'
 import { calibrateToFile, CALIBRATION_DEFAULTS, RELAXED_WINDOW } from './calibrate.js'
 import { formatCalibration, formatProbe } from './calibrate-text.js'
 
@@ -11,7 +11,7 @@ import { formatCalibration, formatProbe } from './calibrate-text.js'
 const D = CALIBRATION_DEFAULTS
 /** The run's options a probe takes as they are (help: "as for executor run"). */
 const OUTPUT_FLAGS = ['json', 'quiet', 'help']
-const AS_FOR_RUN = ['backend', 'driver', 'connection', 'cpusPerInstance', 'affinity', 'lb', 'port', 'readyTimeout', 'memoryPerInstance', 'nodes', 'placement', 'constraints', 'registry']
+const AS_FOR_RUN = RUN_OPTIONS.filter(o => o.also?.includes('calibrate'))
 
 /**
  * The flags of `executor calibrate`: the run's, with the probes' defaults, and the search's own.
@@ -30,7 +30,7 @@ export const CALIBRATE_OPTIONS = Object.freeze([
   option({ flag: 'max-probes', type: 'whole', min: 3, max: 500, default: D.maxProbes, arg: 'N', help: 'at most this many probe runs (default {default})' }),
   option({ flag: 'out', short: 'o', type: 'text', arg: 'FILE', help: 'the calibration file (default results/calibration-<benchmark>-<strategy><N>.json)' }),
   option({ flag: 'runs', type: 'text', arg: 'DIR', help: 'where the probe runs go (default <FILE without .json>-probes/)' }),
-  ...AS_FOR_RUN.map(key => option({ ...RUN_OPTION[key], help: undefined })),
+  ...AS_FOR_RUN.map(o => option({ ...o, help: undefined })),
   option({ flag: 'json', type: 'boolean', help: 'print the calibration file on stdout and nothing else there' }),
   option({ ...RUN_OPTION.quiet, help: 'no probe lines on stderr' }),
   RUN_OPTION.help
@@ -48,7 +48,7 @@ Each level is confirmed by repeating it (--confirm). An experiment uses the file
 
 Options:
 ${optionsHelp(CALIBRATE_OPTIONS.filter(o => !OUTPUT_FLAGS.includes(o.flag)))}
-      ${AS_FOR_RUN.map(key => `--${RUN_OPTION[key].flag}`).join(', ')}
+      ${AS_FOR_RUN.map(flagOf).join(', ')}
                               as for executor run
 ${optionsHelp(CALIBRATE_OPTIONS.filter(o => OUTPUT_FLAGS.includes(o.flag)))}
 

@@ -1,23 +1,23 @@
 // `executor capacity`: the highest rate one shape serves within an objective, found by probing (open model).
 import { EXIT, NsError } from '../../lib/errors.js'
 import { keyOf, option, optionsHelp, parseCommandLine } from '../../lib/options.js'
-import { RUN_OPTION, validateRunConfig } from '../../lib/run-options.js'
+import { RUN_OPTION, RUN_OPTIONS, validateRunConfig } from '../../lib/run-options.js'
 import { findCapacity, CAPACITY_DEFAULTS, CAPACITY_SEARCH_OPTIONS } from './capacity.js'
 import { formatCapacity, formatCapacityProbe } from './capacity-text.js'
 
 /** @typedef {import('../../lib/options.js').Option} Option */
 
 const D = CAPACITY_DEFAULTS
-/** The run's options that describe the shape and the load, as `executor run` takes them. */
-const AS_FOR_RUN = ['strategy', 'instances', 'benchmark', 'params', 'app', 'backend', 'cpusPerInstance', 'affinity', 'memoryPerInstance', 'driver', 'connection', 'lb', 'port',
-  'readyTimeout', 'nodes', 'placement', 'constraints', 'registry', 'out']
+/** The run's options that describe the shape and the load, as `executor run` takes them (their rows say `also:
+ * capacity`). */
+const AS_FOR_RUN = RUN_OPTIONS.filter(o => o.also?.includes('capacity'))
 
 /**
  * The flags of `executor capacity`: the run's shape and load, each probe's length, the objective and the search's own.
  * @type {readonly Option[]}
  */
 export const CAPACITY_OPTIONS = Object.freeze([
-  ...AS_FOR_RUN.map(key => RUN_OPTION[key]),
+  ...AS_FOR_RUN,
   option({ ...RUN_OPTION.duration, default: D.duration, help: 'seconds measured per probe, at least 4 (default {default}; the first whole second is not judged), or auto' }),
   RUN_OPTION.minDuration,
   RUN_OPTION.maxDuration,

@@ -4,8 +4,7 @@ import { mkdirSync } from 'node:fs'
 import { dirname } from 'node:path'
 import { NsError, badFlag } from '../../lib/errors.js'
 import { RUN_OPTION } from '../../lib/run-options.js'
-import { SAMPLES_FILES } from '../../lib/run-files.js'
-import { LOAD_METHODS } from '../../lib/wire.js'
+import { badOption, checkOption } from '../../lib/options.js'
 import { runLocalLoad } from './local-load.js'
 import { runInChild } from './child-runner.js'
 import { runJmeter } from './jmeter.js'
@@ -20,29 +19,27 @@ const positive = (v) => typeof v === 'number' && Number.isFinite(v) && v > 0
  * @returns {import('./load-common.js').LoadOptions}
  */
 export function normalizeLoadOptions (opts) {
-  if (!DRIVERS.includes(opts.driver)) throw badFlag('--driver', `"${opts.driver}" is not a driver; use one of ${DRIVERS.join(', ')}`)
+  checkOption(RUN_OPTION.driver, opts.driver)
   let url
   try { url = new URL(opts.url) } catch { throw badFlag('url', `"${opts.url}" is not a URL`) }
   if (url.protocol !== 'http:') throw badFlag('url', `${url.protocol} is not supported; the drivers speak http:`)
-  const method = opts.method ?? 'GET'
-  if (!LOAD_METHODS.includes(method)) throw badFlag('--method', `"${method}" is not allowed; one of: ${LOAD_METHODS.join(', ')}`)
+  const method = checkOption(RUN_OPTION.method, opts.method ?? 'GET')
   const hasC = opts.concurrency !== undefined && opts.concurrency !== null
   const hasR = opts.rate !== undefined && opts.rate !== null
   if (hasC === hasR) throw badFlag('--concurrency/--rate', 'give exactly one: --concurrency C (closed model) or --rate R (open model)')
-  if (hasC && !(Number.isInteger(opts.concurrency) && opts.concurrency > 0)) throw badFlag('--concurrency', `${opts.concurrency} is not a positive integer`)
-  if (hasR && !positive(opts.rate)) throw badFlag('--rate', `${opts.rate} is not a positive number of requests per second`)
-  if (!positive(opts.duration)) throw badFlag('--duration', `${opts.duration} is not a positive number of seconds`)
-  const warmup = opts.warmup ?? 0
-  if (!(typeof warmup === 'number' && Number.isFinite(warmup) && warmup >= 0)) throw badFlag('--warmup', `${warmup} is not a number of seconds >= 0`)
+  if (hasC) checkOption(RUN_OPTION.concurrency, opts.concurrency)
+  if (hasR) checkOption(RUN_OPTION.rate, opts.rate)
+  // the run's rows, so a generator (the agent's too) holds what the command line does; a driver runs for seconds, so
+  // duration's word (auto) is the run's to resolve, never the driver's
+  if (checkOption(RUN_OPTION.duration, opts.duration) === 'auto') throw badOption(RUN_OPTION.duration, 'a driver runs for a number of seconds: auto is resolved by the run (until)')
+  const warmup = checkOption(RUN_OPTION.warmup, opts.warmup ?? 0)
   const timeoutSec = opts.timeoutSec ?? 10
   if (!positive(timeoutSec)) throw badFlag('timeoutSec', `${timeoutSec} is not a positive number of seconds`)
   if (opts.maxSockets !== undefined && !(Number.isInteger(opts.maxSockets) && opts.maxSockets > 0)) throw badFlag('maxSockets', `${opts.maxSockets} is not a positive integer`)
   if (opts.body !== undefined && !Buffer.isBuffer(opts.body)) throw badFlag('body', 'must be a Buffer')
   if (!opts.jtlPath) throw new NsError('NS_ERR_BAD_FLAG', 'jtlPath: the JTL file to write is missing')
-  const connection = opts.connection ?? RUN_OPTION.connection.default
-  if (!RUN_OPTION.connection.choices.includes(connection)) throw badFlag('--connection', `"${connection}" is not allowed; one of: ${RUN_OPTION.connection.choices.join(', ')}`)
-  const samples = opts.samples ?? 'jtl'
-  if (!(samples in SAMPLES_FILES)) throw badFlag('--samples', `"${samples}" is not allowed; one of: ${Object.keys(SAMPLES_FILES).join(', ')}`)
+  const connection = checkOption(RUN_OPTION.connection, opts.connection ?? RUN_OPTION.connection.default)
+  const samples = checkOption(RUN_OPTION.samples, opts.samples ?? RUN_OPTION.samples.default)
   const until = opts.until
   if (until && opts.driver !== 'autocannon') throw badFlag('--duration', 'auto needs --driver autocannon: JMeter runs for a fixed time')
   if (until && !(positive(until.minSeconds) && positive(until.relHalfWidth) && until.minSeconds <= opts.duration)) {

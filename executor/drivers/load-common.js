@@ -1,6 +1,6 @@
 // What the in-process load models share: a ms clock, failed-sample rows, and the warm-up/steady window with its
 // counters (and, for --duration auto, the rule that ends it once the mean throughput is known well enough).
-import { autoDurationReached } from '../../analyzer/steady-state.js'
+import { autoDurationReached } from '../../analyzer/samples/steady-state.js'
 
 /** Milliseconds since the epoch with sub-ms resolution (monotonic within a process). */
 export const clock = () => performance.timeOrigin + performance.now()
@@ -15,7 +15,7 @@ export const clock = () => performance.timeOrigin + performance.now()
  *   thread names (`label 2-7`); connection: close opens a connection per request (default keep-alive)
  * @typedef {{ minSeconds: number, relHalfWidth: number }} Until --duration auto: the steady window ends at the first
  *   whole second from minSeconds on where the mean throughput is known to ±relHalfWidth at 95% by the sequential rule
- *   (analyzer/steady-state.js autoDurationReached; duration is then the longest it may last)
+ *   (analyzer/samples/steady-state.js autoDurationReached; duration is then the longest it may last)
  * @typedef {{ phase: 'warmup'|'steady', elapsed: number, total: number, requests: number, errors: number }} Progress
  * @typedef {{ driver: string, requests: number, errors: number, warmupRequests: number, steadyStart: number,
  *   steadyEnd: number, interrupted: boolean, jtlPath: string | null, version: string, until?: { reached: boolean } }}
@@ -82,7 +82,7 @@ export function phaseClock (o) {
     },
     /** @param {{ onEnd: () => void, onAbort: () => void, signal?: AbortSignal, t0?: number }} h */
     // --duration auto puts t0 on a tenth of a second: the summary counts completions per tenth
-    // (analyzer/latency-histogram.js), so the seconds judged here are the seconds it judges
+    // (analyzer/samples/latency-histogram.js), so the seconds judged here are the seconds it judges
     start ({ onEnd, onAbort, signal, t0 = o.startAt ?? (o.until ? Math.ceil(clock() / 100) * 100 : Math.ceil(clock())) }) {
       st.t0 = t0
       st.steadyStart = t0 + o.warmup * 1000

@@ -5,7 +5,7 @@ import { createReadStream } from 'node:fs'
 import { open } from 'node:fs/promises'
 import { createGunzip } from 'node:zlib'
 import { createJtlWriter, samplesPathOf } from '../jtl-writer.js'
-import { isGzipHead, MAX_ROW_BYTES } from '../../analyzer/jtl-reader.js'
+import { isGzipHead, MAX_ROW_BYTES } from '../../analyzer/samples/jtl-reader.js'
 import { NsError } from '../../lib/errors.js'
 
 /** How much of a part is read at a time. */

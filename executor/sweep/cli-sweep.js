@@ -145,7 +145,7 @@ export function parseSweepArguments (argv) {
 /** The analyzer's HTML report in the sweep folder; a report that cannot be made is said, not fatal to the sweep. */
 async function reportOf (sweep) {
   try {
-    const { writeReport } = await import('../../analyzer/report.js')
+    const { writeReport } = await import('../../analyzer/report/report.js')
     const r = await writeReport([sweep.dir], { x: sweep.experiment.analysis?.x })
     return { path: r.path, error: null }
   } catch (err) {

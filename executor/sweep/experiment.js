@@ -7,7 +7,7 @@ import { checkOption, keyOf, readOption, typeProblem } from '../../lib/options.j
 import { EXPERIMENT_OPTIONS } from '../../lib/run-options.js'
 import { STRATEGIES, strategyOf } from '../../lib/strategies.js'
 import { X_FIELDS } from '../../analyzer/points.js'
-import { QUANTITIES, SPENDINGS, cellsNeeded, checkQuestion as completeQuestion } from '../../analyzer/adaptive.js'
+import { QUANTITIES, SPENDINGS, cellsNeeded, checkQuestion as completeQuestion } from '../../analyzer/stats/adaptive.js'
 import { CAPACITY_SEARCH_OPTIONS } from '../capacity/capacity.js'
 import { LEVEL_RE, isMap, checkKeys, stringList, byStrategy, wholeNumbers, concurrencyValues, rateValues } from './experiment-values.js'
 

@@ -1,6 +1,6 @@
 // What an adaptive sweep (executor sweep --until answered) says: its question, each look, the next block, its verdict.
 import { formatDuration as duration } from './sweep-text.js'
-import { blockText, estimateText, pct, questionText, ratioName, small } from '../../analyzer/adaptive-text.js'
+import { blockText, estimateText, pct, questionText, ratioName, small } from '../../analyzer/stats/adaptive-text.js'
 
 /** The next block and what it buys: "cm@4 ×2 (narrows by 38% for 40 s)". */
 export function nextText (look) {

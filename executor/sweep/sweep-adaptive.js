@@ -1,11 +1,12 @@
 // An adaptive sweep (executor sweep --until answered): only the cells the experiment's question needs, in blocks of
 // fresh deployments; after each block a look at one value per finished deployment decides, by the analyzer's
-// sequential rule (analyzer/adaptive.js), whether the question is answered or which block comes next, within a budget.
+// sequential rule (analyzer/stats/adaptive.js), whether the question is answered or which block comes next, within a
+// budget.
 import { relative } from 'node:path'
 import { badFlag } from '../../lib/errors.js'
 import { badOption } from '../../lib/options.js'
 import { seededRandom } from '../../lib/random.js'
-import { decideQuestion } from '../../analyzer/adaptive.js'
+import { decideQuestion } from '../../analyzer/stats/adaptive.js'
 import { readRuns } from '../../analyzer/points.js'
 import { questionInGrid, questionCells } from './experiment.js'
 import { buildPlan, estimateBackend, estimatePlan, shuffle } from './sweep-plan.js'

@@ -2,11 +2,12 @@
 // correlations.
 import { NsError } from '../../lib/errors.js'
 import { compare } from '../../analyzer/compare.js'
-import { readRunList, cpuTable } from '../../analyzer/report-runs.js'
+import { readRunList, cpuTable } from '../../analyzer/report/report-runs.js'
 import { correlate } from '../../analyzer/correlate.js'
 
 /**
- * The per-core table of the analyzer's report (analyzer/report-runs.js) for the sweep's finished runs, each load named
+ * The per-core table of the analyzer's report (analyzer/report/report-runs.js) for the sweep's finished runs, each
+ * load named
  * by the calibration level it came from ("relaxed = 2") when it came from one.
  * @param {any} sweep
  */

@@ -1,7 +1,7 @@
 // What a sweep prints: its plan (--dry-run), a line per run, and the end (counts, per-core table, fits, report).
 import { table } from '../../analyzer/text-table.js'
 import { formatCompare, formatCorrelate } from '../../analyzer/text-format.js'
-import { perCoreWhy } from '../../analyzer/why-bends.js'
+import { perCoreWhy } from '../../analyzer/diagnosis/why-bends.js'
 import { RUN_OPTION } from '../../lib/run-options.js'
 import { DEFAULT_SLO, sloText } from '../../lib/slo.js'
 import { benchmarkName, countInvalid, shapeText } from './sweep.js'

@@ -4,7 +4,7 @@ import { readFileSync, readdirSync, existsSync } from 'node:fs'
 import assert from 'node:assert/strict'
 import { join, dirname } from 'node:path'
 import { fileURLToPath } from 'node:url'
-import { BOTTLENECK_RULES } from '../../analyzer/bottleneck.js'
+import { BOTTLENECK_RULES } from '../../analyzer/diagnosis/bottleneck.js'
 import { deploymentShape } from '../../lib/strategies.js'
 import { assertValidRunFolder } from './schemas.js'
 
