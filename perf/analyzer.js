@@ -7,7 +7,7 @@ import { once } from 'node:events'
 import { ensureJmeter } from '../executor/jmeter-install.js'
 import { ROOT } from '../lib/paths.js'
 import { option, parseCommandLine, withDefaults } from '../lib/options.js'
-import { startVariedServer, writePlan, runJmeterPlan, jmeterDashboard, measure, compareWithStatistics } from '../analyzer/jmeter-crosscheck.js'
+import { startVariedServer, writePlan, runJmeterPlan, jmeterDashboard, measure, compareWithStatistics } from '../analyzer/samples/jmeter-crosscheck.js'
 import { createJtlWriter, GZIP_LEVEL } from '../executor/jtl-writer.js'
 
 const OPTIONS = [
