@@ -52,7 +52,9 @@ test('a server whose speed swings every second: the run goes to its maximum and 
   assert.equal(run.summary.stability.judged, false)
   assert.match(run.summary.stability.why, /its autocorrelation asks for batches of/)
   assert.match(r.stdout, /auto: 7 s, throughput not judged \(target ±2%, not reached in 7 s\)/)
-  assert.match(r.stdout, /not judged unstable: too short to judge: 6\.0 s judged \(the first second left out\): its autocorrelation asks/)
+  // the steady window is whole tenths from the warm-up's end to the last completion: 6.0 s, or 5.9 s where the last
+  // request ended a moment early on a busy host (CI)
+  assert.match(r.stdout, /not judged unstable: too short to judge: (6\.0|5\.9) s judged \(the first second left out\): its autocorrelation asks/)
 })
 
 test('--duration auto: bad combinations stop before anything starts, naming the flag', async () => {
