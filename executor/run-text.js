@@ -10,7 +10,7 @@ export function formatRunSummary (run) {
   const s = run.summary
   const lines = []
   const load = `${c.rate !== undefined ? `rate ${c.rate}/s` : `concurrency ${c.concurrency}`}${c.connection === 'close' ? ' (a connection per request)' : ''}`
-  lines.push(`run ${run.id}: ${run.status}`)
+  lines.push(`run ${run.id}: ${run.status}${c.tag ? ` · ${c.tag}` : ''}`)
   lines.push(`  ${c.strategy} x${c.instances} · ${c.benchmark} · ${load} · ${durationText(run)} (+${c.warmup} s warm-up) · ${c.driver} · ${run.environment?.backend}`)
   if (s) {
     lines.push(`  throughput ${int(s.throughput)} req/s · ${int(s.requests)} requests · ${int(s.errors)} errors (${(s.errorRate * 100).toFixed(2)}%)`)

@@ -83,6 +83,15 @@ function checkPath (text, o) {
   return text
 }
 
+/** A label for the run: printed text, so one line of at most 100 characters and no control characters. */
+function checkTag (text, o) {
+  // eslint-disable-next-line no-control-regex
+  if (text.length > 100 || /[\u0000-\u001f\u007f]/.test(text) || !text.trim()) {
+    throw badOption(o, `${JSON.stringify(text.slice(0, 120))} is not a tag; allowed: 1 to 100 characters on one line, e.g. --tag "kernel 6.8, THP off"`)
+  }
+  return text.trim()
+}
+
 /** An image reference as docker takes it: [registry/]name[:tag][@digest]. */
 function checkImageRef (text, o) {
   if (!/^[a-z0-9]+([._/:-][a-z0-9]+)*(:[\w][\w.-]{0,127})?(@sha256:[a-f0-9]{64})?$/i.test(text)) {
@@ -618,6 +627,16 @@ export const RUN_OPTIONS = Object.freeze([
     help: 'the port --image listens on in its container (default: its one EXPOSEd port, else 8080)',
     backends: SWARM,
     experiment: 'container-port'
+  }),
+  option({
+    flag: 'tag',
+    side: 'output',
+    also: ['capacity'],
+    type: 'text',
+    arg: 'TEXT',
+    help: 'a label of your own, kept in run.json (config.tag) and printed beside the run\'s status',
+    check: checkTag,
+    experiment: 'tag'
   }),
   option({ flag: 'out', side: 'output', also: ['capacity'], short: 'o', type: 'text', default: 'results', arg: 'DIR', help: 'results folder (default ./{default})' }),
   option({ flag: 'json', side: 'output', type: 'boolean', help: 'print run.json on stdout and nothing else there' }),

@@ -28,7 +28,7 @@ test('every flag is parsed', () => {
   writeFileSync(app, 'export default (req, res) => res.end("x")\n')
   const { config } = parseArguments(['-s', 'hs', '-n', '3', '-b', 'mine', '--app', app, '-p', 'a=1', '-p', 'b=x=y',
     '--rate', '250.5', '-d', '7', '-w', '0', '--driver', 'jmeter', '--samples', 'gz', '--backend', 'local', '--cpus-per-instance', '0.25',
-    '--memory-per-instance', '256M', '--lb', 'haproxy', '--port', '8080', '--ready-timeout', '5', '-o', dir, '--json', '-q'])
+    '--memory-per-instance', '256M', '--lb', 'haproxy', '--port', '8080', '--ready-timeout', '5', '--tag', ' kernel 6.8, THP off ', '-o', dir, '--json', '-q'])
   assert.deepEqual({ ...config, params: { ...config.params } }, {
     strategy: 'hs',
     instances: 3,
@@ -71,6 +71,7 @@ test('every flag is parsed', () => {
     registryTls: undefined,
     image: undefined,
     containerPort: undefined,
+    tag: 'kernel 6.8, THP off',
     out: dir,
     json: true,
     quiet: true
@@ -97,6 +98,9 @@ const bad = [
   [[...base, '--warmup', '-1'], '--warmup', /needs a value/],
   [[...base, '--warmup=-1'], '--warmup', /out of range/],
   [[...base, '--driver', 'wrk'], '--driver', /one of: autocannon, jmeter/],
+  [[...base, '--tag', 'x'.repeat(101)], '--tag', /is not a tag; allowed: 1 to 100 characters on one line/],
+  [[...base, '--tag', 'two\nlines'], '--tag', /"two\\nlines" is not a tag/],
+  [[...base, '--tag', '  '], '--tag', /is not a tag/],
   [[...base, '--backend', 'k8s'], '--backend', /one of: auto, local, swarm/],
   [[...base, '--cpus-per-instance', '0'], '--cpus-per-instance', /out of range/],
   [[...base, '--cpus-per-instance', '999'], '--cpus-per-instance', /out of range/],

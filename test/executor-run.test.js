@@ -13,10 +13,14 @@ const short = ['--backend', 'local', '--duration', '2', '--warmup', '1', '--conc
 for (const [strategy, instances] of /** @type {Array<[string, number]>} */ ([['up', 1], ['cm', 2], ['pm2', 2], ['hs', 2]])) {
   test(`run --strategy ${strategy} --instances ${instances} with autocannon writes a complete run folder`, { timeout: 90000 }, async () => {
     const out = tmp()
-    const r = await runCli('executor', ['run', '--strategy', strategy, '--instances', String(instances), '--benchmark', 'baseline', '--out', out, ...short])
+    // --tag: a row of the options' table and nothing else (issue 28): kept in config, printed beside the status
+    const r = await runCli('executor', ['run', '--strategy', strategy, '--instances', String(instances), '--benchmark', 'baseline', '--out', out,
+      '--tag', `nightly ${strategy}`, ...short])
     assert.equal(r.code, 0, r.stderr)
     const { run } = assertCompleteRun(out, { strategy, instances })
     assert.match(r.stdout, /throughput [\d,]+ req\/s/)
+    assert.equal(run.config.tag, `nightly ${strategy}`)
+    assert.match(r.stdout, new RegExp(`^run ${run.id}: done · nightly ${strategy}$`, 'm'))
     // the environment's fingerprint (test/environment-fingerprint.test.js checks its machine facts): the run's quota
     // and where its one generator ran, as the run recorded them
     const fp = run.environment.fingerprint

@@ -58,6 +58,7 @@ calibration: cal.json
 calibrate: { strategy: up, instances: 1, duration: 1, warmup: 0.5, confirm: 2, max-concurrency: 64, max-probes: 10 }
 analysis: { fit: both, x: instances, cpu-table: true }
 question: { compare: [cm, up], quantity: speedup, at: 2, from: 1, margin: 5%, spending: pocock }
+tag: kernel 6.8, THP off
 profiles:
   smoke: { repeats: 1, duration: 1 }
 `
@@ -77,6 +78,7 @@ profiles:
   assert.deepEqual(searched.capacity, { boundary: 8, maxProbes: 12 })
   assert.deepEqual(parseExperiment('load: capacity\n', { file: 'c.yml' }).capacity, {})
   const exp = parseExperiment(text, { file: 'every.yml', path: '/x/every.yml' })
+  assert.equal(exp.settings.tag, 'kernel 6.8, THP off', 'tag: a run flag\'s row, an experiment key by it')
   assert.deepEqual(exp.instances.cm.map(i => i.value), [1, 2, 3])
   assert.deepEqual(exp.instances.hs.map(i => i.value), [1, 2])
   assert.deepEqual(exp.instances.pm2.map(i => i.value), [2])
