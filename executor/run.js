@@ -1,15 +1,12 @@
-// One run end to end: deploy, sample CPU, drive load, tear down (always), summarise, write run.json.
-import { existsSync } from 'node:fs'
+// One run end to end: deploy, sample CPU, drive load, tear down (always), judge (run-judge.js), write run.json.
 import { readFile } from 'node:fs/promises'
-import { basename, join } from 'node:path'
+import { join } from 'node:path'
 import { NsError } from '../lib/errors.js'
 import { RUN_FILES, TIMELINE_SCHEMA, newRunId, newRunRecord, makeDirs, makeWritableDir, writeJsonAtomic } from '../lib/run-files.js'
 import { loadTarget } from '../benchmarks/index.js'
 import { summarizeCpu } from '../rc/cpu-summary.js'
 import { createGeneratorMeter, summarizeGenerator } from '../rc/generator-cpu.js'
 import { onlineCpus } from '../rc/cpu-affinity.js'
-import { summarize } from '../analyzer/samples/summary.js'
-import { diagnoseRun, diagnosisFigures } from '../analyzer/diagnosis/bottleneck.js'
 import { runLoad } from './drivers/index.js'
 import { generatorPlaces } from './generators/index.js'
 import { loadSharing } from './load-cpus.js'
@@ -18,12 +15,8 @@ import { PROBE } from './generators/auto.js'
 import { ensureJmeter } from './jmeter-install.js'
 import { resolveBackend } from './backends/index.js'
 import { describeEnvironment, fingerprintLoad } from './environment.js'
-import { describeLoss } from './degraded.js'
-import { judgeRun } from './validity.js'
 import { AUTO_DURATION, longestSeconds } from '../lib/run-options.js'
-
-/** Why a run of a user's image as it is has no per-instance figures. */
-export const HEALTH_ONLY = 'your image ran as it is (--image with up or hs), without nodescale\'s hook: its processes sent no instance header or telemetry, so the instance count and the event-loop figures cannot be had'
+import { judgeRunRecord } from './run-judge.js'
 
 /**
  * Everything checked before anything starts: the output folder (made and written to, within a bound on time), the
@@ -194,29 +187,7 @@ export async function run (config, { log = () => {}, onProgress, signal, prepare
     }
     generatorTimeline ??= generator.stop()
     if (timeline) await writeJsonAtomic(join(dir, RUN_FILES.timeline), { schema: TIMELINE_SCHEMA, ...timeline, generator: generatorTimeline })
-    if (runJson.load) {
-      // the histograms hold every figure of the samples (built from the same rows by the same scanner): the summary
-      // reads them rather than the samples again, and the samples file when a killed writer left no histograms
-      const jtl = runJson.load.jtlPath && existsSync(runJson.load.jtlPath) ? runJson.load.jtlPath : null
-      const histogram = join(dir, RUN_FILES.latency)
-      const hasHistogram = existsSync(histogram)
-      runJson.files = { ...runJson.files, samples: jtl && basename(jtl), latency: hasHistogram ? RUN_FILES.latency : null }
-      const steady = { from: runJson.load.steadyStart, to: runJson.load.steadyEnd }
-      const source = hasHistogram ? histogram : jtl
-      const s = source ? await summarize(source, { steady }).catch(err => { log(`summary: ${err.message}`); return null }) : null
-      runJson.summary = s ? s.total : null
-      if (s?.malformed?.count) runJson.summary.malformedRows = s.malformed.count
-      if (config.duration === 'auto' && runJson.summary) runJson.autoDuration = autoDurationOf(config, runJson.load, runJson.summary)
-      if (losses.length) runJson.degraded = await describeLoss(losses, { jtl, histogram: hasHistogram ? histogram : undefined, load: runJson.load, before: runJson.placement, after: placementAfter })
-      if (runJson.summary) {
-        const generator = runJson.load.generator
-        const figures = timeline ? diagnosisFigures({ config, timeline, telemetry, window: steady, generator }) : null
-        runJson.validity = judgeRun({ summary: runJson.summary, cpu: runJson.cpu, generator, generators: runJson.load.generators, schedule: runJson.load.schedule, roles: figures?.roles, slo: config.slo })
-        if (figures) runJson.diagnosis = diagnoseRun({ config, figures, cpu: runJson.cpu, generator, validity: runJson.validity, summary: runJson.summary })
-        // an image run as it is: nodescale did not start its processes, so none of them told it anything
-        if (runJson.diagnosis && deployment?.readiness === 'health-only') runJson.diagnosis.instancesUnseen = HEALTH_ONLY
-      }
-    }
+    await judgeRunRecord(runJson, { config, dir, timeline, telemetry, losses, placementAfter, readiness: deployment?.readiness, log })
     runJson.finishedAt = new Date().toISOString()
     await save()
   }
@@ -250,20 +221,4 @@ function daemonOutageError (outages) {
   const lasted = o.to === null ? 'and had not answered again when the load ended' : `for ${((o.to - o.from) / 1000).toFixed(1)} s`
   return new NsError('NS_ERR_RUN', `the Docker daemon did not answer during the load (${o.why}) ${lasted}: it restarted or stopped, ` +
     'the server\'s containers with it, so this run is no measurement', { details: { outages } })
-}
-
-/**
- * What --duration auto came to: the steady seconds measured, the mean throughput's 95% half-width reached (relative,
- * from the JTL as the summary counts it), the target, and whether the run ended because it was reached or at its
- * maximum.
- */
-function autoDurationOf (config, load, summary) {
-  return {
-    seconds: Math.round((load.steadyEnd - load.steadyStart) / 100) / 10,
-    relHalfWidth: summary.stability?.relHalfWidth ?? null,
-    target: AUTO_DURATION.relHalfWidth,
-    reached: load.until?.reached === true,
-    min: config.minDuration,
-    max: config.maxDuration
-  }
 }

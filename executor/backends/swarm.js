@@ -267,6 +267,49 @@ async function userImageTag (docker, image) {
 }
 
 /**
+ * What the Swarm backend's prepare tells the run (run.json's environment): the engine, the images it built or
+ * found and how they reach the nodes, a user's server image and what can be measured of it, the swarm's nodes.
+ * @param {Record<string, any>} p what prepare found and built
+ */
+function preparedRecord ({ config, version, swarm, own, launcher, register, rc, lb, load, app, ref, lbMode, via, copied }) {
+  return {
+    docker: version.Version,
+    image: app.id,
+    imageTag: app.tag,
+    imageRef: ref(app.tag),
+    imageBase: own ? null : register.base,
+    // a user's own server: the image it ran in (a user's own, or ours with its folder at /server), how, and what
+    // could be measured of it (health-only: no instance figures)
+    ...(own && {
+      serverImage: {
+        ref: own.image.ref,
+        id: own.image.id,
+        runs: own.asIs ? 'as-is' : 'launchers',
+        launcherImage: launcher?.tag ?? null,
+        node: own.node,
+        entry: own.server?.entry ?? null,
+        workingDir: own.asIs ? null : own.image.workingDir,
+        containerPort: own.port,
+        readiness: own.asIs ? 'health-only' : 'instances'
+      }
+    }),
+    ...(register.server && {
+      serverImage: { ref: register.tag, id: register.id, runs: 'register', entry: register.server.entry, workingDir: SERVER_DIR, folder: register.server.folder, readiness: 'instances' }
+    }),
+    lbImage: lb?.tag ?? null,
+    rcImage: rc.tag,
+    lb: lbMode,
+    swarmNodes: swarm.nodes.length,
+    nodes: swarm.nodes.map(n => ({ id: n.id, hostname: n.hostname, label: n.labels['io.nodescale.node'] ?? null, role: n.role, state: n.state, availability: n.availability, addr: n.addr })),
+    registry: config.registry ?? null,
+    imagesVia: via,
+    // each image the run deployed: its id here, and the digest it was deployed by when a registry carried it
+    images: imageRecords([register, rc, lb, load, app], ref),
+    imagesCopied: copied
+  }
+}
+
+/**
  * @param {{ connect?: typeof connectDocker }} [opts]
  * @returns {import('./index.js').Backend}
  */
@@ -337,42 +380,7 @@ export function createSwarmBackend ({ connect = connectDocker } = {}) {
       }
       let version
       try { version = await docker.version() } catch (err) { throw dockerError(err, 'reading the engine version') }
-      const swarm = await swarmInfo(docker)
-      return {
-        docker: version.Version,
-        image: app.id,
-        imageTag: app.tag,
-        imageRef: ref(app.tag),
-        imageBase: own ? null : register.base,
-        // a user's own server: the image it ran in (a user's own, or ours with its folder at /server), how, and what
-        // could be measured of it (health-only: no instance figures)
-        ...(own && {
-          serverImage: {
-            ref: own.image.ref,
-            id: own.image.id,
-            runs: own.asIs ? 'as-is' : 'launchers',
-            launcherImage: launcher?.tag ?? null,
-            node: own.node,
-            entry: own.server?.entry ?? null,
-            workingDir: own.asIs ? null : own.image.workingDir,
-            containerPort: own.port,
-            readiness: own.asIs ? 'health-only' : 'instances'
-          }
-        }),
-        ...(register.server && {
-          serverImage: { ref: register.tag, id: register.id, runs: 'register', entry: register.server.entry, workingDir: SERVER_DIR, folder: register.server.folder, readiness: 'instances' }
-        }),
-        lbImage: lb?.tag ?? null,
-        rcImage: rc.tag,
-        lb: lbMode,
-        swarmNodes: swarm.nodes.length,
-        nodes: swarm.nodes.map(n => ({ id: n.id, hostname: n.hostname, label: n.labels['io.nodescale.node'] ?? null, role: n.role, state: n.state, availability: n.availability, addr: n.addr })),
-        registry: config.registry ?? null,
-        imagesVia: via,
-        // each image the run deployed: its id here, and the digest it was deployed by when a registry carried it
-        images: imageRecords([register, rc, lb, load, app], ref),
-        imagesCopied: copied
-      }
+      return preparedRecord({ config, version, swarm: await swarmInfo(docker), own, launcher, register, rc, lb, load, app, ref, lbMode, via, copied })
     },
 
     /** Resolves when the Docker daemon answers (waiting through a restart, up to 10 min): see the contract. */
