@@ -6,7 +6,7 @@ import { test } from 'node:test'
 import assert from 'node:assert/strict'
 import { readFileSync } from 'node:fs'
 import { join } from 'node:path'
-import { judgeBottleneck, BOTTLENECK_THRESHOLDS as T, BOTTLENECK_RULES } from '../analyzer/diagnosis/bottleneck.js'
+import { judgeBottleneck, factsOf, BOTTLENECK_THRESHOLDS as T, BOTTLENECK_RULES } from '../analyzer/diagnosis/bottleneck.js'
 import { summarizeInstances, summarizeLb, summarizeRoles } from '../analyzer/diagnosis/diagnosis-figures.js'
 import { whyCurvesBend, storyOf } from '../analyzer/diagnosis/why-bends.js'
 import { formatTelemetry, parseTelemetry } from '../lib/telemetry.js'
@@ -89,6 +89,25 @@ test('nothing at its limit is `none`; near a threshold or without telemetry the 
   assert.equal(blind.kind, 'none')
   assert.equal(blind.confidence, 'low')
   assert.deepEqual(blind.unchecked, ['gc', 'event-loop', 'io'])
+})
+
+test('an open-model run that fell behind with no figure at its threshold: at its capacity, the limit unnamed, never "below the capacity"', () => {
+  const config = { strategy: 'up', instances: 1, rate: 102, slo: { errors: 0.001, p99: 100 } }
+  const summary = (throughput, p99) => ({ throughput, latency: { mean: 5, p50: 2, p90: 8, p95: 20, p99 } })
+  // the capacity search's probe (CI): 102 req/s offered to a loop that serves 100, busy 91% (under the 95% rule)
+  const behindOf = (s) => factsOf({ config, instances: [], roles: null, lb: null, cpu: null, generator: null, validity: null, summary: s }).behind
+  const facts = (s) => ({ ...withWorker({ elu: 0.91 }), throughput: s.throughput, latencyMs: s.latency.mean, behind: behindOf(s) })
+  const slow = judgeBottleneck(facts(summary(101.5, 250)))
+  assert.equal(slow.kind, 'none')
+  assert.equal(slow.confidence, 'low')
+  assert.doesNotMatch(slow.line, /below the capacity/)
+  assert.match(slow.line, /fell behind the 102\.0 req\/s offered \(101\.5 served, p99 250\.0 ms against the objective's 100 ms\): it ran at its capacity/)
+  // short of the rate served, the objective kept
+  assert.match(judgeBottleneck(facts(summary(95, 50))).line, /fell behind the 102\.0 req\/s offered \(95\.0 served\)/)
+  // kept up: below the capacity, as before
+  assert.match(judgeBottleneck(facts(summary(101.9, 50))).line, /offered load was below the capacity/)
+  // a closed-model run has no offered rate to fall behind
+  assert.equal(factsOf({ config: { strategy: 'up', instances: 1, concurrency: 4, slo: config.slo }, instances: [], roles: null, lb: null, cpu: null, generator: null, validity: null, summary: summary(50, 900) }).behind, null)
 })
 
 test('roles: the server split by its instances, the sampler\'s roles, the generator; other is the rest of the host', () => {

@@ -17,7 +17,9 @@ export const BOTTLENECK_THRESHOLDS = Object.freeze({
   gcElu: 0.8, // ... while its loop is mostly busy
   ioElu: 0.7, // loops mostly idle
   ioWait: 5, // and a request's latency at least 5 times the loop time it costs: it waits on something else
-  ioLatencyMs: 2 // ... and long enough not to be the network's and the generator's own fixed cost
+  ioLatencyMs: 2, // ... and long enough not to be the network's and the generator's own fixed cost
+  /** an open-model run served less than this share of the rate offered: it fell behind (at or past its capacity) */
+  servedShare: 0.98
 })
 
 const T = BOTTLENECK_THRESHOLDS
@@ -29,7 +31,10 @@ const fix = (x, d = 2) => Number(x).toFixed(d)
  * @typedef {{ instances: any[], workers: any[], roles: Record<string, number> | null, hostIdle: number | null,
  *   hostCores: number | null, server: number | null, allowance: number, throttling: { share: number, msPerSecond:
  *   number } | null, generator: { share: number | null, cores: number | null } | null, generatorFlagged: boolean, lb:
- *   any, latencyMs: number | null, throughput: number | null }} Facts
+ *   any, latencyMs: number | null, throughput: number | null, behind?: Behind | null }} Facts
+ * @typedef {{ offered: number, served: number, percentile?: string, latency?: number, objective?: number }} Behind an
+ *   open-model run that did not keep up: the rate offered, the throughput served, and the first latency percentile
+ *   that missed its objective (--slo), with the objective
  * @typedef {{ kind: string, needs: string, test: (f: Facts) => Evidence[] | null, line: (f: Facts, ev: Evidence[]) =>
  *   string }} Rule
  * @typedef {{ kind: string, confidence: 'high'|'medium'|'low', line: string, evidence: Evidence[], also: { kind:
@@ -151,10 +156,11 @@ export const BOTTLENECK_RULES = [
 
 /**
  * Judges a run from its figures (analyzer/diagnosis/diagnosis-figures.js): the first rule that holds is the
- * bottleneck, with its
- * evidence; `also` names the other rules that hold. When none does, `none`: nothing was at its limit, the offered load
- * was below the capacity. Confidence is `high` when one rule holds, `medium` when several do, `low` when none does but
- * a figure is near its threshold or a rule could not be checked (no telemetry).
+ * bottleneck, with its evidence; `also` names the other rules that hold. When none does, `none`: nothing was at its
+ * limit, the offered load was below the capacity; or, for an open-model run that fell behind (Facts.behind), the
+ * server was at its capacity with no figure at its threshold to name the limit (confidence low). Confidence is `high`
+ * when one rule holds, `medium` when several do, `low` when none does but a figure is near its threshold or a rule
+ * could not be checked (no telemetry).
  * @param {Facts} f
  * @returns {Bottleneck}
  */
@@ -185,10 +191,25 @@ export function judgeBottleneck (f) {
     ...(f.server === null ? [] : [{ figure: 'server-cores', value: f.server, says: `${fix(f.server)} cores of ${fix(f.allowance, 1)} allowed` }]),
     ...hostIdleEvidence(f)
   ]
+  const figures = evidence.map(e => e.says).join(', ') || 'no figures'
+  // an open-model run that fell behind was at its capacity, whatever figure stayed under its threshold: say so, and
+  // name no limit the figures did not show
+  if (f.behind) {
+    const b = f.behind
+    const missed = b.percentile ? `, ${b.percentile} ${fix(b.latency, 1)} ms against the objective's ${fix(b.objective, 0)} ms` : ''
+    return {
+      kind: 'none',
+      confidence: 'low',
+      line: `no figure at its threshold (${figures}), yet the server fell behind the ${fix(b.offered, 1)} req/s offered (${fix(b.served, 1)} served${missed}): it ran at its capacity, the limit unnamed; the figure nearest its threshold is the likeliest`,
+      evidence,
+      also: [],
+      unchecked
+    }
+  }
   return {
     kind: 'none',
     confidence: near ? 'low' : 'high',
-    line: `nothing at its limit: ${evidence.map(e => e.says).join(', ') || 'no figures'}; the offered load was below the capacity`,
+    line: `nothing at its limit: ${figures}; the offered load was below the capacity`,
     evidence,
     also: [],
     unchecked
@@ -217,8 +238,21 @@ export function factsOf ({ config, instances, roles, lb, cpu, generator, validit
     generatorFlagged: Boolean(validity?.flags?.some(x => x.name === 'generator-saturated')),
     lb,
     latencyMs: summary?.latency?.mean ?? null,
-    throughput: summary?.throughput ?? null
+    throughput: summary?.throughput ?? null,
+    behind: behindOf(config, summary)
   }
+}
+
+/**
+ * An open-model run (--rate) that did not keep up: it served less than T.servedShare of the rate, or its p99 missed
+ * the objective's (--slo p99=...); null for a closed-model run or one that kept up.
+ * @returns {Behind | null}
+ */
+function behindOf (config, summary) {
+  if (!(config?.rate > 0) || !summary) return null
+  const missed = ['p50', 'p90', 'p95', 'p99'].find(k => config.slo?.[k] !== undefined && summary.latency?.[k] > config.slo[k])
+  if (summary.throughput >= T.servedShare * config.rate && !missed) return null
+  return { offered: config.rate, served: summary.throughput, ...(missed && { percentile: missed, latency: summary.latency[missed], objective: config.slo[missed] }) }
 }
 
 /**
