@@ -152,7 +152,9 @@ export async function run (config, { log = () => {}, onProgress, signal, prepare
     generatorTimeline = generator.stop()
     // several generators: each measured its own CPU (a remote one on its node), the busiest one speaks for the run
     const generatorFigures = load.generators ? combineGenerators(load.generators.map(g => g.cpu)) : summarizeGenerator(generatorTimeline, { from: load.steadyStart, to: load.steadyEnd })
-    runJson.load = { ...load, generator: generatorFigures, ...(sharing && { cpus: sharing.generator, sharing }), ...(procs && { procs }) }
+    // url: where the load was sent (on Swarm, this node's published port at docker_gwbridge's address, not loopback:
+    // executor/docker/stack-deploy.js localAddress)
+    runJson.load = { ...load, url: loadUrl, generator: generatorFigures, ...(sharing && { cpus: sharing.generator, sharing }), ...(procs && { procs }) }
     // where the load ran, as the run recorded it: the fingerprint's summary (a reader compares it with a study's)
     runJson.environment.fingerprint.load = fingerprintLoad(config, runJson.load, runJson.environment, runJson.placement)
     // a generator that stopped answering is a loss like a node's: the run goes on with the others, degraded

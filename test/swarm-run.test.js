@@ -58,8 +58,11 @@ function assertSwarmRun (run, { tasks }, dir) {
     const x = last.containers[c.id]
     assert.ok(x?.memoryBytes > 0 && x.net?.rx > 0 && x.net.tx > 0, `container ${c.id.slice(0, 12)}: ${JSON.stringify(x)}`)
   }
-  // the load enters through the published port on loopback: Docker's userland proxy relays it, and is measured
-  assert.ok(run.diagnosis.roles['docker-proxy'] > 0, JSON.stringify(run.diagnosis.roles))
+  // the load enters the published port at docker_gwbridge's address, where the kernel's NAT carries it: Docker's
+  // userland proxy (docker-proxy, a measured role) relays none of it (on loopback it took 0.21 cores at 3.9k req/s;
+  // what it still does is the RC's few requests a second)
+  assert.notEqual(new URL(run.load.url).hostname, '127.0.0.1', run.load.url)
+  assert.ok((run.diagnosis.roles['docker-proxy'] ?? 0) < 0.03, JSON.stringify(run.diagnosis.roles))
 }
 
 for (const [strategy, instances, tasks] of /** @type {Array<[string, number, number]>} */ ([['up', 2, 1], ['cm', 2, 1], ['pm2', 2, 1], ['hs', 2, 2]])) {

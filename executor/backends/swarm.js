@@ -12,7 +12,7 @@ import { connectDocker, ensureSwarm, swarmInfo, dockerError, waitForDaemon } fro
 import { buildImage, buildLauncherImage, entryFromCommand, imageNodeVersion, inspectUserImage, nodeHasImport, userImagePort } from '../docker/image-build.js'
 import { LAUNCHER_DIR, SERVER_DIR } from '../docker/image-context.js'
 import { renderStack, writeStackFiles } from '../docker/stack-render.js'
-import { deployStack, removeStack, removeLeftovers, ingressWorks, taskRows } from '../docker/stack-deploy.js'
+import { deployStack, removeStack, removeLeftovers, ingressWorks, taskRows, localAddress } from '../docker/stack-deploy.js'
 import { createNodeWatch } from '../docker/node-watch.js'
 import { ensureControlPlane } from '../docker/control-plane.js'
 import { serviceTelemetry } from '../docker/service-telemetry.js'
@@ -156,7 +156,7 @@ function namedNodes (sampler, refs) {
 /**
  * The generators of a --load-nodes run: placed on load nodes apart from the server's (planLoadPlacement), deployed as
  * agents, each one's clock measured; what removes them; the server's address as they reach it (the manager's
- * loopback is the manager's swarm address to them).
+ * local address is the manager's swarm address to them).
  * @param {import('dockerode')} docker
  * @param {{ count: number, placement: string, runId: string, partsDir: string, image?: string, serverNodes: string[],
  *   url: string, log: (line: string) => void, signal?: AbortSignal }} opts
@@ -182,7 +182,9 @@ async function loadGenerators (docker, { count, placement, runId, partsDir, imag
       places.push({ ...place, run: (o, c) => place.run(o, c).catch(err => { if (err instanceof GeneratorLost) lost.add(agent.nodeId); throw err }) })
     }
     const target = new URL(url)
-    if (/^(127\.|localhost$)/.test(target.hostname)) {
+    // this machine's address of the server's published port (loopback, or docker_gwbridge's gateway: localAddress)
+    // is the agents' own machine's to them
+    if (/^(127\.|localhost$)/.test(target.hostname) || target.hostname === await localAddress(docker)) {
       let info
       try { info = await docker.info() } catch (err) { throw dockerError(err, 'reading the manager\'s swarm address') }
       target.hostname = info.Swarm?.NodeAddr ?? target.hostname
