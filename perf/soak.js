@@ -93,6 +93,29 @@ function freeOn (dir) {
   return Number(execFileSync('df', ['--output=avail', '-B1', dir], { encoding: 'utf8' }).trim().split('\n')[1])
 }
 
+/**
+ * Fills the file system of dir to its last block with files named `<filler>.<i>`: the running sweep writes between
+ * reading the free space and taking it, so a fallocate of what was free can fail (ENOSPC); each try takes what is
+ * free then. Returns the files made, for rmSync.
+ * @param {string} dir @param {string} filler
+ */
+function fillDisk (dir, filler) {
+  const made = []
+  for (let i = 0; i < 10; i++) {
+    const free = freeOn(dir)
+    if (free < 4096) break
+    const file = `${filler}.${i}`
+    try {
+      execFileSync('fallocate', ['-l', String(free), file], { stdio: 'ignore' })
+    } catch {
+      rmSync(file, { force: true }) // the sweep wrote meanwhile: read the free space again
+      continue
+    }
+    made.push(file)
+  }
+  return made
+}
+
 /** The sweep folder under out (the one folder there). */
 function sweepDirIn (out) {
   const ids = readdirSync(out).filter(d => existsSync(join(out, d, 'sweep.json')))
@@ -188,14 +211,13 @@ async function faultedSweep ({ file, out, seed, kills, random, say }) {
         say(`  Docker daemon restarted (${phase}), away ${entry.awaySeconds} s; the sweep goes on`)
         continue
       } else {
-        const filler = join(out, 'filler')
         // every byte: sweep.json's own write must fail too, and the sweep still say why it stopped
-        execFileSync('fallocate', ['-l', String(freeOn(out)), filler])
+        const fillers = fillDisk(out, join(out, 'filler'))
         ended = await untilEnd(session)
         const { stderr } = session.output()
         entry.stoppedCleanly = ended?.code === 1 && /NS_ERR_NO_SPACE/.test(stderr)
         entry.message = /NS_ERR_NO_SPACE.*$/m.exec(stderr)?.[0] ?? null
-        rmSync(filler, { force: true })
+        for (const f of fillers) rmSync(f, { force: true })
         say(`  disk filled (${phase}): ${entry.stoppedCleanly ? entry.message : `NOT stopped cleanly (exit ${ended?.code}): ${stderr.slice(-500)}`}`)
         if (!ended) { session.child.kill('SIGKILL'); ended = await session.done }
       }

@@ -5,7 +5,7 @@ import assert from 'node:assert/strict'
 import { spawnSync } from 'node:child_process'
 import { hostname } from 'node:os'
 import { renderStack, stackNameFor } from '../executor/docker/stack-render.js'
-import { deployStack, removeStack, removeLeftovers, stackResources, ingressWorks } from '../executor/docker/stack-deploy.js'
+import { deployStack, removeStack, removeLeftovers, stackResources, ingressWorks, localAddress } from '../executor/docker/stack-deploy.js'
 import { probe } from '../lib/net.js'
 import { buildImage } from '../executor/docker/image-build.js'
 import { deployControlPlane, removeControlPlane } from '../executor/docker/control-plane.js'
@@ -47,7 +47,11 @@ async function assertGone (stack) {
 test('up: one replica running register/serve.js answers, with CPU limit instances x cpus-per-instance', { skip }, async (t) => {
   const { result, stack } = await deploy(t, { strategy: 'up', instances: 2 })
   assert.equal(result.stack, stack)
-  assert.match(result.url, /^http:\/\/127\.0\.0\.1:\d+$/)
+  // this node's published port at docker_gwbridge's gateway (the kernel's NAT, not docker-proxy's relay on loopback)
+  const here = await localAddress(docker)
+  assert.match(here, /^\d+\.\d+\.\d+\.\d+$/)
+  assert.notEqual(here, '127.0.0.1', 'a swarm node has docker_gwbridge')
+  assert.equal(result.url, `http://${here}:${new URL(result.url).port}`)
   assert.deepEqual(result.instances, ['r1'])
   const res = await probe(`${result.url}/healthz`)
   assert.equal(res.status, 200)
