@@ -8,6 +8,12 @@ export const SLO_LATENCIES = Object.freeze(['p50', 'p90', 'p95', 'p99'])
 /** At most 0.1% of the requests fail; no latency bound unless one is given. */
 export const DEFAULT_SLO = Object.freeze({ errors: 0.001 })
 
+/**
+ * An open-model run served its rate when it completed at least this share of it: a capacity probe without a count of
+ * its answers (executor/capacity/capacity.js), and the diagnosis of a run that fell behind (analyzer/diagnosis).
+ */
+export const SERVED_SHARE = 0.97
+
 const PART = /^\s*(errors|p50|p90|p95|p99)\s*=\s*(\d+(?:\.\d+)?)\s*(%|ms|s)?\s*$/
 
 /**

@@ -4,7 +4,7 @@
 // connection) and through this node's docker_gwbridge address (the kernel's NAT carries them: what nodescale sends its
 // load to, executor/docker/stack-deploy.js localAddress). For each side it prints the median throughput, the
 // docker-proxy processes' CPU and the host's busy cores, each per 10k req/s, and the cores saved.
-import { readFileSync, readdirSync, mkdtempSync, rmSync } from 'node:fs'
+import { mkdtempSync, rmSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { option, parseCommandLine, withDefaults } from '../lib/options.js'
@@ -12,6 +12,8 @@ import { validateRunConfig } from '../lib/run-options.js'
 import { prepareRun, deployFor } from '../executor/run.js'
 import { runLoad } from '../executor/drivers/index.js'
 import { readProcStat } from '../rc/proc-stat.js'
+import { dockerProxyPids, readProcessTicks } from '../rc/role-cpu.js'
+import { CLOCK_TICKS } from '../rc/thread-cpu.js'
 
 const OPTIONS = [
   option({ flag: 'rounds', type: 'whole', min: 1, max: 20, default: 3, help: 'runs of each side, alternated' }),
@@ -24,19 +26,9 @@ const OPTIONS = [
 ]
 
 const median = (xs) => { const s = [...xs].sort((a, b) => a - b); return s.length % 2 ? s[(s.length - 1) / 2] : (s[s.length / 2 - 1] + s[s.length / 2]) / 2 }
-const TICK = 100 // USER_HZ: /proc/<pid>/stat's times are in its ticks
-
-/** CPU seconds used so far by every docker-proxy process (utime + stime). */
-function proxySeconds () {
-  let ticks = 0
-  for (const pid of readdirSync('/proc').filter(p => /^\d+$/.test(p))) {
-    try {
-      if (readFileSync(`/proc/${pid}/comm`, 'utf8').trim() !== 'docker-proxy') continue
-      const fields = readFileSync(`/proc/${pid}/stat`, 'utf8').split(') ')[1].split(' ')
-      ticks += Number(fields[11]) + Number(fields[12])
-    } catch {}
-  }
-  return ticks / TICK
+/** CPU seconds used so far by the docker-proxy processes of the published port (found and read by rc/role-cpu.js). */
+function proxySeconds (port) {
+  return dockerProxyPids(port).reduce((sum, pid) => sum + (readProcessTicks(pid, '/proc') ?? 0), 0) / CLOCK_TICKS
 }
 
 /** The host's busy cores between two readings of /proc/stat (busy ticks over each core's elapsed ticks, summed). */
@@ -47,12 +39,13 @@ function busyCores (a, b) {
 
 /** One load at `url`: its throughput, docker-proxy's cores and the host's over the whole load. */
 async function side (url, o, dir) {
-  const p0 = proxySeconds()
+  const port = Number(new URL(url).port)
+  const p0 = proxySeconds(port)
   const h0 = readProcStat()
   const t0 = Date.now()
   const load = await runLoad({ driver: 'autocannon', url, concurrency: o.concurrency, duration: o.duration, warmup: 1, jtlPath: join(dir, 's.jtl'), samples: 'none', label: 'proxy' })
   const seconds = (Date.now() - t0) / 1000
-  const proxy = (proxySeconds() - p0) / seconds
+  const proxy = (proxySeconds(port) - p0) / seconds
   const host = busyCores(h0, readProcStat())
   const throughput = load.requests / ((load.steadyEnd - load.steadyStart) / 1000)
   return { throughput, proxy, host }

@@ -69,7 +69,9 @@ export function createRoleCpu ({ roles = () => ({}), self, procRoot = '/proc' })
 
 /**
  * The pids of Docker's userland proxy for a published port on this host (`docker-proxy ... -host-port <port>`): it
- * relays every connection made to the port through the loopback interface, so it is in a run's request path.
+ * relays every connection made to the port through the loopback interface (a run's load is sent to docker_gwbridge's
+ * address instead, where the kernel's NAT carries it: executor/docker/stack-deploy.js localAddress; what the proxy
+ * still relays is measured as its role).
  * @param {number} port
  * @param {string} [procRoot]
  * @returns {number[]}

@@ -1,6 +1,7 @@
 // What limited a run: one row per kind of bottleneck, tried in order; the first whose figures are over their thresholds
 // names the run's bottleneck, the others that also hold are said beside it, and every figure that decided is evidence.
 import { deploymentShape, serverAllowance } from '../../lib/strategies.js'
+import { SERVED_SHARE, missText, sloMisses } from '../../lib/slo.js'
 import { summarizeInstances, summarizeLb, summarizeNetwork, summarizeRoles } from './diagnosis-figures.js'
 
 /** The thresholds the rules read (a share is 0..1, cores are CPU cores, idle is a percent of the host). */
@@ -17,9 +18,7 @@ export const BOTTLENECK_THRESHOLDS = Object.freeze({
   gcElu: 0.8, // ... while its loop is mostly busy
   ioElu: 0.7, // loops mostly idle
   ioWait: 5, // and a request's latency at least 5 times the loop time it costs: it waits on something else
-  ioLatencyMs: 2, // ... and long enough not to be the network's and the generator's own fixed cost
-  /** an open-model run served less than this share of the rate offered: it fell behind (at or past its capacity) */
-  servedShare: 0.98
+  ioLatencyMs: 2 // ... and long enough not to be the network's and the generator's own fixed cost
 })
 
 const T = BOTTLENECK_THRESHOLDS
@@ -32,9 +31,9 @@ const fix = (x, d = 2) => Number(x).toFixed(d)
  *   hostCores: number | null, server: number | null, allowance: number, throttling: { share: number, msPerSecond:
  *   number } | null, generator: { share: number | null, cores: number | null } | null, generatorFlagged: boolean, lb:
  *   any, latencyMs: number | null, throughput: number | null, behind?: Behind | null }} Facts
- * @typedef {{ offered: number, served: number, percentile?: string, latency?: number, objective?: number }} Behind an
- *   open-model run that did not keep up: the rate offered, the throughput served, and the first latency percentile
- *   that missed its objective (--slo), with the objective
+ * @typedef {{ offered: number, served: number, missed?: { name: string, value: number, threshold: number } }} Behind an
+ *   open-model run that did not keep up: the rate offered, the throughput served, and the first latency bound of its
+ *   objective it missed (lib/slo.js sloMisses)
  * @typedef {{ kind: string, needs: string, test: (f: Facts) => Evidence[] | null, line: (f: Facts, ev: Evidence[]) =>
  *   string }} Rule
  * @typedef {{ kind: string, confidence: 'high'|'medium'|'low', line: string, evidence: Evidence[], also: { kind:
@@ -196,7 +195,7 @@ export function judgeBottleneck (f) {
   // name no limit the figures did not show
   if (f.behind) {
     const b = f.behind
-    const missed = b.percentile ? `, ${b.percentile} ${fix(b.latency, 1)} ms against the objective's ${fix(b.objective, 0)} ms` : ''
+    const missed = b.missed ? `, ${missText(b.missed)}` : ''
     return {
       kind: 'none',
       confidence: 'low',
@@ -244,15 +243,16 @@ export function factsOf ({ config, instances, roles, lb, cpu, generator, validit
 }
 
 /**
- * An open-model run (--rate) that did not keep up: it served less than T.servedShare of the rate, or its p99 missed
- * the objective's (--slo p99=...); null for a closed-model run or one that kept up.
+ * An open-model run (--rate) that did not keep up: it served less than SERVED_SHARE of the rate (lib/slo.js, as a
+ * capacity probe is judged), or a latency bound of its objective (--slo) was missed; null for a closed-model run or
+ * one that kept up.
  * @returns {Behind | null}
  */
 function behindOf (config, summary) {
   if (!(config?.rate > 0) || !summary) return null
-  const missed = ['p50', 'p90', 'p95', 'p99'].find(k => config.slo?.[k] !== undefined && summary.latency?.[k] > config.slo[k])
-  if (summary.throughput >= T.servedShare * config.rate && !missed) return null
-  return { offered: config.rate, served: summary.throughput, ...(missed && { percentile: missed, latency: summary.latency[missed], objective: config.slo[missed] }) }
+  const missed = config.slo ? sloMisses(summary, config.slo).find(m => m.name !== 'errors') : undefined
+  if (summary.throughput >= SERVED_SHARE * config.rate && !missed) return null
+  return { offered: config.rate, served: summary.throughput, ...(missed && { missed }) }
 }
 
 /**

@@ -8,7 +8,7 @@ import { option } from '../../lib/options.js'
 import { CAPACITY_FILE, CAPACITY_SCHEMA, makeDirs, stampedId, writeJsonAtomic } from '../../lib/run-files.js'
 import { mean } from 'simple-statistics'
 import { INCONCLUSIVE_AT_BOUNDARY, SEARCH_DEFAULTS, capacityPosterior, gapAround, runSearch } from './capacity-search.js'
-import { missText, sloMisses, sloText } from '../../lib/slo.js'
+import { SERVED_SHARE, missText, sloMisses, sloText } from '../../lib/slo.js'
 import { prepareRun } from '../run.js'
 import { createShapeRunner } from '../shape-runner.js'
 import { invalidFlags } from '../validity.js'
@@ -19,7 +19,7 @@ export const CAPACITY_DEFAULTS = Object.freeze({
   boundary: SEARCH_DEFAULTS.boundary,
   maxProbes: 30,
   /** without a count of the answers in the window (JMeter), a probe served the rate when it completed this share */
-  served: 0.97,
+  served: SERVED_SHARE,
   duration: 5,
   warmup: 1
 })
