@@ -89,11 +89,15 @@ export const multicore = {
   file: THESIS,
   table: {
     id: 'Table 4.3.1',
-    columns: ['Approach', 'Multi-core Utilization Exists', 'Higest Used CPU-core Usage (avg.)', 'Lowest Used CPU-core Usage (avg.)', 'Higest to Lowest Difference (avg.)', 'Overall CPU usage (avg.)'],
+    columns: [
+      'Approach', 'Multi-core Utilization Exists', 'Higest Used CPU-core Usage (avg.)',
+      'Lowest Used CPU-core Usage (avg.)', 'Higest to Lowest Difference (avg.)', 'Overall CPU usage (avg.)'
+    ],
     // the percentages are truncated, not rounded: a measured 40.15% prints 40.1%
     rounding: 'truncated',
     source: thesis('Table 4.3.1, header'),
-    excerpt: 'Approach Multi-core Utilization Exists Higest Used CPU-core Usage (avg.) Lowest Used CPU-core Usage (avg.) Higest to Lowest Difference (avg.) Overall CPU usage (avg.)',
+    excerpt: 'Approach Multi-core Utilization Exists Higest Used CPU-core Usage (avg.) Lowest Used CPU-core Usage ' +
+      '(avg.) Higest to Lowest Difference (avg.) Overall CPU usage (avg.)',
     caption: {
       text: 'Utilization of the multi-core power (percent truncated to max one decimal places).',
       source: thesis('Table 4.3.1, caption'),
@@ -111,7 +115,9 @@ export const multicore = {
       textPrinted: 'At relaxed load',
       runLevel: { raw: 'relaxed', cluster: 'relaxed', pm2: 'relaxed' },
       source: thesis('section 4.3'),
-      excerpt: 'At relaxed load: Here, our intention was to apply an amount of load that could be, in a relaxed manner, handled by a single CPU-core and check the utilization of the multi-core power for all approaches. All the approaches were exposed to the ‘relaxed run-level’ in this case.'
+      excerpt: 'At relaxed load: Here, our intention was to apply an amount of load that could be, in a relaxed ' +
+        'manner, handled by a single CPU-core and check the utilization of the multi-core power for all approaches. ' +
+        'All the approaches were exposed to the ‘relaxed run-level’ in this case.'
     },
     {
       id: 'average',
@@ -119,7 +125,11 @@ export const multicore = {
       textPrinted: 'At average load (relaxed load multiplied by the number of CPU-cores)',
       runLevel: { raw: 'relaxed*cores', cluster: 'relaxed*cores', pm2: 'relaxed*cores' },
       source: thesis('section 4.3'),
-      excerpt: 'At average load (relaxed load multiplied by the number of CPU-cores): For this amount of load, our intention was to push a single core out of its comfort zone by applying an amount of load that a single CPU-core could not, in a relaxed manner, handle alone and induce a level of multi-core power utilization. All the approaches were exposed to the ‘relaxed run-level’ multiplied by the number of CPU-cores in this case.'
+      excerpt: 'At average load (relaxed load multiplied by the number of CPU-cores): For this amount of load, our ' +
+        'intention was to push a single core out of its comfort zone by applying an amount of load that a single ' +
+        'CPU-core could not, in a relaxed manner, handle alone and induce a level of multi-core power utilization. ' +
+        'All the approaches were exposed to the ‘relaxed run-level’ multiplied by the number of CPU-cores in this ' +
+        'case.'
     },
     {
       id: 'exhausting',
@@ -127,19 +137,26 @@ export const multicore = {
       textPrinted: 'At exhausting load',
       runLevel: { raw: 'exhausted', cluster: 'exhausted*cores', pm2: 'exhausted*cores' },
       source: thesis('section 4.3'),
-      excerpt: 'At exhausting load: Here, the intention was to apply a maximal load (without any sign of failure to respond) on all approaches. In this case, the ‘raw Node.js’ approach was exposed to the ‘exhausted run-level’, while the other two approaches were exposed to the ‘relaxed run-level’ multiplied by the number of CPU-cores.',
+      excerpt: 'At exhausting load: Here, the intention was to apply a maximal load (without any sign of failure to ' +
+        'respond) on all approaches. In this case, the ‘raw Node.js’ approach was exposed to the ‘exhausted ' +
+        'run-level’, while the other two approaches were exposed to the ‘relaxed run-level’ multiplied by the number ' +
+        'of CPU-cores.',
       conflict: [
         {
           source: thesis('section 2.3.3'),
-          excerpt: 'The raw Node.js approach would be tested according to the ‘exhausted run-level’ and the other two approaches would be tested according to the multiplication of the ‘exhausted run-level’ with the number of CPU-cores;'
+          excerpt: 'The raw Node.js approach would be tested according to the ‘exhausted run-level’ and the other ' +
+            'two approaches would be tested according to the multiplication of the ‘exhausted run-level’ with the ' +
+            'number of CPU-cores;'
         },
         {
           source: thesis('section 4.2'),
-          excerpt: 'doubling the exhaustion level of the raw Node.js approach seemed as a decent level to measure the ‘cluster’ and ‘PM2’ approaches against.'
+          excerpt: 'doubling the exhaustion level of the raw Node.js approach seemed as a decent level to measure ' +
+            'the ‘cluster’ and ‘PM2’ approaches against.'
         },
         {
           source: thesis('Figure 3.3.4, caption'),
-          excerpt: 'Figure 3.3.4: Five CPU usage percentage readings (with 10 second interval) for third phase with ‘cluster’ approach. Running at ‘exhausted run-level’ multiplied by 2.'
+          excerpt: 'Figure 3.3.4: Five CPU usage percentage readings (with 10 second interval) for third phase with ' +
+            '‘cluster’ approach. Running at ‘exhausted run-level’ multiplied by 2.'
         }
       ]
     }
@@ -164,10 +181,12 @@ export const multicore = {
     row('pm2', 'average', 'Average Load', YES_BOTH,
       { usage: pct(88.7), core: core(1) }, { usage: pct(59.2), core: core(2) }, pct(29.5), pct(73.9),
       '‘PM2’ approach Yes (considerable and steady usage of both cores) 88.7% (core 1) 59.2% (core 2) 29.5% 73.9%'),
-    row('raw', 'exhausting', 'Exhausting Load', { exists: false, printed: 'No', words: 'CPU usage only alternated between the CPU-cores with always half the total CPU usage' },
+    row('raw', 'exhausting', 'Exhausting Load',
+      { exists: false, printed: 'No', words: 'CPU usage only alternated between the CPU-cores with always half the total CPU usage' },
       { usage: fig(null, 'Intense differences', '%'), core: null }, { usage: fig(null, 'Intense differences', '%'), core: null },
       fig(null, 'N/A', '%'), pct(54.4),
-      'Exhausting Load Raw Node.js No (CPU usage only alternated between the CPU-cores with always half the total CPU usage) Intense differences Intense differences N/A 54.4%'),
+      'Exhausting Load Raw Node.js No (CPU usage only alternated between the CPU-cores with always half the total ' +
+        'CPU usage) Intense differences Intense differences N/A 54.4%'),
     row('cluster', 'exhausting', 'Exhausting Load', YES_BOTH,
       { usage: pct(97.5), core: core(2) }, { usage: pct(97.1), core: core(1) }, pct(0.4), pct(97.3),
       '‘cluster’ module Yes (considerable and steady usage of both cores) 97.5% (core 2) 97.1% (core 1) 0.4% 97.3%'),
@@ -195,7 +214,9 @@ export const multicore = {
         othersThroughputHigh: fig(1700, '1700 resp/sec', 'req/s')
       },
       source: thesis('section 4.1'),
-      excerpt: 'the raw Node.js approach showed a slight advantage response-count-wise; averaging at 1.3 milliseconds and 1875 resp/sec (while the other two approaches averaged at 1.3 milliseconds and 1660-1700 resp/sec).'
+      excerpt: 'the raw Node.js approach showed a slight advantage response-count-wise; averaging at 1.3 ' +
+        'milliseconds and 1875 resp/sec (while the other two approaches averaged at 1.3 milliseconds and 1660-1700 ' +
+        'resp/sec).'
     },
     {
       id: 'average-throughput',
@@ -208,7 +229,10 @@ export const multicore = {
         pm2Throughput: fig(3025, '3025 resp/sec', 'req/s')
       },
       source: thesis('section 4.1'),
-      excerpt: 'the response time for the raw Node.js approach had suffered a drop in the response time resulting in an average of 2.2 milliseconds compared to the average of both ‘cluster’ and ‘PM2’ approaches which averaged around 1.6 milliseconds for both. This was shown also in the average response count, where it was 2540 resp/second for raw Node.js, while it was 3075 resp/sec for ‘cluster’ and 3025 resp/sec for ‘PM2’.'
+      excerpt: 'the response time for the raw Node.js approach had suffered a drop in the response time resulting in ' +
+        'an average of 2.2 milliseconds compared to the average of both ‘cluster’ and ‘PM2’ approaches which ' +
+        'averaged around 1.6 milliseconds for both. This was shown also in the average response count, where it was ' +
+        '2540 resp/second for raw Node.js, while it was 3075 resp/sec for ‘cluster’ and 3025 resp/sec for ‘PM2’.'
     },
     {
       id: 'exhausting-cluster-beats-pm2',
@@ -222,7 +246,11 @@ export const multicore = {
         pm2ResponseTime: fig(3190, '3190 milliseconds', 'ms')
       },
       source: thesis('section 4.2'),
-      excerpt: 'The ‘cluster’ module approach had an advantage over the ‘PM2’ (although, it used 5% to 8% more CPU power on every core) achieving an average of 1050 resp/sec compared to 910 resp/sec for ‘PM2’ (around 140 more responses in average). The response time for the ‘cluster’ approach was also better; averaging 2790 milliseconds while it was 3190 milliseconds for ‘PM2’ approach (around 400 milliseconds difference in average).'
+      excerpt: 'The ‘cluster’ module approach had an advantage over the ‘PM2’ (although, it used 5% to 8% more CPU ' +
+        'power on every core) achieving an average of 1050 resp/sec compared to 910 resp/sec for ‘PM2’ (around 140 ' +
+        'more responses in average). The response time for the ‘cluster’ approach was also better; averaging 2790 ' +
+        'milliseconds while it was 3190 milliseconds for ‘PM2’ approach (around 400 milliseconds difference in ' +
+        'average).'
     }
   ],
   /** @type {Record<string, SetupItem>} */
@@ -235,10 +263,14 @@ export const multicore = {
     },
     server: {
       label: 'server under test',
-      value: 'Intel Atom D2700 Dual Core 2.13GHz; 1 GB DDR3 RAM; Synology DSM 6.1 Linux Distribution; 2 x 1 Gigabit Ethernet; Node.js v9.3.0 with npm v5.5.1; PM2 v2.9.1',
+      value: 'Intel Atom D2700 Dual Core 2.13GHz; 1 GB DDR3 RAM; Synology DSM 6.1 Linux Distribution; 2 x 1 Gigabit ' +
+        'Ethernet; Node.js v9.3.0 with npm v5.5.1; PM2 v2.9.1',
       figures: { frequency: fig(2.13, '2.13GHz', 'GHz'), ram: fig(1, '1 GB', 'GB') },
       source: thesis('Table 2.2.1'),
-      excerpt: 'Processor Intel Atom D2700 Dual Core 2.13GHz. Figure 1.7.1 RAM 1 GB DDR3 RAM Operating System Synology DSM 6.1 Linux Distribution Drive RAID 6 Array LAN 2 x 1 Gigabit Ethernet Node.js Installed Node.js v9.3.0 with ‘npm’ v5.5.1 PM2 Installed PM2 v2.9.1 Table 2.2.1: Experiment’s server hardware/software specifications.'
+      excerpt: 'Processor Intel Atom D2700 Dual Core 2.13GHz. Figure 1.7.1 RAM 1 GB DDR3 RAM Operating System ' +
+        'Synology DSM 6.1 Linux Distribution Drive RAID 6 Array LAN 2 x 1 Gigabit Ethernet Node.js Installed Node.js ' +
+        'v9.3.0 with ‘npm’ v5.5.1 PM2 Installed PM2 v2.9.1 Table 2.2.1: Experiment’s server hardware/software ' +
+        'specifications.'
     },
     cores: {
       label: 'CPU cores',
@@ -251,20 +283,26 @@ export const multicore = {
       label: 'hyper-threading',
       value: 'disabled (the hyper-threaded CPU-core virtual devices taken offline)',
       source: thesis('section 1.6'),
-      excerpt: 'disabling the hyper-threading feature for the CPU. The following command was used to disable the hyper-threaded CPU-core virtual devices in Linux: echo 1 > /sys/devices/system/cpu/cpu#/online where ‘#’ would be the index of the hyper-threaded CPU-core.'
+      excerpt: 'disabling the hyper-threading feature for the CPU. The following command was used to disable the ' +
+        'hyper-threaded CPU-core virtual devices in Linux: echo 1 > /sys/devices/system/cpu/cpu#/online where ‘#’ ' +
+        'would be the index of the hyper-threaded CPU-core.'
     },
     isolation: {
       label: 'what else ran on the server',
       value: 'a stripped Linux distribution running nothing but the server, no scheduled tasks; Node.js settings used to prevent garbage collection',
       source: thesis('section 2.4'),
-      excerpt: 'by running the tested subjects on a stripped Linux distribution that runs nothing but the tested subject and without any scheduled tasks (Node.js settings were also used to prevent the garbage collection from running).'
+      excerpt: 'by running the tested subjects on a stripped Linux distribution that runs nothing but the tested ' +
+        'subject and without any scheduled tasks (Node.js settings were also used to prevent the garbage collection ' +
+        'from running).'
     },
     client: {
       label: 'load client',
       value: 'Intel Core i5-3337U Dual Core 1.8GHz; 6 GB DDR3 RAM; Windows 10; 1 Gigabit Ethernet; Apache JMeter v4.0 r1823414',
       figures: { frequency: fig(1.8, '1.8GHz', 'GHz'), ram: fig(6, '6 GB', 'GB') },
       source: thesis('Table 2.2.2'),
-      excerpt: 'Processor Intel Core i5-3337U Dual Core 1.8GHz RAM 6 GB DDR3 RAM Operating System Windows 10 LAN 1 Gigabit Ethernet JMeter Apache JMeter v4.0 r1823414 Table 2.2.2: Experiment’s testing client hardware/software specifications.'
+      excerpt: 'Processor Intel Core i5-3337U Dual Core 1.8GHz RAM 6 GB DDR3 RAM Operating System Windows 10 LAN 1 ' +
+        'Gigabit Ethernet JMeter Apache JMeter v4.0 r1823414 Table 2.2.2: Experiment’s testing client ' +
+        'hardware/software specifications.'
     },
     generatorPlacement: {
       label: 'where the load generator ran',
@@ -277,7 +315,8 @@ export const multicore = {
       value: 'JMeter simulated users (threads), each requesting continuously with a one-millisecond interval',
       figures: { interval: fig(1, 'one millisecond', 'ms') },
       source: thesis('section 2.3'),
-      excerpt: 'every user makes requests to the test subject continuously with a specified interval (for this controlled experiment, the interval was set to one millisecond).'
+      excerpt: 'every user makes requests to the test subject continuously with a specified interval (for this ' +
+        'controlled experiment, the interval was set to one millisecond).'
     },
     cpuMonitor: {
       label: 'per-core CPU measured with',
@@ -290,7 +329,8 @@ export const multicore = {
       value: 'users on raw Node.js with the busiest core at 75% to 85%',
       figures: { busiestLow: pct(75, '75% to 85%'), busiestHigh: pct(85, '85%') },
       source: thesis('section 2.3'),
-      excerpt: 'Relaxed run-level: represents the number of users firing requests to the raw Node.js test subject while the CPU-core usage percentage for the highest used core is optimally between 75% to 85%.'
+      excerpt: 'Relaxed run-level: represents the number of users firing requests to the raw Node.js test subject ' +
+        'while the CPU-core usage percentage for the highest used core is optimally between 75% to 85%.'
     },
     relaxedUsers: {
       label: 'relaxed run-level (found)',
@@ -304,7 +344,10 @@ export const multicore = {
       value: 'the most users on raw Node.js without a single failed request, found in steps of 50 users',
       figures: { step: fig(50, '50 user increments', 'users') },
       source: thesis('section 2.3.1'),
-      excerpt: 'we kept increasing the number of users with 50 user increments and ran the test on the raw Node.js approach for 60 seconds (the actual JMeter test was at least 70 seconds to give the simulated users an initial 5 seconds to start firing in the beginning and 5 seconds to die at the end) until we reached a level where we got at least a single error/no-response from the tested subject.'
+      excerpt: 'we kept increasing the number of users with 50 user increments and ran the test on the raw Node.js ' +
+        'approach for 60 seconds (the actual JMeter test was at least 70 seconds to give the simulated users an ' +
+        'initial 5 seconds to start firing in the beginning and 5 seconds to die at the end) until we reached a ' +
+        'level where we got at least a single error/no-response from the tested subject.'
     },
     exhaustedUsers: {
       label: 'exhausted run-level (found)',
@@ -316,16 +359,23 @@ export const multicore = {
     relaxedPhase: {
       label: 'relaxed phase run',
       value: '25 s: 10 s start-up, 10 s measured, 5 s finish',
-      figures: { total: fig(25, '25 seconds', 's'), warmup: fig(10, '10 seconds for the simulated users', 's'), measured: fig(10, '10 second for collecting', 's'), tail: fig(5, '5 seconds', 's') },
+      figures: {
+        total: fig(25, '25 seconds', 's'),
+        warmup: fig(10, '10 seconds for the simulated users', 's'),
+        measured: fig(10, '10 second for collecting', 's'),
+        tail: fig(5, '5 seconds', 's')
+      },
       source: thesis('section 2.3.2'),
-      excerpt: 'Each test in this phase would run for 25 seconds (10 seconds for the simulated users start and stabilize + 10 second for collecting data + 5 seconds for the test to finalize).'
+      excerpt: 'Each test in this phase would run for 25 seconds (10 seconds for the simulated users start and ' +
+        'stabilize + 10 second for collecting data + 5 seconds for the test to finalize).'
     },
     exhaustedPhase: {
       label: 'exhausted phase run',
       value: '80 s: 15 s start-up, 60 s measured, 5 s finish',
       figures: { total: fig(80, '80 seconds', 's'), warmup: fig(15, '15 seconds', 's'), measured: fig(60, '60 second', 's'), tail: fig(5, '5 seconds', 's') },
       source: thesis('section 2.3.3'),
-      excerpt: 'Each test in this phase would run for 80 seconds (15 seconds for the simulated users start and stabilize + 60 second for collecting data + 5 seconds for the test to finalize).'
+      excerpt: 'Each test in this phase would run for 80 seconds (15 seconds for the simulated users start and ' +
+        'stabilize + 60 second for collecting data + 5 seconds for the test to finalize).'
     },
     relaxedReadings: {
       label: 'CPU readings behind a relaxed-phase row',
@@ -339,11 +389,16 @@ export const multicore = {
       value: 'five htop readings, 10 s apart',
       figures: { readings: fig(5, 'Five', 'readings'), interval: fig(10, '10 second interval', 's') },
       source: thesis('Figure 3.3.1, caption'),
-      excerpt: 'Figure 3.3.1: Five CPU usage percentage readings (with 10 second interval) for third phase with raw Node.js. Running at ‘exhausted run-level’.'
+      excerpt: 'Figure 3.3.1: Five CPU usage percentage readings (with 10 second interval) for third phase with raw ' +
+        'Node.js. Running at ‘exhausted run-level’.'
     }
   },
   // Stated nowhere in the thesis, so not comparable from its side.
-  notStated: ['how many times each phase-2 and phase-3 test was repeated (only the run-level calibration was repeated five times)', 'a spread (sd or interval) of any figure', 'which Node.js settings prevented garbage collection']
+  notStated: [
+    'how many times each phase-2 and phase-3 test was repeated (only the run-level calibration was repeated five times)',
+    'a spread (sd or interval) of any figure',
+    'which Node.js settings prevented garbage collection'
+  ]
 }
 
 // ---- Ibenchjs (CASCON'18) -------------------------------------------------------------------------------------------
@@ -354,30 +409,40 @@ const IBENCH_TITLE = 'Node.js Scalability Investigation in the Cloud (Zhu, Patro
 const IBENCH_SETUP = {
   cloud: {
     label: 'cloud',
-    value: 'six physical servers, one Oracle VirtualBox VM each (Vagrant), Ubuntu 16.04.3 LTS, each VM given its host\'s cores and memory; Docker Swarm over a manager and five workers',
+    value: 'six physical servers, one Oracle VirtualBox VM each (Vagrant), Ubuntu 16.04.3 LTS, each VM given its ' +
+      'host\'s cores and memory; Docker Swarm over a manager and five workers',
     figures: { hosts: fig(6, 'six physical servers', 'hosts'), workers: fig(5, 'five worker nodes', 'nodes') },
     source: ibench('section 5.1'),
-    excerpt: 'we installed one Oracle VirtualBox VM, managed by Vagrant, on each of the six physical servers. All installed VMs ran Ubuntu 16.04.3 LTS OS, and allocated the same number of CPU cores and amount of memory as their host machines. Static IP addresses were assigned on each VM. Docker engine was installed on each VM and Docker Swarm was then enabled on the manager and each of the five worker nodes.'
+    excerpt: 'we installed one Oracle VirtualBox VM, managed by Vagrant, on each of the six physical servers. All ' +
+      'installed VMs ran Ubuntu 16.04.3 LTS OS, and allocated the same number of CPU cores and amount of memory as ' +
+      'their host machines. Static IP addresses were assigned on each VM. Docker engine was installed on each VM and ' +
+      'Docker Swarm was then enabled on the manager and each of the five worker nodes.'
   },
   placement: {
     label: 'what runs where',
     value: 'JMeter on a client host outside the cluster; the RC on the manager; the benchmark stack only on worker nodes',
     source: ibench('section 5.1'),
-    excerpt: 'in a client host isolated from the server cluster to ensure JMeter is not a bottleneck impacting the validity of experimental results. Within the server cluster, the RC runs in the manager node; and the benchmark service stack is only deployed and run in worker nodes.'
+    excerpt: 'in a client host isolated from the server cluster to ensure JMeter is not a bottleneck impacting the ' +
+      'validity of experimental results. Within the server cluster, the RC runs in the manager node; and the ' +
+      'benchmark service stack is only deployed and run in worker nodes.'
   },
   run: {
     label: 'load test, repeats',
     value: 'JMeter, 100 s per test, zero think time; every condition repeated 15 times, graphs show means with sd error bars',
     figures: { duration: fig(100, '100 seconds', 's'), repeats: fig(15, '15 times', 'repeats') },
     source: ibench('section 5.1'),
-    excerpt: 'When the executor performs the load testing, it lasts 100 seconds and the thinking time is set to zero to significantly stress the system. Each experimental condition (Table 3) was repeated 15 times; the following graphs display averages with standard deviations as error bars.'
+    excerpt: 'When the executor performs the load testing, it lasts 100 seconds and the thinking time is set to zero ' +
+      'to significantly stress the system. Each experimental condition (Table 3) was repeated 15 times; the ' +
+      'following graphs display averages with standard deviations as error bars.'
   },
   hsInstance: {
     label: 'an HS instance',
     value: 'one container per Node.js instance, limited to one vCPU',
     figures: { vcpus: fig(1, 'one vCPU', 'vCPU') },
     source: ibench('section 5.1'),
-    excerpt: 'Each Docker container is constrained to run only one Node.js instance; its resource is limited to one vCPU and sufficient memory, which enables one instance to run in one process, taking only one CPU core and partial memory from the underlying VM level.'
+    excerpt: 'Each Docker container is constrained to run only one Node.js instance; its resource is limited to one ' +
+      'vCPU and sufficient memory, which enables one instance to run in one process, taking only one CPU core and ' +
+      'partial memory from the underlying VM level.'
   },
   loadBalancer: {
     label: 'load balancer',
@@ -387,7 +452,11 @@ const IBENCH_SETUP = {
   }
 }
 
-const IBENCH_NOT_STATED = ['the hosts\' CPU model and frequency', 'Node.js, Docker and JMeter versions', 'the network between the hosts (only that switches, NICs and links were suspected)']
+const IBENCH_NOT_STATED = [
+  'the hosts\' CPU model and frequency',
+  'Node.js, Docker and JMeter versions',
+  'the network between the hosts (only that switches, NICs and links were suspected)'
+]
 
 /** Ibenchjs, S/MISN (one node): findings 1, 2 and 5 of its conclusion, and Table 5. */
 export const ibenchSmisn = {
@@ -408,9 +477,15 @@ export const ibenchSmisn = {
       excerpt: 'We find: 1) Scaling up Node.js by increasing the number of CPUs is ineffective.',
       conditions: {
         text: 'UP: one worker node with 8 CPUs and 8GB of RAM, exactly one Node.js instance given 1 to 8 vCPUs',
-        figures: { hostCpus: fig(8, '8 CPUs', 'CPUs'), instances: fig(1, 'exactly one Node.js instance', 'instances'), vcpusFrom: fig(1, 'from 1 to 8 vCPUs', 'vCPU'), vcpusTo: fig(8, '8 vCPUs', 'vCPU') },
+        figures: {
+          hostCpus: fig(8, '8 CPUs', 'CPUs'),
+          instances: fig(1, 'exactly one Node.js instance', 'instances'),
+          vcpusFrom: fig(1, 'from 1 to 8 vCPUs', 'vCPU'),
+          vcpusTo: fig(8, '8 vCPUs', 'vCPU')
+        },
         source: ibench('section 5.2.2'),
-        excerpt: 'A single worker node was utilized for these experiments with 8 CPUs and 8GB of RAM; exactly one Node.js instance was started and was progressively given from 1 to 8 vCPUs.'
+        excerpt: 'A single worker node was utilized for these experiments with 8 CPUs and 8GB of RAM; exactly one ' +
+          'Node.js instance was started and was progressively given from 1 to 8 vCPUs.'
       },
       direction: [
         {
@@ -421,7 +496,10 @@ export const ibenchSmisn = {
           over: 'vcpus',
           text: 'throughput and response time stay the same or get worse as vCPUs are added; CPU stays at one core',
           source: ibench('section 5.2.2'),
-          excerpt: 'As expected, throughput and response time of both applications remained the same—or even deteriorated due to increased OS and CPU contention—as more vCPUs were added. The single-threaded nature of Node.js was not able to utilize the presence of extra cores; the CPU utilization floated around 100%, i.e. exactly one core fully utilized, for all cases.'
+          excerpt: 'As expected, throughput and response time of both applications remained the same—or even ' +
+            'deteriorated due to increased OS and CPU contention—as more vCPUs were added. The single-threaded ' +
+            'nature of Node.js was not able to utilize the presence of extra cores; the CPU utilization floated ' +
+            'around 100%, i.e. exactly one core fully utilized, for all cases.'
         }
       ],
       abstract: {
@@ -434,16 +512,23 @@ export const ibenchSmisn = {
     {
       id: 'finding-2',
       number: 2,
-      claim: 'For CPU-intensive and baseline test applications, the CPU resource is critical; adding more application server instances does not necessarily improve the performance, because these additional instances saturate the CPU.',
+      claim: 'For CPU-intensive and baseline test applications, the CPU resource is critical; adding more ' +
+        'application server instances does not necessarily improve the performance, because these additional ' +
+        'instances saturate the CPU.',
       apps: ['CPU-intensive', 'baseline'],
       benchmarks: ['cpu', 'baseline'],
       source: ibench('section 6 (conclusion), finding 2'),
-      excerpt: '2) For CPU-intensive and baseline test applications, the CPU resource is critical; adding more application server instances does not necessarily improve the performance, because these additional instances saturate the CPU. When we scaled the cluster by adding more nodes, we observed sub-linear effects; therefore, the benefit of adding a greater number of nodes becomes smaller due to a heavy network communication overhead between nodes.',
+      excerpt: '2) For CPU-intensive and baseline test applications, the CPU resource is critical; adding more ' +
+        'application server instances does not necessarily improve the performance, because these additional ' +
+        'instances saturate the CPU. When we scaled the cluster by adding more nodes, we observed sub-linear ' +
+        'effects; therefore, the benefit of adding a greater number of nodes becomes smaller due to a heavy network ' +
+        'communication overhead between nodes.',
       conditions: {
         text: 'S/MISN with HS: one worker node with 4 vCPUs and 4GB of RAM (8 vCPUs for the network app), workloads of 5, 15, 25 and 35 parallel clients',
         figures: { vcpus: fig(4, '4 vCPUs', 'vCPU'), networkVcpus: fig(8, '8 vCPUs', 'vCPU') },
         source: ibench('section 5.2'),
-        excerpt: 'A single worker node was utilized for these experiments with 4 vCPUs and 4GB of RAM; the network-intensive application was tested with 8 vCPUs to further exclude CPU being the bottleneck.'
+        excerpt: 'A single worker node was utilized for these experiments with 4 vCPUs and 4GB of RAM; the ' +
+          'network-intensive application was tested with 8 vCPUs to further exclude CPU being the bottleneck.'
       },
       direction: [
         {
@@ -454,7 +539,9 @@ export const ibenchSmisn = {
           benchmark: 'baseline',
           text: 'baseline: throughput is best at four instances, the number of CPUs; fewer leave the CPU idle, more compete',
           source: ibench('section 5.2, baseline'),
-          excerpt: 'In terms of varying the number of instances, the best performance was attained by four instances, which exactly matches the number of available CPUs. With fewer instances, the system remains underutilized; whereas with more, the Node.js processes compete against each other'
+          excerpt: 'In terms of varying the number of instances, the best performance was attained by four ' +
+            'instances, which exactly matches the number of available CPUs. With fewer instances, the system remains ' +
+            'underutilized; whereas with more, the Node.js processes compete against each other'
         },
         {
           metric: 'throughput',
@@ -464,7 +551,8 @@ export const ibenchSmisn = {
           benchmark: 'cpu',
           text: 'CPU-intensive: throughput is highest and response time lowest at four instances, the number of processors',
           source: ibench('section 5.2, CPU-intensive'),
-          excerpt: 'Throughput reaches the maximum and response time the minimum when four Node.js instances are spawned, which is equal to the number of available hardware processors.'
+          excerpt: 'Throughput reaches the maximum and response time the minimum when four Node.js instances are ' +
+            'spawned, which is equal to the number of available hardware processors.'
         },
         {
           metric: 'throughput',
@@ -472,7 +560,9 @@ export const ibenchSmisn = {
           over: 'nodes',
           text: 'MIMN, CPU-intensive: four nodes give about three times one node\'s throughput, not four',
           source: ibench('section 5.3, CPU-intensive'),
-          excerpt: 'Throughput within four nodes under linear scaling would be four-time that of one node, and the expected value should had been 9100 requests/second. However, the measured value is 7527 requests/second, which is approximately only three times greater than that of one node.'
+          excerpt: 'Throughput within four nodes under linear scaling would be four-time that of one node, and the ' +
+            'expected value should had been 9100 requests/second. However, the measured value is 7527 ' +
+            'requests/second, which is approximately only three times greater than that of one node.'
         }
       ],
       abstract: {
@@ -489,12 +579,19 @@ export const ibenchSmisn = {
       apps: ['baseline'],
       benchmarks: ['baseline'],
       source: ibench('section 6 (conclusion), finding 5'),
-      excerpt: 'Finally, 5) we compared two scalability strategies applied to Node.js, native cloud horizontal scaling (HS) and Node.js Cluster module forking (CM) on the S/MISN pattern: when the underlying CPU resource has been fully utilized by multiple Node.js processes, HS significantly outperformed CM. Cluster\'s master process performs load balancing and worker-process maintenance, tasks that fine-tuned PaaS-based solutions of HS are explicitly designed to perform.',
+      excerpt: 'Finally, 5) we compared two scalability strategies applied to Node.js, native cloud horizontal ' +
+        'scaling (HS) and Node.js Cluster module forking (CM) on the S/MISN pattern: when the underlying CPU ' +
+        'resource has been fully utilized by multiple Node.js processes, HS significantly outperformed CM. ' +
+        'Cluster\'s master process performs load balancing and worker-process maintenance, tasks that fine-tuned ' +
+        'PaaS-based solutions of HS are explicitly designed to perform.',
       conditions: {
         text: 'HS vs CM on one VM with 4 vCPUs and 4GB of RAM, baseline app, scaled out to four instances/worker processes, over workloads',
         figures: { vcpus: fig(4, '4 vCPUs', 'vCPU'), instances: fig(4, 'four instances/worker processes', 'instances') },
         source: ibench('section 5.2.1'),
-        excerpt: 'Next, we performed a comparison between the HS and CM scalability strategies on a VM with 4 vCPUs and 4GB of RAM, utilizing the baseline test application. We collected performance and resource usage metrics within different workloads while scaling out to four instances/worker processes—equal to the number of vCPUs, which resulted in the best performance as discussed earlier.'
+        excerpt: 'Next, we performed a comparison between the HS and CM scalability strategies on a VM with 4 vCPUs ' +
+          'and 4GB of RAM, utilizing the baseline test application. We collected performance and resource usage ' +
+          'metrics within different workloads while scaling out to four instances/worker processes—equal to the ' +
+          'number of vCPUs, which resulted in the best performance as discussed earlier.'
       },
       direction: [
         {
@@ -504,7 +601,9 @@ export const ibenchSmisn = {
           than: 'cm',
           text: 'HS: significantly higher throughput and shorter response time than CM',
           source: ibench('section 5.2.1'),
-          excerpt: 'Our results indicate that when the underlying CPU resource has been fully utilized by multiple Node.js processes, the HS strategy registers significantly higher throughput and shorter response time, outperforming CM.'
+          excerpt: 'Our results indicate that when the underlying CPU resource has been fully utilized by multiple ' +
+            'Node.js processes, the HS strategy registers significantly higher throughput and shorter response time, ' +
+            'outperforming CM.'
         },
         {
           metric: 'cpu',
@@ -513,7 +612,10 @@ export const ibenchSmisn = {
           than: 'hs',
           text: 'CM uses more CPU than HS: its master balances the load and keeps the workers',
           source: ibench('section 5.2.1'),
-          excerpt: 'Moreover, the CM strategy utilizes more CPU resources to support its performance than the HS strategy. CM uses Node.js\' Cluster module, which uses a master process for managing a set of worker Node.js processes as well as load balancing requests to the round-robin. These tasks are intensive, which apparently caused the additional CPU utilization for CM.'
+          excerpt: 'Moreover, the CM strategy utilizes more CPU resources to support its performance than the HS ' +
+            'strategy. CM uses Node.js\' Cluster module, which uses a master process for managing a set of worker ' +
+            'Node.js processes as well as load balancing requests to the round-robin. These tasks are intensive, ' +
+            'which apparently caused the additional CPU utilization for CM.'
         },
         {
           metric: 'throughput',
@@ -537,7 +639,9 @@ export const ibenchSmisn = {
     id: 'Table 5',
     caption: 'Coefficient Values of Scalability Models',
     source: ibench('Table 5'),
-    excerpt: 'Table 5: Coefficient Values of Scalability Models Coefficients CPU-intensive Network-intensive σ_c λ_c R_c^2 σ_n λ_n R_n^2 USL 0.017 0.0012 98.76% 0.0282 0.002 99.24% Amdahl\'s Law 0.0614 N/A 93.15% 0.1023 N/A 93.43%',
+    excerpt: 'Table 5: Coefficient Values of Scalability Models Coefficients CPU-intensive Network-intensive σ_c λ_c ' +
+      'R_c^2 σ_n λ_n R_n^2 USL 0.017 0.0012 98.76% 0.0282 0.002 99.24% Amdahl\'s Law 0.0614 N/A 93.15% 0.1023 N/A ' +
+      '93.43%',
     // what was fitted: the maximum throughput against the workload (parallel clients) at fixed hardware, relative
     // capacity C(p) with p the workload; the paper does not say which hardware, which workloads, or the scale X(1)
     method: {
@@ -545,20 +649,69 @@ export const ibenchSmisn = {
       fixed: 'hardware',
       y: 'maximum throughput',
       source: ibench('section 5.4'),
-      excerpt: 'Figure 24 and Figure 25 respectively illustrate fitting the USL and Amdahl\'s Law model on the maximum throughput of the CPU- and network-intensive applications against workloads under a fixed hardware configuration.'
+      excerpt: 'Figure 24 and Figure 25 respectively illustrate fitting the USL and Amdahl\'s Law model on the ' +
+        'maximum throughput of the CPU- and network-intensive applications against workloads under a fixed hardware ' +
+        'configuration.'
     },
     models: {
       source: ibench('section 3 (equations 2 and 3)'),
-      excerpt: '$$C_A(p) = \\frac{p}{1 + \\sigma(p-1)} \\quad (2)$$ Extending Amdahl\'s Law, Gunther\'s Universal Scalability Law (USL) [9] not only considers the serialization that is referred to as contention, but also the interprocessor communication overhead that is referred to as coherency cost. USL is defined as follows: $$C_U(p) = \\frac{p}{1 + \\sigma(p-1) + \\lambda p(p-1)} \\quad (3)$$',
+      excerpt: '$$C_A(p) = \\frac{p}{1 + \\sigma(p-1)} \\quad (2)$$ Extending Amdahl\'s Law, Gunther\'s Universal ' +
+        'Scalability Law (USL) [9] not only considers the serialization that is referred to as contention, but also ' +
+        'the interprocessor communication overhead that is referred to as coherency cost. USL is defined as follows: ' +
+        '$$C_U(p) = \\frac{p}{1 + \\sigma(p-1) + \\lambda p(p-1)} \\quad (3)$$',
       amdahl: 'C_A(p) = p / (1 + σ(p-1))',
       usl: 'C_U(p) = p / (1 + σ(p-1) + λp(p-1))'
     },
     /** @type {Table5Fit[]} */
     fits: [
-      { app: 'cpu', appPrinted: 'CPU-intensive', benchmark: 'cpu', model: 'usl', modelPrinted: 'USL', sigma: fig(0.017, '0.017', ''), lambda: fig(0.0012, '0.0012', ''), r2: pct(98.76), source: ibench('Table 5, USL, CPU-intensive'), excerpt: 'USL 0.017 0.0012 98.76% 0.0282 0.002 99.24%' },
-      { app: 'network', appPrinted: 'Network-intensive', benchmark: 'net-out', model: 'usl', modelPrinted: 'USL', sigma: fig(0.0282, '0.0282', ''), lambda: fig(0.002, '0.002', ''), r2: pct(99.24), source: ibench('Table 5, USL, Network-intensive'), excerpt: 'USL 0.017 0.0012 98.76% 0.0282 0.002 99.24%' },
-      { app: 'cpu', appPrinted: 'CPU-intensive', benchmark: 'cpu', model: 'amdahl', modelPrinted: 'Amdahl\'s Law', sigma: fig(0.0614, '0.0614', ''), lambda: fig(null, 'N/A', ''), r2: pct(93.15), source: ibench('Table 5, Amdahl\'s Law, CPU-intensive'), excerpt: 'Amdahl\'s Law 0.0614 N/A 93.15% 0.1023 N/A 93.43%' },
-      { app: 'network', appPrinted: 'Network-intensive', benchmark: 'net-out', model: 'amdahl', modelPrinted: 'Amdahl\'s Law', sigma: fig(0.1023, '0.1023', ''), lambda: fig(null, 'N/A', ''), r2: pct(93.43), source: ibench('Table 5, Amdahl\'s Law, Network-intensive'), excerpt: 'Amdahl\'s Law 0.0614 N/A 93.15% 0.1023 N/A 93.43%' }
+      {
+        app: 'cpu',
+        appPrinted: 'CPU-intensive',
+        benchmark: 'cpu',
+        model: 'usl',
+        modelPrinted: 'USL',
+        sigma: fig(0.017, '0.017', ''),
+        lambda: fig(0.0012, '0.0012', ''),
+        r2: pct(98.76),
+        source: ibench('Table 5, USL, CPU-intensive'),
+        excerpt: 'USL 0.017 0.0012 98.76% 0.0282 0.002 99.24%'
+      },
+      {
+        app: 'network',
+        appPrinted: 'Network-intensive',
+        benchmark: 'net-out',
+        model: 'usl',
+        modelPrinted: 'USL',
+        sigma: fig(0.0282, '0.0282', ''),
+        lambda: fig(0.002, '0.002', ''),
+        r2: pct(99.24),
+        source: ibench('Table 5, USL, Network-intensive'),
+        excerpt: 'USL 0.017 0.0012 98.76% 0.0282 0.002 99.24%'
+      },
+      {
+        app: 'cpu',
+        appPrinted: 'CPU-intensive',
+        benchmark: 'cpu',
+        model: 'amdahl',
+        modelPrinted: 'Amdahl\'s Law',
+        sigma: fig(0.0614, '0.0614', ''),
+        lambda: fig(null, 'N/A', ''),
+        r2: pct(93.15),
+        source: ibench('Table 5, Amdahl\'s Law, CPU-intensive'),
+        excerpt: 'Amdahl\'s Law 0.0614 N/A 93.15% 0.1023 N/A 93.43%'
+      },
+      {
+        app: 'network',
+        appPrinted: 'Network-intensive',
+        benchmark: 'net-out',
+        model: 'amdahl',
+        modelPrinted: 'Amdahl\'s Law',
+        sigma: fig(0.1023, '0.1023', ''),
+        lambda: fig(null, 'N/A', ''),
+        r2: pct(93.43),
+        source: ibench('Table 5, Amdahl\'s Law, Network-intensive'),
+        excerpt: 'Amdahl\'s Law 0.0614 N/A 93.15% 0.1023 N/A 93.43%'
+      }
     ],
     // the paper's own reading of the table: what a replication compares when the hardware differs
     claims: [
@@ -566,19 +719,24 @@ export const ibenchSmisn = {
         id: 'sub-linear',
         text: 'both apps scale sub-linearly with the workload: the coefficients are non-zero',
         source: ibench('section 5.4'),
-        excerpt: 'Figures 24 and 25 denote that performance scales not linearly but sub-linearly, when higher workloads are launched. This is determined by the non-zero coefficient values; in other words the contention (referred to as σ) and the coherency (referred to as λ) affect the scalability of the system.'
+        excerpt: 'Figures 24 and 25 denote that performance scales not linearly but sub-linearly, when higher ' +
+          'workloads are launched. This is determined by the non-zero coefficient values; in other words the ' +
+          'contention (referred to as σ) and the coherency (referred to as λ) affect the scalability of the system.'
       },
       {
         id: 'usl-fits-better',
         text: 'USL fits both apps better than Amdahl (higher R²)',
         source: ibench('section 5.4'),
-        excerpt: 'Moreover, USL provides a good fit for both types of test applications due to a high value of R-square, whereas the Amdahl\'s Law model has a worse fit.'
+        excerpt: 'Moreover, USL provides a good fit for both types of test applications due to a high value of ' +
+          'R-square, whereas the Amdahl\'s Law model has a worse fit.'
       },
       {
         id: 'network-coefficients-larger',
         text: 'every coefficient of both models is larger for the network app than for the CPU app',
         source: ibench('section 5.4'),
-        excerpt: 'Furthermore, all coefficient values of both models for the network-intensive test application are greater than those of the CPU-intensive test application. Thus, the network-intensive test application has had a higher contention and coherency than the CPU-intensive application.'
+        excerpt: 'Furthermore, all coefficient values of both models for the network-intensive test application are ' +
+          'greater than those of the CPU-intensive test application. Thus, the network-intensive test application ' +
+          'has had a higher contention and coherency than the CPU-intensive application.'
       }
     ]
   },
@@ -590,20 +748,28 @@ export const ibenchSmisn = {
       value: 'one worker node with 4 vCPUs and 4GB of RAM; 8 vCPUs for the network-intensive app',
       figures: { vcpus: fig(4, '4 vCPUs', 'vCPU'), ram: fig(4, '4GB', 'GB'), networkVcpus: fig(8, '8 vCPUs', 'vCPU') },
       source: ibench('section 5.2'),
-      excerpt: 'A single worker node was utilized for these experiments with 4 vCPUs and 4GB of RAM; the network-intensive application was tested with 8 vCPUs to further exclude CPU being the bottleneck.'
+      excerpt: 'A single worker node was utilized for these experiments with 4 vCPUs and 4GB of RAM; the ' +
+        'network-intensive application was tested with 8 vCPUs to further exclude CPU being the bottleneck.'
     },
     workloads: {
       label: 'workloads (S/MISN)',
       value: '5, 15, 25 and 35 parallel clients',
-      figures: { w1: fig(5, '5, 15', 'clients'), w2: fig(15, '15, 25', 'clients'), w3: fig(25, '25, and 35', 'clients'), w4: fig(35, '35 parallel clients', 'clients') },
+      figures: {
+        w1: fig(5, '5, 15', 'clients'),
+        w2: fig(15, '15, 25', 'clients'),
+        w3: fig(25, '25, and 35', 'clients'),
+        w4: fig(35, '35 parallel clients', 'clients')
+      },
       source: ibench('section 5.2, baseline'),
-      excerpt: 'Figure 2 illustrates the baseline benchmark’s throughput as a function of the number of isolated Node.js instances when workloads of 5, 15, 25, and 35 parallel clients were launched'
+      excerpt: 'Figure 2 illustrates the baseline benchmark’s throughput as a function of the number of isolated ' +
+        'Node.js instances when workloads of 5, 15, 25, and 35 parallel clients were launched'
     },
     cmContainer: {
       label: 'the CM container',
       value: 'one container with the VM\'s cores and memory, forking the workers',
       source: ibench('section 5.1'),
-      excerpt: 'In this group, a larger Docker container with an equal number of CPU cores and memory size equal to the underlying VM is created, in which single or multiple worker processes are forked.'
+      excerpt: 'In this group, a larger Docker container with an equal number of CPU cores and memory size equal to ' +
+        'the underlying VM is created, in which single or multiple worker processes are forked.'
     },
     up: {
       label: 'UP',
@@ -612,7 +778,8 @@ export const ibenchSmisn = {
       excerpt: '**UP** allows the VM to utilize more of the CPUs of the bare-metal host, mapping one virtual CPU (vCPU) to one CPU.'
     }
   },
-  notStated: [...IBENCH_NOT_STATED, 'Table 5: which hardware was held fixed (nodes, instances, vCPUs), which workloads were fitted, the throughput scale X(1) or γ, and how R² was computed']
+  notStated: [...IBENCH_NOT_STATED, 'Table 5: which hardware was held fixed (nodes, instances, vCPUs), which ' +
+    'workloads were fitted, the throughput scale X(1) or γ, and how R² was computed']
 }
 
 /** Ibenchjs, MIMN (HS over several nodes): Table 4. */
@@ -627,29 +794,69 @@ export const ibenchMimn = {
     benchmark: 'cpu',
     strategy: 'hs',
     source: ibench('Table 4'),
-    excerpt: 'Table 4: Maximum throughput of CPU-intensive test application achieved for various cluster sizes #Nodes Max Thr. (reqs/s) #Inst. at Max Thr. 1 2274.73±1.64 4 2 4522.90±5.53 8 3 6615.73±1.36 12 4 7527.21±157.26 14',
+    excerpt: 'Table 4: Maximum throughput of CPU-intensive test application achieved for various cluster sizes ' +
+      '#Nodes Max Thr. (reqs/s) #Inst. at Max Thr. 1 2274.73±1.64 4 2 4522.90±5.53 8 3 6615.73±1.36 12 4 ' +
+      '7527.21±157.26 14',
     // ± is not defined by the table; section 5.1 says the graphs show means with standard deviations over 15 repeats
     /** @type {Table4Row[]} */
     rows: [
-      { nodes: fig(1, '1', 'nodes'), throughput: fig(2274.73, '2274.73', 'req/s'), sd: fig(1.64, '1.64', 'req/s'), instances: fig(4, '4', 'instances'), source: ibench('Table 4, 1 node'), excerpt: '1 2274.73±1.64 4' },
-      { nodes: fig(2, '2', 'nodes'), throughput: fig(4522.90, '4522.90', 'req/s'), sd: fig(5.53, '5.53', 'req/s'), instances: fig(8, '8', 'instances'), source: ibench('Table 4, 2 nodes'), excerpt: '2 4522.90±5.53 8' },
-      { nodes: fig(3, '3', 'nodes'), throughput: fig(6615.73, '6615.73', 'req/s'), sd: fig(1.36, '1.36', 'req/s'), instances: fig(12, '12', 'instances'), source: ibench('Table 4, 3 nodes'), excerpt: '3 6615.73±1.36 12' },
-      { nodes: fig(4, '4', 'nodes'), throughput: fig(7527.21, '7527.21', 'req/s'), sd: fig(157.26, '157.26', 'req/s'), instances: fig(14, '14', 'instances'), source: ibench('Table 4, 4 nodes'), excerpt: '4 7527.21±157.26 14' }
+      {
+        nodes: fig(1, '1', 'nodes'),
+        throughput: fig(2274.73, '2274.73', 'req/s'),
+        sd: fig(1.64, '1.64', 'req/s'),
+        instances: fig(4, '4', 'instances'),
+        source: ibench('Table 4, 1 node'),
+        excerpt: '1 2274.73±1.64 4'
+      },
+      {
+        nodes: fig(2, '2', 'nodes'),
+        throughput: fig(4522.90, '4522.90', 'req/s'),
+        sd: fig(5.53, '5.53', 'req/s'),
+        instances: fig(8, '8', 'instances'),
+        source: ibench('Table 4, 2 nodes'),
+        excerpt: '2 4522.90±5.53 8'
+      },
+      {
+        nodes: fig(3, '3', 'nodes'),
+        throughput: fig(6615.73, '6615.73', 'req/s'),
+        sd: fig(1.36, '1.36', 'req/s'),
+        instances: fig(12, '12', 'instances'),
+        source: ibench('Table 4, 3 nodes'),
+        excerpt: '3 6615.73±1.36 12'
+      },
+      {
+        nodes: fig(4, '4', 'nodes'),
+        throughput: fig(7527.21, '7527.21', 'req/s'),
+        sd: fig(157.26, '157.26', 'req/s'),
+        instances: fig(14, '14', 'instances'),
+        source: ibench('Table 4, 4 nodes'),
+        excerpt: '4 7527.21±157.26 14'
+      }
     ],
     claims: [
       {
         id: 'sub-linear-over-nodes',
         text: 'four nodes give about three times one node\'s throughput (7527 against a linear 9100 req/s)',
-        figures: { one: fig(2275, '2275 requests per second', 'req/s'), four: fig(7527, '7527 requests/second', 'req/s'), linear: fig(9100, '9100 requests/second', 'req/s'), ratio: fig(3, 'approximately only three times', 'x') },
+        figures: {
+          one: fig(2275, '2275 requests per second', 'req/s'),
+          four: fig(7527, '7527 requests/second', 'req/s'),
+          linear: fig(9100, '9100 requests/second', 'req/s'),
+          ratio: fig(3, 'approximately only three times', 'x')
+        },
         source: ibench('section 5.3, CPU-intensive'),
-        excerpt: 'For example, considering when running within one-node cluster, 2275 requests per second were satisfied, but within four nodes, 7527 requests/second. Throughput within four nodes under linear scaling would be four-time that of one node, and the expected value should had been 9100 requests/second. However, the measured value is 7527 requests/second, which is approximately only three times greater than that of one node.'
+        excerpt: 'For example, considering when running within one-node cluster, 2275 requests per second were ' +
+          'satisfied, but within four nodes, 7527 requests/second. Throughput within four nodes under linear scaling ' +
+          'would be four-time that of one node, and the expected value should had been 9100 requests/second. ' +
+          'However, the measured value is 7527 requests/second, which is approximately only three times greater than ' +
+          'that of one node.'
       },
       {
         id: 'instances-saturate-vcpus',
         text: 'the three-node cluster has 12 vCPUs, and its 12 instances saturate them at the maximum',
         figures: { vcpus: fig(12, '12 vCPUs', 'vCPU'), instances: fig(12, '12 instances', 'instances'), nodes: fig(3, 'three-node cluster', 'nodes') },
         source: ibench('section 5.3, CPU-intensive'),
-        excerpt: 'The three-node cluster was equipped with 12 vCPUs; therefore, all these 12 instances saturate the CPU and the utilization reaches the maximum capacity of computation.'
+        excerpt: 'The three-node cluster was equipped with 12 vCPUs; therefore, all these 12 instances saturate the ' +
+          'CPU and the utilization reaches the maximum capacity of computation.'
       }
     ]
   },
@@ -661,23 +868,29 @@ export const ibenchMimn = {
       value: 'HS only, instances spread over up to five swarm nodes',
       figures: { maxNodes: fig(5, 'up to five', 'nodes') },
       source: ibench('section 5.1'),
-      excerpt: 'is referred to as multiple instances of Node.js application deployed in multiple swarm nodes participating in the Docker swarm. This pattern extends the single node to multiple nodes, up to five, in swarm. In this scalability pattern, we evaluate only the HS strategy—CM cannot leverage multiple nodes and UP proved (as the reader will see shortly) to be ineffective in producing any speedups on a single node.'
+      excerpt: 'is referred to as multiple instances of Node.js application deployed in multiple swarm nodes ' +
+        'participating in the Docker swarm. This pattern extends the single node to multiple nodes, up to five, in ' +
+        'swarm. In this scalability pattern, we evaluate only the HS strategy—CM cannot leverage multiple nodes and ' +
+        'UP proved (as the reader will see shortly) to be ineffective in producing any speedups on a single node.'
     },
     nodes: {
       label: 'cluster sizes (CPU-intensive)',
       value: 'one to four nodes',
       figures: { from: fig(1, 'one to four', 'nodes'), to: fig(4, 'to four', 'nodes') },
       source: ibench('section 5.3, CPU-intensive'),
-      excerpt: 'Figure 16 illustrates throughput of the CPU-intensive test application for different workloads when experiments ran on various numbers of nodes (one to four).'
+      excerpt: 'Figure 16 illustrates throughput of the CPU-intensive test application for different workloads when ' +
+        'experiments ran on various numbers of nodes (one to four).'
     },
     maximum: {
       label: 'what a Table 4 row is',
       value: 'the maximum throughput over workloads at one cluster size, and the instances that reached it',
       source: ibench('section 5.3, CPU-intensive'),
-      excerpt: 'Table 4 lists the maximum throughput for different cluster sizes from one to four nodes under a maximum supported workload, and accordingly, the number of instances created.'
+      excerpt: 'Table 4 lists the maximum throughput for different cluster sizes from one to four nodes under a ' +
+        'maximum supported workload, and accordingly, the number of instances created.'
     }
   },
-  notStated: [...IBENCH_NOT_STATED, 'Table 4: the workload at each maximum, what ± is (sd over the 15 repeats is likely), the vCPUs per node for 1, 2 and 4 nodes (12 vCPUs are stated for three)']
+  notStated: [...IBENCH_NOT_STATED, 'Table 4: the workload at each maximum, what ± is (sd over the 15 repeats is ' +
+    'likely), the vCPUs per node for 1, 2 and 4 nodes (12 vCPUs are stated for three)']
 }
 
 /**
@@ -689,14 +902,64 @@ export const ibenchMimn = {
  * shortened from the quoted set-up records above; null where the study does not say.
  */
 const STATED = {
-  multicore: { name: 'the thesis', machine: 'Intel Atom D2700', cores: 2, smt: false, os: 'Linux', node: 'v9.3.0', docker: null, load: 'separate machine', quota: 'none' },
-  ibench: { name: 'Ibenchjs', machine: 'VirtualBox VM', cores: 4, smt: null, os: 'Ubuntu 16.04.3', node: null, docker: null, load: 'separate machine', quota: 1 }
+  multicore: {
+    name: 'the thesis',
+    machine: 'Intel Atom D2700',
+    cores: 2,
+    smt: false,
+    os: 'Linux',
+    node: 'v9.3.0',
+    docker: null,
+    load: 'separate machine',
+    quota: 'none'
+  },
+  ibench: {
+    name: 'Ibenchjs',
+    machine: 'VirtualBox VM',
+    cores: 4,
+    smt: null,
+    os: 'Ubuntu 16.04.3',
+    node: null,
+    docker: null,
+    load: 'separate machine',
+    quota: 1
+  }
 }
 
 export const studies = Object.freeze({
-  multicore: { id: 'multicore', title: multicore.title, file: THESIS, tables: ['Table 4.3.1'], findings: [], experiment: 'experiments/multicore.yml', data: multicore, stated: STATED.multicore, experiments: ['multicore'] },
-  'ibench-smisn': { id: 'ibench-smisn', title: `${IBENCH_TITLE}, S/MISN`, file: IBENCH, tables: ['Table 5'], findings: ibenchSmisn.findings.map(f => f.id), experiment: 'experiments/ibench-smisn.yml', data: ibenchSmisn, stated: STATED.ibench, experiments: ['ibench-smisn', 'ibench-table5', 'ibench-finding5'] },
-  'ibench-mimn': { id: 'ibench-mimn', title: `${IBENCH_TITLE}, MIMN`, file: IBENCH, tables: ['Table 4'], findings: [], experiment: 'experiments/ibench-mimn.yml', data: ibenchMimn, stated: { ...STATED.ibench, cores: null }, experiments: ['ibench-mimn'] }
+  multicore: {
+    id: 'multicore',
+    title: multicore.title,
+    file: THESIS,
+    tables: ['Table 4.3.1'],
+    findings: [],
+    experiment: 'experiments/multicore.yml',
+    data: multicore,
+    stated: STATED.multicore,
+    experiments: ['multicore']
+  },
+  'ibench-smisn': {
+    id: 'ibench-smisn',
+    title: `${IBENCH_TITLE}, S/MISN`,
+    file: IBENCH,
+    tables: ['Table 5'],
+    findings: ibenchSmisn.findings.map(f => f.id),
+    experiment: 'experiments/ibench-smisn.yml',
+    data: ibenchSmisn,
+    stated: STATED.ibench,
+    experiments: ['ibench-smisn', 'ibench-table5', 'ibench-finding5']
+  },
+  'ibench-mimn': {
+    id: 'ibench-mimn',
+    title: `${IBENCH_TITLE}, MIMN`,
+    file: IBENCH,
+    tables: ['Table 4'],
+    findings: [],
+    experiment: 'experiments/ibench-mimn.yml',
+    data: ibenchMimn,
+    stated: { ...STATED.ibench, cores: null },
+    experiments: ['ibench-mimn']
+  }
 })
 
 /** The ids `--study` accepts. */
