@@ -52,7 +52,10 @@ export const is2xx = (status) => status >= 200 && status < 300
  * @returns {Promise<string[]>} the instances seen
  * @throws {Error} after timeoutMs (code ETIMEDOUT, with `seen` and `last`: the instances seen and the last failure)
  */
-export async function waitForInstances (url, { distinct = 1, timeoutMs = 30000, signal, check = () => {}, probeTimeoutMs = 2000, ok = (status) => status === 200, onAnswer = () => {} } = {}) {
+export async function waitForInstances (url, {
+  distinct = 1, timeoutMs = 30000, signal, check = () => {}, probeTimeoutMs = 2000,
+  ok = (status) => status === 200, onAnswer = () => {}
+} = {}) {
   const seen = new Set()
   const deadline = Date.now() + timeoutMs
   let last = 'no answer yet'
@@ -61,7 +64,10 @@ export async function waitForInstances (url, { distinct = 1, timeoutMs = 30000, 
     signal?.throwIfAborted()
     check()
     if (Date.now() > deadline) {
-      throw Object.assign(new Error(`after ${timeoutMs} ms ${seen.size} of ${distinct} instances answered ${url} (last: ${last})`), { code: 'ETIMEDOUT', seen: [...seen], last })
+      throw Object.assign(
+        new Error(`after ${timeoutMs} ms ${seen.size} of ${distinct} instances answered ${url} (last: ${last})`),
+        { code: 'ETIMEDOUT', seen: [...seen], last }
+      )
     }
     let r
     try {

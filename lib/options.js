@@ -166,7 +166,10 @@ export function parseCommandLine (argv, table) {
     const flag = m ? m[m.length - 1] : 'arguments'
     const known = table.map(flagOf).join(', ')
     if (err.code === 'ERR_PARSE_ARGS_UNKNOWN_OPTION') throw badFlag(flag, `unknown flag; known flags: ${known}`)
-    if (/ambiguous/.test(err.message)) throw badFlag(flag, `needs a value; write a value that starts with "-" as ${flag}=-1 (and note that negative values are not allowed for most flags)`)
+    if (/ambiguous/.test(err.message)) {
+      throw badFlag(flag, `needs a value; write a value that starts with "-" as ${flag}=-1 ` +
+        '(and note that negative values are not allowed for most flags)')
+    }
     if (err.code === 'ERR_PARSE_ARGS_INVALID_OPTION_VALUE') throw badFlag(flag, 'needs a value')
     throw badFlag(flag, err.message)
   }

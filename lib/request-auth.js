@@ -80,9 +80,15 @@ export function createRequestCheck (token, { receiver, windowMs = AUTH_WINDOW_MS
     if (!h) return `no ${AUTH_HEADER} header of the form <receiver>.<ms>.<nonce>.<hmac>`
     const t = now()
     for (const [n, at] of seen) if (Math.abs(t - at) > windowMs) seen.delete(n)
-    if (h.receiver !== receiver) return `signed for another receiver (${h.receiver.slice(0, 8)}…; this one is ${receiver.slice(0, 8)}…, since it started: its /healthz says so)`
+    if (h.receiver !== receiver) {
+      return `signed for another receiver (${h.receiver.slice(0, 8)}…; this one is ${receiver.slice(0, 8)}…, ` +
+        'since it started: its /healthz says so)'
+    }
     if (!same(h.mac, mac(key, message(method, path, h.ms, h.nonce, body)))) return 'a wrong signature (another deployment\'s token, or a changed request)'
-    if (Math.abs(t - h.ms) > windowMs) return `signed ${Math.round((t - h.ms) / 1000)} s away from this node's clock (more than ${windowMs / 1000} s: keep the nodes' clocks in sync)`
+    if (Math.abs(t - h.ms) > windowMs) {
+      return `signed ${Math.round((t - h.ms) / 1000)} s away from this node's clock ` +
+        `(more than ${windowMs / 1000} s: keep the nodes' clocks in sync)`
+    }
     if (seen.has(h.nonce)) return 'a request seen before (a replay)'
     seen.set(h.nonce, h.ms)
     return null

@@ -267,7 +267,14 @@ export async function findSweeps (dir) {
   return Promise.all(files.map(async file => {
     const s = await readJsonBounded(file).catch(() => null)
     const text = (v) => (typeof v === 'string' ? v : null)
-    return { dir: dirname(file), id: text(s?.id), createdAt: text(s?.createdAt), updatedAt: text(s?.updatedAt), status: text(s?.status), experiment: text(s?.experiment?.name) }
+    return {
+      dir: dirname(file),
+      id: text(s?.id),
+      createdAt: text(s?.createdAt),
+      updatedAt: text(s?.updatedAt),
+      status: text(s?.status),
+      experiment: text(s?.experiment?.name)
+    }
   }))
 }
 

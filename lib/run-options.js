@@ -70,7 +70,8 @@ function checkCpuList (text, o) {
 function checkConstraints (list, o) {
   for (const c of list) {
     if (!/^\s*node\.[\w.-]+\s*(==|!=)\s*\S+\s*$/.test(c)) {
-      throw badOption(o, `"${c}" is not a Swarm constraint; allowed: node.<attribute> == or != <value>, e.g. node.labels.io.nodescale.node==nodescale-w1 or node.hostname!=vm`)
+      throw badOption(o, `"${c}" is not a Swarm constraint; allowed: node.<attribute> == or != <value>, ` +
+        'e.g. node.labels.io.nodescale.node==nodescale-w1 or node.hostname!=vm')
     }
   }
   return Object.freeze(list.map(c => c.trim()))
@@ -598,7 +599,10 @@ export const RUN_OPTIONS = Object.freeze([
       'must trust the certificate); without it, plain HTTP and a warning (docs/SECURITY.md)'
     ],
     check: (raw, o) => {
-      if (!/^[^,]+,[^,]+$/.test(raw)) throw badOption(o, `"${raw}" is not allowed; give the certificate and key files separated by a comma, e.g. --registry-tls registry.crt,registry.key`)
+      if (!/^[^,]+,[^,]+$/.test(raw)) {
+        throw badOption(o, `"${raw}" is not allowed; give the certificate and key files separated by a comma, ` +
+          'e.g. --registry-tls registry.crt,registry.key')
+      }
       return raw
     },
     backends: SWARM
@@ -638,7 +642,16 @@ export const RUN_OPTIONS = Object.freeze([
     check: checkTag,
     experiment: 'tag'
   }),
-  option({ flag: 'out', side: 'output', also: ['capacity'], short: 'o', type: 'text', default: 'results', arg: 'DIR', help: 'results folder (default ./{default})' }),
+  option({
+    flag: 'out',
+    side: 'output',
+    also: ['capacity'],
+    short: 'o',
+    type: 'text',
+    default: 'results',
+    arg: 'DIR',
+    help: 'results folder (default ./{default})'
+  }),
   option({ flag: 'json', side: 'output', type: 'boolean', help: 'print run.json on stdout and nothing else there' }),
   option({ flag: 'quiet', side: 'output', short: 'q', type: 'boolean', help: 'no progress or log lines on stderr' }),
   option({ flag: 'help', side: 'output', short: 'h', type: 'boolean', help: 'this help' })
@@ -712,7 +725,9 @@ export function validateRunConfig (values, { cwd = process.cwd() } = {}) {
   }
   config.out = resolve(cwd, config.out)
   // JMeter's plan names files in the run's folder (the body it sends)
-  if (config.driver === 'jmeter' && evaluatedByJmeter(config.out)) throw badOption(o.out, `${config.out} ${JMETER_REFUSAL}, and with --driver jmeter the run's folder is named in its plan; choose another folder`)
+  if (config.driver === 'jmeter' && evaluatedByJmeter(config.out)) {
+    throw badOption(o.out, `${config.out} ${JMETER_REFUSAL}, and with --driver jmeter the run's folder is named in its plan; choose another folder`)
+  }
   if (existsSync(config.out) && !statSync(config.out).isDirectory()) throw badOption(o.out, `${config.out} exists and is not a folder`)
   config.params = Object.freeze({ ...config.params })
   return Object.freeze(config)
@@ -729,26 +744,34 @@ function checkServer (values, config, cwd) {
   const o = RUN_OPTION
   const whole = config.server !== undefined || config.image !== undefined
   if (config.app !== undefined && whole) {
-    throw badOption(config.server !== undefined ? o.server : o.image, 'cannot be combined with --app: --app mounts a handler in nodescale\'s server, --server and --image measure your own whole server; give one')
+    throw badOption(config.server !== undefined ? o.server : o.image,
+      'cannot be combined with --app: --app mounts a handler in nodescale\'s server, --server and --image measure your own whole server; give one')
   }
   if (whole && Object.keys(config.params).length) {
-    throw badOption(o.params, `is for benchmark apps; your own server takes its options from --server-arg ARG or its environment (got ${Object.keys(config.params).join(', ')})`)
+    throw badOption(o.params, 'is for benchmark apps; your own server takes its options from --server-arg ARG or its environment ' +
+      `(got ${Object.keys(config.params).join(', ')})`)
   }
   for (const row of [o.serverArgs, o.path, o.method, o.body, o.health]) {
     const given = Array.isArray(config[keyOf(row)]) ? config[keyOf(row)].length > 0 : config[keyOf(row)] !== undefined
     if (given && !whole) throw badOption(row, 'only applies to your own server: give --server FILE (or --image REF on Swarm)')
   }
-  if (config.containerPort !== undefined && config.image === undefined) throw badOption(o.containerPort, 'only applies with --image REF: the port your image listens on')
+  if (config.containerPort !== undefined && config.image === undefined) {
+    throw badOption(o.containerPort, 'only applies with --image REF: the port your image listens on')
+  }
   if (config.server !== undefined && config.image === undefined) {
     config.server = resolve(cwd, config.server)
-    if (!existsSync(config.server) || !statSync(config.server).isFile()) throw badOption(o.server, `no file at ${config.server}; give your server's entry file (the one you run with node)`)
+    if (!existsSync(config.server) || !statSync(config.server).isFile()) {
+      throw badOption(o.server, `no file at ${config.server}; give your server's entry file (the one you run with node)`)
+    }
   } else if (config.server !== undefined && !config.server.startsWith('/')) {
     throw badOption(o.server, `"${config.server}" is not a path inside the image; with --image give the entry file's absolute path in it, like /app/server.js`)
   }
   if (config.body !== undefined) {
     config.body = resolve(cwd, config.body)
     if (!existsSync(config.body) || !statSync(config.body).isFile()) throw badOption(o.body, `no file at ${config.body}`)
-    if (!['POST', 'PUT', 'PATCH'].includes(config.method ?? 'GET')) throw badOption(o.body, `is sent with --method POST, PUT or PATCH (got ${config.method ?? 'GET (the default)'})`)
+    if (!['POST', 'PUT', 'PATCH'].includes(config.method ?? 'GET')) {
+      throw badOption(o.body, `is sent with --method POST, PUT or PATCH (got ${config.method ?? 'GET (the default)'})`)
+    }
   }
   if (whole) config.serverArgs = Object.freeze([...(config.serverArgs ?? [])])
 }
@@ -761,11 +784,15 @@ export function checkRegistryTls (config, cwd) {
   const o = RUN_OPTION.registryTls
   if (config.registryTls === undefined) return
   if (config.registry !== undefined && config.registry !== 'builtin') {
-    throw badOption(o, `is for nodescale's builtin registry; --registry ${config.registry} ${config.registry === 'none' ? 'moves no images' : 'is a registry of yours, with its own TLS'}`)
+    throw badOption(o, `is for nodescale's builtin registry; --registry ${config.registry} ` +
+      `${config.registry === 'none' ? 'moves no images' : 'is a registry of yours, with its own TLS'}`)
   }
   const [cert, key] = String(config.registryTls).split(',').map(f => resolve(cwd, f.trim()))
   /** @type {[string, string, RegExp, string][]} */
-  const pem = [[cert, 'certificate', /-----BEGIN CERTIFICATE-----/, 'BEGIN CERTIFICATE'], [key, 'key', /-----BEGIN [A-Z ]*PRIVATE KEY-----/, 'BEGIN ... PRIVATE KEY']]
+  const pem = [
+    [cert, 'certificate', /-----BEGIN CERTIFICATE-----/, 'BEGIN CERTIFICATE'],
+    [key, 'key', /-----BEGIN [A-Z ]*PRIVATE KEY-----/, 'BEGIN ... PRIVATE KEY']
+  ]
   for (const [file, what, mark, line] of pem) {
     let text
     try { text = readFileSync(file, 'utf8') } catch (err) { throw badOption(o, `cannot read the ${what} ${file} (${err.code})`) }
@@ -782,7 +809,9 @@ export function checkRegistryTls (config, cwd) {
  */
 export function checkAffinity (config, backend) {
   if (config.affinity === 'pin' && backend === 'swarm') {
-    throw badOption(RUN_OPTION.affinity, 'pin is not possible on Swarm: a container there has no cpuset, so the one process runs on every core of its node as the OS schedules it (with --cpus-per-instance, within its quota); give --affinity none or leave it out, or run pinned with --backend local')
+    throw badOption(RUN_OPTION.affinity, 'pin is not possible on Swarm: a container there has no cpuset, ' +
+      'so the one process runs on every core of its node as the OS schedules it (with --cpus-per-instance, within its quota); ' +
+      'give --affinity none or leave it out, or run pinned with --backend local')
   }
 }
 
@@ -802,14 +831,20 @@ export function checkPartition (config) {
   }
   const server = parseCpuList(config.serverCpus) ?? []
   const rest = Array.from({ length: availableParallelism() }, (_, c) => c).filter(c => !server.includes(c))
-  if (!rest.length) throw badOption(o.serverCpus, `${config.serverCpus} gives the server every core of this machine: leave at least one for the load generators`)
+  if (!rest.length) {
+    throw badOption(o.serverCpus, `${config.serverCpus} gives the server every core of this machine: leave at least one for the load generators`)
+  }
   for (const row of [o.loadCpus, o.lbCpus]) {
     const list = config[keyOf(row)] === undefined ? [] : parseCpuList(config[keyOf(row)]) ?? []
     const both = list.filter(c => server.includes(c))
-    if (both.length) throw badOption(row, `${config[keyOf(row)]} shares core${both.length === 1 ? '' : 's'} ${cpuListText(both)} with --server-cpus ${config.serverCpus}; give cores the server is not given (${cpuListText(rest)})`)
+    if (both.length) {
+      throw badOption(row, `${config[keyOf(row)]} shares core${both.length === 1 ? '' : 's'} ${cpuListText(both)} with --server-cpus ${config.serverCpus}; ` +
+        `give cores the server is not given (${cpuListText(rest)})`)
+    }
   }
   if (strategyOf(config.strategy).pinned && config.instances > server.length && config.cpusPerInstance === undefined) {
-    throw badOption(o.instances, `${config.instances} vCPUs for --strategy ${config.strategy} (one core each), but --server-cpus ${config.serverCpus} gives the server ${server.length}; allowed: 1..${server.length}`)
+    throw badOption(o.instances, `${config.instances} vCPUs for --strategy ${config.strategy} (one core each), ` +
+      `but --server-cpus ${config.serverCpus} gives the server ${server.length}; allowed: 1..${server.length}`)
   }
 }
 
@@ -851,7 +886,8 @@ function checkGenerators (values, config) {
     throw badOption(o.duration, `auto cannot end the load of ${count} generators together; give --duration S seconds with --${row.flag}`)
   }
   if (config.concurrency !== undefined && config.concurrency < count) {
-    throw badOption(row, `${count} generators cannot share --concurrency ${config.concurrency}: each needs a connection at least; raise --concurrency to ${count} or more`)
+    throw badOption(row, `${count} generators cannot share --concurrency ${config.concurrency}: each needs a connection at least; ` +
+      `raise --concurrency to ${count} or more`)
   }
 }
 

@@ -105,7 +105,9 @@ export function strategyOf (name) {
  */
 export function deploymentShape ({ strategy, instances, cpusPerInstance, memoryPerInstance, affinity }) {
   const s = strategyOf(strategy)
-  if (!Number.isInteger(instances) || instances < 1) throw internalError(`--instances: ${instances} is not a whole number >= 1 (the option table lets no other through)`)
+  if (!Number.isInteger(instances) || instances < 1) {
+    throw internalError(`--instances: ${instances} is not a whole number >= 1 (the option table lets no other through)`)
+  }
   const replicas = s.replicated ? instances : 1
   // how many instances' worth one replica holds: its quota, its memory and (cluster, PM2) its workers scale with it
   const perReplica = s.replicated ? 1 : instances
