@@ -17,7 +17,9 @@ export const BUILTIN_BENCHMARKS = Object.freeze(['baseline', 'page', 'cpu', 'net
 export async function loadBenchmark ({ benchmark, app, cwd } = {}) {
   if (app === undefined || app === null || app === '') {
     if (!BUILTIN_BENCHMARKS.includes(benchmark)) {
-      throw badFlag('--benchmark', `${benchmark === undefined ? 'missing' : `unknown "${benchmark}"`}; one of ${BUILTIN_BENCHMARKS.join(', ')} (or a custom app with --app)`, { key: 'benchmark' })
+      throw badFlag('--benchmark',
+        `${benchmark === undefined ? 'missing' : `unknown "${benchmark}"`}; one of ${BUILTIN_BENCHMARKS.join(', ')} (or a custom app with --app)`,
+        { key: 'benchmark' })
     }
     return (await import(`./${benchmark}.js`)).default
   }
@@ -46,4 +48,6 @@ export async function loadTarget (config) {
  * file name (the app may name itself once loaded).
  * @param {{ benchmark?: string, app?: string, server?: string, image?: string }} c
  */
-export const targetName = (c) => (c.server !== undefined || c.image !== undefined ? serverName(c) : c.benchmark ?? basename(c.app ?? 'app', extname(c.app ?? '')))
+export const targetName = (c) => (c.server !== undefined || c.image !== undefined
+  ? serverName(c)
+  : c.benchmark ?? basename(c.app ?? 'app', extname(c.app ?? '')))

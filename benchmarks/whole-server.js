@@ -35,7 +35,8 @@ export function checkServerFolder (folder, entry) {
   const above = dir === '/' || rel === '' || (!rel.startsWith('..') && !rel.startsWith('/'))
   if (!above) return
   const what = dir === '/' ? 'the root folder /' : rel === '' ? `your home folder ${home}` : `${dir}, which holds your home folder ${home}`
-  throw badFlag('--server', `${entry} runs from ${what} (${existsSync(join(folder, 'package.json')) ? 'the nearest folder with a package.json' : 'its own folder'}), and ` +
+  throw badFlag('--server', `${entry} runs from ${what} ` +
+    `(${existsSync(join(folder, 'package.json')) ? 'the nearest folder with a package.json' : 'its own folder'}), and ` +
     'nodescale will not pack that into an image: it holds your keys and credentials. Put the server in a folder of its own with its ' +
     'package.json (npm init -y there) and give the entry file inside it', { key: 'server' })
 }

@@ -35,7 +35,8 @@ export async function runExecutor (argv) {
         controller.abort(new Error(`interrupted by ${sig}`))
         // whatever the command was waiting for, the process ends: a wait that ignores the signal cannot hold it
         setTimeout(() => {
-          process.stderr.write(`${sig}: the cleanup did not finish within ${CLEANUP_BOUND_MS / 1000} s; exiting (executor down removes what a run left on Swarm)\n`)
+          process.stderr.write(`${sig}: the cleanup did not finish within ${CLEANUP_BOUND_MS / 1000} s; ` +
+            'exiting (executor down removes what a run left on Swarm)\n')
           watchdog?.reap()
           process.exit(130)
         }, CLEANUP_BOUND_MS).unref()

@@ -67,7 +67,10 @@ export function splitTotal (total, weights, fallback, cpus) {
  *   [opts] cgroupRoot resolves a relative group.path
  * @returns {{ start(): void, stop(): Promise<Timeline>, timeline(): Timeline, lastError(): unknown }}
  */
-export function createSampler ({ group, pids = () => [], quotaDirs = () => [], roles, self, intervalMs = 1000, procRoot = '/proc', cgroupRoot = '/sys/fs/cgroup', now = Date.now } = {}) {
+export function createSampler ({
+  group, pids = () => [], quotaDirs = () => [], roles, self, intervalMs = 1000,
+  procRoot = '/proc', cgroupRoot = '/sys/fs/cgroup', now = Date.now
+} = {}) {
   /** @type {Timeline['source']} */
   const source = group?.kind === 'cgroup-v1' || group?.kind === 'cgroup-v2' ? group.kind : 'threads'
   const dir = group?.path && !isAbsolute(group.path) ? join(cgroupRoot, group.path) : group?.path

@@ -86,7 +86,12 @@ function createSession ({ containers, roles = {}, cgroupRoot, procRoot, interval
   const cpus = Math.max(1, ...hostPrev.map(c => c.core + 1))
   const self = createRoleCpu({ self: 'rc', procRoot })
   self.read(0)
-  const state = new Map(containers.map(c => [c.id, { ...c, role: roles[c.id] ?? null, prev: null, quota: createThrottleMeter(() => (c.throttleDir ? [c.throttleDir] : [])) }]))
+  const state = new Map(containers.map(c => [c.id, {
+    ...c,
+    role: roles[c.id] ?? null,
+    prev: null,
+    quota: createThrottleMeter(() => (c.throttleDir ? [c.throttleDir] : []))
+  }]))
   const source = containers[0]?.kind ?? 'cgroup-v1'
   const samples = []
   let wallPrev = process.hrtime.bigint()
@@ -125,7 +130,13 @@ function createSession ({ containers, roles = {}, cgroupRoot, procRoot, interval
         const net = readNetBytes(pids.get(s.id), procRoot)
         const quota = s.quota.read()
         if (quota) throttle = addThrottle(throttle ?? { periods: 0, throttled: 0, throttledMs: 0 }, quota)
-        per[s.id] = { cores: pct.map(x => round1(Math.min(100, x))), total: round3(ns.reduce((a, b) => a + b, 0) / dtNs), memoryBytes: readNumber(s.memFile), net, ...(quota ? { throttle: quota } : {}) }
+        per[s.id] = {
+          cores: pct.map(x => round1(Math.min(100, x))),
+          total: round3(ns.reduce((a, b) => a + b, 0) / dtNs),
+          memoryBytes: readNumber(s.memFile),
+          net,
+          ...(quota ? { throttle: quota } : {})
+        }
       } catch (err) {
         lastError = err // the container went away (a replica was killed): skip it in this sample
       }
@@ -156,7 +167,15 @@ function createSession ({ containers, roles = {}, cgroupRoot, procRoot, interval
       dropped += from
       from = 0
     }
-    return { intervalMs, cpus, source, containers: [...state.keys()], samples: samples.slice(from), dropped, lastError: lastError ? String(lastError.message ?? lastError) : null }
+    return {
+      intervalMs,
+      cpus,
+      source,
+      containers: [...state.keys()],
+      samples: samples.slice(from),
+      dropped,
+      lastError: lastError ? String(lastError.message ?? lastError) : null
+    }
   }
   return { timeline, stop () { clearInterval(timer); return timeline() } }
 }
@@ -181,7 +200,10 @@ export const RC_LEASE_MS = 30_000
  *   log?: (line: string) => void, receiverId?: string }} opts receiverId: this RC's id (a new random one by default)
  * @returns {{ app: import('express').Express, close: () => void, id: string }}
  */
-export function createRcApp ({ token, cgroupRoot = '/sys/fs/cgroup', procRoot = '/proc', intervalMs = 1000, pidOf, maxSessions = 16, maxSamples = 86_400, leaseMs = RC_LEASE_MS, log = () => {}, receiverId = newReceiverId() }) {
+export function createRcApp ({
+  token, cgroupRoot = '/sys/fs/cgroup', procRoot = '/proc', intervalMs = 1000, pidOf, maxSessions = 16, maxSamples = 86_400,
+  leaseMs = RC_LEASE_MS, log = () => {}, receiverId = newReceiverId()
+}) {
   if (!token || token.length < 16) throw new Error('the RC needs a token of at least 16 characters')
   if (!(Number.isFinite(leaseMs) && leaseMs > 0)) throw new Error(`the RC's lease must be a number of ms > 0 (got ${leaseMs})`)
   const check = createRequestCheck(token, { receiver: receiverId })
@@ -223,7 +245,10 @@ export function createRcApp ({ token, cgroupRoot = '/sys/fs/cgroup', procRoot = 
     if (roles === undefined) return {}
     const ok = roles && typeof roles === 'object' && !Array.isArray(roles) &&
       Object.entries(roles).every(([id, role]) => ids.includes(id) && ROLE_NAME.test(String(role)) && role !== 'rc' && role !== 'kernel')
-    if (!ok) throw new HttpError(400, 'roles: expected { containerId: role } for containers of the list, a role in lower-case words joined by dashes (not "rc" or "kernel": the RC says those)')
+    if (!ok) {
+      throw new HttpError(400, 'roles: expected { containerId: role } for containers of the list, ' +
+        'a role in lower-case words joined by dashes (not "rc" or "kernel": the RC says those)')
+    }
     return roles
   }
 
@@ -270,7 +295,9 @@ export function createRcApp ({ token, cgroupRoot = '/sys/fs/cgroup', procRoot = 
   app.get('/timeline', (req, res) => {
     const since = req.query.since === undefined ? undefined : Number(req.query.since)
     if (since !== undefined && !Number.isFinite(since)) throw new HttpError(400, 'since: a time in ms since the epoch (the t of the last sample you have)')
-    if (req.query.drop !== undefined && (req.query.drop !== '1' || since === undefined)) throw new HttpError(400, 'drop: 1, with since (the t of the last sample you hold)')
+    if (req.query.drop !== undefined && (req.query.drop !== '1' || since === undefined)) {
+      throw new HttpError(400, 'drop: 1, with since (the t of the last sample you hold)')
+    }
     const s = sessionOf(req.query.session)
     s.renewedAt = Date.now()
     res.json(s.timeline(since, { drop: req.query.drop === '1' }))
@@ -303,7 +330,11 @@ async function main () {
   }
   const lease = process.env.NODESCALE_RC_LEASE_MS ? Number(process.env.NODESCALE_RC_LEASE_MS) : RC_LEASE_MS
   const { app, close } = createRcApp({
-    token, cgroupRoot: process.env.NODESCALE_CGROUP_ROOT, procRoot: process.env.NODESCALE_PROC_ROOT, leaseMs: lease, log: (line) => console.log(`nodescale rc: ${line}`)
+    token,
+    cgroupRoot: process.env.NODESCALE_CGROUP_ROOT,
+    procRoot: process.env.NODESCALE_PROC_ROOT,
+    leaseMs: lease,
+    log: (line) => console.log(`nodescale rc: ${line}`)
   })
   const server = app.listen(port, process.env.HOST || '0.0.0.0', () => {
     console.log(`nodescale rc: listening on ${JSON.stringify(server.address())}, cgroup ${detectCgroup(process.env.NODESCALE_CGROUP_ROOT)}`)

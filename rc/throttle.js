@@ -28,7 +28,13 @@ export function createThrottleMeter (dirs) {
         try { cur = readThrottling(dir) } catch { continue }
         const before = prev.get(dir)
         prev.set(dir, cur)
-        if (before) sum = addThrottle(sum, { periods: cur.periods - before.periods, throttled: cur.throttled - before.throttled, throttledMs: cur.throttledMs - before.throttledMs })
+        if (before) {
+          sum = addThrottle(sum, {
+            periods: cur.periods - before.periods,
+            throttled: cur.throttled - before.throttled,
+            throttledMs: cur.throttledMs - before.throttledMs
+          })
+        }
       }
       return { periods: sum.periods, throttled: sum.throttled, throttledMs: round3(sum.throttledMs) }
     }
@@ -41,7 +47,11 @@ export function createThrottleMeter (dirs) {
  * @returns {Throttle}
  */
 export function addThrottle (a, b) {
-  return { periods: a.periods + Math.max(0, b.periods), throttled: a.throttled + Math.max(0, b.throttled), throttledMs: a.throttledMs + Math.max(0, b.throttledMs) }
+  return {
+    periods: a.periods + Math.max(0, b.periods),
+    throttled: a.throttled + Math.max(0, b.throttled),
+    throttledMs: a.throttledMs + Math.max(0, b.throttledMs)
+  }
 }
 
 /**

@@ -11,7 +11,11 @@ const HERE = dirname(fileURLToPath(import.meta.url))
 export const SHAPES = Object.freeze(['single', 'cluster', 'pm2'])
 
 // Variables a parent may carry that would make our server think it is someone else's cluster worker or PM2 app.
-const FOREIGN_ENV = ['NODE_UNIQUE_ID', 'NODE_CHANNEL_FD', 'NODE_CHANNEL_SERIALIZATION_MODE', 'pm_id', 'NODE_APP_INSTANCE', 'PM2_HOME', 'PM2_USAGE', 'PM2_JSON_PROCESSING', 'PM2_DISCRETE_MODE', 'PM2_PROGRAMMATIC', 'NODESCALE_WORKERS', SERVER_VARS.entry, SERVER_VARS.args]
+const FOREIGN_ENV = [
+  'NODE_UNIQUE_ID', 'NODE_CHANNEL_FD', 'NODE_CHANNEL_SERIALIZATION_MODE', 'pm_id', 'NODE_APP_INSTANCE',
+  'PM2_HOME', 'PM2_USAGE', 'PM2_JSON_PROCESSING', 'PM2_DISCRETE_MODE', 'PM2_PROGRAMMATIC',
+  'NODESCALE_WORKERS', SERVER_VARS.entry, SERVER_VARS.args
+]
 
 /**
  * Checks a CPU list for taskset against this machine's cores (the caller worked it out from the run's config).

@@ -88,7 +88,9 @@ export async function launch (opts) {
   if (!SHAPES.includes(shape)) throw internalError(`shape "${shape}" is not one of ${SHAPES.join(', ')}`)
   const instances = opts.instances ?? 1
   if (!Number.isInteger(instances) || instances < 1) throw internalError(`instances ${instances} is not a whole number >= 1`)
-  if (shape === 'single' && instances !== 1) throw internalError(`the single shape runs 1 instance (got ${instances}); several are a cluster, PM2, or several launches`)
+  if (shape === 'single' && instances !== 1) {
+    throw internalError(`the single shape runs 1 instance (got ${instances}); several are a cluster, PM2, or several launches`)
+  }
   const affinity = validateAffinity(opts.affinity)
   // Everything that can be checked is checked before a process starts.
   const { server } = opts
@@ -188,15 +190,31 @@ export async function launch (opts) {
       ...(server && {
         ok: is2xx,
         onAnswer: ({ status }) => {
-          if (settled(status)) throw new Gone(`answers its health path ${server.health} with HTTP ${status}: give the path it answers with a 2xx (--health PATH)`)
+          if (settled(status)) {
+            throw new Gone(`answers its health path ${server.health} with HTTP ${status}: give the path it answers with a 2xx (--health PATH)`)
+          }
         }
       })
     })
   } catch (err) {
     if (opts.signal?.aborted) { await stop(); throw err }
     if (err instanceof Gone) throw await fail(err.message)
-    throw await fail(`was not ready after ${readyTimeoutMs} ms: ${err.seen?.length ?? 0} of ${instances} instances answered ${health} (last: ${err.last})${server ? `; ${portsSaid(port, pids())}` : ''}`)
+    throw await fail(`was not ready after ${readyTimeoutMs} ms: ${err.seen?.length ?? 0} of ${instances} instances answered ${health} ` +
+      `(last: ${err.last})${server ? `; ${portsSaid(port, pids())}` : ''}`)
   }
   log?.(`ready: ${shape} x${instances} at ${url} (${seen.join(', ')})`)
-  return { url, port, rootPid, shape, instances, instanceIds: seen, tmpDir, pids, output: tail.text, telemetry: ({ from = -Infinity, to = Infinity } = {}) => tail.telemetry.filter(r => r.t >= from && r.t <= to), stop, exited }
+  return {
+    url,
+    port,
+    rootPid,
+    shape,
+    instances,
+    instanceIds: seen,
+    tmpDir,
+    pids,
+    output: tail.text,
+    telemetry: ({ from = -Infinity, to = Infinity } = {}) => tail.telemetry.filter(r => r.t >= from && r.t <= to),
+    stop,
+    exited
+  }
 }

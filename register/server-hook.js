@@ -29,6 +29,8 @@ subscribe('http.server.request.start', (/** @type {any} */ msg) => {
 if (telemetryOn(env)) startTelemetry({ id: instance, role: 'worker' })
 // before it answered anything: its output's last lines (the launcher keeps them) say why
 process.on('exit', (code) => {
-  if (!served) process.stderr.write(`${START_FAILURE} the server (${env.NODESCALE_SERVER ?? process.argv[1]}) exited with code ${code} before it answered a request\n`)
+  if (!served) {
+    process.stderr.write(`${START_FAILURE} the server (${env.NODESCALE_SERVER ?? process.argv[1]}) exited with code ${code} before it answered a request\n`)
+  }
 })
 watchLauncher(seen, () => process.kill(process.pid, 'SIGTERM'))
