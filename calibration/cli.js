@@ -44,8 +44,9 @@ const results = await calibrate({
   only: values.only,
   onResult: values.json || values.markdown ? undefined : (r) => process.stderr.write(`${r.ok ? 'ok' : 'NO'} ${r.id} ${r.seconds.toFixed(1)} s\n`)
 })
-if (values.json) process.stdout.write(JSON.stringify({ seed, mode: values.quick ? 'quick' : 'full', results: results.map(({ run, ...r }) => r) }, null, 2) + '\n')
-else if (values.markdown) process.stdout.write(markdownTable(results) + '\n')
+if (values.json) {
+  process.stdout.write(JSON.stringify({ seed, mode: values.quick ? 'quick' : 'full', results: results.map(({ run, ...r }) => r) }, null, 2) + '\n')
+} else if (values.markdown) process.stdout.write(markdownTable(results) + '\n')
 else process.stdout.write(textTable(results) + '\n')
 if (values['write-docs']) {
   const doc = new URL('../docs/STATISTICS.md', import.meta.url)

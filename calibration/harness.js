@@ -77,7 +77,9 @@ function hashOf (text) {
 }
 
 /** A figure as its target reads: a ratio (unit ×) as 1.27×, a share as a percentage. */
-const fmt = (/** @type {number} */ v, /** @type {Partial<Target>} */ t = {}) => (t.unit === '×' ? `${v.toFixed(2)}×` : Math.abs(v) <= 1.5 ? `${(v * 100).toFixed(1)}%` : v.toFixed(3))
+const fmt = (/** @type {number} */ v, /** @type {Partial<Target>} */ t = {}) => (t.unit === '×'
+  ? `${v.toFixed(2)}×`
+  : Math.abs(v) <= 1.5 ? `${(v * 100).toFixed(1)}%` : v.toFixed(3))
 
 /**
  * The table as Markdown: one row per target, achieved against target, the grid and the worst cell.

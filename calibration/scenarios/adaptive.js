@@ -271,10 +271,14 @@ export const SCENARIOS = [
         const right = share(out, o => o.right)
         const against = grids.map((g, i) => {
           const gridRight = share(out, o => o.gridRight[i])
-          return { ratio: right >= gridRight ? g.seconds / adaptive : 0, text: `${g.profile} grid ${g.cells} cells × ${g.repeats} (${g.seconds} s, right ${pct(gridRight)}): ${(g.seconds / adaptive).toFixed(2)}×` }
+          return {
+            ratio: right >= gridRight ? g.seconds / adaptive : 0,
+            text: `${g.profile} grid ${g.cells} cells × ${g.repeats} (${g.seconds} s, right ${pct(gridRight)}): ${(g.seconds / adaptive).toFixed(2)}×`
+          }
         })
         return {
-          case: `${cell.shipped ? '' : 'not shipped: '}${planText(cell)}: adaptive ${adaptive.toFixed(0)} s (right ${pct(right)}); ${against.map(a => a.text).join('; ')}`,
+          case: `${cell.shipped ? '' : 'not shipped: '}${planText(cell)}: adaptive ${adaptive.toFixed(0)} s (right ${pct(right)}); ` +
+            `${against.map(a => a.text).join('; ')}`,
           value: against[0].ratio,
           shipped: cell.shipped
         }

@@ -146,7 +146,12 @@ export const SCENARIOS = [
       })
       const at3 = rows[NOISES.indexOf(0.03)]
       const lost = rows.reduce((a, r) => a + r.missing, 0)
-      return { value: at3.value, worst: at3.case, cells: rows.map(r => ({ case: r.case, value: r.value })), note: lost ? `${lost} searches found none` : undefined }
+      return {
+        value: at3.value,
+        worst: at3.case,
+        cells: rows.map(r => ({ case: r.case, value: r.value })),
+        note: lost ? `${lost} searches found none` : undefined
+      }
     }
   },
   {
@@ -160,7 +165,12 @@ export const SCENARIOS = [
     async run ({ trials }) {
       const cells = await searches(trials, CAPACITIES, 0)
       const value = coverage(byNoise(cells, 0.03))
-      return { value, worst: `noise 3%: ${pct(value)}`, cells: cells.filter(c => c.noise === 0.03).map(c => ({ case: `C ${c.capacity}`, value: coverage(c.runs.map(r => ({ ...r, truth: c.capacity }))) })) }
+      return {
+        value,
+        worst: `noise 3%: ${pct(value)}`,
+        cells: cells.filter(c => c.noise === 0.03)
+          .map(c => ({ case: `C ${c.capacity}`, value: coverage(c.runs.map(r => ({ ...r, truth: c.capacity }))) }))
+      }
     }
   },
   {

@@ -67,7 +67,12 @@ export const SCENARIOS = [
         value: out.filter(Boolean).length / out.length
       }))
       const worst = figures.reduce((a, b) => (b.value > a.value ? b : a))
-      return { value: worst.value, worst: worst.case, cells: figures, note: '21 tests a family (3 pairs × 4 N, speedup, ceiling, ratio over N); 1 deployment a cell leaves only the ratio over N' }
+      return {
+        value: worst.value,
+        worst: worst.case,
+        cells: figures,
+        note: '21 tests a family (3 pairs × 4 N, speedup, ceiling, ratio over N); 1 deployment a cell leaves only the ratio over N'
+      }
     }
   },
   {
@@ -92,10 +97,18 @@ export const SCENARIOS = [
       const figures = results.map(({ cell, out }) => {
         const detected = out.filter(o => o.detected).length / out.length
         const printed = out.reduce((s, o) => s + o.printed, 0) / out.length
-        return { case: `ICC ${cell.icc}, ${designText(cell)}, ${Object.keys(cell.scales).length} strategies: detected ${pct(detected)}, printed ${pct(printed)}`, value: detected - printed }
+        return {
+          case: `ICC ${cell.icc}, ${designText(cell)}, ${Object.keys(cell.scales).length} strategies: detected ${pct(detected)}, printed ${pct(printed)}`,
+          value: detected - printed
+        }
       })
       const worst = figures.reduce((a, b) => (b.value < a.value ? b : a))
-      return { value: worst.value, worst: worst.case, cells: figures, note: 'the power printed is a floor: at α over the family (Bonferroni), which Holm never rejects less often than' }
+      return {
+        value: worst.value,
+        worst: worst.case,
+        cells: figures,
+        note: 'the power printed is a floor: at α over the family (Bonferroni), which Holm never rejects less often than'
+      }
     }
   },
   {
@@ -108,7 +121,9 @@ export const SCENARIOS = [
     run ({ trials, rng }) {
       const cells = []
       for (const icc of [0, 0.5]) {
-        for (const design of [{ deployments: 4, repeats: 2 }, { deployments: 8, repeats: 2 }, { deployments: 15, repeats: 1 }]) cells.push({ icc, cv: 0.03, ns: [1, 2, 4, 8], ...design })
+        for (const design of [{ deployments: 4, repeats: 2 }, { deployments: 8, repeats: 2 }, { deployments: 15, repeats: 1 }]) {
+          cells.push({ icc, cv: 0.03, ns: [1, 2, 4, 8], ...design })
+        }
       }
       // the speedup's true ratio is 1 (both curves have the same shape): its equivalence is right, not counted
       const results = overGrid(rng, cells, trials, (r, c) => {

@@ -71,7 +71,13 @@ function trial (name, ns, rng, repeats, cv) {
   }
   // the N said to identify lambda, with what it was said of (checked by fit.identifying-n)
   if (f.identifyAt?.lambda && f.bound95.lambda > 0) {
-    out.suggestion = { ns, repeats, at: f.identifyAt.lambda, truth: { kind: 'usl', gamma: f.gamma, sigma: f.sigma, lambda: f.bound95.lambda }, cv: Math.sqrt(f.ssr / f.dof) }
+    out.suggestion = {
+      ns,
+      repeats,
+      at: f.identifyAt.lambda,
+      truth: { kind: 'usl', gamma: f.gamma, sigma: f.sigma, lambda: f.bound95.lambda },
+      cv: Math.sqrt(f.ssr / f.dof)
+    }
   }
   out.choseCeiling = f.choice.model === 'ceiling'
   out.retrograde = /retrograde/.test(f.verdict)
@@ -97,7 +103,14 @@ function simulate (trials, full) {
       for (const name of /** @type {(keyof typeof TRUTHS)[]} */ (Object.keys(TRUTHS))) {
         const cell = rng.fork()
         const results = Array.from({ length: trials }, () => trial(name, ns, cell, repeats, cv))
-        cells.push({ truth: name, design, repeats, cv, results, label: `${name}, N = ${design}, ${repeats} run${repeats > 1 ? 's' : ''}/N, ${+(cv * 100).toFixed(1)}%` })
+        cells.push({
+          truth: name,
+          design,
+          repeats,
+          cv,
+          results,
+          label: `${name}, N = ${design}, ${repeats} run${repeats > 1 ? 's' : ''}/N, ${+(cv * 100).toFixed(1)}%`
+        })
       }
     }
   }
@@ -105,7 +118,10 @@ function simulate (trials, full) {
   return cells
 }
 
-const share = (xs, pick) => { const v = xs.map(pick).filter(x => x !== undefined); return { n: v.length, p: v.length ? v.filter(Boolean).length / v.length : NaN } }
+const share = (xs, pick) => {
+  const v = xs.map(pick).filter(x => x !== undefined)
+  return { n: v.length, p: v.length ? v.filter(Boolean).length / v.length : NaN }
+}
 /** Cells whose coverage rests on at least this many printed intervals. */
 const MIN_PRINTED = 40
 /**
@@ -131,7 +147,12 @@ function coverage (key, identifies = IDENTIFIES, twoSided = true) {
     const all = simulate(trials, full).map(c => {
       const printed = c.results.filter(r => r[key]?.printed)
       const judged = printed.length >= Math.max(MIN_PRINTED, identifies * c.results.length)
-      return { case: `${c.label} (printed ${printed.length}/${c.results.length})${judged ? '' : ', not judged'}`, value: printed.filter(r => r[key].covered).length / printed.length, n: printed.length, judged }
+      return {
+        case: `${c.label} (printed ${printed.length}/${c.results.length})${judged ? '' : ', not judged'}`,
+        value: printed.filter(r => r[key].covered).length / printed.length,
+        n: printed.length,
+        judged
+      }
     }).filter(c => c.n > 0)
     const cells = all.filter(c => c.judged)
     if (!cells.length) return { value: NaN, worst: 'never printed' }
@@ -231,7 +252,12 @@ export const SCENARIOS = COVERAGE.concat([
         return { case: `${c.label} (${said.length} said)`, value: told / said.length, n: said.length }
       }).filter(c => c.n >= 10)
       const worst = cells.reduce((a, c) => (c.value < a.value ? c : a), cells[0])
-      return { value: worst.value, worst: worst.case, cells: cells.map(c => ({ case: c.case, value: c.value })), note: 'the expected information promises about 80%; cells with at least 10 suggestions' }
+      return {
+        value: worst.value,
+        worst: worst.case,
+        cells: cells.map(c => ({ case: c.case, value: c.value })),
+        note: 'the expected information promises about 80%; cells with at least 10 suggestions'
+      }
     })
   },
   {
@@ -242,11 +268,18 @@ export const SCENARIOS = COVERAGE.concat([
     target: { min: 0.8 },
     trials,
     run: withMode(({ trials: t, full }) => {
-      const cells = simulate(t, full).filter(c => c.truth === 'ceiling').map(c => ({ case: c.label, design: c.design, ...share(c.results, r => r.choseCeiling) }))
+      const cells = simulate(t, full).filter(c => c.truth === 'ceiling')
+        .map(c => ({ case: c.label, design: c.design, ...share(c.results, r => r.choseCeiling) }))
       const judged = cells.filter(c => c.design !== '1..4')
       const worst = judged.reduce((a, c) => (c.p < a.p ? c : a), judged[0])
-      const wrong = simulate(t, full).filter(c => c.truth !== 'ceiling').map(c => ({ case: `${c.label}: ceiling chosen`, value: share(c.results, r => r.choseCeiling).p }))
-      return { value: worst.p, worst: worst.case, cells: [...cells.map(c => ({ case: c.case, value: c.p })), ...wrong], note: 'N = 1..4 and the other truths listed, not held to the target' }
+      const wrong = simulate(t, full).filter(c => c.truth !== 'ceiling')
+        .map(c => ({ case: `${c.label}: ceiling chosen`, value: share(c.results, r => r.choseCeiling).p }))
+      return {
+        value: worst.p,
+        worst: worst.case,
+        cells: [...cells.map(c => ({ case: c.case, value: c.p })), ...wrong],
+        note: 'N = 1..4 and the other truths listed, not held to the target'
+      }
     })
   },
   {
@@ -258,8 +291,13 @@ export const SCENARIOS = COVERAGE.concat([
     trials,
     run: withMode(({ trials: t, full }) => {
       const out = worstShare(r => (r.falls ? undefined : r.retrograde))({ trials: t, full })
-      const power = simulate(t, full).filter(c => c.results[0].falls).map(c => ({ case: `${c.label}: falls, said`, value: share(c.results, r => r.retrograde).p }))
-      return { ...out, cells: [...out.cells, ...power], note: 'the cells where the truth falls (coherency at N = 1..16) give the detection rate, not held to the target' }
+      const power = simulate(t, full).filter(c => c.results[0].falls)
+        .map(c => ({ case: `${c.label}: falls, said`, value: share(c.results, r => r.retrograde).p }))
+      return {
+        ...out,
+        cells: [...out.cells, ...power],
+        note: 'the cells where the truth falls (coherency at N = 1..16) give the detection rate, not held to the target'
+      }
     })
   }
 ])

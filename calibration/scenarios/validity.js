@@ -82,7 +82,8 @@ export const SCENARIOS = [
     trials: { quick: 80, full: 500 },
     run ({ trials, rng }) {
       // the drift is linear from the first tenth to the last: 10% over the 20 judged seconds is 10.5% over 21
-      return byCell(grid([21], [0.01], [0, 0.25]), cellName, trials, rng, (c, g) => judge(tenthSeries(g, { seconds: 21, rate: 5000, cv: c.cv, rho: c.rho, drift: 0.105 })).flagged, 'min')
+      return byCell(grid([21], [0.01], [0, 0.25]), cellName, trials, rng,
+        (c, g) => judge(tenthSeries(g, { seconds: 21, rate: 5000, cv: c.cv, rho: c.rho, drift: 0.105 })).flagged, 'min')
     }
   },
   {
