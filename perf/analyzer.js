@@ -43,7 +43,12 @@ async function record () {
   const server = await startVariedServer()
   try {
     log(`recording: JMeter, ${values.threads} threads for ${values.seconds} s against 127.0.0.1:${server.port}`)
-    await runJmeterPlan(jar, { jmx: writePlan(cache, { port: server.port, threads: values.threads, seconds: values.seconds }), jtl: `${jtl}.tmp`, log: join(cache, 'record.log'), timeoutMs: (values.seconds + 120) * 1000 })
+    await runJmeterPlan(jar, {
+      jmx: writePlan(cache, { port: server.port, threads: values.threads, seconds: values.seconds }),
+      jtl: `${jtl}.tmp`,
+      log: join(cache, 'record.log'),
+      timeoutMs: (values.seconds + 120) * 1000
+    })
   } finally {
     await server.close()
   }
@@ -61,7 +66,11 @@ async function expand (recorded) {
   if (existsSync(file) && existsSync(meta) && !values.fresh) return { file, ...JSON.parse(readFileSync(meta, 'utf8')) }
   const lines = readFileSync(recorded, 'utf8').split('\n').filter(Boolean)
   const header = lines.shift()
-  const parsed = lines.map(l => { const c = l.indexOf(','); const c2 = l.indexOf(',', c + 1); return { ts: Number(l.slice(0, c)), elapsed: Number(l.slice(c + 1, c2)), rest: l.slice(c) } })
+  const parsed = lines.map(l => {
+    const c = l.indexOf(',')
+    const c2 = l.indexOf(',', c + 1)
+    return { ts: Number(l.slice(0, c)), elapsed: Number(l.slice(c + 1, c2)), rest: l.slice(c) }
+  })
   const first = Math.min(...parsed.map(r => r.ts))
   const span = Math.max(...parsed.map(r => r.ts + r.elapsed)) - first
   const out = createWriteStream(`${file}.tmp`)
@@ -90,13 +99,15 @@ const recorded = await record()
 const data = await expand(recorded)
 const mb = (statSync(data.file).size / 1e6).toFixed(1)
 console.log(`JTL: ${data.file}`)
-console.log(`  ${data.rows.toLocaleString('en')} rows, ${mb} MB: ${data.recordedRows.toLocaleString('en')} rows recorded by JMeter 5.6.3 (${values.threads} threads, ${values.seconds} s, loopback server with 1..40 ms latencies and 1/8 errors on one route),` +
+console.log(`  ${data.rows.toLocaleString('en')} rows, ${mb} MB: ${data.recordedRows.toLocaleString('en')} rows recorded by JMeter 5.6.3 ` +
+  `(${values.threads} threads, ${values.seconds} s, loopback server with 1..40 ms latencies and 1/8 errors on one route),` +
   ` repeated ${data.copies}x with timestamps shifted by the recording's span`)
 
 log('jmeter -g (default settings) ...')
 const jm = await jmeterDashboard(jar, data.file, join(cache, 'dashboard'), { timeoutMs: 900000 })
 log('jmeter -g with jmeter.reportgenerator.statistic_window=-1 (exact percentiles) ...')
-const jmExact = await jmeterDashboard(jar, data.file, join(cache, 'dashboard-exact'), { props: { 'jmeter.reportgenerator.statistic_window': -1 }, timeoutMs: 900000 })
+const jmExact = await jmeterDashboard(jar, data.file, join(cache, 'dashboard-exact'),
+  { props: { 'jmeter.reportgenerator.statistic_window': -1 }, timeoutMs: 900000 })
 /** `analyzer summary FILE --json` three times: every run, the median one, the largest peak memory. */
 async function timeAnalyzer (file, what) {
   const runs = []
@@ -140,9 +151,12 @@ const s = ours.summary.total
 const fmt = (v, d = 3) => (typeof v === 'number' ? Number(v.toFixed(d)).toString() : String(v))
 console.log('')
 console.log('tool                                       wall s   peak RSS MB   rows/s')
-console.log(`jmeter -g (default)                        ${(jm.wallMs / 1000).toFixed(2).padStart(6)}   ${(jm.peakRssKb / 1024).toFixed(0).padStart(11)}   ${Math.round(data.rows / jm.wallMs * 1000).toLocaleString('en').padStart(9)}`)
-console.log(`jmeter -g (statistic_window=-1, exact)     ${(jmExact.wallMs / 1000).toFixed(2).padStart(6)}   ${(jmExact.peakRssKb / 1024).toFixed(0).padStart(11)}   ${Math.round(data.rows / jmExact.wallMs * 1000).toLocaleString('en').padStart(9)}`)
-console.log(`analyzer summary (median of 3)             ${(ours.wallMs / 1000).toFixed(2).padStart(6)}   ${(peak / 1024).toFixed(0).padStart(11)}   ${Math.round(data.rows / ours.wallMs * 1000).toLocaleString('en').padStart(9)}`)
+console.log(`jmeter -g (default)                        ${(jm.wallMs / 1000).toFixed(2).padStart(6)}   ` +
+  `${(jm.peakRssKb / 1024).toFixed(0).padStart(11)}   ${Math.round(data.rows / jm.wallMs * 1000).toLocaleString('en').padStart(9)}`)
+console.log(`jmeter -g (statistic_window=-1, exact)     ${(jmExact.wallMs / 1000).toFixed(2).padStart(6)}   ` +
+  `${(jmExact.peakRssKb / 1024).toFixed(0).padStart(11)}   ${Math.round(data.rows / jmExact.wallMs * 1000).toLocaleString('en').padStart(9)}`)
+console.log(`analyzer summary (median of 3)             ${(ours.wallMs / 1000).toFixed(2).padStart(6)}   ` +
+  `${(peak / 1024).toFixed(0).padStart(11)}   ${Math.round(data.rows / ours.wallMs * 1000).toLocaleString('en').padStart(9)}`)
 console.log(`  analyzer runs: ${runs.map(r => (r.wallMs / 1000).toFixed(2)).join(' s, ')} s (whole process: node start, read, parse, JSON out)`)
 console.log('')
 
@@ -151,20 +165,24 @@ const check = (name, ok, detail) => checks.push({ name, ok, detail })
 check('speed >= 10x jmeter -g', speed >= 10, `${speed.toFixed(1)}x`)
 check('peak memory <= 1/4 of jmeter -g', memory >= 4, `${memory.toFixed(1)}x less (${(peak / 1024).toFixed(0)} MB vs ${(jm.peakRssKb / 1024).toFixed(0)} MB)`)
 for (const c of compareWithStatistics(s, jm.statistics.Total)) {
-  if (['count', 'errors', 'mean', 'min', 'max', 'throughput'].includes(c.name)) check(`${c.name} (${c.rule}) vs jmeter -g`, c.ok, `${fmt(c.ours, 6)} vs ${fmt(c.jmeter, 6)}`)
+  if (['count', 'errors', 'mean', 'min', 'max', 'throughput'].includes(c.name)) {
+    check(`${c.name} (${c.rule}) vs jmeter -g`, c.ok, `${fmt(c.ours, 6)} vs ${fmt(c.jmeter, 6)}`)
+  }
 }
 for (const c of compareWithStatistics(s, jmExact.statistics.Total)) {
   if (c.name.startsWith('p')) check(`${c.name} (${c.rule}) vs jmeter -g exact`, c.ok, `${fmt(c.ours)} vs ${fmt(c.jmeter)} ms`)
 }
 for (const [label, sum] of Object.entries(ours.summary.labels)) {
   const bad = compareWithStatistics(sum, jmExact.statistics[label] ?? {}).filter(c => !c.ok)
-  check(`label "${label}": every figure vs jmeter -g exact`, bad.length === 0, bad.length ? bad.map(c => `${c.name} ${fmt(c.ours)} vs ${fmt(c.jmeter)}`).join('; ') : 'all agree')
+  check(`label "${label}": every figure vs jmeter -g exact`, bad.length === 0,
+    bad.length ? bad.map(c => `${c.name} ${fmt(c.ours)} vs ${fmt(c.jmeter)}`).join('; ') : 'all agree')
 }
 const width = Math.max(...checks.map(c => c.name.length))
 for (const c of checks) console.log(`${c.ok ? 'PASS' : 'FAIL'}  ${c.name.padEnd(width)}  ${c.detail}`)
 const windowed = compareWithStatistics(s, jm.statistics.Total).filter(c => c.name.startsWith('p'))
 console.log('\nnote: JMeter\'s default dashboard takes percentiles over the last 20,000 samples only (jmeter.reportgenerator.statistic_window);' +
-  ` against those: ${windowed.map(c => `${c.name} ${fmt(c.ours)} vs ${fmt(c.jmeter)}`).join(', ')}. The analyzer's are exact over all ${data.rows.toLocaleString('en')} samples,` +
+  ` against those: ${windowed.map(c => `${c.name} ${fmt(c.ours)} vs ${fmt(c.jmeter)}`).join(', ')}. ` +
+  `The analyzer's are exact over all ${data.rows.toLocaleString('en')} samples,` +
   ' hence the exact-window JMeter run for the percentile checks.')
 
 // --samples: what each format costs the writer and the disk, and what reading the gzip costs the analyzer
@@ -187,7 +205,9 @@ const per1M = (ms, n) => ms / n * 1e6
 console.log('\nthe writer (median of 3 by CPU; CPU is the whole process: the loop, the scanner, the thread pool\'s gzip)')
 console.log('format                               CPU ms/1M rows  over bare  wall s   bytes/request')
 for (const w of written) {
-  console.log(`${w.name.padEnd(36)} ${per1M(w.cpuMs, w.rows).toFixed(0).padStart(14)} ${w === bare ? '        -' : `${('+' + per1M(w.cpuMs - bare.cpuMs, w.rows).toFixed(0)).padStart(9)}`}  ${(w.wallMs / 1000).toFixed(2).padStart(6)}   ${(w.bytes / w.rows).toFixed(1).padStart(13)}`)
+  console.log(`${w.name.padEnd(36)} ${per1M(w.cpuMs, w.rows).toFixed(0).padStart(14)} ` +
+    `${w === bare ? '        -' : `${('+' + per1M(w.cpuMs - bare.cpuMs, w.rows).toFixed(0)).padStart(9)}`}  ` +
+    `${(w.wallMs / 1000).toFixed(2).padStart(6)}   ${(w.bytes / w.rows).toFixed(1).padStart(13)}`)
 }
 const plainW = written.find(w => w.format === 'jtl')
 const gzW = written.find(w => w.format === 'gz' && w.level === GZIP_LEVEL)
@@ -199,7 +219,8 @@ const plainBytes = statSync(data.file).size
 const gzBytes = statSync(gzFile).size
 console.log('\nreading it back')
 console.log('input                                      wall s   peak RSS MB   rows/s')
-const line = (name, r, pk) => console.log(`${name.padEnd(42)} ${(r.wallMs / 1000).toFixed(2).padStart(6)}   ${(pk / 1024).toFixed(0).padStart(11)}   ${Math.round(data.rows / r.wallMs * 1000).toLocaleString('en').padStart(9)}`)
+const line = (name, r, pk) => console.log(`${name.padEnd(42)} ${(r.wallMs / 1000).toFixed(2).padStart(6)}   ${(pk / 1024).toFixed(0).padStart(11)}   ` +
+  `${Math.round(data.rows / r.wallMs * 1000).toLocaleString('en').padStart(9)}`)
 line('jmeter -g on the plain JTL (default)', jm, jm.peakRssKb)
 line('analyzer summary on the plain JTL', ours, peak)
 line('analyzer summary on the .jtl.gz', gzRead.median, gzRead.peak)

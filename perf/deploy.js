@@ -116,10 +116,22 @@ async function main () {
     const order = round % 2 ? ['cli', 'lib'] : ['lib', 'cli']
     for (const who of order) {
       const port = await freePort()
-      const doc = renderStack({ strategy: 'hs', instances: opts.instances, cpusPerInstance: opts.cpus, image: register.tag, lbImage: haproxy.tag, benchmark: 'baseline', lb: 'haproxy', port, runId: `bench-${stamp}-${who}-${round}` })
+      const doc = renderStack({
+        strategy: 'hs',
+        instances: opts.instances,
+        cpusPerInstance: opts.cpus,
+        image: register.tag,
+        lbImage: haproxy.tag,
+        benchmark: 'baseline',
+        lb: 'haproxy',
+        port,
+        runId: `bench-${stamp}-${who}-${round}`
+      })
       const stack = doc['x-nodescale'].stack
       try {
-        const r = who === 'lib' ? await libRound(client, doc, { timeoutMs: opts.timeout * 1000 }) : await cliRound(doc, { instances: opts.instances, pollMs: opts.poll * 1000, timeoutMs: opts.timeout * 1000 })
+        const r = who === 'lib'
+          ? await libRound(client, doc, { timeoutMs: opts.timeout * 1000 })
+          : await cliRound(doc, { instances: opts.instances, pollMs: opts.poll * 1000, timeoutMs: opts.timeout * 1000 })
         results[who].push(r)
         say(`round ${round + 1} ${who}: deploy -> all ${opts.instances} answer ${r.deployMs} ms, remove -> all gone ${r.removeMs} ms`)
       } finally {

@@ -42,7 +42,16 @@ async function startServer () {
 }
 
 async function runDriver (driver, url, { duration, warmup }, dir) {
-  const r = await runLoad({ driver, url, concurrency: CONNECTIONS, duration, warmup: driver === 'jmeter' ? Math.max(2, warmup) : warmup, jtlPath: join(dir, `${driver}.jtl`), cpus: [LOAD_CPU], label: 'baseline' })
+  const r = await runLoad({
+    driver,
+    url,
+    concurrency: CONNECTIONS,
+    duration,
+    warmup: driver === 'jmeter' ? Math.max(2, warmup) : warmup,
+    jtlPath: join(dir, `${driver}.jtl`),
+    cpus: [LOAD_CPU],
+    label: 'baseline'
+  })
   return r.requests / ((r.steadyEnd - r.steadyStart) / 1000)
 }
 
@@ -59,7 +68,9 @@ async function main () {
       // rotate the order so that no tool always runs first (or right after JMeter's JVM)
       const order = tools.map((_, i) => tools[(i + round) % tools.length])
       for (const tool of order) {
-        const rps = tool === 'wrk' ? runWrk(server.url, opts.duration, { cpu: LOAD_CPU, connections: CONNECTIONS }) : await runDriver(tool, server.url, opts, dir)
+        const rps = tool === 'wrk'
+          ? runWrk(server.url, opts.duration, { cpu: LOAD_CPU, connections: CONNECTIONS })
+          : await runDriver(tool, server.url, opts, dir)
         figures[tool].push(rps)
         console.log(`  round ${round + 1}  ${tool.padEnd(10)} ${Math.round(rps).toLocaleString('en').padStart(9)} req/s`)
       }
@@ -72,13 +83,15 @@ async function main () {
   const ratio = (t) => med[t] / med.wrk
   console.log('\ntool        median req/s   vs wrk   rounds')
   for (const t of tools) {
-    console.log(`${t.padEnd(10)} ${Math.round(med[t]).toLocaleString('en').padStart(13)}   ${ratio(t).toFixed(3).padStart(6)}   ${figures[t].map(x => Math.round(x)).join(' ')}`)
+    console.log(`${t.padEnd(10)} ${Math.round(med[t]).toLocaleString('en').padStart(13)}   ${ratio(t).toFixed(3).padStart(6)}   ` +
+      `${figures[t].map(x => Math.round(x)).join(' ')}`)
   }
   // the machine drifts between rounds: the ratio within each round (both tools minutes apart at most) is the steadier
   // figure
   const paired = (t) => median(figures[t].map((x, i) => x / figures.wrk[i]))
   const pass = paired('autocannon') >= TARGET
-  console.log(`\nautocannon driver / wrk: median of per-round ratios ${paired('autocannon').toFixed(3)}, ratio of medians ${ratio('autocannon').toFixed(3)} (target >= ${TARGET}): ${pass ? 'PASS' : 'FAIL'}`)
+  console.log(`\nautocannon driver / wrk: median of per-round ratios ${paired('autocannon').toFixed(3)}, ` +
+    `ratio of medians ${ratio('autocannon').toFixed(3)} (target >= ${TARGET}): ${pass ? 'PASS' : 'FAIL'}`)
   console.log(JSON.stringify({
     bench: 'driver',
     server: server.what,

@@ -27,8 +27,11 @@ const median = (xs) => { const s = [...xs].sort((a, b) => a - b); return s.lengt
 function runWith (procs, o) {
   const out = mkdtempSync(join(tmpdir(), 'ns-perf-gen-'))
   try {
-    const r = spawnSync(process.execPath, [EXECUTOR, 'run', '--backend', 'local', '--strategy', o.strategy, '--instances', String(o.instances), '--benchmark', 'baseline',
-      '--load-procs', String(procs), '--driver', o.driver, '--concurrency', String(o.concurrency), '--duration', String(o.duration), '--warmup', '2', '--samples', 'none', '--out', out, '--quiet'], { encoding: 'utf8' })
+    const r = spawnSync(process.execPath, [
+      EXECUTOR, 'run', '--backend', 'local', '--strategy', o.strategy, '--instances', String(o.instances), '--benchmark', 'baseline',
+      '--load-procs', String(procs), '--driver', o.driver, '--concurrency', String(o.concurrency), '--duration', String(o.duration),
+      '--warmup', '2', '--samples', 'none', '--out', out, '--quiet'
+    ], { encoding: 'utf8' })
     if (r.status !== 0) throw new Error(`executor run --load-procs ${procs} exited ${r.status}: ${r.stderr.slice(-2000)}`)
     const dir = readdirSync(out)[0]
     const run = JSON.parse(readFileSync(join(out, dir, 'run.json'), 'utf8'))
@@ -45,17 +48,25 @@ export function main () {
     for (const procs of i % 2 ? [2, 1] : [1, 2]) {
       const r = runWith(procs, o)
       sides[procs].push(r)
-      if (!o.json) process.stderr.write(`round ${i + 1}: ${procs} generator${procs > 1 ? 's' : ''}: ${Math.round(r.throughput)} req/s, busiest generator ${Math.round(r.share * 100)}% of its core, host ${r.hostIdle}% idle\n`)
+      if (!o.json) {
+        process.stderr.write(`round ${i + 1}: ${procs} generator${procs > 1 ? 's' : ''}: ${Math.round(r.throughput)} req/s, ` +
+          `busiest generator ${Math.round(r.share * 100)}% of its core, host ${r.hostIdle}% idle\n`)
+      }
     }
   }
-  const of = (procs) => ({ throughput: median(sides[procs].map(r => r.throughput)), share: median(sides[procs].map(r => r.share)), hostIdle: median(sides[procs].map(r => r.hostIdle)) })
+  const of = (procs) => ({
+    throughput: median(sides[procs].map(r => r.throughput)),
+    share: median(sides[procs].map(r => r.share)),
+    hostIdle: median(sides[procs].map(r => r.hostIdle))
+  })
   const result = { server: `${o.strategy} x${o.instances} baseline, concurrency ${o.concurrency}, ${o.driver}`, rounds: o.rounds, one: of(1), two: of(2) }
   const ratio = Math.round(result.two.throughput / result.one.throughput * 100) / 100
   if (o.json) process.stdout.write(JSON.stringify({ ...result, ratio }, null, 2) + '\n')
   else {
     process.stdout.write(`${result.server}, ${o.rounds} rounds of ${o.duration} s (medians)\n`)
     for (const [name, s] of /** @type {[string, any][]} */ ([['1 generator ', result.one], ['2 generators', result.two]])) {
-      process.stdout.write(`  ${name}  ${Math.round(s.throughput)} req/s  busiest generator ${Math.round(s.share * 100)}% of its core  host ${s.hostIdle}% idle\n`)
+      process.stdout.write(`  ${name}  ${Math.round(s.throughput)} req/s  busiest generator ${Math.round(s.share * 100)}% of its core  ` +
+        `host ${s.hostIdle}% idle\n`)
     }
     process.stdout.write(`  ratio 2/1: ${ratio}\n`)
   }

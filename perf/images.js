@@ -17,7 +17,9 @@ import { workerIndex } from '../executor/local-swarm/network.js'
 /** Removes the images (under any registry prefix) from a worker, so that each method starts from none. */
 async function drop (engine, repos) {
   for (const img of await engine.listImages()) {
-    if ([...(img.RepoTags ?? []), ...(img.RepoDigests ?? [])].some(t => repos.some(r => t.includes(`${r}:`) || t.includes(`${r}@`)))) await engine.getImage(img.Id).remove({ force: true })
+    if ([...(img.RepoTags ?? []), ...(img.RepoDigests ?? [])].some(t => repos.some(r => t.includes(`${r}:`) || t.includes(`${r}@`)))) {
+      await engine.getImage(img.Id).remove({ force: true })
+    }
   }
 }
 
@@ -26,7 +28,8 @@ async function drop (engine, repos) {
  */
 function cliLoad (workers, tags) {
   for (const w of workers) {
-    const r = spawnSync('sh', ['-c', 'docker save "$@" | docker -H "unix://$0" load -q', enginePaths(workerIndex(w.name)).socket, ...tags], { encoding: 'utf8', timeout: 300_000 })
+    const r = spawnSync('sh', ['-c', 'docker save "$@" | docker -H "unix://$0" load -q', enginePaths(workerIndex(w.name)).socket, ...tags],
+      { encoding: 'utf8', timeout: 300_000 })
     if (r.status !== 0) throw new Error(`docker save ${tags.join(' ')} | docker -H ${w.name} load: ${r.stderr.trim()}`)
   }
 }
@@ -53,7 +56,10 @@ export async function main (argv = process.argv.slice(2)) {
   for (let r = 0; r < rounds; r++) {
     // a different order each round, so that no method always follows another
     const order = [['api', () => copyImages(docker, workers, tags)], ['cli', () => cliLoad(workers, tags)],
-      ['registry', async () => { const refs = await pushToRegistry(docker, registry, tags); await Promise.all(workers.flatMap(w => tags.map(t => pullImage(w.docker, refs[t])))) }]]
+      ['registry', async () => {
+        const refs = await pushToRegistry(docker, registry, tags)
+        await Promise.all(workers.flatMap(w => tags.map(t => pullImage(w.docker, refs[t]))))
+      }]]
     for (let k = 0; k < order.length; k++) await time(...order[(k + r) % order.length])
   }
   const result = {
@@ -70,8 +76,10 @@ export async function main (argv = process.argv.slice(2)) {
     process.stdout.write([
       `images onto ${workers.length} workers: ${result.images.map(i => `${i.tag} (${i.mb} MB)`).join(', ')}; ${rounds} rounds, each method from no image`,
       `  docker save a b | docker -H w load, per worker median ${result.medianMs.cli} ms  (${result.allMs.cli.join(', ')})`,
-      `  nodescale save/load through the API (default)  median ${result.medianMs.api} ms  (${result.allMs.api.join(', ')})  ${result.ratio.apiVsCli.toFixed(2)}x the CLI loop`,
-      `  nodescale builtin registry (push + pulls)      median ${result.medianMs.registry} ms  (${result.allMs.registry.join(', ')})  ${result.ratio.registryVsCli.toFixed(2)}x the CLI loop`,
+      `  nodescale save/load through the API (default)  median ${result.medianMs.api} ms  (${result.allMs.api.join(', ')})  ` +
+        `${result.ratio.apiVsCli.toFixed(2)}x the CLI loop`,
+      `  nodescale builtin registry (push + pulls)      median ${result.medianMs.registry} ms  (${result.allMs.registry.join(', ')})  ` +
+        `${result.ratio.registryVsCli.toFixed(2)}x the CLI loop`,
       '  (the registry keeps blobs between rounds: after the first, a push sends only what changed; the workers pull everything)'
     ].join('\n') + '\n')
   }

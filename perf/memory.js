@@ -100,12 +100,15 @@ async function main () {
   for (const seconds of [short, long]) {
     const r = await measure(seconds, concurrency)
     results.push(r)
-    console.log(`  ${String(seconds).padStart(4)} s  ${r.requests?.toLocaleString('en')} requests at ${r.throughput.toLocaleString('en')} req/s  peak MiB: executor ${r.peakMiB.executor}, driver ${r.peakMiB.driver}, RC ${r.peakMiB.rc}  (growth over the run: ${r.growthMiB.executor} / ${r.growthMiB.driver} / ${r.growthMiB.rc})`)
+    console.log(`  ${String(seconds).padStart(4)} s  ${r.requests?.toLocaleString('en')} requests at ${r.throughput.toLocaleString('en')} req/s  ` +
+      `peak MiB: executor ${r.peakMiB.executor}, driver ${r.peakMiB.driver}, RC ${r.peakMiB.rc}  ` +
+      `(growth over the run: ${r.growthMiB.executor} / ${r.growthMiB.driver} / ${r.growthMiB.rc})`)
   }
   const [a, b] = results
   const ratio = (k) => (a.peakMiB[k] ? Math.round(b.peakMiB[k] / a.peakMiB[k] * 100) / 100 : null)
   const ratios = { executor: ratio('executor'), driver: ratio('driver'), rc: ratio('rc') }
-  console.log(`\npeak RSS ${long} s / ${short} s: executor ${ratios.executor}, driver ${ratios.driver}, RC ${ratios.rc} (for ${Math.round(long / short)}x the requests)`)
+  console.log(`\npeak RSS ${long} s / ${short} s: executor ${ratios.executor}, driver ${ratios.driver}, RC ${ratios.rc} ` +
+    `(for ${Math.round(long / short)}x the requests)`)
   if (json) console.log(JSON.stringify({ bench: 'memory', concurrency, results, ratios }))
 }
 

@@ -36,12 +36,18 @@ export async function main (argv = process.argv.slice(2)) {
   const started = []
   try {
     for (let i = 0; i < values.containers; i++) {
-      const c = await docker.createContainer({ Image: image, Entrypoint: ['node'], Cmd: ['-e', 'setInterval(() => {}, 1000)'], Labels: { 'io.nodescale.perf': 'pid-lookup' } })
+      const c = await docker.createContainer({
+        Image: image,
+        Entrypoint: ['node'],
+        Cmd: ['-e', 'setInterval(() => {}, 1000)'],
+        Labels: { 'io.nodescale.perf': 'pid-lookup' }
+      })
       started.push(c)
       await c.start()
     }
     const ids = started.map(c => c.id)
-    const inspectAll = async () => new Map(await Promise.all(ids.map(async id => /** @type {[string, number]} */ ([id, (await docker.getContainer(id).inspect()).State.Pid]))))
+    const inspectAll = async () => new Map(await Promise.all(ids.map(async id =>
+      /** @type {[string, number]} */ ([id, (await docker.getContainer(id).inspect()).State.Pid]))))
     const truth = await inspectAll()
     const group = await timed(values.rounds, () => containerPids(ids))
     // a cgroup root with no groups: every container is found by the pass over /proc, as in the RC's own pid namespace
@@ -49,7 +55,9 @@ export async function main (argv = process.argv.slice(2)) {
     const scan = await timed(values.rounds, () => containerPids(ids, { cgroupRoot: none }))
     const socket = await timed(values.rounds, inspectAll)
     for (const [name, r] of /** @type {[string, { last: Map<string, number | null> }][]} */ ([['cgroup.procs', group], ['/proc scan', scan]])) {
-      for (const id of ids) if (r.last.get(id) !== truth.get(id)) throw new Error(`${name} found pid ${r.last.get(id)} for ${id.slice(0, 12)}, the engine says ${truth.get(id)}`)
+      for (const id of ids) {
+        if (r.last.get(id) !== truth.get(id)) throw new Error(`${name} found pid ${r.last.get(id)} for ${id.slice(0, 12)}, the engine says ${truth.get(id)}`)
+      }
     }
     const result = {
       containers: ids.length,
@@ -61,8 +69,10 @@ export async function main (argv = process.argv.slice(2)) {
     if (values.json) console.log(JSON.stringify(result, null, 2))
     else {
       console.log(`pid lookup of ${result.containers} containers (${result.processes} processes on this host), median of ${result.rounds} rounds:`)
-      console.log(`  cgroup.procs (RC in the host's pid namespace)  ${result.medianMs.cgroupProcs.toFixed(2)} ms  ${result.ratio.cgroupProcsVsApi.toFixed(1)}x the API`)
-      console.log(`  one pass over /proc (the RC in its container)  ${result.medianMs.procScan.toFixed(2)} ms  ${result.ratio.procScanVsApi.toFixed(1)}x the API`)
+      console.log(`  cgroup.procs (RC in the host's pid namespace)  ${result.medianMs.cgroupProcs.toFixed(2)} ms  ` +
+        `${result.ratio.cgroupProcsVsApi.toFixed(1)}x the API`)
+      console.log(`  one pass over /proc (the RC in its container)  ${result.medianMs.procScan.toFixed(2)} ms  ` +
+        `${result.ratio.procScanVsApi.toFixed(1)}x the API`)
       console.log(`  Docker API inspect per container (before)      ${result.medianMs.dockerApi.toFixed(2)} ms`)
     }
     return result

@@ -43,7 +43,16 @@ async function side (url, o, dir) {
   const p0 = proxySeconds(port)
   const h0 = readProcStat()
   const t0 = Date.now()
-  const load = await runLoad({ driver: 'autocannon', url, concurrency: o.concurrency, duration: o.duration, warmup: 1, jtlPath: join(dir, 's.jtl'), samples: 'none', label: 'proxy' })
+  const load = await runLoad({
+    driver: 'autocannon',
+    url,
+    concurrency: o.concurrency,
+    duration: o.duration,
+    warmup: 1,
+    jtlPath: join(dir, 's.jtl'),
+    samples: 'none',
+    label: 'proxy'
+  })
   const seconds = (Date.now() - t0) / 1000
   const proxy = (proxySeconds(port) - p0) / seconds
   const host = busyCores(h0, readProcStat())
@@ -78,13 +87,24 @@ const summary = Object.fromEntries(Object.entries(rounds).map(([k, xs]) => [k, {
   hostCoresPer10k: Number(per10k(xs, 'host').toFixed(3))
 }]))
 const saved = Number((summary.loopback.hostCoresPer10k - summary.nat.hostCoresPer10k).toFixed(3))
-const result = { strategy: o.strategy, instances: o.instances, cpusPerInstance: o.cpus, concurrency: o.concurrency, rounds: o.rounds, ...summary, hostCoresSavedPer10k: saved, throughputRatio: Number((summary.nat.throughput / summary.loopback.throughput).toFixed(2)) }
+const result = {
+  strategy: o.strategy,
+  instances: o.instances,
+  cpusPerInstance: o.cpus,
+  concurrency: o.concurrency,
+  rounds: o.rounds,
+  ...summary,
+  hostCoresSavedPer10k: saved,
+  throughputRatio: Number((summary.nat.throughput / summary.loopback.throughput).toFixed(2))
+}
 if (o.json) {
   process.stdout.write(JSON.stringify(result, null, 2) + '\n')
 } else {
   for (const k of ['loopback', 'nat']) {
     const s = summary[k]
-    process.stdout.write(`${k.padEnd(8)} ${String(s.throughput).padStart(7)} req/s  docker-proxy ${s.proxyCoresPer10k.toFixed(3)} cores per 10k req/s  host ${s.hostCoresPer10k.toFixed(3)} cores per 10k req/s\n`)
+    process.stdout.write(`${k.padEnd(8)} ${String(s.throughput).padStart(7)} req/s  docker-proxy ${s.proxyCoresPer10k.toFixed(3)} cores per 10k req/s  ` +
+      `host ${s.hostCoresPer10k.toFixed(3)} cores per 10k req/s\n`)
   }
-  process.stdout.write(`saved: ${saved.toFixed(3)} host cores per 10k req/s; throughput nat/loopback ${result.throughputRatio}× (medians of ${o.rounds} rounds, ${o.strategy} x${o.instances} at ${o.cpus} CPU each)\n`)
+  process.stdout.write(`saved: ${saved.toFixed(3)} host cores per 10k req/s; throughput nat/loopback ${result.throughputRatio}× ` +
+    `(medians of ${o.rounds} rounds, ${o.strategy} x${o.instances} at ${o.cpus} CPU each)\n`)
 }

@@ -36,7 +36,9 @@ async function child ({ source, path, rootPid, duration, intervalMs }) {
     ? undefined
     : { kind: source, path, wrap: (cmd, args) => ({ cmd, args }), addPid () {}, pids: () => readCgroupProcs(path), remove: async () => {} }
   // as a run samples: the server, one more process by role (the load balancer's, here the same tree's root) and itself
-  const sampler = source === 'idle' ? null : createSampler({ group, pids: () => [rootPid], roles: () => ({ 'load-balancer': [rootPid] }), self: 'rc', intervalMs })
+  const sampler = source === 'idle'
+    ? null
+    : createSampler({ group, pids: () => [rootPid], roles: () => ({ 'load-balancer': [rootPid] }), self: 'rc', intervalMs })
   const keep = setInterval(() => {}, intervalMs) // idle: a timer of the same rate; otherwise it only keeps the process up
   const cpu0 = process.cpuUsage()
   const t0 = process.hrtime.bigint()
@@ -102,7 +104,10 @@ async function main () {
       { source: 'threads' },
       { source: 'idle' }
     ].map(s => ({ ...s, rootPid: busy.pid, duration: opts.duration, intervalMs: opts.intervalMs }))
-    if (!opts.json) console.error(`sampling a ${opts.workers}-worker busy tree for ${opts.duration} s at ${opts.intervalMs} ms with: ${specs.map(s => s.source).join(', ')} (in parallel, one process each)`)
+    if (!opts.json) {
+      console.error(`sampling a ${opts.workers}-worker busy tree for ${opts.duration} s at ${opts.intervalMs} ms with: ` +
+        `${specs.map(s => s.source).join(', ')} (in parallel, one process each)`)
+    }
     const results = await Promise.all(specs.map(measure))
     const idle = results.find(r => r.source === 'idle')
     const rows = results.map(r => ({

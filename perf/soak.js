@@ -266,7 +266,8 @@ async function main () {
   execFileSync('mount', ['-t', 'tmpfs', '-o', 'size=256m', 'tmpfs', out])
   const result = { runs, kills, seed, work, faulted: null, clean: null, checks: {}, pass: false }
   try {
-    say(`soak: ${runs} runs (4 shapes, each repeat a block in random order) on the Swarm backend, ${kills} kill -9, 1 daemon restart, 1 full disk; seed ${seed}`)
+    say(`soak: ${runs} runs (4 shapes, each repeat a block in random order) on the Swarm backend, ` +
+      `${kills} kill -9, 1 daemon restart, 1 full disk; seed ${seed}`)
     const f = await faultedSweep({ file, out, seed, kills, random, say })
     say(`faulted sweep done in ${f.seconds} s over ${f.sessions} sessions`)
     let cleanDir = null
@@ -286,7 +287,14 @@ async function main () {
     const left = leftovers()
     const faultedPoints = await pointsOf(f.dir)
     const cleanPoints = cleanDir ? await pointsOf(cleanDir) : planPoints(faultedPoints, runs / SHAPES)
-    result.faulted = { dir: f.dir, sessions: f.sessions, seconds: f.seconds, faults: f.faults, attempts: f.sweep.plan.reduce((a, e) => a + e.attempts.length, 0), deployments: f.sweep.deployments }
+    result.faulted = {
+      dir: f.dir,
+      sessions: f.sessions,
+      seconds: f.seconds,
+      faults: f.faults,
+      attempts: f.sweep.plan.reduce((a, e) => a + e.attempts.length, 0),
+      deployments: f.sweep.deployments
+    }
     result.clean = { dir: cleanDir }
     result.checks = {
       everyRunDoneOnce: !twice.length && !missing.length && !extra.length && f.sweep.plan.every(e => e.status === 'done'),

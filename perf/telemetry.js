@@ -44,13 +44,26 @@ async function main () {
       const m = await measure(telemetry, duration)
       ;(telemetry ? on : off).push(m.rps)
       if (telemetry && m.records < duration) throw new Error(`telemetry on, but only ${m.records} records in ${duration + 1} s: it is not running`)
-      console.log(`  round ${round + 1}  telemetry ${telemetry ? 'on ' : 'off'}  ${Math.round(m.rps).toLocaleString('en').padStart(8)} req/s${telemetry ? `  (${m.records} records)` : ''}`)
+      console.log(`  round ${round + 1}  telemetry ${telemetry ? 'on ' : 'off'}  ` +
+        `${Math.round(m.rps).toLocaleString('en').padStart(8)} req/s${telemetry ? `  (${m.records} records)` : ''}`)
     }
   }
   const paired = median(on.map((x, i) => x / off[i]))
   const pass = paired >= TARGET
-  console.log(`\ntelemetry on / off: median of per-round ratios ${paired.toFixed(3)}, ratio of medians ${(median(on) / median(off)).toFixed(3)} (target >= ${TARGET}, i.e. at most ${Math.round((1 - TARGET) * 100)}% of throughput): ${pass ? 'PASS' : 'FAIL'}`)
-  if (json) console.log(JSON.stringify({ bench: 'telemetry', duration, rounds, on: on.map(Math.round), off: off.map(Math.round), pairedRatio: Number(paired.toFixed(3)), target: TARGET, pass }))
+  console.log(`\ntelemetry on / off: median of per-round ratios ${paired.toFixed(3)}, ratio of medians ${(median(on) / median(off)).toFixed(3)} ` +
+    `(target >= ${TARGET}, i.e. at most ${Math.round((1 - TARGET) * 100)}% of throughput): ${pass ? 'PASS' : 'FAIL'}`)
+  if (json) {
+    console.log(JSON.stringify({
+      bench: 'telemetry',
+      duration,
+      rounds,
+      on: on.map(Math.round),
+      off: off.map(Math.round),
+      pairedRatio: Number(paired.toFixed(3)),
+      target: TARGET,
+      pass
+    }))
+  }
   process.exitCode = pass ? 0 : 1
 }
 
