@@ -7,7 +7,14 @@ import { clusterUp, clusterDown, clusterStatus, checkLoadNodes, MAX_LOCAL_NODES 
 
 const OPTIONS = Object.freeze([
   option({ flag: 'nodes', type: 'whole', min: 1, max: MAX_LOCAL_NODES, arg: 'K', help: `1..${MAX_LOCAL_NODES} (up only)` }),
-  option({ flag: 'load-nodes', type: 'whole', min: 0, max: MAX_LOCAL_NODES - 1, arg: 'L', help: '0..K-1: the last L workers are kept for the load (up only; default 0)' }),
+  option({
+    flag: 'load-nodes',
+    type: 'whole',
+    min: 0,
+    max: MAX_LOCAL_NODES - 1,
+    arg: 'L',
+    help: '0..K-1: the last L workers are kept for the load (up only; default 0)'
+  }),
   option({ flag: 'force', type: 'boolean', help: 're-initialise the swarm even while other stacks run (they are removed)' }),
   option({ flag: 'json', type: 'boolean', help: 'print the result as JSON on stdout' }),
   option({ flag: 'help', short: 'h', type: 'boolean', help: 'this help' })
@@ -45,15 +52,19 @@ Examples:
 
 /** One line per node, for people. */
 function statusLines (status) {
-  const head = `swarm ${status.swarm}, manager advertises ${status.advertise ?? '-'}, ${status.nodes.length} node${status.nodes.length === 1 ? '' : 's'}${status.lan ? ' (local swarm LAN up)' : ''}`
-  return [head, ...status.nodes.map(n => `  ${(n.label ?? '-').padEnd(14)} ${n.hostname.padEnd(16)} ${n.role.padEnd(8)} ${(n.loadNode ? 'load' : '').padEnd(4)} ${n.state.padEnd(7)} ${n.availability.padEnd(7)} ${n.addr.padEnd(12)} ${n.engine ?? ''}`)]
+  const head = `swarm ${status.swarm}, manager advertises ${status.advertise ?? '-'}, ` +
+    `${status.nodes.length} node${status.nodes.length === 1 ? '' : 's'}${status.lan ? ' (local swarm LAN up)' : ''}`
+  return [head, ...status.nodes.map(n => `  ${(n.label ?? '-').padEnd(14)} ${n.hostname.padEnd(16)} ${n.role.padEnd(8)} ` +
+    `${(n.loadNode ? 'load' : '').padEnd(4)} ${n.state.padEnd(7)} ${n.availability.padEnd(7)} ${n.addr.padEnd(12)} ${n.engine ?? ''}`)]
 }
 
 /** @type {(argv: string[], io: { stdout: any, stderr: any }) => Promise<number>} */
 export async function clusterCommand (argv, { stdout, stderr }) {
   const [sub, ...rest] = argv
   if (sub === undefined || sub === '--help' || sub === '-h') { stdout.write(CLUSTER_HELP + '\n'); return sub ? EXIT.OK : EXIT.BAD_INPUT }
-  if (!['up', 'down', 'status'].includes(sub)) throw new NsError('NS_ERR_BAD_FLAG', `unknown command "cluster ${sub}"; commands: cluster up, cluster down, cluster status`)
+  if (!['up', 'down', 'status'].includes(sub)) {
+    throw new NsError('NS_ERR_BAD_FLAG', `unknown command "cluster ${sub}"; commands: cluster up, cluster down, cluster status`)
+  }
   const { values, positionals } = parseCommandLine(rest, OPTIONS)
   if (values.help) { stdout.write(CLUSTER_HELP + '\n'); return EXIT.OK }
   if (positionals.length) throw new NsError('NS_ERR_BAD_FLAG', `unexpected argument "${positionals[0]}" (see executor cluster --help)`)

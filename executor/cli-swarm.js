@@ -120,7 +120,8 @@ export async function upCommand (argv, { stdout, stderr }) {
     `control plane ${plane.stack} ${plane.reused ? 'already up' : 'up'}: RC ${image}`,
     ...plane.rcs.map(r => `  node ${r.node.slice(0, 12)}  ${r.url}`),
     reg
-      ? `image registry: listening on ${reg.address} (${reg.tls ? 'HTTPS' : 'plain HTTP: see the warning above'}); pushes and pulls need nodescale's credentials, kept owner-only in ${join(cacheDir(), 'registry.json')}`
+      ? `image registry: listening on ${reg.address} (${reg.tls ? 'HTTPS' : 'plain HTTP: see the warning above'}); ` +
+        `pushes and pulls need nodescale's credentials, kept owner-only in ${join(cacheDir(), 'registry.json')}`
       : 'image registry: not running (no node pulls: images reach this machine\'s nodes through the API; --registry builtin starts it)'
   ])
   return EXIT.OK
@@ -136,6 +137,9 @@ export async function downCommand (argv, { stdout, stderr }) {
   const stacks = await removeLeftovers(docker, { all: Boolean(values.all), log })
   await stopControlPlane(docker, { log })
   await removeRegistry(docker, { log })
-  print(stdout, values.json, { removed: stacks, controlPlane: 'removed' }, [`removed the control plane (and its image registry; pushed images stay in its volume)${stacks.length ? ` and ${stacks.length} leftover stack(s): ${stacks.join(', ')}` : ''}`])
+  print(stdout, values.json, { removed: stacks, controlPlane: 'removed' }, [
+    'removed the control plane (and its image registry; pushed images stay in its volume)' +
+    `${stacks.length ? ` and ${stacks.length} leftover stack(s): ${stacks.join(', ')}` : ''}`
+  ])
   return EXIT.OK
 }

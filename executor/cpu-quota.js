@@ -22,7 +22,8 @@ function quotaRoot (cgroupRoot) {
 export function createQuotaGroup ({ name, cpus, cgroupRoot = '/sys/fs/cgroup' }) {
   const root = quotaRoot(cgroupRoot)
   const quota = Math.max(1000, Math.round(cpus * PERIOD_US))
-  const fail = why => badFlag('--cpus-per-instance', `needs CPU quotas from cgroups on the local backend, and ${why}; run as root on a cgroup v1/v2 host, or use --backend swarm`)
+  const fail = why => badFlag('--cpus-per-instance',
+    `needs CPU quotas from cgroups on the local backend, and ${why}; run as root on a cgroup v1/v2 host, or use --backend swarm`)
   if (!root) throw fail('no cgroup cpu controller is mounted here')
   const dir = join(root.dir, name)
   try {

@@ -69,7 +69,9 @@ export async function countAroundLossFromHistogram (histogramFile, { steadyStart
  */
 export async function describeLoss (episodes, { jtl, histogram, load, before, after }) {
   const window = lossWindow(episodes, load)
-  const counted = jtl ? countAroundLoss(jtl, load, window) : histogram ? countAroundLossFromHistogram(histogram, load, window) : Promise.reject(new Error('no samples'))
+  const counted = jtl
+    ? countAroundLoss(jtl, load, window)
+    : histogram ? countAroundLossFromHistogram(histogram, load, window) : Promise.reject(new Error('no samples'))
   const counts = await counted.catch(() => null)
   const known = new Set(before.map(p => p.task))
   const isApp = (p) => p.service.endsWith('_app')
@@ -92,7 +94,10 @@ export async function describeLoss (episodes, { jtl, histogram, load, before, af
     duringLoss: counts?.during ?? null,
     beforeLoss: counts?.before ?? null,
     errorsDuringLoss: counts?.during.errors ?? null,
-    rescheduled: after ? after.filter(p => isApp(p) && !known.has(p.task)).map(p => ({ instance: p.instance, task: p.task, nodeLabel: p.nodeLabel, node: p.node, state: p.state })) : null,
+    rescheduled: after
+      ? after.filter(p => isApp(p) && !known.has(p.task))
+        .map(p => ({ instance: p.instance, task: p.task, nodeLabel: p.nodeLabel, node: p.node, state: p.state }))
+      : null,
     notRunning: after ? after.filter(p => isApp(p) && p.state !== 'running').length : null,
     placementAfter: after
   }
@@ -103,18 +108,22 @@ export async function describeLoss (episodes, { jtl, histogram, load, before, af
  * @param {any} degraded run.json's degraded
  */
 export function formatLoss (degraded) {
-  const lines = degraded.nodes.map(n => `  degraded: ${n.generator ? `generator ${n.generator} on ` : ''}node ${n.label ?? n.node} lost ${(n.lostAfterMs / 1000).toFixed(1)} s into the steady window (${n.why})` +
+  const lines = degraded.nodes.map(n => `  degraded: ${n.generator ? `generator ${n.generator} on ` : ''}node ${n.label ?? n.node} ` +
+    `lost ${(n.lostAfterMs / 1000).toFixed(1)} s into the steady window (${n.why})` +
     `${n.recoveredAt ? `, back at ${n.recoveredAt}` : ', not back by the end'}; ${n.tasksLost} task${n.tasksLost === 1 ? '' : 's'} were on it`)
   const d = degraded.duringLoss
   if (d) {
     const before = degraded.beforeLoss ? ` (before: ${Math.round(degraded.beforeLoss.throughput)} req/s)` : ''
-    lines.push(`  during the loss (${(degraded.window.ms / 1000).toFixed(1)} s): ${d.errors} errors of ${d.requests} requests, ${Math.round(d.throughput)} req/s${before}`)
+    lines.push(`  during the loss (${(degraded.window.ms / 1000).toFixed(1)} s): ` +
+      `${d.errors} errors of ${d.requests} requests, ${Math.round(d.throughput)} req/s${before}`)
   }
   if (degraded.rescheduled?.length) {
     const where = [...new Set(degraded.rescheduled.map(r => r.nodeLabel ?? r.node))].join(', ')
-    lines.push(`  Swarm rescheduled ${degraded.rescheduled.length} task${degraded.rescheduled.length === 1 ? '' : 's'} to ${where}${degraded.notRunning ? `; ${degraded.notRunning} not running at the end` : ''}`)
+    lines.push(`  Swarm rescheduled ${degraded.rescheduled.length} task${degraded.rescheduled.length === 1 ? '' : 's'} to ${where}` +
+      `${degraded.notRunning ? `; ${degraded.notRunning} not running at the end` : ''}`)
   } else if (degraded.rescheduled) {
-    lines.push(`  Swarm had rescheduled no task by the end of the load${degraded.nodes.some(n => !n.swarmDownAt) ? ' (the manager had not yet marked the node down)' : ''}`)
+    lines.push('  Swarm had rescheduled no task by the end of the load' +
+      `${degraded.nodes.some(n => !n.swarmDownAt) ? ' (the manager had not yet marked the node down)' : ''}`)
   }
   return lines.join('\n')
 }

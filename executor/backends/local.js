@@ -34,10 +34,12 @@ export function createLocalBackend ({ cpus = availableParallelism() } = {}) {
       const vcpus = strategyOf(config.strategy).pinned ? config.instances : 0
       const partition = cpuPartition(config, cpus)
       if (partition && vcpus > partition.server.length && config.cpusPerInstance === undefined) {
-        throw badFlag('--instances', `${config.instances} vCPUs for --strategy ${config.strategy} (one core each), but --server-cpus ${config.serverCpus} gives the server ${partition.server.length}`, { key: 'instances' })
+        throw badFlag('--instances', `${config.instances} vCPUs for --strategy ${config.strategy} (one core each), ` +
+          `but --server-cpus ${config.serverCpus} gives the server ${partition.server.length}`, { key: 'instances' })
       }
       if (vcpus > cpus && !(config.cpusPerInstance !== undefined && config.instances * config.cpusPerInstance <= cpus)) {
-        throw badFlag('--instances', `${config.instances} vCPUs for --strategy ${config.strategy} on the local backend (one core each), but this machine has ${cpus} cores; allowed: 1..${cpus}, or more with --cpus-per-instance X where N x X <= ${cpus}`, { key: 'instances' })
+        throw badFlag('--instances', `${config.instances} vCPUs for --strategy ${config.strategy} on the local backend (one core each), ` +
+          `but this machine has ${cpus} cores; allowed: 1..${cpus}, or more with --cpus-per-instance X where N x X <= ${cpus}`, { key: 'instances' })
       }
       if (config.memoryPerInstance !== undefined) {
         throw badFlag('--memory-per-instance', 'is a Swarm memory limit; use --backend swarm (or leave it out locally)', { key: 'memoryPerInstance' })
@@ -74,7 +76,9 @@ export function createLocalBackend ({ cpus = availableParallelism() } = {}) {
         }
       }
       // the user's own server (--server): run from its folder, ready when its health path answers a 2xx
-      const server = config.server === undefined ? undefined : { entry: config.server, args: config.serverArgs, health: config.health ?? '/', cwd: serverFolder(config.server) }
+      const server = config.server === undefined
+        ? undefined
+        : { entry: config.server, args: config.serverArgs, health: config.health ?? '/', cwd: serverFolder(config.server) }
       try {
         const group = await createCpuGroup({ name: runId })
         cleanups.push(() => group.remove())
@@ -142,7 +146,14 @@ export function createLocalBackend ({ cpus = availableParallelism() } = {}) {
            * HAProxy's CPU and figures beside it, and this process's own (the sampler's: the RC's role here).
            */
           createSampler () {
-            const sampler = createSampler({ group, pids, quotaDirs: () => quotaDirs, roles: () => (lbPid ? { 'load-balancer': [lbPid] } : {}), self: 'rc', intervalMs: 1000 })
+            const sampler = createSampler({
+              group,
+              pids,
+              quotaDirs: () => quotaDirs,
+              roles: () => (lbPid ? { 'load-balancer': [lbPid] } : {}),
+              self: 'rc',
+              intervalMs: 1000
+            })
             return statsSocket ? withSamples(sampler, 'lb', () => readHaproxyStats(statsSocket)) : sampler
           },
           /** What the instances said of themselves (their telemetry lines) within a window. */

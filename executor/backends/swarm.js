@@ -88,7 +88,9 @@ function placementOf (deployment, nodes) {
  */
 function imageRecords (images, ref) {
   const seen = new Map()
-  for (const img of images) if (img && !seen.has(img.tag)) seen.set(img.tag, { tag: img.tag, id: img.id, ref: ref(img.tag), digest: ref(img.tag).split('@')[1] ?? null })
+  for (const img of images) {
+    if (img && !seen.has(img.tag)) seen.set(img.tag, { tag: img.tag, id: img.id, ref: ref(img.tag), digest: ref(img.tag).split('@')[1] ?? null })
+  }
   return [...seen.values()]
 }
 
@@ -120,7 +122,9 @@ export async function imagesOnNodes (docker, config, tags, nodes, log, managerOn
     log(`swarm: --registry none: every node that runs a task must have ${tags.join(', ')} already`)
     return { refs: {}, copied: [], via: 'none' }
   }
-  if (config.registry && config.registry !== 'builtin') return { refs: await pushImages(docker, config.registry, all, { log }), copied: [], via: config.registry }
+  if (config.registry && config.registry !== 'builtin') {
+    return { refs: await pushImages(docker, config.registry, all, { log }), copied: [], via: config.registry }
+  }
   const workers = nodes.filter(n => n.Spec?.Role === 'worker' && n.Status?.State === 'ready')
   const local = localWorkerEngines().filter(e => workers.some(n => n.ID === e.nodeId))
   const remote = workers.filter(n => !local.some(e => e.nodeId === n.ID))
@@ -128,7 +132,8 @@ export async function imagesOnNodes (docker, config, tags, nodes, log, managerOn
     const registryImage = await buildImage(docker, { kind: 'registry', log })
     const registry = await ensureRegistry(docker, { image: registryImage.tag, tls: config.registryTls ?? null, log })
     if (remote.length && !config.registry) {
-      log(`swarm: nodes ${remote.map(n => nodeRef(n).hostname).join(', ')} are not this machine's local swarm: they pull from the control plane's registry at ${registry.pullHost} ` +
+      log(`swarm: nodes ${remote.map(n => nodeRef(n).hostname).join(', ')} are not this machine's local swarm: ` +
+        `they pull from the control plane's registry at ${registry.pullHost} ` +
         `(their engines must trust it: insecure-registries ${registry.pullHost}, or its certificate with --registry-tls; or give --registry HOST:PORT)`)
     }
     return { refs: await pushToRegistry(docker, registry, all, { log }), copied: [], via: `builtin ${registry.pullHost}`, registry }
@@ -147,7 +152,9 @@ function namedNodes (sampler, refs) {
     start: () => sampler.start(),
     async stop () {
       const timeline = await sampler.stop()
-      if (timeline?.nodes) timeline.nodes = timeline.nodes.map(n => ({ ...n, hostname: refs.get(n.node)?.hostname ?? null, label: refs.get(n.node)?.label ?? null }))
+      if (timeline?.nodes) {
+        timeline.nodes = timeline.nodes.map(n => ({ ...n, hostname: refs.get(n.node)?.hostname ?? null, label: refs.get(n.node)?.label ?? null }))
+      }
       return timeline
     }
   }
@@ -168,7 +175,17 @@ async function loadGenerators (docker, { count, placement, runId, partsDir, imag
   log(`swarm: load: ${plan.rule}`)
   const refs = new Map(nodes.map(n => [n.ID, nodeRef(n)]))
   const token = randomBytes(24).toString('hex')
-  const service = await deployLoadService(docker, { image, runId, count, constraints: plan.constraints, token, addrOf: (id) => refs.get(id)?.addr ?? id, nodes: nodes.filter(n => plan.chosen?.some(c => c.id === n.ID)), log, signal })
+  const service = await deployLoadService(docker, {
+    image,
+    runId,
+    count,
+    constraints: plan.constraints,
+    token,
+    addrOf: (id) => refs.get(id)?.addr ?? id,
+    nodes: nodes.filter(n => plan.chosen?.some(c => c.id === n.ID)),
+    log,
+    signal
+  })
   const lost = new Set()
   try {
     // in the plan's order of nodes: g1 on the first chosen
@@ -177,7 +194,8 @@ async function loadGenerators (docker, { count, placement, runId, partsDir, imag
     for (const [i, agent] of [...service.agents].sort((a, b) => order(a) - order(b)).entries()) {
       const node = /** @type {ReturnType<typeof nodeRef>} */ (refs.get(agent.nodeId))
       const clock = await measureClock(agentCaller(agent.url, token))
-      log(`swarm: load: g${i + 1} on ${node.label ?? node.hostname}: clock ${clock.offsetMs >= 0 ? '+' : ''}${clock.offsetMs} ms (round trip ${clock.rttMs} ms)`)
+      log(`swarm: load: g${i + 1} on ${node.label ?? node.hostname}: ` +
+        `clock ${clock.offsetMs >= 0 ? '+' : ''}${clock.offsetMs} ms (round trip ${clock.rttMs} ms)`)
       const place = agentPlace({ name: `g${i + 1}`, group: i + 1, url: agent.url, token, node, task: agent.task, partsDir, clock })
       places.push({ ...place, run: (o, c) => place.run(o, c).catch(err => { if (err instanceof GeneratorLost) lost.add(agent.nodeId); throw err }) })
     }
@@ -224,8 +242,11 @@ async function userImage (docker, config, log) {
   const runs = shape.process === 'cluster' ? 'its cluster primary' : 'PM2'
   const node = await imageNodeVersion(docker, image.ref)
   if (!node.version || !nodeHasImport(node.version)) {
-    const found = node.version ? `it has node ${node.version}, which cannot preload nodescale's hook (node --import needs 18.19+ or 20.6+)` : `it has no usable node: ${node.why}`
-    throw badFlag('--image', `--strategy ${config.strategy} needs Node 18.19 or later in ${image.ref}: ${found}. nodescale runs ${runs} with the image's node; ` +
+    const found = node.version
+      ? `it has node ${node.version}, which cannot preload nodescale's hook (node --import needs 18.19+ or 20.6+)`
+      : `it has no usable node: ${node.why}`
+    throw badFlag('--image', `--strategy ${config.strategy} needs Node 18.19 or later in ${image.ref}: ${found}. ` +
+      `nodescale runs ${runs} with the image's node; ` +
       'use --strategy up or hs for an image without Node', { key: 'image' })
   }
   let entry = config.server
@@ -246,9 +267,16 @@ async function userImage (docker, config, log) {
   // the node options of the image's command reach every process of the shape (the primary or PM2, and the workers)
   const nodeOptions = nodeArgs.length ? [image.env.NODE_OPTIONS, ...nodeArgs.map(optionText)].filter(Boolean).join(' ') : undefined
   if (nodeOptions) log(`swarm: --image: its node options go in NODE_OPTIONS="${nodeOptions}"`)
-  log(`swarm: --image with --strategy ${config.strategy}: node ${node.version} of the image runs ${runs} from ${LAUNCHER_DIR} (added to a copy of the image), ` +
+  log(`swarm: --image with --strategy ${config.strategy}: node ${node.version} of the image runs ${runs} from ${LAUNCHER_DIR} ` +
+    '(added to a copy of the image), ' +
     `which starts ${entry} with the hook preloaded`)
-  return { image, port, asIs: false, node: node.version, server: { entry, args, workingDir: image.workingDir, registerDir: `${LAUNCHER_DIR}/register`, nodeOptions } }
+  return {
+    image,
+    port,
+    asIs: false,
+    node: node.version,
+    server: { entry, args, workingDir: image.workingDir, registerDir: `${LAUNCHER_DIR}/register`, nodeOptions }
+  }
 }
 
 /**
@@ -296,13 +324,29 @@ function preparedRecord ({ config, version, swarm, own, launcher, register, rc, 
       }
     }),
     ...(register.server && {
-      serverImage: { ref: register.tag, id: register.id, runs: 'register', entry: register.server.entry, workingDir: SERVER_DIR, folder: register.server.folder, readiness: 'instances' }
+      serverImage: {
+        ref: register.tag,
+        id: register.id,
+        runs: 'register',
+        entry: register.server.entry,
+        workingDir: SERVER_DIR,
+        folder: register.server.folder,
+        readiness: 'instances'
+      }
     }),
     lbImage: lb?.tag ?? null,
     rcImage: rc.tag,
     lb: lbMode,
     swarmNodes: swarm.nodes.length,
-    nodes: swarm.nodes.map(n => ({ id: n.id, hostname: n.hostname, label: n.labels['io.nodescale.node'] ?? null, role: n.role, state: n.state, availability: n.availability, addr: n.addr })),
+    nodes: swarm.nodes.map(n => ({
+      id: n.id,
+      hostname: n.hostname,
+      label: n.labels['io.nodescale.node'] ?? null,
+      role: n.role,
+      state: n.state,
+      availability: n.availability,
+      addr: n.addr
+    })),
     registry: config.registry ?? null,
     imagesVia: via,
     // each image the run deployed: its id here, and the digest it was deployed by when a registry carried it
@@ -337,7 +381,9 @@ export function createSwarmBackend ({ connect = connectDocker } = {}) {
       if (config.image !== undefined && deploymentShape(config).process === 'single') {
         const asIs = `with --image, --strategy ${config.strategy} runs the image as it is (its own entrypoint and command)`
         if (config.server !== undefined) throw badFlag('--server', `${asIs}; --server names the entry file for cm and pm2 only`, { key: 'server' })
-        if (config.serverArgs?.length) throw badFlag('--server-arg', `${asIs}, whose arguments are its own; --server-arg is for --server, or --image with cm or pm2`, { key: 'serverArgs' })
+        if (config.serverArgs?.length) {
+          throw badFlag('--server-arg', `${asIs}, whose arguments are its own; --server-arg is for --server, or --image with cm or pm2`, { key: 'serverArgs' })
+        }
       }
     },
 
@@ -368,7 +414,9 @@ export function createSwarmBackend ({ connect = connectDocker } = {}) {
       const lbMode = await resolveLb(docker, config, log, ref(register.tag))
       const lb = lbMode === 'haproxy' ? lbImage : null
       /** @type {import('../docker/stack-render.js').ServerSpec | null} */
-      const serverSpec = own ? own.server : register.server && { entry: register.server.entry, args: config.serverArgs, workingDir: SERVER_DIR, registerDir: '/app/register' }
+      const serverSpec = own
+        ? own.server
+        : register.server && { entry: register.server.entry, args: config.serverArgs, workingDir: SERVER_DIR, registerDir: '/app/register' }
       parts = {
         register: { ...register, tag: ref(register.tag) },
         rc: { ...rc, tag: ref(rc.tag) },
@@ -457,18 +505,30 @@ export function createSwarmBackend ({ connect = connectDocker } = {}) {
         placement: placementOf(deployment, refs),
         placementRule: plan.rule,
         // the RCs sample the containers; this host, where the load enters, samples Docker's proxy of the published port
-        createSampler: () => withLocalRoles(namedNodes(createRcSampler({ rcs: plane.rcs, token: plane.token, containers: [...containers, ...lbContainers], log }), refs),
-          () => ({ 'docker-proxy': dockerProxyPids(deployment.port) })),
+        createSampler: () => withLocalRoles(
+          namedNodes(createRcSampler({ rcs: plane.rcs, token: plane.token, containers: [...containers, ...lbContainers], log }), refs),
+          () => ({ 'docker-proxy': dockerProxyPids(deployment.port) })
+        ),
         telemetry: (window) => serviceTelemetry(engine, appService, window),
         /** --load-nodes: the run's generators on load nodes that run none of the stack's tasks (see the contract). */
-        createGenerators: (opts) => loadGenerators(engine, { ...opts, image: parts?.load?.tag, serverNodes: deployment.tasks.map(t => t.node), url: deployment.url }),
+        createGenerators: (opts) => loadGenerators(engine, {
+          ...opts,
+          image: parts?.load?.tag,
+          serverNodes: deployment.tasks.map(t => t.node),
+          url: deployment.url
+        }),
         /** A watch over the nodes that run the stack's tasks (run.js starts it with the load and stops it after). */
         createWatch () {
           const ids = [...new Set(deployment.tasks.map(t => t.node))]
           watch = createNodeWatch({
             docker: engine,
             log,
-            nodes: ids.map(id => ({ id, hostname: refs.get(id)?.hostname ?? id, label: refs.get(id)?.label ?? null, rcUrl: plane.rcs.find(r => r.node === id)?.url ?? null }))
+            nodes: ids.map(id => ({
+              id,
+              hostname: refs.get(id)?.hostname ?? id,
+              label: refs.get(id)?.label ?? null,
+              rcUrl: plane.rcs.find(r => r.node === id)?.url ?? null
+            }))
           })
           return watch
         },

@@ -62,13 +62,25 @@ export async function calibrate (config, opts = {}) {
   }
   if (!relaxed) throw new NsError('NS_ERR_RUN', `calibration found no relaxed level within ${maxProbes} probes`)
   if (exhausted && exhausted.concurrency !== null && exhausted.concurrency < relaxed.concurrency) {
-    notes.push(`the exhausted level (${exhausted.concurrency}) is below the relaxed level (${relaxed.concurrency}): requests fail before the busiest core reaches ${RELAXED_WINDOW[0]}%`)
+    notes.push(`the exhausted level (${exhausted.concurrency}) is below the relaxed level (${relaxed.concurrency}): ` +
+      `requests fail before the busiest core reaches ${RELAXED_WINDOW[0]}%`)
   }
   return {
     schema: CALIBRATION_SCHEMA,
     createdAt: new Date().toISOString(),
     seconds: Math.round((Date.now() - started) / 1000),
-    config: { benchmark: prepared.benchmark, strategy: config.strategy, instances: config.instances, backend: prepared.backend.name, driver: config.driver, cpusPerInstance: config.cpusPerInstance, affinity: config.affinity, serverCpus: config.serverCpus, params: config.params, app: config.app },
+    config: {
+      benchmark: prepared.benchmark,
+      strategy: config.strategy,
+      instances: config.instances,
+      backend: prepared.backend.name,
+      driver: config.driver,
+      cpusPerInstance: config.cpusPerInstance,
+      affinity: config.affinity,
+      serverCpus: config.serverCpus,
+      params: config.params,
+      app: config.app
+    },
     probe: { duration: config.duration, warmup: config.warmup, confirm, maxConcurrency, maxProbes },
     // relaxed*cores: the cores the server is given (--server-cpus), else the machine's
     cores: config.serverCpus ? parseCpuList(config.serverCpus)?.length ?? null : environment?.cpus ?? null,
@@ -108,10 +120,15 @@ async function findRelaxed (probe, { maxConcurrency, confirm, notes }) {
       if (flat >= 2) {
         // the server saturates below the window: something else (the load driver, on a small machine) shares its core
         found = peak
-        notes.push(`the busiest core levels off at ${peak.highest}% (below ${LOW}%) from ${peak.concurrency} connections on: the server saturates first, other processes share its core; relaxed is where it peaks`)
+        notes.push(`the busiest core levels off at ${peak.highest}% (below ${LOW}%) from ${peak.concurrency} connections on: ` +
+          'the server saturates first, other processes share its core; relaxed is where it peaks')
         break
       }
-      if (c >= maxConcurrency) { found = peak; notes.push(`the busiest core stays below ${LOW}% up to ${maxConcurrency} connections (at most ${peak.highest}%): relaxed is where it peaks`); break }
+      if (c >= maxConcurrency) {
+        found = peak
+        notes.push(`the busiest core stays below ${LOW}% up to ${maxConcurrency} connections (at most ${peak.highest}%): relaxed is where it peaks`)
+        break
+      }
       c = Math.min(c * 2, maxConcurrency)
       continue
     }
@@ -119,7 +136,8 @@ async function findRelaxed (probe, { maxConcurrency, confirm, notes }) {
     if (hi.concurrency - below <= 1) {
       // no whole number of connections lands in the window: take the one nearer to its middle
       found = !lo || Math.abs(hi.highest - (LOW + HIGH) / 2) <= Math.abs(lo.highest - (LOW + HIGH) / 2) ? hi : lo
-      notes.push(`no concurrency puts the busiest core in ${LOW}-${HIGH}% (${lo ? `${lo.concurrency}: ${lo.highest}%, ` : ''}${hi.concurrency}: ${hi.highest}%): relaxed is the nearer one`)
+      notes.push(`no concurrency puts the busiest core in ${LOW}-${HIGH}% ` +
+        `(${lo ? `${lo.concurrency}: ${lo.highest}%, ` : ''}${hi.concurrency}: ${hi.highest}%): relaxed is the nearer one`)
       break
     }
     c = Math.floor((below + hi.concurrency) / 2)
@@ -197,7 +215,8 @@ export async function readCalibration (file) {
   try {
     data = JSON.parse(await readFile(file, 'utf8'))
   } catch (err) {
-    throw new NsError('NS_ERR_BAD_FILE', `${file}: not a readable calibration file (${err.code ?? err.message}); make one with executor calibrate --out ${file}`)
+    throw new NsError('NS_ERR_BAD_FILE',
+      `${file}: not a readable calibration file (${err.code ?? err.message}); make one with executor calibrate --out ${file}`)
   }
   if (data?.schema !== CALIBRATION_SCHEMA || !Number.isInteger(data.relaxed?.concurrency) || !Number.isInteger(data.cores)) {
     throw new NsError('NS_ERR_BAD_FILE', `${file}: not a calibration file (schema ${CALIBRATION_SCHEMA} with relaxed.concurrency and cores)`)

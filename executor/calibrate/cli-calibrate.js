@@ -25,8 +25,24 @@ export const CALIBRATE_OPTIONS = Object.freeze([
   option({ ...RUN_OPTION.instances, default: 1, help: 'default {default}' }),
   option({ ...RUN_OPTION.duration, default: D.duration, help: 'seconds measured per probe (default {default})' }),
   option({ ...RUN_OPTION.warmup, default: D.warmup, help: 'warm-up seconds per probe (default {default})' }),
-  option({ flag: 'confirm', type: 'whole', min: 1, max: 20, default: D.confirm, arg: 'N', help: 'repeats that confirm each level (default {default}; the thesis used 5)' }),
-  option({ flag: 'max-concurrency', type: 'whole', min: 2, max: RUN_OPTION.concurrency.max, default: D.maxConcurrency, arg: 'C', help: 'highest concurrency probed (default {default})' }),
+  option({
+    flag: 'confirm',
+    type: 'whole',
+    min: 1,
+    max: 20,
+    default: D.confirm,
+    arg: 'N',
+    help: 'repeats that confirm each level (default {default}; the thesis used 5)'
+  }),
+  option({
+    flag: 'max-concurrency',
+    type: 'whole',
+    min: 2,
+    max: RUN_OPTION.concurrency.max,
+    default: D.maxConcurrency,
+    arg: 'C',
+    help: 'highest concurrency probed (default {default})'
+  }),
   option({ flag: 'max-probes', type: 'whole', min: 3, max: 500, default: D.maxProbes, arg: 'N', help: 'at most this many probe runs (default {default})' }),
   option({ flag: 'out', short: 'o', type: 'text', arg: 'FILE', help: 'the calibration file (default results/calibration-<benchmark>-<strategy><N>.json)' }),
   option({ flag: 'runs', type: 'text', arg: 'DIR', help: 'where the probe runs go (default <FILE without .json>-probes/)' }),

@@ -29,7 +29,15 @@ const ROLE_LABEL = 'io.nodescale.role'
  * @returns {Promise<{ stack: string, token: string, service: string, rcs: { node: string, url: string, containerId:
  *   string | null }[] }>}
  */
-export async function deployControlPlane (docker, { image, token = randomBytes(24).toString('hex'), stack = CONTROL_PLANE_STACK, port = RC_PORT, log = () => {}, timeoutMs = 60_000, file = join(ROOT, 'docker-compose.yml') }) {
+export async function deployControlPlane (docker, {
+  image,
+  token = randomBytes(24).toString('hex'),
+  stack = CONTROL_PLANE_STACK,
+  port = RC_PORT,
+  log = () => {},
+  timeoutMs = 60_000,
+  file = join(ROOT, 'docker-compose.yml')
+}) {
   if (!image) throw internalError('the control plane needs the rc image tag (buildImage kind "rc")')
   const doc = /** @type {any} */ (load(readFileSync(file, 'utf8')))
   const rc = doc.services.rc
@@ -66,7 +74,9 @@ export async function deployControlPlane (docker, { image, token = randomBytes(2
       const state = await controlPlaneState(docker, { service: spec.Name, port })
       if (state.failed.length) {
         const out = await taskLogs(docker, state.failed[0])
-        throw new NsError('NS_ERR_DEPLOY', `the RC failed to start: ${describeTasks(state.failed, () => spec.Name, await nodeNames(docker))}${out ? `\n${out}` : ''}`, { hint: missingImageHint(state.failed) })
+        throw new NsError('NS_ERR_DEPLOY',
+          `the RC failed to start: ${describeTasks(state.failed, () => spec.Name, await nodeNames(docker))}${out ? `\n${out}` : ''}`,
+          { hint: missingImageHint(state.failed) })
       }
       if (state.ready) {
         log(`swarm: ${state.rcs.length} RC${state.rcs.length === 1 ? '' : 's'} answer after ${Date.now() - started} ms`)
@@ -143,7 +153,8 @@ export async function ensureControlPlane (docker, { image, log = () => {}, timeo
     const state = await controlPlaneState(docker, { service: saved.service })
     if (state.ready && state.image === image) {
       // 400 (no such session) means the token was accepted; 401 means the plane was redeployed by someone else
-      const answers = await Promise.all(state.rcs.map(rc => rcCall({ url: rc.url, token: saved.token }, 'GET', '/timeline?session=x').then(r => r.status, () => 0)))
+      const answers = await Promise.all(state.rcs.map(rc =>
+        rcCall({ url: rc.url, token: saved.token }, 'GET', '/timeline?session=x').then(r => r.status, () => 0)))
       if (answers.every(s => s === 400)) {
         log(`swarm: control plane up (${state.rcs.length} RC${state.rcs.length === 1 ? '' : 's'}), reused`)
         return { stack: saved.stack, token: saved.token, service: saved.service, rcs: state.rcs, reused: true }

@@ -38,9 +38,13 @@ export function dockerError (err, what, { code = 'NS_ERR_DEPLOY' } = {}) {
   if (err instanceof NsError) return err
   const e = /** @type {any} */ (err)
   if (daemonUnreachable(e)) {
-    return new NsError('NS_ERR_MISSING_DOCKER', `${what}: no Docker daemon answers (${e.code}${e.address ? ` at ${e.address}` : ''})`, { hint: DOCKER_UP_HINT, cause: err })
+    return new NsError('NS_ERR_MISSING_DOCKER', `${what}: no Docker daemon answers (${e.code}${e.address ? ` at ${e.address}` : ''})`,
+      { hint: DOCKER_UP_HINT, cause: err })
   }
-  return new NsError(/** @type {any} */ (code), `${what}: ${dockerMessage(e)}`, { cause: err, details: e?.statusCode ? { statusCode: e.statusCode } : undefined })
+  return new NsError(/** @type {any} */ (code), `${what}: ${dockerMessage(e)}`, {
+    cause: err,
+    details: e?.statusCode ? { statusCode: e.statusCode } : undefined
+  })
 }
 
 /**

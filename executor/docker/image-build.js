@@ -205,7 +205,9 @@ export async function resolveBase (docker, { kind, base, log, pullTimeoutMs = 20
     return { base: 'registry', from: name }
   }
   if (base === 'registry') {
-    throw new NsError('NS_ERR_DEPLOY', `--base registry: cannot pull ${name}: ${pulled.why}`, { hint: 'executor image build --base host (builds from this machine\'s own binaries, no registry needed)' })
+    throw new NsError('NS_ERR_DEPLOY', `--base registry: cannot pull ${name}: ${pulled.why}`, {
+      hint: 'executor image build --base host (builds from this machine\'s own binaries, no registry needed)'
+    })
   }
   log(`image: base auto -> host (${name} is not here and cannot be pulled: ${pulled.why})`)
   return { base: 'host', from: null }
@@ -293,10 +295,18 @@ export async function buildImage (docker, { kind, base = 'auto', apps = [], log 
   const own = server === undefined ? null : serverTree(server, { log })
   if (kind === 'haproxy' || kind === 'registry') {
     if (chosen.base === 'registry') {
-      built = await buildContext(docker, { repo: `nodescale/${kind}`, dockerfile: [`FROM ${chosen.from}`, ...(kind === 'haproxy' ? ['USER root'] : []), label(kind, 'registry'), ''].join('\n'), entries: [], log })
+      built = await buildContext(docker, {
+        repo: `nodescale/${kind}`,
+        dockerfile: [`FROM ${chosen.from}`, ...(kind === 'haproxy' ? ['USER root'] : []), label(kind, 'registry'), ''].join('\n'),
+        entries: [],
+        log
+      })
     } else if (kind === 'haproxy') {
       const binary = hostProgram('haproxy', 'NS_ERR_MISSING_HAPROXY', 'haproxy')
-      const extra = [{ name: 'var/lib/haproxy', type: /** @type {'directory'} */ ('directory'), mode: 0o755 }, { name: 'run', type: /** @type {'directory'} */ ('directory'), mode: 0o755 }]
+      const extra = [
+        { name: 'var/lib/haproxy', type: /** @type {'directory'} */ ('directory'), mode: 0o755 },
+        { name: 'run', type: /** @type {'directory'} */ ('directory'), mode: 0o755 }
+      ]
       built = await hostProgramImage(docker, { kind, binary, path: '/usr/sbin/haproxy', cmd: ['haproxy', '-v'], extra, log })
     } else {
       const binary = hostProgram('docker-registry', 'NS_ERR_MISSING_REGISTRY', 'docker-registry')
@@ -308,16 +318,27 @@ export async function buildImage (docker, { kind, base = 'auto', apps = [], log 
     }
   } else {
     const from = chosen.base === 'registry' ? chosen.from : (await nodeHostBase(docker, log)).tag
-    const tree = kind === 'register' ? registerTree(root, { apps }) : registerTree(root, { dirs: NODE_IMAGES[kind].dirs, required: NODE_IMAGES[kind].dirs[0], extraPackages: [] })
+    const tree = kind === 'register'
+      ? registerTree(root, { apps })
+      : registerTree(root, { dirs: NODE_IMAGES[kind].dirs, required: NODE_IMAGES[kind].dirs[0], extraPackages: [] })
     appPaths = tree.apps
     // a load image for the jmeter driver carries the host's JVM and JMeter install
-    const jvm = kind === 'load' && jmeterHome ? jvmRootfs({ javaHome: dirname(dirname(realpathSync(hostProgram('java', 'NS_ERR_MISSING_JAVA', 'openjdk-17-jre-headless', 'the load image for --driver jmeter (it carries the JVM)')))), jmeterHome }) : []
+    const jvm = kind === 'load' && jmeterHome
+      ? jvmRootfs({
+        javaHome: dirname(dirname(realpathSync(
+          hostProgram('java', 'NS_ERR_MISSING_JAVA', 'openjdk-17-jre-headless', 'the load image for --driver jmeter (it carries the JVM)')
+        ))),
+        jmeterHome
+      })
+      : []
     const dockerfile = [
       `FROM ${from}`,
       'WORKDIR /app',
       'COPY app/ /app/',
       ...(own ? ['COPY server/ /server/'] : []),
-      ...(jvm.length ? ['COPY rootfs/ /', `ENV JAVA_HOME=/opt/java NODESCALE_JMETER_HOME=/opt/jmeter ${PATH_ENV.replace('PATH=', 'PATH=/opt/java/bin:')}`] : []),
+      ...(jvm.length
+        ? ['COPY rootfs/ /', `ENV JAVA_HOME=/opt/java NODESCALE_JMETER_HOME=/opt/jmeter ${PATH_ENV.replace('PATH=', 'PATH=/opt/java/bin:')}`]
+        : []),
       // pm2 keeps its state under PM2_HOME; HOME may not exist in a scratch image.
       'ENV NODE_ENV=production HOME=/tmp PM2_HOME=/tmp/.pm2',
       `EXPOSE ${NODE_IMAGES[kind].port}`,
@@ -325,7 +346,11 @@ export async function buildImage (docker, { kind, base = 'auto', apps = [], log 
       label(kind, chosen.base),
       ''
     ].join('\n')
-    const entries = [...tree.entries.map(e => ({ ...e, name: `app/${e.name}` })), ...(own?.entries ?? []), ...jvm.map(e => ({ ...e, name: `rootfs/${e.name}` }))]
+    const entries = [
+      ...tree.entries.map(e => ({ ...e, name: `app/${e.name}` })),
+      ...(own?.entries ?? []),
+      ...jvm.map(e => ({ ...e, name: `rootfs/${e.name}` }))
+    ]
     built = await buildContext(docker, { repo: `nodescale/${jvm.length ? 'load-jmeter' : kind}`, dockerfile, entries, log })
   }
   log(`image: ${built.tag} (${chosen.base} base${built.reused ? ', unchanged: reused' : ', built'}${own ? `; the server ${own.folder} at /server` : ''})`)
@@ -355,7 +380,10 @@ export async function inspectUserImage (docker, ref) {
   }
   const c = /** @type {any} */ (info.Config ?? {})
   const exposed = Object.keys(c.ExposedPorts ?? {}).filter(p => /\/tcp$/.test(p) || !p.includes('/')).map(p => Number(p.split('/')[0])).sort((a, b) => a - b)
-  const env = Object.fromEntries((c.Env ?? []).map(e => [e.slice(0, e.indexOf('=') < 0 ? e.length : e.indexOf('=')), e.includes('=') ? e.slice(e.indexOf('=') + 1) : '']))
+  const env = Object.fromEntries((c.Env ?? []).map(e => [
+    e.slice(0, e.indexOf('=') < 0 ? e.length : e.indexOf('=')),
+    e.includes('=') ? e.slice(e.indexOf('=') + 1) : ''
+  ]))
   const list = (v) => (v === null || v === undefined ? [] : [].concat(v))
   return { ref, id: info.Id, entrypoint: list(c.Entrypoint), cmd: list(c.Cmd), workingDir: c.WorkingDir || '/', exposed, env }
 }
@@ -370,7 +398,9 @@ export async function inspectUserImage (docker, ref) {
 export function userImagePort (image, containerPort) {
   if (containerPort !== undefined) return { port: containerPort, why: '--container-port' }
   if (image.exposed.length === 1) return { port: image.exposed[0], why: 'the one port the image EXPOSEs' }
-  if (image.exposed.length > 1) return { port: APP_PORT, why: `the image EXPOSEs ${image.exposed.join(', ')}, so no one of them is its port: assumed ${APP_PORT} (give --container-port)` }
+  if (image.exposed.length > 1) {
+    return { port: APP_PORT, why: `the image EXPOSEs ${image.exposed.join(', ')}, so no one of them is its port: assumed ${APP_PORT} (give --container-port)` }
+  }
   return { port: APP_PORT, why: `the image EXPOSEs no port: assumed ${APP_PORT} (give --container-port)` }
 }
 
@@ -395,7 +425,13 @@ export function nodeHasImport (version) {
 export async function imageNodeVersion (docker, ref, { timeoutMs = 30_000 } = {}) {
   let container
   try {
-    container = await docker.createContainer({ Image: ref, Entrypoint: ['node'], Cmd: ['--version'], Labels: { 'io.nodescale.probe': 'node-version' }, HostConfig: { NetworkMode: 'none' } })
+    container = await docker.createContainer({
+      Image: ref,
+      Entrypoint: ['node'],
+      Cmd: ['--version'],
+      Labels: { 'io.nodescale.probe': 'node-version' },
+      HostConfig: { NetworkMode: 'none' }
+    })
   } catch (err) {
     throw dockerError(err, `creating a container of ${ref} to run node --version`)
   }
@@ -408,7 +444,9 @@ export async function imageNodeVersion (docker, ref, { timeoutMs = 30_000 } = {}
     }
     const { StatusCode } = await withTimeout(container.wait(), timeoutMs)
     const out = demuxLogs(await container.logs({ stdout: true, stderr: true })).trim()
-    if (StatusCode !== 0 || !/^v\d+\.\d+\.\d+/.test(out)) return { version: null, why: `node --version exited with ${StatusCode}: ${out.slice(0, 200) || 'no output'}` }
+    if (StatusCode !== 0 || !/^v\d+\.\d+\.\d+/.test(out)) {
+      return { version: null, why: `node --version exited with ${StatusCode}: ${out.slice(0, 200) || 'no output'}` }
+    }
     return { version: out.split('\n')[0], why: '' }
   } catch (err) {
     return { version: null, why: `node --version did not answer: ${dockerMessage(err)}` }
@@ -418,7 +456,10 @@ export async function imageNodeVersion (docker, ref, { timeoutMs = 30_000 } = {}
 }
 
 // node options that take the next argument as their value, and those that run no file
-const NODE_VALUE_OPTIONS = new Set(['-r', '--require', '--import', '--loader', '--experimental-loader', '-C', '--conditions', '--env-file', '--title', '--inspect-port', '--openssl-config', '--icu-data-dir', '--redirect-warnings', '--diagnostic-dir', '--report-dir'])
+const NODE_VALUE_OPTIONS = new Set([
+  '-r', '--require', '--import', '--loader', '--experimental-loader', '-C', '--conditions', '--env-file', '--title', '--inspect-port',
+  '--openssl-config', '--icu-data-dir', '--redirect-warnings', '--diagnostic-dir', '--report-dir'
+])
 const NODE_NO_FILE = /^(-e|-p|--eval|--print|-i|--interactive|--test|-c|--check|-v|--version|-h|--help)(=|$)/
 const SHELLS = /(^|\/)(sh|bash|dash|ash)$/
 

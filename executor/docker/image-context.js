@@ -92,7 +92,10 @@ export function importClosure (startFiles, { within } = {}) {
 export function dependencyClosure (root, names) {
   const lock = JSON.parse(readFileSync(join(root, 'package-lock.json'), 'utf8'))
   const pkgs = lock.packages
-  if (!pkgs) throw new NsError('NS_ERR_BAD_FILE', `${join(root, 'package-lock.json')}: lockfileVersion ${lock.lockfileVersion} has no "packages"; regenerate it with npm >= 7`)
+  if (!pkgs) {
+    throw new NsError('NS_ERR_BAD_FILE',
+      `${join(root, 'package-lock.json')}: lockfileVersion ${lock.lockfileVersion} has no "packages"; regenerate it with npm >= 7`)
+  }
   const find = (from, name) => {
     let base = from
     for (;;) {
@@ -347,7 +350,9 @@ export function serverTree (entry, { log } = {}) {
   if (!files.includes(relEntry)) {
     const out = left.find(l => l.path === relEntry) ?? left.find(l => l.path.endsWith('/') && relEntry.startsWith(l.path))
     if (out) throw badFlag('--server', `${entry} is left out of the image (${out.path}: ${out.why}); give an entry file the image carries`, { key: 'server' })
-    throw badFlag('--server', `${entry} (really ${realEntry}) is reached through a symbolic link inside ${folder}, and the image carries no links: give the file's own path`, { key: 'server' })
+    throw badFlag('--server',
+      `${entry} (really ${realEntry}) is reached through a symbolic link inside ${folder}, and the image carries no links: give the file's own path`,
+      { key: 'server' })
   }
   const entries = files.map(f => {
     const source = join(folder, f)
@@ -390,7 +395,8 @@ function dedupe (entries) {
 export function sharedLibraries (binary) {
   const r = spawnSync('ldd', [binary], { encoding: 'utf8', timeout: 10000 })
   if (r.error || r.status !== 0) {
-    throw new NsError('NS_ERR_DEPLOY', `ldd ${binary} failed (${r.error?.message ?? r.stderr.trim()}); the host base needs a dynamically linked binary and ldd (or use --base registry)`)
+    throw new NsError('NS_ERR_DEPLOY', `ldd ${binary} failed (${r.error?.message ?? r.stderr.trim()}); ` +
+      'the host base needs a dynamically linked binary and ldd (or use --base registry)')
   }
   const libs = []
   for (const line of r.stdout.split('\n')) {
@@ -418,7 +424,11 @@ export function hostRootfs ({ binaries }) {
     entries.push({ name: path.replace(/^\//, ''), source: real, mode: 0o755 })
     entries.push(...libraryEntries(real))
   }
-  entries.push({ name: 'etc/passwd', content: Buffer.from('root:x:0:0:root:/root:/sbin/nologin\nnobody:x:65534:65534:nobody:/nonexistent:/sbin/nologin\n'), mode: 0o644 })
+  entries.push({
+    name: 'etc/passwd',
+    content: Buffer.from('root:x:0:0:root:/root:/sbin/nologin\nnobody:x:65534:65534:nobody:/nonexistent:/sbin/nologin\n'),
+    mode: 0o644
+  })
   entries.push({ name: 'etc/group', content: Buffer.from('root:x:0:\nnogroup:x:65534:\n'), mode: 0o644 })
   entries.push({ name: 'tmp', type: 'directory', mode: 0o1777 })
   entries.push({ name: 'root', type: 'directory', mode: 0o700 })
@@ -426,7 +436,8 @@ export function hostRootfs ({ binaries }) {
 }
 
 /** What a JVM that runs JMeter without a screen does not need: sources, compile-time files, docs, X11 and GUI parts. */
-const JVM_SKIP = /^(bin\/(?!java$)|jmods|docs|include|man|legal|demo|lib\/src\.zip|lib\/ct\.sym|lib\/libawt_xawt\.so|lib\/libsplashscreen\.so|lib\/libatk-wrapper\.so|lib\/libjawt\.so)/
+const JVM_SKIP = new RegExp(String.raw`^(bin\/(?!java$)|jmods|docs|include|man|legal|demo|lib\/src\.zip|lib\/ct\.sym|lib\/libawt_xawt\.so|` +
+  String.raw`lib\/libsplashscreen\.so|lib\/libatk-wrapper\.so|lib\/libjawt\.so)`)
 
 /** Files under a folder as [path relative to it, real path], following symlinks and skipping broken ones. */
 function treeFiles (dir, rel = '') {

@@ -64,7 +64,11 @@ export async function copyImages (source, targets, tags, { log = () => {} } = {}
   for (const { lack, targets: group } of groups.values()) {
     const started = Date.now()
     let saved
-    try { saved = await /** @type {any} */ (source).getImages({ names: lack }) } catch (err) { throw dockerError(err, `saving ${lack.join(', ')} from the manager`) }
+    try {
+      saved = await /** @type {any} */ (source).getImages({ names: lack })
+    } catch (err) {
+      throw dockerError(err, `saving ${lack.join(', ')} from the manager`)
+    }
     const copies = group.map(() => new PassThrough())
     for (const c of copies) saved.pipe(c)
     saved.on('error', (err) => { for (const c of copies) c.destroy(err) })
@@ -127,7 +131,10 @@ export async function pushImages (docker, registry, tags, { log = () => {}, auth
       // the API wants an X-Registry-Auth header even for a registry without auth
       digest = pushedDigest(await drain(await docker.getImage(ref).push({ authconfig: { ...auth, serveraddress: registry } })))
     } catch (err) {
-      throw new NsError('NS_ERR_DEPLOY', `--registry ${registry}: pushing ${ref} failed: ${dockerMessage(err)}`, { cause: err, hint: hint ?? `check that a registry answers at ${registry} and that every engine trusts it (dockerd --insecure-registry ${registry} for plain HTTP)` })
+      throw new NsError('NS_ERR_DEPLOY', `--registry ${registry}: pushing ${ref} failed: ${dockerMessage(err)}`, {
+        cause: err,
+        hint: hint ?? `check that a registry answers at ${registry} and that every engine trusts it (dockerd --insecure-registry ${registry} for plain HTTP)`
+      })
     }
     if (!digest) throw new NsError('NS_ERR_DEPLOY', `--registry ${registry}: the push of ${ref} reported no digest, and images are deployed by digest only`)
     log(`swarm: pushed ${ref} in ${Date.now() - started} ms (${digest.slice(0, 19)}…)`)
