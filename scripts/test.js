@@ -8,7 +8,7 @@
 // end, slowest first (where the suite's time goes).
 // A file is in FAST only when it starts no load, no Docker service and measures no core; in QUIET only when it runs on
 // the local backend and asserts no throughput, CPU, timing or host state; a new file is serial until someone adds it.
-import { spawn, spawnSync } from 'node:child_process'
+import { spawn } from 'node:child_process'
 import { readdirSync } from 'node:fs'
 import { join, dirname } from 'node:path'
 import { fileURLToPath } from 'node:url'
@@ -44,59 +44,65 @@ function args (files, concurrency) {
   return ['--test', `--test-concurrency=${concurrency}`, '--test-reporter=spec', ...files]
 }
 
-/** @param {string[]} files @param {number} concurrency */
-function runFiles (files, concurrency) {
-  if (!files.length) return 0
-  return spawnSync(process.execPath, args(files, concurrency), { cwd: ROOT, stdio: 'inherit' }).status ?? 1
-}
-
 /**
- * The beside lane: its files one at a time in one process, its output kept apart (printed once it ends, so that the
- * two lanes' lines do not interleave).
- * @param {string[]} files
+ * Runs files in one test process. Its output is printed as it comes (live) or once it ends (the beside lane, so that
+ * the two lanes' lines do not interleave), and kept: a failed file's failures are printed again at the very end, where
+ * a CI log's tail shows them.
+ * @param {string[]} files @param {number} concurrency @param {boolean} live
  * @returns {Promise<{ code: number, output: string }>}
  */
-function runBeside (files) {
+function runFiles (files, concurrency, live) {
+  if (!files.length) return Promise.resolve({ code: 0, output: '' })
   return new Promise(resolve => {
-    const child = spawn(process.execPath, args(files, 1), { cwd: ROOT, stdio: ['ignore', 'pipe', 'pipe'] })
+    const child = spawn(process.execPath, args(files, concurrency), { cwd: ROOT, stdio: ['ignore', 'pipe', 'pipe'] })
     let output = ''
-    child.stdout.on('data', d => { output += d })
-    child.stderr.on('data', d => { output += d })
-    child.on('close', code => resolve({ code: code ?? 1, output }))
+    const keep = (d) => { output += d; if (live) process.stdout.write(d) }
+    child.stdout.on('data', keep)
+    child.stderr.on('data', keep)
+    child.on('close', code => {
+      if (!live) process.stdout.write(output)
+      resolve({ code: code ?? 1, output })
+    })
   })
+}
+
+/** What a failed run printed about its failures: the reporter's summary, else its last lines. @param {string} output */
+function failuresOf (output) {
+  const at = output.lastIndexOf('failing tests:')
+  const text = at >= 0 ? output.slice(output.lastIndexOf('\n', at) + 1) : output.split('\n').slice(-40).join('\n')
+  return text.length > 6000 ? `${text.slice(0, 6000)}\n…` : text
 }
 
 const started = Date.now()
 /** @type {Array<[string, number]>} */
 const times = []
+/** @type {Array<[string, string]>} the label and what it printed of its failures */
 const failed = []
 let status = 0
-/** @param {string} label @param {number} code @param {number} t0 */
-function record (label, code, t0) {
-  if (code) failed.push(label)
+/** @param {string} label @param {{ code: number, output: string }} result @param {number} t0 */
+function record (label, { code, output }, t0) {
+  if (code) failed.push([label, failuresOf(output)])
   status = code || status
   times.push([label, Date.now() - t0])
 }
 
 if (only) {
-  record(`${fast.length} files two at a time`, runFiles(fast, 2), started)
+  record(`${fast.length} files two at a time`, await runFiles(fast, 2, true), started)
 } else {
-  const lane = runBeside([...fast, ...quiet])
+  const lane = runFiles([...fast, ...quiet], 1, false)
   for (const file of hosts) {
     const t0 = Date.now()
-    record(file, await new Promise(resolve => spawn(process.execPath, args([file], 1), { cwd: ROOT, stdio: 'inherit' })
-      .on('close', code => resolve(code ?? 1))), t0)
+    record(file, await runFiles([file], 1, true), t0)
   }
-  const beside = await lane
-  process.stdout.write(beside.output)
-  record(`${fast.length + quiet.length} files one at a time beside ${hosts.length}`, beside.code, started)
+  record(`${fast.length + quiet.length} files one at a time beside ${hosts.length}`, await lane, started)
   for (const file of serial) {
     const t0 = Date.now()
-    record(file, runFiles([file], 1), t0)
+    record(file, await runFiles([file], 1, true), t0)
   }
 }
 const s = (ms) => `${Math.round(ms / 1000)} s`
 process.stdout.write(times.sort((a, b) => b[1] - a[1]).map(([f, ms]) => `test: ${s(ms).padStart(6)}  ${f}\n`).join(''))
-if (failed.length) process.stdout.write(`test: failed in ${failed.join(', ')}\n`)
+for (const [label, text] of failed) process.stdout.write(`test: what failed in ${label}:\n${text.trimEnd()}\n`)
+if (failed.length) process.stdout.write(`test: failed in ${failed.map(([label]) => label).join(', ')}\n`)
 process.stdout.write(`test: ${only ? fast.length : all.length} files in ${s(Date.now() - started)}\n`)
 process.exitCode = status
