@@ -55,9 +55,11 @@ export function registryStatus (url, creds, tls) {
     })
     req.on('error', (err) => {
       if (!https || !certificateRefused(err)) return resolve(0)
-      reject(new NsError('NS_ERR_DEPLOY', `the image registry at ${url} presented a certificate that is not --registry-tls's, or not issued for ${tls?.host}: ${err.message}`, {
-        hint: `the certificate must name the manager's address the nodes pull from (${tls?.host}) in its subjectAltName; is another server listening on port ${REGISTRY_PORT}?`
-      }))
+      reject(new NsError('NS_ERR_DEPLOY',
+        `the image registry at ${url} presented a certificate that is not --registry-tls's, or not issued for ${tls?.host}: ${err.message}`, {
+          hint: `the certificate must name the manager's address the nodes pull from (${tls?.host}) in its subjectAltName; ` +
+            `is another server listening on port ${REGISTRY_PORT}?`
+        }))
     })
     req.on('timeout', () => req.destroy())
     req.end()
@@ -122,7 +124,9 @@ export async function ensureRegistry (docker, { image, tls = null, log = () => {
   const files = tlsFiles(tls)
   const verify = files ? { ca: files.cert, host: addr } : undefined
   if (!files) await plainHttpCheck(docker, pullHost, log)
-  const configHash = createHash('sha256').update([image, pullHost, files ? createHash('sha256').update(files.cert).update(files.key).digest('hex') : 'plain'].join('\0')).digest('hex').slice(0, 16)
+  const configHash = createHash('sha256')
+    .update([image, pullHost, files ? createHash('sha256').update(files.cert).update(files.key).digest('hex') : 'plain'].join('\0'))
+    .digest('hex').slice(0, 16)
 
   const saved = savedCredentials()
   const now = await registryState(docker)
@@ -139,14 +143,27 @@ export async function ensureRegistry (docker, { image, tls = null, log = () => {
   svc.deploy.labels = { ...svc.deploy.labels, [CONFIG_LABEL]: configHash }
   const secrets = { nodescale_registry_htpasswd: creds.htpasswd, ...(files && { nodescale_registry_cert: files.cert, nodescale_registry_key: files.key }) }
   if (files) {
-    svc.environment = { ...svc.environment, REGISTRY_HTTP_TLS_CERTIFICATE: '/run/secrets/nodescale_registry_cert', REGISTRY_HTTP_TLS_KEY: '/run/secrets/nodescale_registry_key' }
+    svc.environment = {
+      ...svc.environment,
+      REGISTRY_HTTP_TLS_CERTIFICATE: '/run/secrets/nodescale_registry_cert',
+      REGISTRY_HTTP_TLS_KEY: '/run/secrets/nodescale_registry_key'
+    }
   }
   const secretIds = await createSecrets(docker, secrets)
-  svc.secrets = Object.keys(secrets).map(name => ({ source: name, target: name, secretName: secretIds[name].name, mode: name.endsWith('_key') ? 0o400 : 0o444 }))
-  const { services } = stackSpecs({ ...doc, services: { registry: svc } }, { stack: REGISTRY_STACK, secretIds: Object.fromEntries(Object.entries(secretIds).map(([k, v]) => [k, v.id])) })
+  svc.secrets = Object.keys(secrets).map(name => ({
+    source: name,
+    target: name,
+    secretName: secretIds[name].name,
+    mode: name.endsWith('_key') ? 0o400 : 0o444
+  }))
+  const { services } = stackSpecs({ ...doc, services: { registry: svc } }, {
+    stack: REGISTRY_STACK,
+    secretIds: Object.fromEntries(Object.entries(secretIds).map(([k, v]) => [k, v.id]))
+  })
   // the registry's image is on the manager, where it runs: no pull, no credentials
   try { await docker.createService(services[0].spec) } catch (err) { throw dockerError(err, `creating service ${SERVICE}`) }
-  log(`swarm: image registry ${SERVICE} on the manager, listening on port ${REGISTRY_PORT} (${tls ? 'HTTPS' : 'plain HTTP'}; the nodes pull from ${pullHost} with nodescale's credentials)`)
+  log(`swarm: image registry ${SERVICE} on the manager, listening on port ${REGISTRY_PORT} ` +
+    `(${tls ? 'HTTPS' : 'plain HTTP'}; the nodes pull from ${pullHost} with nodescale's credentials)`)
   for (;;) {
     if (await registryStatus(url, creds, verify) === 200) {
       const anonymous = await registryStatus(url, undefined, verify)
@@ -159,8 +176,10 @@ export async function ensureRegistry (docker, { image, tls = null, log = () => {
     if (failed.length || Date.now() - started > timeoutMs) {
       const logs = failed.length ? await taskLogs(docker, failed[0]) : ''
       await removeRegistry(docker, { log }).catch(() => {})
-      throw new NsError('NS_ERR_DEPLOY', `the image registry did not start${failed.length ? `: ${describeTasks(failed, () => SERVICE, await nodeNames(docker))}` : ` within ${timeoutMs} ms`}${logs ? `\n${logs}` : ''}`, {
-        hint: `is port ${REGISTRY_PORT} free on the manager?${tls ? ' Are --registry-tls\'s certificate and key a pair?' : ''} Or give --registry HOST:PORT (a registry of yours), or --registry none`
+      throw new NsError('NS_ERR_DEPLOY', 'the image registry did not start' +
+        `${failed.length ? `: ${describeTasks(failed, () => SERVICE, await nodeNames(docker))}` : ` within ${timeoutMs} ms`}${logs ? `\n${logs}` : ''}`, {
+        hint: `is port ${REGISTRY_PORT} free on the manager?${tls ? ' Are --registry-tls\'s certificate and key a pair?' : ''} ` +
+          'Or give --registry HOST:PORT (a registry of yours), or --registry none'
       })
     }
     await sleep(200)
@@ -175,11 +194,16 @@ async function plainHttpCheck (docker, pullHost, log) {
   let info
   try { info = await docker.info() } catch (err) { throw dockerError(err, 'reading the engine\'s registry settings') }
   if (!trustsPlainHttp(info, pullHost)) {
-    throw new NsError('NS_ERR_DEPLOY', `the builtin image registry speaks plain HTTP at ${pullHost}, and this manager's engine does not trust that address: it could neither push there nor run its own tasks (the RC) from it`, {
-      hint: `add "${pullHost}" to "insecure-registries" in /etc/docker/daemon.json and reload the engine (kill -HUP $(pidof dockerd)), as executor cluster up does for the local swarm; or give --registry-tls CERT,KEY`
+    throw new NsError('NS_ERR_DEPLOY', `the builtin image registry speaks plain HTTP at ${pullHost}, ` +
+      'and this manager\'s engine does not trust that address: it could neither push there nor run its own tasks (the RC) from it', {
+      hint: `add "${pullHost}" to "insecure-registries" in /etc/docker/daemon.json and reload the engine (kill -HUP $(pidof dockerd)), ` +
+        'as executor cluster up does for the local swarm; or give --registry-tls CERT,KEY'
     })
   }
-  log(`swarm: warning: the image registry at ${pullHost} speaks plain HTTP: anyone on the network path can read the images and capture the credentials (Basic auth) that pushes and pulls send; images are deployed by digest, so one pushed with them is never what a run deploys. On an untrusted network give --registry-tls CERT,KEY (docs/SECURITY.md)`)
+  log(`swarm: warning: the image registry at ${pullHost} speaks plain HTTP: ` +
+    'anyone on the network path can read the images and capture the credentials (Basic auth) that pushes and pulls send; ' +
+    'images are deployed by digest, so one pushed with them is never what a run deploys. ' +
+    'On an untrusted network give --registry-tls CERT,KEY (docs/SECURITY.md)')
 }
 
 /**
@@ -217,7 +241,8 @@ export async function pushToRegistry (docker, registry, tags, { log = () => {} }
   return pushImages(docker, registry.pullHost, tags, {
     log,
     auth: { username: creds.user, password: creds.password },
-    hint: `the manager's engine pushes to ${registry.pullHost}: it must trust it (insecure-registries for plain HTTP; the certificate's CA in /etc/docker/certs.d/${registry.pullHost}/ca.crt with --registry-tls)`
+    hint: `the manager's engine pushes to ${registry.pullHost}: it must trust it ` +
+      `(insecure-registries for plain HTTP; the certificate's CA in /etc/docker/certs.d/${registry.pullHost}/ca.crt with --registry-tls)`
   })
 }
 

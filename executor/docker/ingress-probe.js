@@ -49,7 +49,13 @@ export async function ingressWorks (docker, { image, log = () => {}, timeoutMs =
       Name: `${stack}_app`,
       Labels: labels,
       TaskTemplate: {
-        ContainerSpec: { Image: tag, Command: ['node'], Args: ['register/serve.js'], Env: [`PORT=${APP_PORT}`, 'NODESCALE_BENCHMARK=baseline', 'NODESCALE_INSTANCE=ingress-probe'], Labels: labels },
+        ContainerSpec: {
+          Image: tag,
+          Command: ['node'],
+          Args: ['register/serve.js'],
+          Env: [`PORT=${APP_PORT}`, 'NODESCALE_BENCHMARK=baseline', 'NODESCALE_INSTANCE=ingress-probe'],
+          Labels: labels
+        },
         RestartPolicy: { Condition: 'none' }
       },
       Mode: { Replicated: { Replicas: 1 } },

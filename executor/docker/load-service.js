@@ -83,14 +83,30 @@ export function loadServiceSpec ({ name, labels, image, port, constraints, count
  * @returns {Promise<{ stack: string, agents: { task: string, nodeId: string, url: string }[], remove: (opts?: {
  *   lostNodes?: Iterable<string> }) => Promise<any> }>}
  */
-export async function deployLoadService (docker, { image, runId, count, constraints, token, addrOf, nodes = [], port = LOAD_AGENT_PORT, log = () => {}, signal, timeoutMs = 60_000 }) {
+export async function deployLoadService (docker, {
+  image,
+  runId,
+  count,
+  constraints,
+  token,
+  addrOf,
+  nodes = [],
+  port = LOAD_AGENT_PORT,
+  log = () => {},
+  signal,
+  timeoutMs = 60_000
+}) {
   const stack = `${stackNameFor(runId)}-load`
   const labels = { [NAMESPACE_LABEL]: stack, [RUN_LABEL]: String(runId), [OWNER_LABEL]: ownerId() }
   const name = `${stack}_agent`
   // the token as a Swarm secret: not in the service's environment, which docker service inspect shows
   const secretName = `${stack}_token_${Date.now().toString(36)}`
   let secret
-  try { secret = await docker.createSecret({ Name: secretName, Labels: labels, Data: Buffer.from(token).toString('base64') }) } catch (err) { throw dockerError(err, `creating secret ${secretName}`) }
+  try {
+    secret = await docker.createSecret({ Name: secretName, Labels: labels, Data: Buffer.from(token).toString('base64') })
+  } catch (err) {
+    throw dockerError(err, `creating secret ${secretName}`)
+  }
   const spec = loadServiceSpec({ name, labels, image, port, constraints, count, secret: { id: secret.id, name: secretName }, limits: agentLimits(nodes) })
   const remove = async ({ lostNodes = [] } = {}) => {
     const removed = await removeStack(docker, stack, { log, lostNodes })
@@ -104,11 +120,17 @@ export async function deployLoadService (docker, { image, runId, count, constrai
     while (Date.now() - started < timeoutMs) {
       signal?.throwIfAborted()
       let tasks
-      try { tasks = (await docker.listTasks({ filters: { service: [name] } })).filter(t => t.DesiredState === 'running') } catch (err) { throw dockerError(err, `listing the tasks of ${name}`) }
+      try {
+        tasks = (await docker.listTasks({ filters: { service: [name] } })).filter(t => t.DesiredState === 'running')
+      } catch (err) {
+        throw dockerError(err, `listing the tasks of ${name}`)
+      }
       const failed = tasks.filter(t => ['failed', 'rejected', 'shutdown'].includes(t.Status?.State))
       if (failed.length) {
         const out = await taskLogs(docker, failed[0])
-        throw new NsError('NS_ERR_DEPLOY', `the load agents failed to start: ${describeTasks(failed, () => name, await nodeNames(docker))}${out ? `\n${out}` : ''}`, { hint: missingImageHint(failed) })
+        throw new NsError('NS_ERR_DEPLOY',
+          `the load agents failed to start: ${describeTasks(failed, () => name, await nodeNames(docker))}${out ? `\n${out}` : ''}`,
+          { hint: missingImageHint(failed) })
       }
       const running = tasks.filter(t => t.Status?.State === 'running')
       if (running.length === count) {

@@ -21,7 +21,13 @@ import { daemonUnreachable } from './engine.js'
  * @param {{ confirm?: number, log?: (line: string) => void }} [opts]
  */
 export function createLossTracker (nodes, { confirm = 2, log = () => {} } = {}) {
-  const state = new Map(nodes.map(n => [n.id, { node: n, lastOk: /** @type {number|null} */ (null), firstFail: /** @type {number|null} */ (null), fails: 0, open: /** @type {LossEpisode|null} */ (null) }]))
+  const state = new Map(nodes.map(n => [n.id, {
+    node: n,
+    lastOk: /** @type {number|null} */ (null),
+    firstFail: /** @type {number|null} */ (null),
+    fails: 0,
+    open: /** @type {LossEpisode|null} */ (null)
+  }]))
   /** @type {LossEpisode[]} */
   const episodes = []
   const name = (n) => n.label ?? n.hostname ?? n.id
@@ -57,7 +63,16 @@ export function createLossTracker (nodes, { confirm = 2, log = () => {} } = {}) 
       }
       if (!down && s.fails < confirm) return
       const why = down ? `the manager marks it ${swarmState}` : `its RC does not answer (${rcError ?? 'no answer'})`
-      s.open = { nodeId: id, node: s.node.hostname, label: s.node.label, lastSeenAt: s.lastOk, lostAt: s.firstFail, swarmDownAt: down ? at : null, recoveredAt: null, why }
+      s.open = {
+        nodeId: id,
+        node: s.node.hostname,
+        label: s.node.label,
+        lastSeenAt: s.lastOk,
+        lostAt: s.firstFail,
+        swarmDownAt: down ? at : null,
+        recoveredAt: null,
+        why
+      }
       episodes.push(s.open)
       log(`swarm: warning: node ${name(s.node)} lost (${why}); the run goes on and will be marked degraded`)
     },

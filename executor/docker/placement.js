@@ -66,20 +66,29 @@ export function planPlacement (nodes, config) {
     const down = skipped.length ? `; not usable: ${workers.filter(n => !usable(n)).map(notUsable).join(', ')}` : ''
     const loadWorkers = loads.filter(n => n.Spec?.Role === 'worker').length
     const up = `executor cluster up --nodes ${config.nodes + 1 + loadWorkers}${loadWorkers ? ` --load-nodes ${loadWorkers}` : ''}`
-    throw badFlag('--nodes', `${config.nodes} worker nodes asked, and the swarm has ${plural(ready.length, 'ready worker')}${loads.length ? ' not labelled for load' : ''}${ready.length ? ` (${names(ready)})` : ''}${down}${kept}; lower --nodes, or add nodes (${up} on one machine)`, { key: 'nodes' })
+    throw badFlag('--nodes', `${config.nodes} worker nodes asked, and the swarm has ${plural(ready.length, 'ready worker')}` +
+      `${loads.length ? ' not labelled for load' : ''}${ready.length ? ` (${names(ready)})` : ''}${down}${kept}; ` +
+      `lower --nodes, or add nodes (${up} on one machine)`, { key: 'nodes' })
   }
   if (!workers.length) {
     const chosen = nodes.filter(n => usable(n) && !isLoadNode(n))
     if (!chosen.length && loads.length) {
-      throw new NsError('NS_ERR_DEPLOY', `every usable node of the swarm is labelled ${ROLE_LABEL}=${LOAD_ROLE} (${names(loads)}): none is left for the server`, {
-        hint: `docker node update --label-rm ${ROLE_LABEL} <node> on one of them, or join a worker for the server`
-      })
+      throw new NsError('NS_ERR_DEPLOY',
+        `every usable node of the swarm is labelled ${ROLE_LABEL}=${LOAD_ROLE} (${names(loads)}): none is left for the server`, {
+          hint: `docker node update --label-rm ${ROLE_LABEL} <node> on one of them, or join a worker for the server`
+        })
     }
     const rule = loads.length ? `no worker but the load nodes: the manager runs the server${kept}` : 'single node: the manager runs the server'
     return { constraints: [...notLoad, ...user], maxReplicasPerNode: 0, chosen: chosen.map(nodeRef), skipped, rule }
   }
   if (config.nodes === undefined && user.some(c => CHOOSES_NODES.test(c))) {
-    return { constraints: [...notLoad, ...user], maxReplicasPerNode: 0, chosen: null, skipped, rule: `--constraint chooses the nodes: ${user.join(', ')}${kept}` }
+    return {
+      constraints: [...notLoad, ...user],
+      maxReplicasPerNode: 0,
+      chosen: null,
+      skipped,
+      rule: `--constraint chooses the nodes: ${user.join(', ')}${kept}`
+    }
   }
   let chosen = ready.slice(0, config.nodes ?? ready.length)
   let maxReplicasPerNode = 0
@@ -90,7 +99,8 @@ export function planPlacement (nodes, config) {
     const used = Math.min(chosen.length, Math.ceil(config.instances / cap))
     chosen = chosen.slice(0, used)
     maxReplicasPerNode = used > 1 ? cap : 0
-    rule = `pack: at most ${plural(cap, 'replica')} per node (${cpus} CPUs / ${config.cpusPerInstance ?? 'no quota'}), on ${plural(used, 'worker')} (${names(chosen)})`
+    rule = `pack: at most ${plural(cap, 'replica')} per node (${cpus} CPUs / ${config.cpusPerInstance ?? 'no quota'}), ` +
+      `on ${plural(used, 'worker')} (${names(chosen)})`
   }
   const excluded = ready.filter(n => !chosen.includes(n)).map(n => `node.id != ${n.ID}`)
   return { constraints: ['node.role == worker', ...notLoad, ...excluded, ...user], maxReplicasPerNode, chosen: chosen.map(nodeRef), skipped, rule: rule + kept }
@@ -148,11 +158,17 @@ function tooFewLoadNodes (nodes, { loadNodes, free, candidates, server, freeCoun
   const labelled = nodes.filter(isLoadNode).sort(byName)
   const down = labelled.filter(n => !usable(n))
   const busy = labelled.filter(n => usable(n) && server.has(n.ID))
-  const why = [down.length ? `; labelled but not usable: ${down.map(notUsable).join(', ')}` : '', busy.length ? `; labelled but running the server: ${names(busy)}` : ''].join('')
+  const why = [
+    down.length ? `; labelled but not usable: ${down.map(notUsable).join(', ')}` : '',
+    busy.length ? `; labelled but running the server: ${names(busy)}` : ''
+  ].join('')
   const serverWorkers = nodes.filter(n => n.Spec?.Role === 'worker' && !isLoadNode(n)).length
   const up = `on one machine: executor cluster up --nodes ${1 + serverWorkers + loadNodes} --load-nodes ${loadNodes}`
   const fix = free
     ? `lower --load-nodes, or add nodes (${up}; on a real swarm: join workers, docker swarm join-token worker)`
-    : `lower --load-nodes, or label more nodes (${up}; on a real swarm: ${LABEL_FIX}), or --load-placement free (${plural(freeCount, 'node')} ${freeCount === 1 ? 'runs' : 'run'} no server task)`
-  return badFlag('--load-nodes', `${loadNodes} load node${loadNodes === 1 ? '' : 's'} asked, and ${candidates.length} node${candidates.length === 1 ? ' qualifies' : 's qualify'}${candidates.length ? ` (${names(candidates)})` : ''}: ${what}${why}; ${fix}`, { key: 'loadNodes' })
+    : `lower --load-nodes, or label more nodes (${up}; on a real swarm: ${LABEL_FIX}), ` +
+      `or --load-placement free (${plural(freeCount, 'node')} ${freeCount === 1 ? 'runs' : 'run'} no server task)`
+  return badFlag('--load-nodes', `${loadNodes} load node${loadNodes === 1 ? '' : 's'} asked, ` +
+    `and ${candidates.length} node${candidates.length === 1 ? ' qualifies' : 's qualify'}${candidates.length ? ` (${names(candidates)})` : ''}: ` +
+    `${what}${why}; ${fix}`, { key: 'loadNodes' })
 }

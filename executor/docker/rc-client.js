@@ -21,7 +21,8 @@ export function rcCall (rc, method, path, body, { timeoutMs = 5000 } = {}) {
   const payload = body === undefined ? undefined : Buffer.from(JSON.stringify(body))
   const url = new URL(path, rc.url)
   const base = url.origin
-  return callReceiver({ base, token: rc.token, ids: rcIds }, (sign) => send(url, method, sign({ method, path: url.pathname + url.search, body: payload }), payload, timeoutMs))
+  return callReceiver({ base, token: rc.token, ids: rcIds },
+    (sign) => send(url, method, sign({ method, path: url.pathname + url.search, body: payload }), payload, timeoutMs))
 }
 
 /**
@@ -102,7 +103,14 @@ function joinServerNodes (withData) {
   if (!withData.length) return null
   let offset = 0
   const nodes = withData.map(({ node, timeline, partial }) => {
-    const entry = { node, firstCore: offset, cpus: timeline.cpus, source: timeline.source, lastError: timeline.lastError ?? null, ...(partial ? { partial: true } : {}) }
+    const entry = {
+      node,
+      firstCore: offset,
+      cpus: timeline.cpus,
+      source: timeline.source,
+      lastError: timeline.lastError ?? null,
+      ...(partial ? { partial: true } : {})
+    }
     offset += timeline.cpus
     return entry
   })
@@ -157,7 +165,9 @@ export function createRcSampler ({ rcs, token, containers, log = () => {}, check
   for (const c of containers) {
     if (!c.containerId) continue
     const rc = rcs.find(r => r.node === c.node)
-    if (!rc) throw new NsError('NS_ERR_RUN', `no RC runs on node ${c.node}, where container ${c.containerId.slice(0, 12)} is; is the control plane up? (executor up)`)
+    if (!rc) {
+      throw new NsError('NS_ERR_RUN', `no RC runs on node ${c.node}, where container ${c.containerId.slice(0, 12)} is; is the control plane up? (executor up)`)
+    }
     if (!byNode.has(c.node)) byNode.set(c.node, { rc: { url: rc.url, token }, ids: [], roles: {}, server: false })
     const entry = byNode.get(c.node)
     entry.ids.push(c.containerId)

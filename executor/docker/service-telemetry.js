@@ -99,7 +99,9 @@ export async function serviceTelemetry (docker, service, { from, to }, { timeout
     }, (err, data) => (err ? reject(err) : resolve(data))))
     return await telemetryOfLogs(stream, { from, to })
   } catch (err) {
-    throw dockerError(err, abort.signal.aborted ? `reading the logs of service ${service}: no answer within ${timeoutMs} ms` : `reading the logs of service ${service}`)
+    throw dockerError(err, abort.signal.aborted
+      ? `reading the logs of service ${service}: no answer within ${timeoutMs} ms`
+      : `reading the logs of service ${service}`)
   } finally {
     clearTimeout(timer)
   }

@@ -40,10 +40,12 @@ function checkCapacity (nodes, services) {
   for (const { spec } of services) {
     const r = spec.TaskTemplate.Resources?.Reservations
     if (r?.NanoCPUs > maxCpu) {
-      throw new NsError('NS_ERR_DEPLOY', `service ${spec.Name} reserves ${r.NanoCPUs / 1e9} CPUs per task, and the largest ready node has ${maxCpu / 1e9}: no node can run it (lower --cpus-per-instance, or --instances for up/cm/pm2)`)
+      throw new NsError('NS_ERR_DEPLOY', `service ${spec.Name} reserves ${r.NanoCPUs / 1e9} CPUs per task, and the largest ready node has ${maxCpu / 1e9}: ` +
+        'no node can run it (lower --cpus-per-instance, or --instances for up/cm/pm2)')
     }
     if (r?.MemoryBytes > maxMem) {
-      throw new NsError('NS_ERR_DEPLOY', `service ${spec.Name} reserves ${r.MemoryBytes} bytes of memory per task, and the largest ready node has ${maxMem}: no node can run it`)
+      throw new NsError('NS_ERR_DEPLOY',
+        `service ${spec.Name} reserves ${r.MemoryBytes} bytes of memory per task, and the largest ready node has ${maxMem}: no node can run it`)
     }
   }
 }
@@ -134,7 +136,8 @@ export async function deployStack (docker, doc, { log = () => {}, signal, readyT
         let published = candidates[0]
         if (candidates.length > 1 && isLocalEngine(docker) && task.NodeID === localNode) {
           // An engine may bind IPv4 and IPv6 to different random ports: take the IPv4 one, which `here` reaches.
-          const bindings = (await docker.getContainer(task.Status.ContainerStatus.ContainerID).inspect()).NetworkSettings?.Ports?.[`${port.TargetPort}/tcp`] ?? []
+          const bindings = (await docker.getContainer(task.Status.ContainerStatus.ContainerID).inspect())
+            .NetworkSettings?.Ports?.[`${port.TargetPort}/tcp`] ?? []
           published = Number(bindings.find(b => !b.HostIp.includes(':'))?.HostPort) || published
         }
         return published ? `http://${hostOf(task.NodeID)}:${published}` : null
@@ -144,7 +147,18 @@ export async function deployStack (docker, doc, { log = () => {}, signal, readyT
       const host = isLocalEngine(docker) ? '127.0.0.1' : /** @type {any} */ (docker).modem?.host
       return published ? `http://${host}:${published}` : null
     }
-    const ready = await waitReady(docker, { services, url, expect: meta.expect, timeoutMs: readyTimeoutMs, pendingGraceMs, signal, log, health: meta.health, any2xx: meta.any2xx, readiness: meta.readiness })
+    const ready = await waitReady(docker, {
+      services,
+      url,
+      expect: meta.expect,
+      timeoutMs: readyTimeoutMs,
+      pendingGraceMs,
+      signal,
+      log,
+      health: meta.health,
+      any2xx: meta.any2xx,
+      readiness: meta.readiness
+    })
     return {
       stack,
       url: ready.url,

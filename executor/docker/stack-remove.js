@@ -112,7 +112,10 @@ async function removeStackOnce (docker, stack, { log = () => {}, timeoutMs = 60_
     await sleep(100)
   }
   const ms = Date.now() - started
-  if (skipped.size) log(`swarm: not waiting for ${skipped.size} task${skipped.size === 1 ? '' : 's'} on nodes that are gone (${[...skipped].join(', ')}); their engines stop them when they are back`)
+  if (skipped.size) {
+    log(`swarm: not waiting for ${skipped.size} task${skipped.size === 1 ? '' : 's'} on nodes that are gone (${[...skipped].join(', ')}); ` +
+      'their engines stop them when they are back')
+  }
   log(`swarm: stack ${stack} removed in ${ms} ms`)
   return { ...counts, ms }
 }

@@ -77,7 +77,10 @@ export const ownerId = () => `${hostname()}:${process.pid}`
  * @returns {Record<string, any>}
  */
 export function renderStack (opts) {
-  const { strategy, instances, cpusPerInstance, memory, image, lbImage, benchmark, app, params = {}, port = 0, lb, constraints = [], runId, reserve = true, owner = ownerId() } = opts
+  const {
+    strategy, instances, cpusPerInstance, memory, image, lbImage, benchmark, app, params = {}, port = 0, lb, constraints = [], runId, reserve = true,
+    owner = ownerId()
+  } = opts
   const { server, asIs = false, targetPort = APP_PORT } = opts
   const own = Boolean(server) || asIs
   // every value here comes from a validated run config: one that is not allowed is a bug in the caller
@@ -89,7 +92,9 @@ export function renderStack (opts) {
   if (shape.balanced && lb === 'haproxy' && !lbImage) throw internalError('lbImage: replicas behind HAProxy need the HAProxy image tag')
   if (!benchmark && !app && !own) throw internalError('--benchmark: missing; name a benchmark or a custom app')
   if (server && asIs) throw internalError('a user\'s image runs as it is (asIs) or through our launchers (server), not both')
-  if (server && !(server.entry?.startsWith('/') && server.workingDir && server.registerDir)) throw internalError(`server: ${JSON.stringify(server)} needs an absolute entry, a workingDir and a registerDir`)
+  if (server && !(server.entry?.startsWith('/') && server.workingDir && server.registerDir)) {
+    throw internalError(`server: ${JSON.stringify(server)} needs an absolute entry, a workingDir and a registerDir`)
+  }
   if (!Number.isInteger(targetPort) || targetPort < 1 || targetPort > 65535) throw internalError(`--container-port: ${targetPort} is not a port (1..65535)`)
   const health = own ? opts.health ?? '/' : '/healthz'
   if (!Array.isArray(constraints) || constraints.some(c => typeof c !== 'string' || !/^\s*[\w.-]+\s*(==|!=)\s*\S/.test(c))) {
@@ -160,7 +165,20 @@ export function renderStack (opts) {
   // readiness: every instance names itself (our server, or the hook in a user's), or for an image run as it is only
   // its health path answers (no instance header: how many processes answer is not known)
   const readiness = asIs ? 'health-only' : 'instances'
-  doc['x-nodescale'] = { stack, runId: String(runId), strategy, instances, lb, entry, expect: shape.answering, targetPort: balancer ? APP_PORT : targetPort, health, any2xx: own, readiness, files }
+  doc['x-nodescale'] = {
+    stack,
+    runId: String(runId),
+    strategy,
+    instances,
+    lb,
+    entry,
+    expect: shape.answering,
+    targetPort: balancer ? APP_PORT : targetPort,
+    health,
+    any2xx: own,
+    readiness,
+    files
+  }
   return doc
 }
 

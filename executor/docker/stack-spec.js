@@ -106,10 +106,19 @@ export function stackSpecs (doc, { configIds = {}, secretIds = {}, stack: name }
           ...(s.cap_add ? { CapabilityAdd: capabilities(s.cap_add) } : {}),
           ...(s.cap_drop ? { CapabilityDrop: capabilities(s.cap_drop) } : {}),
           Mounts: (s.volumes ?? []).map(v => {
-            if (typeof v !== 'object' || !['bind', 'volume'].includes(v.type)) throw new NsError('NS_ERR_BAD_FILE', `stack ${stack}: service ${name}: only long-form bind and volume mounts are supported (got ${JSON.stringify(v)})`)
+            if (typeof v !== 'object' || !['bind', 'volume'].includes(v.type)) {
+              throw new NsError('NS_ERR_BAD_FILE',
+                `stack ${stack}: service ${name}: only long-form bind and volume mounts are supported (got ${JSON.stringify(v)})`)
+            }
             // a named volume is the stack's, as docker stack deploy names it
             const source = v.type === 'volume' ? `${stack}_${v.source}` : v.source
-            return { Type: v.type, Source: source, Target: v.target, ReadOnly: Boolean(v.read_only), ...(v.type === 'volume' ? { VolumeOptions: { Labels: ns({}) } } : {}) }
+            return {
+              Type: v.type,
+              Source: source,
+              Target: v.target,
+              ReadOnly: Boolean(v.read_only),
+              ...(v.type === 'volume' ? { VolumeOptions: { Labels: ns({}) } } : {})
+            }
           }),
           Secrets: (s.secrets ?? []).map(x => {
             const ref = typeof x === 'string' ? { source: x } : x

@@ -53,7 +53,8 @@ export function describeTasks (tasks, nameOf, nodeName) {
  */
 export function missingImageHint (failed) {
   if (!failed.some(t => /No such image|manifest unknown|pull access denied|HTTP response to HTTPS client/i.test(t.Status?.Err ?? ''))) return undefined
-  return 'a node lacks the image: run with --registry builtin (the control plane\'s registry; the nodes must trust MANAGER:5000) or --registry HOST:PORT, or docker load it on that node'
+  return 'a node lacks the image: run with --registry builtin (the control plane\'s registry; the nodes must trust MANAGER:5000) ' +
+    'or --registry HOST:PORT, or docker load it on that node'
 }
 
 /** Node id → hostname, for messages (empty when the nodes cannot be read). */
@@ -80,7 +81,18 @@ const settled = (status) => status >= 400 && status < 500 && ![408, 425, 429].in
  *   string, any2xx?: boolean, readiness?: 'instances' | 'health-only' }} opts
  * @returns {Promise<{ tasks: any[], instances: string[], url: string }>}
  */
-export async function waitReady (docker, { services, url, expect, timeoutMs, pendingGraceMs = 8000, signal, log = () => {}, health = '/healthz', any2xx = false, readiness = 'instances' }) {
+export async function waitReady (docker, {
+  services,
+  url,
+  expect,
+  timeoutMs,
+  pendingGraceMs = 8000,
+  signal,
+  log = () => {},
+  health = '/healthz',
+  any2xx = false,
+  readiness = 'instances'
+}) {
   const ok = any2xx ? is2xx : (status) => status === 200
   const healthOnly = readiness === 'health-only'
   let answered = false
@@ -104,14 +116,19 @@ export async function waitReady (docker, { services, url, expect, timeoutMs, pen
     const failed = tasks.filter(t => FAILED.has(t.Status?.State))
     if (failed.length) {
       const logs = (await Promise.all(failed.slice(0, 3).map(t => taskLogs(docker, t)))).filter(Boolean)
-      throw new NsError('NS_ERR_DEPLOY', `a task failed while the stack started: ${describeTasks(failed, nameOf, await nodeNames(docker))}${logs.length ? `\n--- container output ---\n${logs.join('\n---\n')}` : ''}`, { hint: missingImageHint(failed), details: { tasks: failed.map(t => ({ id: t.ID, state: t.Status?.State, err: t.Status?.Err })) } })
+      throw new NsError('NS_ERR_DEPLOY', `a task failed while the stack started: ${describeTasks(failed, nameOf, await nodeNames(docker))}` +
+        `${logs.length ? `\n--- container output ---\n${logs.join('\n---\n')}` : ''}`, {
+        hint: missingImageHint(failed),
+        details: { tasks: failed.map(t => ({ id: t.ID, state: t.Status?.State, err: t.Status?.Err })) }
+      })
     }
     const now = Date.now()
     for (const t of tasks) {
       if (t.Status?.State === 'pending' && t.Status?.Err) {
         if (!pendingSince.has(t.ID)) pendingSince.set(t.ID, now)
         if (now - pendingSince.get(t.ID) >= pendingGraceMs) {
-          throw new NsError('NS_ERR_DEPLOY', `the scheduler cannot place ${nameOf(t.ServiceID)}: ${t.Status.Err} (pending for ${now - pendingSince.get(t.ID)} ms; lower --cpus-per-instance or --instances, or add nodes)`)
+          throw new NsError('NS_ERR_DEPLOY', `the scheduler cannot place ${nameOf(t.ServiceID)}: ${t.Status.Err} ` +
+            `(pending for ${now - pendingSince.get(t.ID)} ms; lower --cpus-per-instance or --instances, or add nodes)`)
         }
       } else {
         pendingSince.delete(t.ID)
@@ -135,7 +152,8 @@ export async function waitReady (docker, { services, url, expect, timeoutMs, pen
             break
           }
           if (any2xx && settled(res.status)) {
-            throw new NsError('NS_ERR_DEPLOY', `the server answers its health path ${health} with HTTP ${res.status}: give the path it answers with a 2xx (--health PATH)`)
+            throw new NsError('NS_ERR_DEPLOY',
+              `the server answers its health path ${health} with HTTP ${res.status}: give the path it answers with a 2xx (--health PATH)`)
           }
           if (ok(res.status) && healthOnly) answered = true
           else if (ok(res.status) && res.instance) seen.add(res.instance)
@@ -154,6 +172,9 @@ export async function waitReady (docker, { services, url, expect, timeoutMs, pen
     await sleep(running ? 100 : 200)
   }
   const states = describeTasks(tasks, nameOf, await nodeNames(docker)) || 'no tasks'
-  const answers = healthOnly ? `${target ?? 'the published port'}${health} answered no 2xx` : `${seen.size} of ${expect} instances answered ${target ?? 'the published port'}${health}`
-  throw new NsError('NS_ERR_DEPLOY', `the stack did not get ready within ${timeoutMs} ms: ${running ? 'all tasks run' : 'not all tasks run'} (${states}); ${answers} (last: ${lastProbe})`)
+  const answers = healthOnly
+    ? `${target ?? 'the published port'}${health} answered no 2xx`
+    : `${seen.size} of ${expect} instances answered ${target ?? 'the published port'}${health}`
+  throw new NsError('NS_ERR_DEPLOY', `the stack did not get ready within ${timeoutMs} ms: ${running ? 'all tasks run' : 'not all tasks run'} ` +
+    `(${states}); ${answers} (last: ${lastProbe})`)
 }
