@@ -55,7 +55,8 @@ export function runFingerprint (env, config, { root = '/' } = {}) {
   const runtime = serverRuntime(env)
   Object.assign(fp, { node: runtime.node, v8: runtime.v8, executorNode: process.version })
   Object.assign(fp.why, runtime.why)
-  set(fp, 'docker', env.docker ?? null, env.backend === 'local' ? 'local backend: no Docker engine ran the server' : 'the backend did not report the engine\'s version')
+  set(fp, 'docker', env.docker ?? null,
+    env.backend === 'local' ? 'local backend: no Docker engine ran the server' : 'the backend did not report the engine\'s version')
   const { why, notes, ...facts } = fp
   return { ...facts, quota: quotaOf(config), load: loadOf(config, null, env), why, ...(notes && { notes }) }
 }
@@ -140,7 +141,9 @@ export function machineFingerprint ({ root = '/' } = {}) {
   const cgroupRoot = join(root, 'sys', 'fs', 'cgroup')
   const cg = detectCgroup(cgroupRoot)
   set(fp, 'cgroup', cg === 'none' ? null : cg, `${cgroupRoot}: neither v1 cpuacct nor v2 cgroup.controllers`)
-  if (cg === 'v1' && existsSync(join(cgroupRoot, 'unified', 'cgroup.controllers'))) fp.notes.cgroup = 'hybrid: v2 is mounted at unified/ too; nodescale reads v1'
+  if (cg === 'v1' && existsSync(join(cgroupRoot, 'unified', 'cgroup.controllers'))) {
+    fp.notes.cgroup = 'hybrid: v2 is mounted at unified/ too; nodescale reads v1'
+  }
   const { why, notes, ...facts } = fp
   return { ...facts, why, ...(Object.keys(notes).length && { notes }) }
 }
@@ -157,13 +160,18 @@ function serverRuntime (env) {
   const own = env.serverImage?.runs === 'launchers' || env.serverImage?.runs === 'as-is'
   if (own) {
     const node = env.serverImage.node ?? null
-    if (node === null) why.node = env.serverImage.runs === 'as-is' ? 'the user\'s image ran as it is: its Node was not asked' : 'the user\'s image did not say its Node version'
+    if (node === null) {
+      why.node = env.serverImage.runs === 'as-is'
+        ? 'the user\'s image ran as it is: its Node was not asked'
+        : 'the user\'s image did not say its Node version'
+    }
     why.v8 = 'the server ran the user\'s image\'s Node: its V8 was not read'
     return { node, v8: null, why }
   }
   if (env.imageBase === 'host') return same
   if (env.imageBase === 'registry') {
-    why.node = `the register image is node:${process.versions.node.split('.')[0]}-slim from a registry: the same major as ${process.version} here, its exact version not read`
+    why.node = `the register image is node:${process.versions.node.split('.')[0]}-slim from a registry: ` +
+      `the same major as ${process.version} here, its exact version not read`
     why.v8 = why.node
     return { node: null, v8: null, why }
   }

@@ -54,9 +54,20 @@ export function runInChild (o, jtlPath, { cpus, log = () => {}, onSpawn } = {}) 
       if (signal?.aborted && (recovered || plain.samples === 'none')) {
         // the figures of its last progress report are the best left
         const steady = last.phase === 'steady'
-        return resolve({ driver: 'autocannon', requests: steady ? last.requests : 0, errors: steady ? last.errors : 0, warmupRequests: steady ? 0 : last.requests, steadyStart: 0, steadyEnd: Date.now(), interrupted: true, jtlPath: recovered, version: 'autocannon (killed after abort)' })
+        return resolve({
+          driver: 'autocannon',
+          requests: steady ? last.requests : 0,
+          errors: steady ? last.errors : 0,
+          warmupRequests: steady ? 0 : last.requests,
+          steadyStart: 0,
+          steadyEnd: Date.now(),
+          interrupted: true,
+          jtlPath: recovered,
+          version: 'autocannon (killed after abort)'
+        })
       }
-      const why = outcome?.error?.message ?? `the load generator exited (code ${code}, signal ${sig})${stderr.trim() ? `: ${stderr.trim().split('\n').slice(-5).join(' | ')}` : ''}`
+      const why = outcome?.error?.message ??
+        `the load generator exited (code ${code}, signal ${sig})${stderr.trim() ? `: ${stderr.trim().split('\n').slice(-5).join(' | ')}` : ''}`
       reject(new NsError('NS_ERR_RUN', `autocannon driver: ${why}`, { details: { stderr } }))
     })
   })

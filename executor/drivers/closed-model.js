@@ -78,7 +78,8 @@ export function runClosed (o, writer) {
         for (const p of pending) {
           const [s, ns] = process.hrtime(p.startTime)
           const elapsed = s * 1e3 + ns / 1e6
-          failed(now - elapsed, elapsed, lastError ?? { code: 'NoHttpResponse', message: 'the server closed the connection before answering' }, threadName, connectMs)
+          failed(now - elapsed, elapsed, lastError ?? { code: 'NoHttpResponse', message: 'the server closed the connection before answering' },
+            threadName, connectMs)
         }
         this.pipelinedRequests.clear()
       }

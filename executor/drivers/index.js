@@ -31,11 +31,15 @@ export function normalizeLoadOptions (opts) {
   if (hasR) checkOption(RUN_OPTION.rate, opts.rate)
   // the run's rows, so a generator (the agent's too) holds what the command line does; a driver runs for seconds, so
   // duration's word (auto) is the run's to resolve, never the driver's
-  if (checkOption(RUN_OPTION.duration, opts.duration) === 'auto') throw badOption(RUN_OPTION.duration, 'a driver runs for a number of seconds: auto is resolved by the run (until)')
+  if (checkOption(RUN_OPTION.duration, opts.duration) === 'auto') {
+    throw badOption(RUN_OPTION.duration, 'a driver runs for a number of seconds: auto is resolved by the run (until)')
+  }
   const warmup = checkOption(RUN_OPTION.warmup, opts.warmup ?? 0)
   const timeoutSec = opts.timeoutSec ?? 10
   if (!positive(timeoutSec)) throw badFlag('timeoutSec', `${timeoutSec} is not a positive number of seconds`)
-  if (opts.maxSockets !== undefined && !(Number.isInteger(opts.maxSockets) && opts.maxSockets > 0)) throw badFlag('maxSockets', `${opts.maxSockets} is not a positive integer`)
+  if (opts.maxSockets !== undefined && !(Number.isInteger(opts.maxSockets) && opts.maxSockets > 0)) {
+    throw badFlag('maxSockets', `${opts.maxSockets} is not a positive integer`)
+  }
   if (opts.body !== undefined && !Buffer.isBuffer(opts.body)) throw badFlag('body', 'must be a Buffer')
   if (!opts.jtlPath) throw new NsError('NS_ERR_BAD_FLAG', 'jtlPath: the JTL file to write is missing')
   const connection = checkOption(RUN_OPTION.connection, opts.connection ?? RUN_OPTION.connection.default)

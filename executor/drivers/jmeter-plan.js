@@ -46,12 +46,14 @@ export function openModelThreads (rate, maxThreads) {
 function threadGroup (o) {
   const threads = o.rate ? openModelThreads(o.rate, o.maxSockets) : o.concurrency
   const ramp = o.rate ? 0 : rampUpSeconds(o.concurrency, o.warmup)
+  const loopController = '<elementProp name="ThreadGroup.main_controller" elementType="LoopController" guiclass="LoopControlPanel" ' +
+    'testclass="LoopController" testname="Loop Controller">'
   return `<ThreadGroup guiclass="ThreadGroupGui" testclass="ThreadGroup" testname="${xmlEscape(o.label)}">
         ${int('ThreadGroup.num_threads', threads)}
         ${int('ThreadGroup.ramp_time', ramp)}
         ${bool('ThreadGroup.same_user_on_next_iteration', true)}
         ${str('ThreadGroup.on_sample_error', 'continue')}
-        <elementProp name="ThreadGroup.main_controller" elementType="LoopController" guiclass="LoopControlPanel" testclass="LoopController" testname="Loop Controller">
+        ${loopController}
           ${int('LoopController.loops', -1)}
           ${bool('LoopController.continue_forever', false)}
         </elementProp>
@@ -140,11 +142,15 @@ export function buildJmx (o) {
   const protocol = url.protocol.replace(':', '')
   const port = url.port || (protocol === 'https' ? '443' : '80')
   const timeoutMs = Math.round(o.timeoutSec * 1000)
+  const planVariables = '<elementProp name="TestPlan.user_defined_variables" elementType="Arguments" guiclass="ArgumentsPanel" ' +
+    'testclass="Arguments" testname="User Defined Variables">'
+  const samplerArguments = '<elementProp name="HTTPsampler.Arguments" elementType="Arguments" guiclass="HTTPArgumentsPanel" ' +
+    'testclass="Arguments" testname="User Defined Variables">'
   const plan = `<?xml version="1.0" encoding="UTF-8"?>
 <jmeterTestPlan version="1.2" properties="5.0" jmeter="5.6.3">
   <hashTree>
     <TestPlan guiclass="TestPlanGui" testclass="TestPlan" testname="nodescale ${xmlEscape(o.label)}">
-      <elementProp name="TestPlan.user_defined_variables" elementType="Arguments" guiclass="ArgumentsPanel" testclass="Arguments" testname="User Defined Variables">
+      ${planVariables}
         <collectionProp name="Arguments.arguments"/>
       </elementProp>
       ${bool('TestPlan.functional_mode', false)}
@@ -169,7 +175,7 @@ export function buildJmx (o) {
           ${str('HTTPSampler.implementation', 'HttpClient4')}
           ${str('HTTPSampler.connect_timeout', timeoutMs)}
           ${str('HTTPSampler.response_timeout', timeoutMs)}
-          <elementProp name="HTTPsampler.Arguments" elementType="Arguments" guiclass="HTTPArgumentsPanel" testclass="Arguments" testname="User Defined Variables">
+          ${samplerArguments}
             <collectionProp name="Arguments.arguments"/>
           </elementProp>
           ${bodyFile(o.bodyPath, o.headers)}

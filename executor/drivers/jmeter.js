@@ -198,8 +198,11 @@ export async function runJmeter (o, jtlPath, { cpus, log = () => {}, onSpawn } =
     if (!o.onProgress) return
     const now = Date.now()
     const from = steadyAt()
-    if (!t0 || now < from) o.onProgress({ phase: 'warmup', elapsed: t0 ? (now - t0) / 1000 : 0, total: o.warmup, requests: counts.warmup, errors: 0 })
-    else o.onProgress({ phase: 'steady', elapsed: Math.min(o.duration, (now - from) / 1000), total: o.duration, requests: counts.steady, errors: counts.errors })
+    if (!t0 || now < from) {
+      o.onProgress({ phase: 'warmup', elapsed: t0 ? (now - t0) / 1000 : 0, total: o.warmup, requests: counts.warmup, errors: 0 })
+    } else {
+      o.onProgress({ phase: 'steady', elapsed: Math.min(o.duration, (now - from) / 1000), total: o.duration, requests: counts.steady, errors: counts.errors })
+    }
   }, 1000)
 
   const exit = await new Promise((resolve) => {
@@ -210,9 +213,13 @@ export async function runJmeter (o, jtlPath, { cpus, log = () => {}, onSpawn } =
   for (const t of timers) clearTimeout(t)
   o.signal?.removeEventListener('abort', onAbort)
 
-  if (exit.err) throw new NsError('NS_ERR_MISSING_JAVA', `jmeter driver: cannot start ${cmd[0]}: ${exit.err.message}`, { hint: 'apt-get install -y openjdk-17-jre-headless' })
+  if (exit.err) {
+    throw new NsError('NS_ERR_MISSING_JAVA', `jmeter driver: cannot start ${cmd[0]}: ${exit.err.message}`,
+      { hint: 'apt-get install -y openjdk-17-jre-headless' })
+  }
   if (!aborted && exit.code !== 0) {
-    throw new NsError('NS_ERR_RUN', `jmeter driver: JMeter exited with code ${exit.code}${exit.signal ? ` (${exit.signal})` : ''}: ${errorLines(logPath, stderr).join(' | ') || 'no error in its log'} (log: ${logPath})`)
+    throw new NsError('NS_ERR_RUN', `jmeter driver: JMeter exited with code ${exit.code}${exit.signal ? ` (${exit.signal})` : ''}: ` +
+      `${errorLines(logPath, stderr).join(' | ') || 'no error in its log'} (log: ${logPath})`)
   }
   if (!t0) {
     // JMeter never started its test (killed during start-up, or a bad plan): the window is empty
@@ -222,7 +229,8 @@ export async function runJmeter (o, jtlPath, { cpus, log = () => {}, onSpawn } =
   const steadyEnd = Math.max(steadyStart, Math.min(steadyStart + o.duration * 1000, abortedAt))
   const { path: written, ...copied } = await copySteadyRows(rawPath, jtlPath, steadyStart, steadyEnd, o)
   if (!aborted && copied.requests + copied.warmupRequests === 0) {
-    throw new NsError('NS_ERR_RUN', `jmeter driver: JMeter ran ${scheduled} s but recorded no sample: ${errorLines(logPath, stderr).join(' | ') || 'no error in its log'} (log: ${logPath})`)
+    throw new NsError('NS_ERR_RUN', `jmeter driver: JMeter ran ${scheduled} s but recorded no sample: ` +
+      `${errorLines(logPath, stderr).join(' | ') || 'no error in its log'} (log: ${logPath})`)
   }
   const problems = errorLines(logPath, '')
   if (problems.length) log(`jmeter driver: JMeter logged errors: ${problems.join(' | ')}`)

@@ -102,7 +102,8 @@ export function runOpen (o, writer) {
       res.on('data', (chunk) => { bytes += chunk.length })
       res.on('error', (err) => {
         if (entry.done) return
-        fail(intended, entry.timedOut ? { code: 'SocketTimeout', message: `no answer within ${o.timeoutSec} s of the intended send time` } : err, threadName, threads, connect)
+        fail(intended, entry.timedOut ? { code: 'SocketTimeout', message: `no answer within ${o.timeoutSec} s of the intended send time` } : err,
+          threadName, threads, connect)
         settle()
       })
       res.on('end', () => {
@@ -133,7 +134,8 @@ export function runOpen (o, writer) {
     })
     req.on('error', (err) => {
       if (entry.done) return
-      fail(intended, entry.timedOut ? { code: 'SocketTimeout', message: `no answer within ${o.timeoutSec} s of the intended send time` } : err, threadName, threads, connect)
+      fail(intended, entry.timedOut ? { code: 'SocketTimeout', message: `no answer within ${o.timeoutSec} s of the intended send time` } : err,
+        threadName, threads, connect)
       settle()
     })
     req.end(o.body)
@@ -151,7 +153,8 @@ export function runOpen (o, writer) {
       next++
       if (intended >= phases.steadyStart && intended < phases.steadyEnd) audit(now - intended)
       if (now - intended >= timeoutMs) {
-        fail(intended, { code: 'QueueTimeout', message: `waited ${o.timeoutSec} s for one of ${bound} connections` }, `${label} ${o.group ?? 1}-0`, inflight.size)
+        fail(intended, { code: 'QueueTimeout', message: `waited ${o.timeoutSec} s for one of ${bound} connections` },
+          `${label} ${o.group ?? 1}-0`, inflight.size)
         resolved()
       } else {
         send(intended)
