@@ -24,7 +24,10 @@ export function haproxyVersion () {
 /** The haproxy version for run.json, or NS_ERR_MISSING_HAPROXY (exit 3) with the command that installs it. */
 export function requireHaproxy () {
   const version = haproxyVersion()
-  if (!version) throw new NsError('NS_ERR_MISSING_HAPROXY', '--strategy hs on the local backend needs haproxy, which is not on PATH', { hint: 'apt-get install -y haproxy' })
+  if (!version) {
+    throw new NsError('NS_ERR_MISSING_HAPROXY', '--strategy hs on the local backend needs haproxy, which is not on PATH',
+      { hint: 'apt-get install -y haproxy' })
+  }
   return version
 }
 

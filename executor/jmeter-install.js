@@ -20,7 +20,8 @@ function has (cmd, args = ['-version']) {
 }
 
 function pom () {
-  const deps = MODULES.map(a => `    <dependency><groupId>org.apache.jmeter</groupId><artifactId>${a}</artifactId><version>${JMETER_VERSION}</version></dependency>`).join('\n')
+  const deps = MODULES.map(a => '    <dependency><groupId>org.apache.jmeter</groupId>' +
+    `<artifactId>${a}</artifactId><version>${JMETER_VERSION}</version></dependency>`).join('\n')
   return `<?xml version="1.0" encoding="UTF-8"?>
 <project xmlns="http://maven.apache.org/POM/4.0.0">
   <modelVersion>4.0.0</modelVersion>
@@ -45,20 +46,25 @@ export async function ensureJmeter ({ log = () => {} } = {}) {
   const jar = join(home, 'bin', 'ApacheJMeter.jar')
   if (existsSync(join(home, '.complete'))) return { home, jar }
   if (process.env.NODESCALE_JMETER_HOME) {
-    throw new NsError('NS_ERR_MISSING_JMETER', `NODESCALE_JMETER_HOME=${home} holds no JMeter ${JMETER_VERSION} install`, { hint: 'unset NODESCALE_JMETER_HOME, or run: node executor/jmeter-install.js' })
+    throw new NsError('NS_ERR_MISSING_JMETER', `NODESCALE_JMETER_HOME=${home} holds no JMeter ${JMETER_VERSION} install`,
+      { hint: 'unset NODESCALE_JMETER_HOME, or run: node executor/jmeter-install.js' })
   }
   if (!has('mvn', ['-v'])) {
-    throw new NsError('NS_ERR_MISSING_JMETER', `JMeter ${JMETER_VERSION} is not installed and Maven is not there to install it`, { hint: 'apt-get install -y maven && node executor/jmeter-install.js' })
+    throw new NsError('NS_ERR_MISSING_JMETER', `JMeter ${JMETER_VERSION} is not installed and Maven is not there to install it`,
+      { hint: 'apt-get install -y maven && node executor/jmeter-install.js' })
   }
   log(`installing JMeter ${JMETER_VERSION} from Maven Central into ${home} (once; about a minute)`)
   const work = `${home}.partial-${process.pid}`
   rmSync(work, { recursive: true, force: true })
   mkdirSync(join(work, 'deps'), { recursive: true })
   writeFileSync(join(work, 'pom.xml'), pom())
-  const mvn = spawnSync('mvn', ['-q', '-B', '-f', join(work, 'pom.xml'), 'dependency:copy-dependencies', `-DoutputDirectory=${join(work, 'deps')}`], { encoding: 'utf8' })
+  const mvn = spawnSync('mvn', ['-q', '-B', '-f', join(work, 'pom.xml'), 'dependency:copy-dependencies', `-DoutputDirectory=${join(work, 'deps')}`],
+    { encoding: 'utf8' })
   if (mvn.status !== 0) {
     rmSync(work, { recursive: true, force: true })
-    throw new NsError('NS_ERR_MISSING_JMETER', `Maven could not fetch JMeter ${JMETER_VERSION}: ${(mvn.stdout + mvn.stderr).trim().split('\n').slice(-5).join(' | ')}`, { hint: 'check that Maven Central answers (mvn -v; ~/.m2/settings.xml), then run: node executor/jmeter-install.js' })
+    throw new NsError('NS_ERR_MISSING_JMETER',
+      `Maven could not fetch JMeter ${JMETER_VERSION}: ${(mvn.stdout + mvn.stderr).trim().split('\n').slice(-5).join(' | ')}`,
+      { hint: 'check that Maven Central answers (mvn -v; ~/.m2/settings.xml), then run: node executor/jmeter-install.js' })
   }
   const layout = join(work, 'home')
   // lib/junit: JMeter's launcher prints a stack trace on every start when it is missing
@@ -72,8 +78,11 @@ export async function ensureJmeter ({ log = () => {} } = {}) {
   // jmeter.properties, saveservice.properties, the report templates: all under bin/ in the config jar.
   const unzip = spawnSync('unzip', ['-q', '-o', join(work, 'deps', `ApacheJMeter_config-${JMETER_VERSION}.jar`), 'bin/*', '-d', layout], { encoding: 'utf8' })
   if (unzip.status !== 0) {
-    const jarX = spawnSync('sh', ['-c', `cd "${layout}" && jar xf "${join(work, 'deps', `ApacheJMeter_config-${JMETER_VERSION}.jar`)}" bin`], { encoding: 'utf8' })
-    if (jarX.status !== 0) throw new NsError('NS_ERR_MISSING_JMETER', 'could not unpack JMeter\'s bin/ folder (needs unzip or jar)', { hint: 'apt-get install -y unzip' })
+    const jarX = spawnSync('sh', ['-c', `cd "${layout}" && jar xf "${join(work, 'deps', `ApacheJMeter_config-${JMETER_VERSION}.jar`)}" bin`],
+      { encoding: 'utf8' })
+    if (jarX.status !== 0) {
+      throw new NsError('NS_ERR_MISSING_JMETER', 'could not unpack JMeter\'s bin/ folder (needs unzip or jar)', { hint: 'apt-get install -y unzip' })
+    }
   }
   writeFileSync(join(layout, '.complete'), `${JMETER_VERSION}\n`)
   rmSync(home, { recursive: true, force: true })

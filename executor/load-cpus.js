@@ -36,10 +36,16 @@ export function loadSharing ({ placement, places = null, machine = null }) {
   const share = many ? 'share' : 'shares'
   const how = generator ? `pinned to ${cores(generator)}` : 'not pinned'
   let why
-  if (apart) why = `${them}, ${how}, kept off the server's ${cores(server)}`
-  else if (all.every(c => server.includes(c))) why = `the server may use every core (${cpuListText(server)}): ${them} cannot be kept off its cores and, ${how}, ${share} ${cores(shared)} with it`
-  else if (!generator) why = `${them} is not pinned (one generator runs where the OS puts it; --load-procs P pins generators off the server's cores): it may share the server's ${cores(shared)}`
-  else why = `${them}, ${how}, ${share} ${cores(shared)} with the server (on ${cores(server)})`
+  if (apart) {
+    why = `${them}, ${how}, kept off the server's ${cores(server)}`
+  } else if (all.every(c => server.includes(c))) {
+    why = `the server may use every core (${cpuListText(server)}): ${them} cannot be kept off its cores and, ${how}, ${share} ${cores(shared)} with it`
+  } else if (!generator) {
+    why = `${them} is not pinned (one generator runs where the OS puts it; --load-procs P pins generators off the server's cores): ` +
+      `it may share the server's ${cores(shared)}`
+  } else {
+    why = `${them}, ${how}, ${share} ${cores(shared)} with the server (on ${cores(server)})`
+  }
   return { server, generator, shared, apart, why }
 }
 

@@ -66,7 +66,8 @@ export async function fetchSamples (call, { token, dest, who, maxBytes, timeoutM
   let header = ''
   const res = await call('GET', '/samples', { timeoutMs, onSigned: (h) => { header = h } })
   if (!res.ok || !res.body) throw new Error(`${res.status} ${await res.text()}`)
-  const tooMany = () => new NsError('NS_ERR_RUN', `${who}: its samples are over ${maxBytes} bytes (the limit for what it reported): stopped reading them`, { details: { agent: who } })
+  const tooMany = () => new NsError('NS_ERR_RUN', `${who}: its samples are over ${maxBytes} bytes (the limit for what it reported): stopped reading them`,
+    { details: { agent: who } })
   if (Number(res.headers.get('content-length')) > maxBytes) {
     await res.body.cancel().catch(() => {})
     throw tooMany()
@@ -89,7 +90,8 @@ export async function fetchSamples (call, { token, dest, who, maxBytes, timeoutM
   }
   if (!answerSigned(token, header, res.headers.get(ANSWER_HEADER), { bytes, sha256: hash.digest('hex') })) {
     await rm(dest, { force: true })
-    throw new NsError('NS_ERR_RUN', `${who}: its samples were not signed by it for this request (changed on the way, or sent by another): not used`, { details: { agent: who } })
+    throw new NsError('NS_ERR_RUN', `${who}: its samples were not signed by it for this request (changed on the way, or sent by another): not used`,
+      { details: { agent: who } })
   }
   return { bytes }
 }
@@ -132,7 +134,9 @@ export function agentPlace ({ name, group, url, token, node, task, partsDir, clo
       const { driver, startAt, body } = opts
       const load = { ...Object.fromEntries(LOAD_FIELDS.map(k => [k, opts[k]])), body: body ? Buffer.from(body).toString('base64') : undefined }
       const started = await call('POST', '/start', { body: { driver, load, startAt: startAt + offset.offsetMs, group }, timeoutMs: 5000 })
-      if (!started.ok) throw new NsError('NS_ERR_RUN', `generator ${name} on ${node.hostname}: the agent refused the load (${started.status} ${await started.text()})`)
+      if (!started.ok) {
+        throw new NsError('NS_ERR_RUN', `generator ${name} on ${node.hostname}: the agent refused the load (${started.status} ${await started.text()})`)
+      }
       let lastSeenAt = clock()
       let last = null
       let abortedAt = null
@@ -154,9 +158,12 @@ export function agentPlace ({ name, group, url, token, node, task, partsDir, clo
             if (status.state === 'failed') throw new NsError('NS_ERR_RUN', `generator ${name} on ${node.hostname}: ${status.error?.message ?? 'failed'}`)
             if (status.state === 'done') break
           } else if (now - lastSeenAt > AGENT_LOST_MS) {
-            throw new GeneratorLost(`its agent at ${url} did not answer for ${((now - lastSeenAt) / 1000).toFixed(1)} s`, { lastSeenAt, lostAt: now, progress: last?.progress ?? null })
+            throw new GeneratorLost(`its agent at ${url} did not answer for ${((now - lastSeenAt) / 1000).toFixed(1)} s`,
+              { lastSeenAt, lostAt: now, progress: last?.progress ?? null })
           }
-          if (abortedAt !== null && now - /** @type {number} */ (abortedAt) > ABORT_GRACE_MS) throw new NsError('NS_ERR_RUN', `generator ${name} on ${node.hostname}: its load did not stop within ${ABORT_GRACE_MS / 1000} s of the abort`)
+          if (abortedAt !== null && now - /** @type {number} */ (abortedAt) > ABORT_GRACE_MS) {
+            throw new NsError('NS_ERR_RUN', `generator ${name} on ${node.hostname}: its load did not stop within ${ABORT_GRACE_MS / 1000} s of the abort`)
+          }
         }
       } finally {
         signal.removeEventListener('abort', abort)
@@ -164,7 +171,12 @@ export function agentPlace ({ name, group, url, token, node, task, partsDir, clo
       const samplesPath = `${partsDir}/${name}.jtl.gz`
       await mkdir(dirname(samplesPath), { recursive: true })
       try {
-        await fetchSamples(call, { token, dest: samplesPath, who: `generator ${name} on ${node.hostname} (agent ${url})`, maxBytes: samplesLimit(last?.result?.requests) })
+        await fetchSamples(call, {
+          token,
+          dest: samplesPath,
+          who: `generator ${name} on ${node.hostname} (agent ${url})`,
+          maxBytes: samplesLimit(last?.result?.requests)
+        })
       } catch (err) {
         if (err instanceof NsError) throw err
         const now = clock()

@@ -32,10 +32,14 @@ export async function settleLoadProcs ({ free, most = Infinity, threshold = THRE
     const busiest = known.length ? Math.max(...(known)) : null
     const pct = (x) => `${Math.round(x * 100)}%`
     if (busiest === null) return settled(count, `the probe of ${count} could not measure the generators' CPU: ${count} kept`)
-    if (busiest < threshold) return settled(count, `the probe of ${count} generator${count === 1 ? '' : 's'}: the busiest at ${pct(busiest)} of its core, under the ${pct(threshold)} threshold`)
+    if (busiest < threshold) {
+      return settled(count, `the probe of ${count} generator${count === 1 ? '' : 's'}: ` +
+        `the busiest at ${pct(busiest)} of its core, under the ${pct(threshold)} threshold`)
+    }
     if (count >= limit) {
       const cap = count >= free.length ? `no free core left (${free.length} free of the server)` : `no connection left for another (${most})`
-      return settled(count, `the probe of ${count}: the busiest at ${pct(busiest)} of its core, over the ${pct(threshold)} threshold, but ${cap}: the run may be flagged generator-saturated`)
+      return settled(count, `the probe of ${count}: the busiest at ${pct(busiest)} of its core, over the ${pct(threshold)} threshold, ` +
+        `but ${cap}: the run may be flagged generator-saturated`)
     }
     count++
   }

@@ -26,7 +26,9 @@ const GENERATORS_DIR = 'generators'
 export async function generatorPlaces (config, { deployment, dir, log, signal, probeLoad, onProcs }) {
   const partsDir = join(dir, GENERATORS_DIR)
   if (config.loadNodes !== undefined) {
-    if (!deployment.createGenerators) throw internalError('--load-nodes reached a deployment that cannot place generators (the option table lets it through on Swarm only)')
+    if (!deployment.createGenerators) {
+      throw internalError('--load-nodes reached a deployment that cannot place generators (the option table lets it through on Swarm only)')
+    }
     const made = await deployment.createGenerators({ count: config.loadNodes, placement: config.loadPlacement, runId: basename(dir), partsDir, log, signal })
     return { ...made, flag: '--load-nodes', partsDir }
   }
@@ -36,7 +38,11 @@ export async function generatorPlaces (config, { deployment, dir, log, signal, p
     // a local deployment says where its server runs; elsewhere (Swarm) the one generator of runLoad, as before
     if (deployment.pinnedCores === undefined) return null
     const free = freeCores(deployment)
-    const tell = (procs) => { onProcs?.(procs); log(`load: ${procs.count} generator process${procs.count === 1 ? '' : 'es'} (--load-procs auto): ${procs.why}`); return procs }
+    const tell = (procs) => {
+      onProcs?.(procs)
+      log(`load: ${procs.count} generator process${procs.count === 1 ? '' : 'es'} (--load-procs auto): ${procs.why}`)
+      return procs
+    }
     if (!free.length) {
       tell(oneGenerator([], 'the server may use every core: one generator, not pinned (--server-cpus N keeps cores for the load)'))
       return null
@@ -44,8 +50,9 @@ export async function generatorPlaces (config, { deployment, dir, log, signal, p
     let procs
     if (free.length === 1) procs = oneGenerator(free, `one core free of the server (${free[0]}): one generator, pinned to it`)
     else if (config.duration === 'auto') procs = oneGenerator(free.slice(0, 1), '--duration auto ends the load of one generator: one, pinned, not probed')
-    else if (config.driver !== 'autocannon' || !probeLoad) procs = oneGenerator(free.slice(0, 1), `--driver ${config.driver}: one generator, pinned, not probed (a JVM's start takes seconds)`)
-    else {
+    else if (config.driver !== 'autocannon' || !probeLoad) {
+      procs = oneGenerator(free.slice(0, 1), `--driver ${config.driver}: one generator, pinned, not probed (a JVM's start takes seconds)`)
+    } else {
       const probe = async (count) => {
         const where = await mkdtemp(join(tmpdir(), 'nodescale-probe-'))
         try {
@@ -66,7 +73,14 @@ export async function generatorPlaces (config, { deployment, dir, log, signal, p
     const count = config.loadProcs ?? 1
     const { cores, shared } = generatorCores(count, { serverCores: deployment.pinnedCores ?? 0, pool })
     if (shared) log(`load: the server is pinned to every core; the ${count} generator processes share them with it`)
-    onProcs?.({ mode: 'fixed', count, cores: cores.flat(), why: config.loadProcs !== undefined ? `--load-procs ${count}` : 'one generator on the load\'s cores (--server-cpus)', probes: [], threshold: THRESHOLDS.generatorBusy })
+    onProcs?.({
+      mode: 'fixed',
+      count,
+      cores: cores.flat(),
+      why: config.loadProcs !== undefined ? `--load-procs ${count}` : 'one generator on the load\'s cores (--server-cpus)',
+      probes: [],
+      threshold: THRESHOLDS.generatorBusy
+    })
     return { places: placesOn(cores, partsDir), flag: config.loadProcs !== undefined ? '--load-procs' : '--server-cpus', partsDir, teardown: async () => {} }
   }
   return null

@@ -65,7 +65,14 @@ function combineSchedules (schedules) {
   if (!all.length) return undefined
   const sum = (k) => all.reduce((a, s) => a + (s[k] ?? 0), 0)
   const answered = all.every(s => typeof s.answered === 'number') ? { answered: sum('answered') } : {}
-  return { planned: sum('planned'), sent: sum('sent'), late: sum('late'), queued: sum('queued'), maxLagMs: Math.max(...all.map(s => s.maxLagMs ?? 0)), ...answered }
+  return {
+    planned: sum('planned'),
+    sent: sum('sent'),
+    late: sum('late'),
+    queued: sum('queued'),
+    maxLagMs: Math.max(...all.map(s => s.maxLagMs ?? 0)),
+    ...answered
+  }
 }
 
 /**
@@ -87,7 +94,9 @@ export async function runGenerators (places, load, { jtlPath, samples = 'jtl', h
   const together = Math.max(...perHost.values())
   const lead = Math.max((LEAD_MS[load.driver] ?? 1000) + (MORE_ON_HOST_MS[load.driver] ?? 0) * (together - 1), ...places.map(p => p.leadMs ?? 0))
   const startAt = Math.ceil(clock() + lead)
-  log(`load: ${places.length} generator${places.length === 1 ? '' : 's'} (${places.map((p, i) => `${p.name} ${p.where.node ?? p.where.host}${portions[i].concurrency ? ` c=${portions[i].concurrency}` : ` r=${Math.round(portions[i].rate * 10) / 10}`}`).join(', ')}), starting together at ${new Date(startAt).toISOString()}`)
+  const portionsText = places.map((p, i) => `${p.name} ${p.where.node ?? p.where.host}` +
+    `${portions[i].concurrency ? ` c=${portions[i].concurrency}` : ` r=${Math.round(portions[i].rate * 10) / 10}`}`).join(', ')
+  log(`load: ${places.length} generator${places.length === 1 ? '' : 's'} (${portionsText}), starting together at ${new Date(startAt).toISOString()}`)
 
   const controller = new AbortController()
   const abort = () => controller.abort()
@@ -121,13 +130,16 @@ export async function runGenerators (places, load, { jtlPath, samples = 'jtl', h
   const failed = settled.find(s => s.status === 'rejected' && !(s.reason instanceof GeneratorLost))
   if (failed) throw /** @type {PromiseRejectedResult} */ (failed).reason
   const survivors = settled.flatMap((s, i) => (s.status === 'fulfilled' ? [{ i, ...s.value }] : []))
-  if (!survivors.length) throw new NsError('NS_ERR_RUN', `every generator was lost: ${settled.map(s => /** @type {PromiseRejectedResult} */ (s).reason.message).join('; ')}`)
+  if (!survivors.length) {
+    throw new NsError('NS_ERR_RUN', `every generator was lost: ${settled.map(s => /** @type {PromiseRejectedResult} */ (s).reason.message).join('; ')}`)
+  }
 
   const steadyStart = startAt + load.warmup * 1000
   const offset = (i) => places[i].clock?.offsetMs ?? 0
   const steadyEnd = Math.round(Math.min(...survivors.map(s => s.result.steadyEnd - offset(s.i))))
   const parts = survivors.filter(s => s.samplesPath)
-  const merged = await mergeSamples(parts.map(s => ({ path: s.samplesPath, offsetMs: offset(s.i) })), { jtlPath, samples, histogramPath, steadyStart, steadyEnd })
+  const merged = await mergeSamples(parts.map(s => ({ path: s.samplesPath, offsetMs: offset(s.i) })),
+    { jtlPath, samples, histogramPath, steadyStart, steadyEnd })
   // the parts are in the run's samples now (or, with --samples none, not wanted): their files go, and their folders
   // with them when nothing else is left there (JMeter's log stays)
   await Promise.all(parts.map(s => rm(s.samplesPath, { force: true })))
@@ -140,7 +152,15 @@ export async function runGenerators (places, load, { jtlPath, samples = 'jtl', h
     const base = { name: place.name, group: place.group, ...place.where, load: portions[i], clock: place.clock }
     if (s.status === 'rejected') {
       const lost = /** @type {GeneratorLost} */ (s.reason)
-      return { ...base, lost: { message: lost.message, lastSeenAt: lost.lastSeenAt, lostAt: lost.lostAt, requestsReported: lost.progress?.requests ?? null }, requests: null, errors: null, throughput: null, cpu: null, validity: null }
+      return {
+        ...base,
+        lost: { message: lost.message, lastSeenAt: lost.lastSeenAt, lostAt: lost.lostAt, requestsReported: lost.progress?.requests ?? null },
+        requests: null,
+        errors: null,
+        throughput: null,
+        cpu: null,
+        validity: null
+      }
     }
     const { result, cpu } = s.value
     const c = counted.get(i) ?? { requests: result.requests, errors: result.errors }

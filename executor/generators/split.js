@@ -15,7 +15,8 @@ export function splitLoad ({ concurrency, rate }, k, { flag = '--load-nodes' } =
   if (rate !== undefined && rate !== null) return Array.from({ length: k }, () => ({ rate: rate / k }))
   if (!Number.isInteger(concurrency) || concurrency < 1) throw badFlag('--concurrency', `${concurrency} is not a positive whole number`)
   if (concurrency < k) {
-    throw badFlag(flag, `${k} generators cannot share ${concurrency} connection${concurrency === 1 ? '' : 's'}: each needs one at least; raise --concurrency to ${k} or more, or use fewer generators`)
+    throw badFlag(flag, `${k} generators cannot share ${concurrency} connection${concurrency === 1 ? '' : 's'}: each needs one at least; ` +
+      `raise --concurrency to ${k} or more, or use fewer generators`)
   }
   const base = Math.floor(concurrency / k)
   const extra = concurrency - base * k

@@ -21,7 +21,9 @@ import { JMETER_REFUSAL, evaluatedByJmeter } from '../../lib/jmeter-text.js'
  * What a start request carries of the load (the body as base64 besides): the rest (files, signals, the start time on
  * the agent's clock) is the agent's own.
  */
-export const LOAD_FIELDS = Object.freeze(['url', 'method', 'headers', 'concurrency', 'rate', 'connection', 'duration', 'warmup', 'label', 'timeoutSec', 'maxSockets'])
+export const LOAD_FIELDS = Object.freeze([
+  'url', 'method', 'headers', 'concurrency', 'rate', 'connection', 'duration', 'warmup', 'label', 'timeoutSec', 'maxSockets'
+])
 
 /**
  * What is wrong with a start request's load, or null: its headers a map of text, and no text JMeter would evaluate
