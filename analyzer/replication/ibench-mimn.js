@@ -28,7 +28,14 @@ export async function ibenchMimnRows ({ dir, runs, leftOut = [], includeInvalid 
     const left = leftOut.filter(r => r.strategy === 'hs' && r.benchmark === t4.benchmark)
     const none = left.length ? `no valid hs runs of the cpu app: ${leftOutWhy(left)}` : 'no hs runs of the cpu app'
     const why = `the sweep has ${ns.length ? `one node count (${ns[0]})` : none}: Table 4 needs two or more`
-    return ['throughput rises with the nodes', 'sub-linearly', 'the instances at the maximum grow with the nodes'].map(w => ({ ...base(`Table 4: ${w}`, {}), ours: null, rule: '-', verdict: 'not-comparable', absent: !ns.length && !left.length, why }))
+    return ['throughput rises with the nodes', 'sub-linearly', 'the instances at the maximum grow with the nodes'].map(w => ({
+      ...base(`Table 4: ${w}`, {}),
+      ours: null,
+      rule: '-',
+      verdict: 'not-comparable',
+      absent: !ns.length && !left.length,
+      why
+    }))
   }
   const sharing = 'local swarm: its nodes share this machine\'s cores, so a node adds no capacity; the distribution is shown, the capacity is not comparable'
   const rows = []
@@ -36,7 +43,10 @@ export async function ibenchMimnRows ({ dir, runs, leftOut = [], includeInvalid 
     const [lo, hi] = [ns[i - 1], ns[i]]
     const d = directionVerdict({ a: at(hi), b: at(lo), aName: `${hi} nodes`, bName: `${lo} nodes`, what: `the best throughput on ${hi} nodes against ${lo}` })
     rows.push({
-      ...base(`Table 4: throughput rises from ${lo} to ${hi} nodes`, { [`${lo} nodes`]: pub[lo]?.throughput.printed ?? '-', [`${hi} nodes`]: pub[hi]?.throughput.printed ?? '-' }),
+      ...base(`Table 4: throughput rises from ${lo} to ${hi} nodes`, {
+        [`${lo} nodes`]: pub[lo]?.throughput.printed ?? '-',
+        [`${hi} nodes`]: pub[hi]?.throughput.printed ?? '-'
+      }),
       ours: { [`${lo} nodes`]: meanCi(at(lo)), [`${hi} nodes`]: meanCi(at(hi)) },
       rule: 'the best mean throughput over instances and workloads at each node count: more nodes, more throughput (Welch\'s one-sided t-test, α = 0.05)',
       effect: { published: pub[lo] && pub[hi] ? signedPct(pub[hi].throughput.value / pub[lo].throughput.value - 1) : '-', here: d.effect ?? '-' },
@@ -51,14 +61,21 @@ export async function ibenchMimnRows ({ dir, runs, leftOut = [], includeInvalid 
   const shown = `X(${top}) / (${top / ns[0]} x X(${ns[0]})) = ${ratio?.toFixed(2)}`
   const k = top / ns[0]
   // sub-linear is a direction: K times the first node count's runs above the last's, by the same one-sided test
-  const linear = directionVerdict({ a: at(ns[0]).map(x => k * x), b: at(top), aName: `${k} x X(${ns[0]})`, bName: `X(${top})`, what: 'linear against measured' })
+  const linear = directionVerdict({
+    a: at(ns[0]).map(x => k * x),
+    b: at(top),
+    aName: `${k} x X(${ns[0]})`,
+    bName: `X(${top})`,
+    what: 'linear against measured'
+  })
   const subLinear = () => {
     if (local) return { verdict: 'not-comparable', why: `${sharing}; here ${shown}` }
     if (ratio === null) return { verdict: 'not-comparable', why: 'no throughput at the first or last node count' }
     return { verdict: linear.verdict, why: `${shown} (published ${pubRatio?.toFixed(2) ?? '-'}); ${linear.why}` }
   }
   rows.push({
-    ...base(`Table 4: ${top} nodes give less than ${top / ns[0]} times ${ns[0]} node${ns[0] === 1 ? '' : 's'}`, { ratio: pubRatio === null ? '-' : pubRatio.toFixed(2) }),
+    ...base(`Table 4: ${top} nodes give less than ${top / ns[0]} times ${ns[0]} node${ns[0] === 1 ? '' : 's'}`,
+      { ratio: pubRatio === null ? '-' : pubRatio.toFixed(2) }),
     ours: { ratio: ratio === null ? null : Math.round(ratio * 100) / 100 },
     rule: 'sub-linear: X(K) below K x X(1), by Welch\'s one-sided t-test over the runs at α = 0.05 (the paper: 7527 against a linear 9100 req/s)',
     effect: { published: pubRatio === null ? '-' : `${pubRatio.toFixed(2)} of linear`, here: ratio === null ? '-' : `${ratio.toFixed(2)} of linear` },
@@ -70,7 +87,10 @@ export async function ibenchMimnRows ({ dir, runs, leftOut = [], includeInvalid 
     ...base('Table 4: the instances at the maximum grow with the nodes', Object.fromEntries(t4.rows.map(r => [`${r.nodes.value} nodes`, r.instances.printed]))),
     ours: Object.fromEntries(ns.map((n, i) => [`${n} nodes`, inst[i]])),
     rule: 'the instance count of each node count\'s best point does not fall as nodes are added, and ends higher',
-    effect: { published: `${t4.rows[0].instances.printed} to ${t4.rows.at(-1).instances.printed} instances`, here: `${inst[0] ?? '-'} to ${inst.at(-1) ?? '-'} instances` },
+    effect: {
+      published: `${t4.rows[0].instances.printed} to ${t4.rows.at(-1).instances.printed} instances`,
+      here: `${inst[0] ?? '-'} to ${inst.at(-1) ?? '-'} instances`
+    },
     ...instancesVerdict(inst, ns, grows, local)
   })
   return rows
@@ -83,6 +103,11 @@ export async function ibenchMimnRows ({ dir, runs, leftOut = [], includeInvalid 
 function instancesVerdict (inst, ns, grows, local) {
   if (inst.includes(null)) return { verdict: 'not-comparable', why: 'the sweep\'s points do not say their instance count (one instance count per node count?)' }
   const shown = `instances at the maximum: ${inst.join(', ')} on ${ns.join(', ')} nodes`
-  if (local) return { verdict: 'not-comparable', why: `local swarm: its nodes share this machine's cores, so more replicas add no capacity and the best point among them is chance; ${shown}` }
+  if (local) {
+    return {
+      verdict: 'not-comparable',
+      why: `local swarm: its nodes share this machine's cores, so more replicas add no capacity and the best point among them is chance; ${shown}`
+    }
+  }
   return { verdict: grows ? 'reproduced' : 'not-reproduced', why: shown }
 }

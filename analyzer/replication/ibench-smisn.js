@@ -48,7 +48,14 @@ export async function ibenchSmisnRows ({ dir, runs, leftOut = [], includeInvalid
   return [
     ...benchmarks.map(b => upRow(groupOf('up', b), b, quotaOf('up', b))),
     ...benchmarks.filter(b => finding('finding-2').benchmarks.includes(b)).map(b => saturationRow(groupOf('hs', b), b, quotaOf('hs', b), cores)),
-    ...finding5Rows({ hs: groupOf('hs', 'baseline'), cm: groupOf('cm', 'baseline'), quota: quotaOf('cm', 'baseline'), cores, runs, left: leftOut.filter(r => r.benchmark === 'baseline') }),
+    ...finding5Rows({
+      hs: groupOf('hs', 'baseline'),
+      cm: groupOf('cm', 'baseline'),
+      quota: quotaOf('cm', 'baseline'),
+      cores,
+      runs,
+      left: leftOut.filter(r => r.benchmark === 'baseline')
+    }),
     ...await table5Rows(dir, includeInvalid)
   ]
 }
@@ -56,12 +63,33 @@ export async function ibenchSmisnRows ({ dir, runs, leftOut = [], includeInvalid
 /** Finding 1: one process given more vCPUs serves no more once it has a whole core. */
 function upRow (group, benchmark, quota) {
   const f = finding('finding-1')
-  const base = { id: `finding 1 (${benchmark}): up gains nothing from more vCPUs`, source: sourceOf(f), published: { says: f.direction[0].text, claim: f.claim, conditions: f.conditions.text } }
+  const base = {
+    id: `finding 1 (${benchmark}): up gains nothing from more vCPUs`,
+    source: sourceOf(f),
+    published: { says: f.direction[0].text, claim: f.claim, conditions: f.conditions.text }
+  }
   const rule = noRiseRule('up\'s throughput at its largest N against the first N with a whole core (N x quota >= 1)')
-  if (!group) return { ...base, ours: null, rule, verdict: 'not-comparable', absent: true, why: `no up runs of ${benchmark} in the sweep (experiments/ibench-smisn.yml runs them)` }
+  if (!group) {
+    return {
+      ...base,
+      ours: null,
+      rule,
+      verdict: 'not-comparable',
+      absent: true,
+      why: `no up runs of ${benchmark} in the sweep (experiments/ibench-smisn.yml runs them)`
+    }
+  }
   const whole = quota ? Math.ceil(1 / quota - 1e-9) : 1
   const ns = (group?.points ?? []).map(p => p.n).filter(n => n >= whole).sort((a, b) => a - b)
-  if (ns.length < 2) return { ...base, ours: null, rule, verdict: 'not-comparable', why: `the sweep's up runs never had more than one whole core (N >= ${whole} at ${quota ?? 1} CPU each: ${ns.join(', ') || 'none'})` }
+  if (ns.length < 2) {
+    return {
+      ...base,
+      ours: null,
+      rule,
+      verdict: 'not-comparable',
+      why: `the sweep's up runs never had more than one whole core (N >= ${whole} at ${quota ?? 1} CPU each: ${ns.join(', ') || 'none'})`
+    }
+  }
   const hi = at(group, ns.at(-1))
   const lo = at(group, whole)
   return { ...base, ours: { [`N=${whole}`]: meanCi(lo), [`N=${ns.at(-1)}`]: meanCi(hi) }, rule, ...notGreater(hi, lo, `up at N=${ns.at(-1)} vs N=${whole}`) }
@@ -70,9 +98,22 @@ function upRow (group, benchmark, quota) {
 /** Finding 2: for the CPU-bound apps, instances beyond the machine's cores add nothing. */
 function saturationRow (group, benchmark, quota, cores) {
   const f = finding('finding-2')
-  const base = { id: `finding 2 (${benchmark}): hs stops rising once the CPU is used up`, source: sourceOf(f), published: { says: f.direction.find(d => d.benchmark === benchmark)?.text ?? f.claim, claim: f.claim } }
+  const base = {
+    id: `finding 2 (${benchmark}): hs stops rising once the CPU is used up`,
+    source: sourceOf(f),
+    published: { says: f.direction.find(d => d.benchmark === benchmark)?.text ?? f.claim, claim: f.claim }
+  }
   const rule = noRiseRule('hs\'s throughput at its largest N against the first N whose quotas fill the machine (N x quota >= cores)')
-  if (!group || !cores) return { ...base, ours: null, rule, verdict: 'not-comparable', absent: !group, why: `no hs runs of ${benchmark} in the sweep (experiments/ibench-smisn.yml runs them)` }
+  if (!group || !cores) {
+    return {
+      ...base,
+      ours: null,
+      rule,
+      verdict: 'not-comparable',
+      absent: !group,
+      why: `no hs runs of ${benchmark} in the sweep (experiments/ibench-smisn.yml runs them)`
+    }
+  }
   const full = Math.ceil(cores / (quota ?? 1) - 1e-9)
   const ns = group.points.map(p => p.n).filter(n => n >= full).sort((a, b) => a - b)
   if (ns.length < 2 || !at(group, full).length) {
@@ -112,7 +153,8 @@ function primaryWhy (spent, serverCores, n, perRequest) {
   const share = serverCores ? ` (${(100 * spent.mean / serverCores).toPrecision(2)}% of the server's ${serverCores} cores)` : ''
   const how = perRequest
     ? '; the clients opened a connection per request (--connection close), which the primary hands over one by one'
-    : '; the clients kept their connections alive, so the primary handed each over once (--connection close makes it balance every request, the paper\'s account)'
+    : '; the clients kept their connections alive, so the primary handed each over once (--connection close makes it ' +
+      'balance every request, the paper\'s account)'
   return `the primary used ${spent.mean} cores${interval} beside the workers${share}${how}`
 }
 
@@ -123,7 +165,11 @@ const FINDING5_ROWS = ['hs serves more than cm at full CPU', 'cm\'s primary spen
 function finding5Rows ({ hs, cm, quota, cores, runs, left }) {
   const f = finding('finding-5')
   // the three rows, in the order of the finding's directions: hs > cm, cm's CPU > hs's, cm x N > cm x 1
-  const base = (i) => ({ id: `finding 5: ${FINDING5_ROWS[i]}`, source: sourceOf(f), published: { says: f.direction[i].text, claim: f.claim, conditions: f.conditions.text } })
+  const base = (i) => ({
+    id: `finding 5: ${FINDING5_ROWS[i]}`,
+    source: sourceOf(f),
+    published: { says: f.direction[i].text, claim: f.claim, conditions: f.conditions.text }
+  })
   if (!hs || !cm || !cores) {
     const why = left.length
       ? `no valid hs and cm runs of the baseline app: ${leftOutWhy(left)}`
@@ -153,10 +199,21 @@ function finding5Rows ({ hs, cm, quota, cores, runs, left }) {
   const leftOne = left.filter(r => r.strategy === 'cm' && r.instances === 1)
   const gain = one.length
     ? directionVerdict({ a: at(cm, n), b: one, aName: `cm x${n}`, bName: 'cm x1', what: 'cm against one instance' })
-    : { verdict: 'not-comparable', why: leftOne.length ? `no valid cm x1 runs of the baseline app: ${leftOutWhy(leftOne)}` : 'no cm x1 runs of the baseline app to compare with' }
+    : {
+        verdict: 'not-comparable',
+        why: leftOne.length ? `no valid cm x1 runs of the baseline app: ${leftOutWhy(leftOne)}` : 'no cm x1 runs of the baseline app to compare with'
+      }
   const effect = (judged) => ({ published: UNPRINTED, here: judged.effect ?? '-' })
   return [
-    { ...base(0), ours: { hs: meanCi(at(hs, n)), cm: meanCi(at(cm, n)) }, rule: `hs's throughput above cm's at an N with the CPU used up (the server at ${FULL_SHARE * 100}% of its quota or more, or the quotas filling the machine), by Welch's one-sided t-test at α = 0.05`, verdict: tput.verdict, why: tput.why, effect: effect(tput) },
+    {
+      ...base(0),
+      ours: { hs: meanCi(at(hs, n)), cm: meanCi(at(cm, n)) },
+      rule: `hs's throughput above cm's at an N with the CPU used up (the server at ${FULL_SHARE * 100}% of its ` +
+        'quota or more, or the quotas filling the machine), by Welch\'s one-sided t-test at α = 0.05',
+      verdict: tput.verdict,
+      why: tput.why,
+      effect: effect(tput)
+    },
     {
       ...base(1),
       ours: { primaryCores: spent },
@@ -166,7 +223,14 @@ function finding5Rows ({ hs, cm, quota, cores, runs, left }) {
       why: spent ? `${primaryJudged.why}; ${primaryWhy(spent, used.cm, n, perRequest)}` : primaryWhy(spent, used.cm, n, perRequest),
       effect: { published: 'the master\'s load balancing is "intensive" (no figure printed)', here: primaryJudged.effect ?? '-' }
     },
-    { ...base(2), ours: { [`N=${n}`]: meanCi(at(cm, n)), 'N=1': meanCi(one) }, rule: 'cm at full CPU above cm x1, Welch\'s one-sided t-test at α = 0.05', verdict: gain.verdict, why: gain.why, effect: effect(gain) }
+    {
+      ...base(2),
+      ours: { [`N=${n}`]: meanCi(at(cm, n)), 'N=1': meanCi(one) },
+      rule: 'cm at full CPU above cm x1, Welch\'s one-sided t-test at α = 0.05',
+      verdict: gain.verdict,
+      why: gain.why,
+      effect: effect(gain)
+    }
   ]
 }
 
@@ -186,14 +250,21 @@ async function table5Rows (dir, includeInvalid) {
   for (const [benchmark, g] of Object.entries(byApp)) {
     const pu = pub(benchmark, 'usl')
     const pa = pub(benchmark, 'amdahl')
-    const row = { id: `Table 5 (${pu.appPrinted}): USL fits better than Amdahl`, source: t5.source, published: { usl: pu.r2.printed, amdahl: pa.r2.printed }, rule: 'USL\'s R² above Amdahl\'s and its coherency term significant (extra-sum-of-squares F test, α = 0.05): nested models, so a higher R² alone proves nothing; not significant: inconclusive' }
+    const row = {
+      id: `Table 5 (${pu.appPrinted}): USL fits better than Amdahl`,
+      source: t5.source,
+      published: { usl: pu.r2.printed, amdahl: pa.r2.printed },
+      rule: 'USL\'s R² above Amdahl\'s and its coherency term significant (extra-sum-of-squares F test, α = ' +
+        '0.05): nested models, so a higher R² alone proves nothing; not significant: inconclusive'
+    }
     if (!g) { rows.push({ ...row, ours: null, verdict: 'not-comparable', absent: true, why: missing }); continue }
     const usl = g.fits.usl
     const am = g.fits.amdahl
     // nested models: only a significant coherency term is evidence that USL fits better; without it the data do not
     // tell (Amdahl suffices for them), which is no evidence against the study's larger model
     const better = Number.isFinite(g.test?.p) && g.test.p < ALPHA && usl.r2 > am.r2
-    const shown = `${g.name} over ${g.points.length} workloads: R² ${(usl.r2 * 100).toFixed(2)}% vs ${(am.r2 * 100).toFixed(2)}%, F test p = ${g.test?.p?.toPrecision(2) ?? '-'}`
+    const shown = `${g.name} over ${g.points.length} workloads: R² ${(usl.r2 * 100).toFixed(2)}% vs ` +
+      `${(am.r2 * 100).toFixed(2)}%, F test p = ${g.test?.p?.toPrecision(2) ?? '-'}`
     rows.push({
       ...row,
       ours: { usl: `${(usl.r2 * 100).toFixed(2)}%`, amdahl: `${(am.r2 * 100).toFixed(2)}%`, p: g.test?.p ?? null, group: g.name },
@@ -206,7 +277,12 @@ async function table5Rows (dir, includeInvalid) {
     const pc = pub('cpu', model)
     const pn = pub('net-out', model)
     const name = `${model === 'usl' ? 'USL' : 'Amdahl'} ${coef === 'sigma' ? 'σ' : 'λ'}`
-    const row = { id: `Table 5: ${name} of the network app above the CPU app's`, source: t5.source, published: { cpu: pc[coef].printed, network: pn[coef].printed }, rule: 'the network app\'s coefficient above the CPU app\'s, their 95% intervals apart (apart the other way: not reproduced; overlapping: inconclusive)' }
+    const row = {
+      id: `Table 5: ${name} of the network app above the CPU app's`,
+      source: t5.source,
+      published: { cpu: pc[coef].printed, network: pn[coef].printed },
+      rule: 'the network app\'s coefficient above the CPU app\'s, their 95% intervals apart (apart the other way: not reproduced; overlapping: inconclusive)'
+    }
     const c = byApp.cpu?.fits[model]
     const nw = byApp['net-out']?.fits[model]
     if (!c || !nw) { rows.push({ ...row, ours: null, verdict: 'not-comparable', absent: true, why: missing }); continue }
@@ -218,7 +294,13 @@ async function table5Rows (dir, includeInvalid) {
     const overlap = `${nw[coef] > c[coef] ? 'the same way' : 'the other way'} (${shown}), but their intervals overlap: the data cannot tell them apart`
     const why = above ? `${shown}, intervals apart` : below ? `the other way here: ${shown}, intervals apart` : overlap
     const ratio = (a, b) => (Number.isFinite(a) && Number.isFinite(b) && b > 0 ? `${(a / b).toFixed(2)}x` : '-')
-    rows.push({ ...row, ours: { cpu: round4(c[coef]), network: round4(nw[coef]), cpuCi: ci, networkCi: ni }, verdict, why, effect: { published: ratio(pn[coef].value, pc[coef].value), here: ratio(nw[coef], c[coef]) } })
+    rows.push({
+      ...row,
+      ours: { cpu: round4(c[coef]), network: round4(nw[coef]), cpuCi: ci, networkCi: ni },
+      verdict,
+      why,
+      effect: { published: ratio(pn[coef].value, pc[coef].value), here: ratio(nw[coef], c[coef]) }
+    })
   }
   return rows
 }

@@ -17,7 +17,8 @@ const BUSY_PCT = 20
  * @param {{ run: any, timeline: any }} detail the run's run.json and timeline.json
  */
 export function runCores ({ run, timeline }) {
-  const samples = samplesInWindow(timeline, { from: run.load?.steadyStart, to: run.load?.steadyEnd }).map(s => s.server).filter(a => Array.isArray(a) && a.length)
+  const samples = samplesInWindow(timeline, { from: run.load?.steadyStart, to: run.load?.steadyEnd })
+    .map(s => s.server).filter(a => Array.isArray(a) && a.length)
   const cores = samples[0]?.length ?? run.cpu?.cores?.length ?? 0
   const busiest = samples.filter(s => Math.max(...s) >= BUSY_PCT).map(s => s.indexOf(Math.max(...s)))
   let moves = 0
@@ -68,7 +69,14 @@ export function multicoreRows (runs, leftOut = []) {
     const base = {
       id: `${row.approach} at ${row.load} load`,
       source: row.source,
-      published: { exists: row.utilisation.printed, words: row.utilisation.words, highest: row.highest.usage.printed, lowest: row.lowest.usage.printed, difference: row.difference.printed, overall: row.overall.printed },
+      published: {
+        exists: row.utilisation.printed,
+        words: row.utilisation.words,
+        highest: row.highest.usage.printed,
+        lowest: row.lowest.usage.printed,
+        difference: row.difference.printed,
+        overall: row.overall.printed
+      },
       ours,
       rule: RULE,
       // the lowest core's share beside ours: what the yes or no is read from (shown, not compared)
@@ -83,9 +91,17 @@ export function multicoreRows (runs, leftOut = []) {
         : `no finished run of ${row.strategy} at the ${level} level in this sweep`
       return { ...base, verdict: 'not-comparable', absent: !left.length, why }
     }
-    if (pinned) return { ...base, verdict: 'not-comparable', why: `the server was pinned to cores ${pinned.pinned.join(',')} of ${pinned.cores}: an idle core is idle by construction (run it with affinity none, as experiments/multicore.yml does)` }
+    if (pinned) {
+      return {
+        ...base,
+        verdict: 'not-comparable',
+        why: `the server was pinned to cores ${pinned.pinned.join(',')} of ${pinned.cores}: an idle core is idle by ` +
+          'construction (run it with affinity none, as experiments/multicore.yml does)'
+      }
+    }
     const same = ours.exists === row.utilisation.exists
-    let why = `both cores in use in a typical second: published ${row.utilisation.printed}, here ${ours.exists ? 'yes' : 'no'} (least-used core ${ours.minCore?.mean}% median)`
+    let why = `both cores in use in a typical second: published ${row.utilisation.printed}, here ` +
+      `${ours.exists ? 'yes' : 'no'} (least-used core ${ours.minCore?.mean}% median)`
     let verdict = same ? 'reproduced' : 'not-reproduced'
     if (row.approach === 'raw' && row.load === 'exhausting' && ours.cores) {
       // The thesis's own account of this cell's "No": its CPU "only alternated between the CPU-cores with always half

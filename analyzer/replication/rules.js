@@ -103,7 +103,8 @@ export function noRiseVerdict ({ hi, lo, what, margin = NO_RISE_MARGIN }) {
   if (under.pBelow === null) return judged('inconclusive', `${shown}; ${TIED}`, null)
   if (under.pBelow < ALPHA) return judged('reproduced', `${bound} is ruled out (p = ${pValue(under.pBelow)}; ${shown})`, under.pBelow)
   if (/** @type {number} */ (rise.pAbove) < ALPHA) return judged('not-reproduced', `it still rises here (p = ${pValue(rise.pAbove)}; ${shown})`, rise.pAbove)
-  return judged('inconclusive', `the runs show neither a significant rise nor one under ${margin * 100}% (p = ${pValue(under.pBelow)} against ${bound}; ${shown}); more repeats`, under.pBelow)
+  return judged('inconclusive', `the runs show neither a significant rise nor one under ${margin * 100}% (p = ` +
+    `${pValue(under.pBelow)} against ${bound}; ${shown}); more repeats`, under.pBelow)
 }
 
 /**
@@ -116,11 +117,25 @@ export function noRiseVerdict ({ hi, lo, what, margin = NO_RISE_MARGIN }) {
  */
 export function aboveMarginVerdict ({ shares, margin, what }) {
   const xs = shares.filter(Number.isFinite)
-  if (xs.length < 2) return { verdict: 'not-comparable', why: `${what}: ${xs.length} run${xs.length === 1 ? '' : 's'}; a test needs two or more (more repeats)`, p: null, diff: null, effect: null }
+  if (xs.length < 2) {
+    return {
+      verdict: 'not-comparable',
+      why: `${what}: ${xs.length} run${xs.length === 1 ? '' : 's'}; a test needs two or more (more repeats)`,
+      p: null,
+      diff: null,
+      effect: null
+    }
+  }
   const t = oneSampleT(xs, margin)
   const pct = (x) => `${(100 * x).toPrecision(2)}%`
   const effect = `${pct(t.mean)}${t.ci95 ? ` [${pct(t.ci95[0])}, ${pct(t.ci95[1])}]` : ''}`
-  const judged = (verdict, why, p) => ({ verdict, why: `${what}: ${effect} over ${xs.length} runs against a margin of ${pct(margin)}, ${why}`, p, diff: null, effect })
+  const judged = (verdict, why, p) => ({
+    verdict,
+    why: `${what}: ${effect} over ${xs.length} runs against a margin of ${pct(margin)}, ${why}`,
+    p,
+    diff: null,
+    effect
+  })
   if (t.pAbove === null) return judged('inconclusive', TIED, null)
   if (t.pAbove < ALPHA) return judged('reproduced', `above it (one-sided p = ${pValue(t.pAbove)})`, t.pAbove)
   if (/** @type {number} */ (t.pBelow) < ALPHA) return judged('not-reproduced', `below it (one-sided p = ${pValue(t.pBelow)}): negligible`, t.pBelow)

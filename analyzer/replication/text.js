@@ -11,7 +11,8 @@ const short = (v) => (typeof v === 'number' && Number.isFinite(v) ? String(Numbe
 
 /** A record's fields as `key value` pairs, intervals written out (claims and conditions left to the why). */
 const shortly = (o) => Object.entries(o).filter(([k]) => !['says', 'claim', 'conditions', 'group'].includes(k))
-  .map(([k, v]) => `${k} ${v && typeof v === 'object' && 'mean' in v ? withCi(v) : Array.isArray(v) ? `[${v.map(short).join(', ')}]` : short(v)}`).join('; ') || '-'
+  .map(([k, v]) => `${k} ${v && typeof v === 'object' && 'mean' in v ? withCi(v) : Array.isArray(v) ? `[${v.map(short).join(', ')}]` : short(v)}`)
+  .join('; ') || '-'
 
 /** What a row shows of the published side and of ours, in a few words. */
 function sides (row) {
@@ -22,7 +23,8 @@ function sides (row) {
   if (p.exists === undefined) return [shortly(p), o ? shortly(o) : '-']
   return [
     `${p.exists}; hi ${p.highest} lo ${p.lowest} diff ${p.difference} all ${p.overall}`,
-    `${o.exists === null ? '-' : o.exists ? 'Yes' : 'No'}; hi ${withCi(o.highest)} lo ${withCi(o.lowest)} diff ${withCi(o.difference)} all ${withCi(o.overall)} (${o.runs} runs)`
+    `${o.exists === null ? '-' : o.exists ? 'Yes' : 'No'}; hi ${withCi(o.highest)} lo ${withCi(o.lowest)} diff ` +
+      `${withCi(o.difference)} all ${withCi(o.overall)} (${o.runs} runs)`
   ]
 }
 
@@ -60,11 +62,15 @@ export function replicationTable (r) {
 export function formatReplication (r) {
   const lines = [
     `replication of ${r.title}`,
-    `  reference: ${r.reference}; ${r.sweeps.map(sw => `sweep ${sw.id} (${sw.experiment}${sw.profile ? `, profile ${sw.profile}` : ''}), ${sw.runs} runs`).join('; ')}`,
+    `  reference: ${r.reference}; ` +
+      `${r.sweeps.map(sw => `sweep ${sw.id} (${sw.experiment}${sw.profile ? `, profile ${sw.profile}` : ''}), ${sw.runs} runs`).join('; ')}`,
     `  order: ${r.order.says}`,
     '',
     'this machine beside the study (≠ differs, = agrees, ? not said or not comparable):',
-    table(['', 'what', 'here', 'the study'], r.fingerprint.map(f => [f.differs === true ? '≠' : f.differs === false ? '=' : '?', f.label, f.ours, f.theirs + (f.why ? ` (${f.why})` : '')]), { indent: '  ' }),
+    table(['', 'what', 'here', 'the study'], r.fingerprint.map(f => [
+      f.differs === true ? '≠' : f.differs === false ? '=' : '?', f.label, f.ours,
+      f.theirs + (f.why ? ` (${f.why})` : '')
+    ]), { indent: '  ' }),
     '',
     'the study\'s set-up, as it states it:'
   ]

@@ -78,9 +78,30 @@ function throughputSpec (report, colour) {
     width: WIDTH,
     height: HEIGHT,
     layer: [
-      { data: { values: rows }, mark: { type: 'line', strokeWidth: 1.5 }, encoding: { ...enc, y: { field: 'mean', type: 'quantitative', title: 'throughput (req/s)' } } },
-      ...(bars.length ? [{ data: { values: bars }, mark: { type: 'errorbar', ticks: true }, encoding: { ...enc, y: { field: 'lo', type: 'quantitative', title: 'throughput (req/s)' }, y2: { field: 'hi' }, description: { field: 'label' } } }] : []),
-      { data: { values: rows }, mark: { type: 'point', filled: true, size: 45 }, encoding: { ...enc, y: { field: 'mean', type: 'quantitative', title: 'throughput (req/s)' }, description: { field: 'label' } } }
+      {
+        data: { values: rows },
+        mark: { type: 'line', strokeWidth: 1.5 },
+        encoding: { ...enc, y: { field: 'mean', type: 'quantitative', title: 'throughput (req/s)' } }
+      },
+      ...(bars.length
+        ? [
+            {
+              data: { values: bars },
+              mark: { type: 'errorbar', ticks: true },
+              encoding: {
+                ...enc,
+                y: { field: 'lo', type: 'quantitative', title: 'throughput (req/s)' },
+                y2: { field: 'hi' },
+                description: { field: 'label' }
+              }
+            }
+          ]
+        : []),
+      {
+        data: { values: rows },
+        mark: { type: 'point', filled: true, size: 45 },
+        encoding: { ...enc, y: { field: 'mean', type: 'quantitative', title: 'throughput (req/s)' }, description: { field: 'label' } }
+      }
     ]
   }
 }
@@ -94,7 +115,11 @@ function metricSpec (report, colour, what) {
   const rows = report.groups.flatMap(pointRows).filter(r => r[what.field] !== null)
     .map(r => ({ ...r, label: `${r.group} N=${human(r.n)}: ${what.name} ${human(r[what.field])} ${what.unit}` }))
   if (!rows.length) return null
-  const enc = { x: xEnc(xTitle(report)), y: { field: what.field, type: 'quantitative', title: `${what.axis} (${what.unit})` }, color: { field: 'group', type: 'nominal', title: 'group', scale: colour } }
+  const enc = {
+    x: xEnc(xTitle(report)),
+    y: { field: what.field, type: 'quantitative', title: `${what.axis} (${what.unit})` },
+    color: { field: 'group', type: 'nominal', title: 'group', scale: colour }
+  }
   return {
     title: { text: what.title, subtitle: what.subtitle },
     width: WIDTH,
@@ -107,8 +132,22 @@ function metricSpec (report, colour, what) {
   }
 }
 
-const LATENCY = { field: 'p95', name: 'p95', title: 'p95 latency vs N', subtitle: 'mean of the repeats\' p95, at the configuration that gave each point', axis: 'p95 latency', unit: 'ms' }
-const CLUSTER_CPU = { field: 'cpu', name: 'server CPU', title: 'Server CPU vs nodes', subtitle: 'the server\'s CPU summed over the nodes, at the configuration that gave each point', axis: 'server CPU', unit: 'cores' }
+const LATENCY = {
+  field: 'p95',
+  name: 'p95',
+  title: 'p95 latency vs N',
+  subtitle: 'mean of the repeats\' p95, at the configuration that gave each point',
+  axis: 'p95 latency',
+  unit: 'ms'
+}
+const CLUSTER_CPU = {
+  field: 'cpu',
+  name: 'server CPU',
+  title: 'Server CPU vs nodes',
+  subtitle: 'the server\'s CPU summed over the nodes, at the configuration that gave each point',
+  axis: 'server CPU',
+  unit: 'cores'
+}
 
 /** One group: the measured points, the fitted USL and Amdahl curves, and N* where the USL curve peaks. */
 function fitSpec (report, group) {
@@ -116,7 +155,12 @@ function fitSpec (report, group) {
   if (!fitted.length) return null
   const rows = pointRows(group)
   const curves = group.curves.map(c => ({ ...c, series: MODEL_NAMES[c.model] }))
-  const peaks = group.peaks.filter(p => p.inChart).map(p => ({ ...p, series: MODEL_NAMES[p.model], text: `N* = ${human(p.nStar, 2)}`, label: `${MODEL_NAMES[p.model]} peak: N* = ${human(p.nStar, 2)}, X(N*) = ${human(p.xStar)} req/s` }))
+  const peaks = group.peaks.filter(p => p.inChart).map(p => ({
+    ...p,
+    series: MODEL_NAMES[p.model],
+    text: `N* = ${human(p.nStar, 2)}`,
+    label: `${MODEL_NAMES[p.model]} peak: N* = ${human(p.nStar, 2)}, X(N*) = ${human(p.xStar)} req/s`
+  }))
   const series = ['measured', ...fitted.map(([m]) => MODEL_NAMES[m])]
   const colour = { field: 'series', type: 'nominal', title: null, scale: { domain: series, range: series.map(s => MODEL_COLOURS[s]) } }
   const [lo, hi] = group.domain
@@ -130,13 +174,42 @@ function fitSpec (report, group) {
     width: FIT_WIDTH,
     height: FIT_HEIGHT,
     layer: [
-      ...fitted.map(([m]) => ({ data: { values: curves.filter(c => c.model === m) }, mark: { type: 'line', strokeWidth: 2, clip: true, strokeDash: m === 'usl' ? [1, 0] : [6, 3] }, encoding: { x, y: { field: 'throughput', ...y }, color: colour } })),
-      ...(rows.some(r => r.sd !== null) ? [{ data: { values: measured.filter(r => r.sd !== null) }, mark: { type: 'errorbar', ticks: true }, encoding: { x, y: { field: 'lo', ...y }, y2: { field: 'hi' }, color: colour, description: { field: 'label' } } }] : []),
-      { data: { values: measured }, mark: { type: 'point', filled: true, size: 50 }, encoding: { x, y: { field: 'mean', ...y }, color: colour, description: { field: 'label' } } },
+      ...fitted.map(([m]) => ({
+        data: { values: curves.filter(c => c.model === m) },
+        mark: { type: 'line', strokeWidth: 2, clip: true, strokeDash: m === 'usl' ? [1, 0] : [6, 3] },
+        encoding: { x, y: { field: 'throughput', ...y }, color: colour }
+      })),
+      ...(rows.some(r => r.sd !== null)
+        ? [
+            {
+              data: { values: measured.filter(r => r.sd !== null) },
+              mark: { type: 'errorbar', ticks: true },
+              encoding: { x, y: { field: 'lo', ...y }, y2: { field: 'hi' }, color: colour, description: { field: 'label' } }
+            }
+          ]
+        : []),
+      {
+        data: { values: measured },
+        mark: { type: 'point', filled: true, size: 50 },
+        encoding: { x, y: { field: 'mean', ...y }, color: colour, description: { field: 'label' } }
+      },
       ...(peaks.length
         ? [
-            { data: { values: peaks }, mark: { type: 'rule', strokeDash: [3, 3] }, encoding: { x: { field: 'nStar', type: 'quantitative' }, color: colour, description: { field: 'label' } } },
-            { data: { values: peaks }, mark: { type: 'text', align: 'left', dx: 4, dy: -6, fontSize: 11 }, encoding: { x: { field: 'nStar', type: 'quantitative' }, y: { field: 'xStar', type: 'quantitative' }, text: { field: 'text' }, color: colour } }
+            {
+              data: { values: peaks },
+              mark: { type: 'rule', strokeDash: [3, 3] },
+              encoding: { x: { field: 'nStar', type: 'quantitative' }, color: colour, description: { field: 'label' } }
+            },
+            {
+              data: { values: peaks },
+              mark: { type: 'text', align: 'left', dx: 4, dy: -6, fontSize: 11 },
+              encoding: {
+                x: { field: 'nStar', type: 'quantitative' },
+                y: { field: 'xStar', type: 'quantitative' },
+                text: { field: 'text' },
+                color: colour
+              }
+            }
           ]
         : [])
     ]
@@ -149,7 +222,12 @@ function cpuSpec (report) {
   const [benchmarks, loads] = [several('benchmark'), several('load')]
   const rows = report.cpu.flatMap(r => {
     const config = `${benchmarks ? `${r.benchmark} ` : ''}${r.strategy} ×${instancesText(r)}${loads ? ` · ${r.load.replace(' connections', ' conn')}` : ''}`
-    return r.cores.filter(c => ok(c.usage)).map(c => ({ config, core: `core ${c.core}`, usage: c.usage, label: `${config}: core ${c.core} ${c.usage.toFixed(1)}%` }))
+    return r.cores.filter(c => ok(c.usage)).map(c => ({
+      config,
+      core: `core ${c.core}`,
+      usage: c.usage,
+      label: `${config}: core ${c.core} ${c.usage.toFixed(1)}%`
+    }))
   })
   if (!rows.length) return null
   const top = Math.max(100, ...rows.map(r => r.usage))
@@ -160,7 +238,13 @@ function cpuSpec (report) {
     data: { values: rows },
     mark: { type: 'bar' },
     encoding: {
-      x: { field: 'config', type: 'nominal', title: loads ? 'strategy × instances · load' : `strategy × instances (load: ${report.cpu[0].load})`, sort: null, axis: { labelAngle: -30, labelLimit: 200 } },
+      x: {
+        field: 'config',
+        type: 'nominal',
+        title: loads ? 'strategy × instances · load' : `strategy × instances (load: ${report.cpu[0].load})`,
+        sort: null,
+        axis: { labelAngle: -30, labelLimit: 200 }
+      },
       xOffset: { field: 'core', type: 'nominal', sort: null },
       y: { field: 'usage', type: 'quantitative', title: 'CPU usage (% of one core)', scale: { domain: [0, top] } },
       color: { field: 'core', type: 'nominal', title: 'core', sort: null },
@@ -176,7 +260,10 @@ function rolesSpec (report) {
   }))))
   if (!rows.length) return null
   return {
-    title: { text: 'Where the cores went, by role', subtitle: 'mean cores of each role over the steady window at each N; the bars sum to the host\'s busy cores' },
+    title: {
+      text: 'Where the cores went, by role',
+      subtitle: 'mean cores of each role over the steady window at each N; the bars sum to the host\'s busy cores'
+    },
     data: { values: rows },
     facet: { field: 'group', type: 'nominal', title: null },
     columns: 3,
@@ -207,19 +294,31 @@ function adaptiveSpec (a) {
     lo: ok(l.estimate.lo) ? l.estimate.lo : null,
     hi: ok(l.estimate.hi) ? l.estimate.hi : null,
     verdict: l.verdict,
-    label: `look ${l.look}: ${l.estimate.ratio.toFixed(2)} [${l.estimate.lo.toFixed(2)}, ${ok(l.estimate.hi) ? l.estimate.hi.toFixed(2) : '∞'}] → ${l.verdict}`
+    label: `look ${l.look}: ${l.estimate.ratio.toFixed(2)} [${l.estimate.lo.toFixed(2)}, ` +
+      `${ok(l.estimate.hi) ? l.estimate.hi.toFixed(2) : '∞'}] → ${l.verdict}`
   }))
   if (!rows.length) return null
   const margin = a.question.margin ?? 0
   const rules = [1, 1 + margin, 1 / (1 + margin)].map((y, i) => ({ y, what: i ? `±${(margin * 100).toFixed(0)}% margin` : 'no difference' }))
   const x = { field: 'look', type: 'quantitative', title: 'look (after each block)', scale: { domain: [0.5, a.maxLooks + 0.5] }, axis: { tickMinStep: 1 } }
   return {
-    title: { text: `${ratioName(a.question)}: the interval look by look`, subtitle: 'the ratio and its repeated 95% interval at each look; it stops once the interval answers' },
+    title: {
+      text: `${ratioName(a.question)}: the interval look by look`,
+      subtitle: 'the ratio and its repeated 95% interval at each look; it stops once the interval answers'
+    },
     width: WIDTH,
     height: HEIGHT,
     layer: [
-      { data: { values: rules }, mark: { type: 'rule', strokeDash: [4, 3], color: '#999' }, encoding: { y: { field: 'y', type: 'quantitative' }, description: { field: 'what' } } },
-      { data: { values: rows.filter(r => r.lo !== null && r.hi !== null) }, mark: { type: 'rule', strokeWidth: 2 }, encoding: { x, y: { field: 'lo', type: 'quantitative', scale: { type: 'log' } }, y2: { field: 'hi' }, description: { field: 'label' } } },
+      {
+        data: { values: rules },
+        mark: { type: 'rule', strokeDash: [4, 3], color: '#999' },
+        encoding: { y: { field: 'y', type: 'quantitative' }, description: { field: 'what' } }
+      },
+      {
+        data: { values: rows.filter(r => r.lo !== null && r.hi !== null) },
+        mark: { type: 'rule', strokeWidth: 2 },
+        encoding: { x, y: { field: 'lo', type: 'quantitative', scale: { type: 'log' } }, y2: { field: 'hi' }, description: { field: 'label' } }
+      },
       {
         data: { values: rows },
         mark: { type: 'point', filled: true, size: 60 },

@@ -1,6 +1,9 @@
 // The report as one self-contained HTML file: inline CSS, inline SVG charts, no script and nothing fetched at view
 // time.
-import { fitsTable, verdictLines, pointsTable, fitNote, cpuTableOf, environmentTable, runsTable, overviewLine, cellText, correlationsTable, correlationNotes, CORRELATIONS_HINT, pairsTable, PAIRS_HINT, searchesTable, SEARCHES_HINT, bendsTable, BENDS_HINT } from './report-tables.js'
+import {
+  fitsTable, verdictLines, pointsTable, fitNote, cpuTableOf, environmentTable, runsTable, overviewLine, cellText, correlationsTable,
+  correlationNotes, CORRELATIONS_HINT, pairsTable, PAIRS_HINT, searchesTable, SEARCHES_HINT, bendsTable, BENDS_HINT
+} from './report-tables.js'
 import { excludedLine } from '../run-validity.js'
 import { perCoreWhy } from '../diagnosis/why-bends.js'
 import { replicationTable, REPLICATION_HINT, verdictMeanings } from '../replication/text.js'
@@ -10,10 +13,11 @@ const ESCAPES = { '&': '&amp;', '<': '&lt;', '>': '&gt;', '"': '&quot;', "'": '&
 /** Text for HTML content and attribute values. */
 export const esc = v => String(v ?? '').replace(/[&<>"']/g, c => ESCAPES[c])
 
+const BODY_FONT = '14px/1.45 system-ui, -apple-system, "Segoe UI", Roboto, sans-serif'
 const CSS = `
 :root { color-scheme: light; --ink: #1d1d1f; --muted: #5f6368; --line: #dadce0; --bad: #b3261e; --soft: #f6f7f9; }
 * { box-sizing: border-box; }
-body { margin: 0 auto; max-width: 1180px; padding: 24px 28px 60px; font: 14px/1.45 system-ui, -apple-system, "Segoe UI", Roboto, sans-serif; color: var(--ink); }
+body { margin: 0 auto; max-width: 1180px; padding: 24px 28px 60px; font: ${BODY_FONT}; color: var(--ink); }
 h1 { font-size: 22px; margin: 0 0 4px; }
 h2 { font-size: 17px; margin: 32px 0 8px; padding-bottom: 4px; border-bottom: 1px solid var(--line); }
 h3 { font-size: 14px; margin: 18px 0 6px; }
@@ -48,7 +52,8 @@ function htmlTable (t, { cls = '', rowClass = () => '' } = {}) {
     const numeric = /^[-+]?[\d,.]+(e[-+]?\d+)?%?( \[.*\])?( \(.*\))?$/.test(text)
     const data = typeof c === 'string'
       ? ''
-      : (c.value !== undefined && c.value !== null ? ` data-value="${c.value}"` : '') + (c.ci ? ` data-ci="${c.ci.map(v => (v === null ? 'open' : v)).join(',')}"` : '')
+      : (c.value !== undefined && c.value !== null ? ` data-value="${c.value}"` : '') +
+        (c.ci ? ` data-ci="${c.ci.map(v => (v === null ? 'open' : v)).join(',')}"` : '')
     return `<td${numeric ? ' class="num"' : ''}${data}>${esc(text)}</td>`
   }
   return `<table${cls ? ` class="${cls}"` : ''}><thead><tr>${t.header.map(h => `<th>${esc(h)}</th>`).join('')}</tr></thead><tbody>` +
@@ -59,7 +64,11 @@ const figure = (svg, name) => (svg ? `<figure data-chart="${esc(name)}">${svg}</
 const noteBox = text => `<p class="note">${esc(text)}</p>`
 
 /** How a fit's intervals were made (intervalKind in analyzer/fit/fit-verdict.js), in words. */
-const INTERVAL_WORDS = { profile: 'profile likelihood on log throughput (calibrated: docs/STATISTICS.md)', bootstrap: 'residual bootstrap (not calibrated)', t: 't (Jacobian; not calibrated)' }
+const INTERVAL_WORDS = {
+  profile: 'profile likelihood on log throughput (calibrated: docs/STATISTICS.md)',
+  bootstrap: 'residual bootstrap (not calibrated)',
+  t: 't (Jacobian; not calibrated)'
+}
 
 function fitsSection (report, charts) {
   const out = ['<section id="fits"><h2>Scalability fits: σ, λ and N* per group</h2>']
@@ -69,7 +78,8 @@ function fitsSection (report, charts) {
   }
   out.push(htmlTable(fitsTable(report), { cls: 'fits' }))
   out.push('<p class="hint">USL: X(N) = γN / (1 + σ(N−1) + λN(N−1)); Amdahl: λ = 0. N* = √((1−σ)/λ) is where USL throughput peaks. ' +
-    `Intervals: ${INTERVAL_WORDS[report.comparison.rows.find(r => r.intervals)?.intervals ?? 'profile']} 95%. A group with too few points for USL (4 distinct N) is fitted with Amdahl (3).</p>`)
+    `Intervals: ${INTERVAL_WORDS[report.comparison.rows.find(r => r.intervals)?.intervals ?? 'profile']} 95%. ` +
+    'A group with too few points for USL (4 distinct N) is fitted with Amdahl (3).</p>')
   const v = verdictLines(report)
   out.push('<ul class="verdicts">' + v.rows.map(r => `<li${r.fitted ? '' : ' class="nofit"'}>${esc(r.line)}</li>`).join('') + '</ul>')
   const excluded = report.groups.filter(g => excludedLine(g)).map(g => `${g.name}: ${excludedLine(g)}`)
@@ -84,7 +94,8 @@ function fitsSection (report, charts) {
   }
   out.push('</div>')
   for (const g of report.groups) {
-    const beyond = g.peaks.filter(p => !p.inChart).map(p => `${p.model === 'usl' ? 'USL' : 'Amdahl'} N* = ${p.nStar.toFixed(1)} ${g.unit} lies beyond the chart (more than twice the largest N measured)`)
+    const beyond = g.peaks.filter(p => !p.inChart)
+      .map(p => `${p.model === 'usl' ? 'USL' : 'Amdahl'} N* = ${p.nStar.toFixed(1)} ${g.unit} lies beyond the chart (more than twice the largest N measured)`)
     if (beyond.length) out.push(`<p class="hint">${esc(g.name)}: ${esc(beyond.join('; '))}</p>`)
   }
   out.push('</section>')
@@ -94,7 +105,8 @@ function fitsSection (report, charts) {
 function pointsSection (report, charts) {
   const out = ['<section id="points"><h2>Throughput and latency vs N</h2>']
   if (!report.groups.length) return out.join('') + noteBox('no finished runs: nothing to plot') + '</section>'
-  out.push(`<div class="charts">${figure(charts.throughput, 'throughput')}${figure(charts.latency, 'latency')}${figure(charts.clusterCpu, 'cluster-cpu')}</div>`)
+  out.push(`<div class="charts">${figure(charts.throughput, 'throughput')}${figure(charts.latency, 'latency')}` +
+    `${figure(charts.clusterCpu, 'cluster-cpu')}</div>`)
   if (!charts.latency) out.push('<p class="hint">no latency in these points (a CSV carries throughput only)</p>')
   for (const g of report.groups) {
     out.push(`<details><summary>${esc(g.name)}: ${g.points.length} points from ${g.runsUsed} runs (N = ${esc(g.unit)})</summary>`)
@@ -127,7 +139,8 @@ function bendsSection (report, charts) {
   const bends = (report.comparison?.bends ?? []).filter(b => b.kind)
   if (!bends.length) return ''
   return '<section id="why"><h2>Why the curves bend</h2>' + '<ul class="verdicts">' + bends.map(b => `<li>${esc(b.sentence)}</li>`).join('') + '</ul>' +
-    `<p class="hint">${esc(BENDS_HINT)}</p>` + htmlTable(bendsTable(bends), { cls: 'bends' }) + `<div class="charts">${figure(charts.roles, 'roles')}</div></section>`
+    `<p class="hint">${esc(BENDS_HINT)}</p>` + htmlTable(bendsTable(bends), { cls: 'bends' }) +
+    `<div class="charts">${figure(charts.roles, 'roles')}</div></section>`
 }
 
 function searchesSection (report) {
@@ -139,13 +152,16 @@ function searchesSection (report) {
 function adaptiveSections (report, charts) {
   return (report.adaptive ?? []).map((a, i) => `<section id="adaptive-${i + 1}"><h2>Adaptive experiment: ${esc(questionText(a.question))}</h2>` +
     `<p class="hint">${esc(ADAPTIVE_HINT)}</p>` + htmlTable(looksTable(a), { cls: 'looks' }) +
-    `<ul class="verdicts"><li>${esc(adaptiveVerdict(a))}</li></ul>` + `<div class="charts">${figure(charts.adaptive?.[i], 'adaptive')}</div></section>`).join('\n')
+    `<ul class="verdicts"><li>${esc(adaptiveVerdict(a))}</li></ul>` +
+    `<div class="charts">${figure(charts.adaptive?.[i], 'adaptive')}</div></section>`).join('\n')
 }
 
 function cpuSection (report, charts) {
   const out = ['<section id="cpu"><h2>Per-core CPU</h2>']
   if (!report.cpu.length) return out.join('') + noteBox('no per-core CPU in these runs (run.json cpu is missing or the runs did not finish)') + '</section>'
-  out.push('<p class="hint">The server\'s own CPU per core over the steady window (% of one core), as in the multi-core study: the busiest and the idlest core, their difference, and the mean over all cores; averaged over repeats.</p>')
+  out.push('<p class="hint">The server\'s own CPU per core over the steady window (% of one core), as in the ' +
+    'multi-core study: the busiest and the idlest core, their difference, and the mean over all cores; averaged over ' +
+    'repeats.</p>')
   out.push(htmlTable(cpuTableOf(report), { cls: 'cpu' }))
   const why = report.cpu.map(perCoreWhy).filter(Boolean)
   if (why.length) out.push('<ul class="verdicts">' + why.map(w => `<li>${esc(w)}</li>`).join('') + '</ul>')
@@ -162,8 +178,10 @@ function runsSection (report) {
   const t = runsTable(report)
   const failed = report.runs.filter(r => r.status !== 'done').length
   const invalid = report.runs.filter(r => r.status === 'done' && !r.valid).length
-  return `<section id="runs"><h2>Runs</h2><p class="hint">${report.runs.length} runs${failed ? `, ${failed} not finished${report.status.degraded ? ' or degraded (a node lost)' : ''} (reason in the last column)` : ''}` +
-    `${invalid ? `, ${invalid} finished but flagged invalid (why in the last column)` : ''}; only finished, valid runs are points unless --include-invalid.</p>` +
+  return `<section id="runs"><h2>Runs</h2><p class="hint">${report.runs.length} runs` +
+    `${failed ? `, ${failed} not finished${report.status.degraded ? ' or degraded (a node lost)' : ''} (reason in the last column)` : ''}` +
+    `${invalid ? `, ${invalid} finished but flagged invalid (why in the last column)` : ''}; ` +
+    'only finished, valid runs are points unless --include-invalid.</p>' +
     htmlTable(t, { cls: 'runs', rowClass: i => report.runs[i].status }) + '</section>'
 }
 

@@ -1,5 +1,8 @@
 // The report as Markdown for a terminal or a CI summary: the same tables and verdicts as the HTML, no charts.
-import { fitsTable, verdictLines, pointsTable, fitNote, cpuTableOf, environmentTable, runsTable, overviewLine, cellText, correlationsTable, correlationNotes, CORRELATIONS_HINT, pairsTable, PAIRS_HINT, searchesTable, SEARCHES_HINT, bendsTable, BENDS_HINT } from './report-tables.js'
+import {
+  fitsTable, verdictLines, pointsTable, fitNote, cpuTableOf, environmentTable, runsTable, overviewLine, cellText, correlationsTable,
+  correlationNotes, CORRELATIONS_HINT, pairsTable, PAIRS_HINT, searchesTable, SEARCHES_HINT, bendsTable, BENDS_HINT
+} from './report-tables.js'
 import { excludedLine } from '../run-validity.js'
 import { perCoreWhy } from '../diagnosis/why-bends.js'
 import { replicationTable, REPLICATION_HINT, verdictMeanings } from '../replication/text.js'
@@ -9,7 +12,11 @@ const mdCell = c => cellText(c).replace(/\|/g, '\\|').replace(/\n/g, ' ') || ' '
 
 /** A GitHub-flavoured Markdown table. */
 export function mdTable (/** @type {import('./report-tables.js').Table} */ t) {
-  return [`| ${t.header.map(mdCell).join(' | ')} |`, `|${t.header.map(() => ' --- ').join('|')}|`, ...t.rows.map(r => `| ${r.map(mdCell).join(' | ')} |`)].join('\n')
+  return [
+    `| ${t.header.map(mdCell).join(' | ')} |`,
+    `|${t.header.map(() => ' --- ').join('|')}|`,
+    ...t.rows.map(r => `| ${r.map(mdCell).join(' | ')} |`)
+  ].join('\n')
 }
 
 /**

@@ -37,7 +37,8 @@ function reasonOf (run) {
  */
 export function degradedReason (run) {
   const d = run.degraded ?? {}
-  const lost = (d.nodes ?? []).map(n => `node ${n.label ?? n.node} lost at ${String(n.lostAt).slice(11, 19)} (${(n.lostAfterMs / 1000).toFixed(1)} s into the steady window; ${n.why})`)
+  const lost = (d.nodes ?? []).map(n => `node ${n.label ?? n.node} lost at ${String(n.lostAt).slice(11, 19)} ` +
+    `(${(n.lostAfterMs / 1000).toFixed(1)} s into the steady window; ${n.why})`)
   const errors = Number.isFinite(d.errorsDuringLoss) ? `; ${d.errorsDuringLoss} errors during the loss` : ''
   return `${lost.join(', ') || 'a node was lost during the run'}${errors}`
 }
@@ -125,7 +126,19 @@ export function cpuTable (runs) {
     const c = r.config
     // on several nodes the cores are those of every node: a node count is a configuration of its own
     const key = JSON.stringify([c.benchmark, c.strategy, c.instances, c.nodes ?? null, c.cpusPerInstance ?? null, loadLevelOf(c)])
-    if (!rows.has(key)) rows.set(key, { benchmark: c.benchmark ?? null, strategy: c.strategy ?? null, instances: c.instances ?? null, nodes: c.nodes ?? null, cpusPerInstance: c.cpusPerInstance ?? null, load: loadLevelOf(c), loadValue: c.rate ?? c.concurrency ?? 0, list: [], diagnoses: [] })
+    if (!rows.has(key)) {
+      rows.set(key, {
+        benchmark: c.benchmark ?? null,
+        strategy: c.strategy ?? null,
+        instances: c.instances ?? null,
+        nodes: c.nodes ?? null,
+        cpusPerInstance: c.cpusPerInstance ?? null,
+        load: loadLevelOf(c),
+        loadValue: c.rate ?? c.concurrency ?? 0,
+        list: [],
+        diagnoses: []
+      })
+    }
     rows.get(key).list.push(r.cpu)
     if (r.diagnosis) rows.get(key).diagnoses.push(r.diagnosis)
   }

@@ -39,7 +39,11 @@ export function fitsTable (report) {
     return [r.name, r.model === 'usl' ? 'USL' : 'Amdahl', estimate(r.sigma, r.ci95.sigma), r.model === 'usl' ? estimate(r.lambda, r.ci95.lambda) : '-',
       estimate(r.gamma, r.ci95.gamma), ok(r.nStar) ? estimate(r.nStar, r.ci95.nStar) : '-', reach, ok(r.r2) ? r.r2.toFixed(4) : '-', used]
   })
-  return { header: ['group', 'model', 'σ (contention) [95% CI]', 'λ (coherency) [95% CI]', 'γ (req/s at N=1) [95% CI]', 'N* [95% CI]', 'X(N*) req/s', 'R²', 'points used (runs)'], rows }
+  return {
+    header: ['group', 'model', 'σ (contention) [95% CI]', 'λ (coherency) [95% CI]', 'γ (req/s at N=1) [95% CI]', 'N* [95% CI]',
+      'X(N*) req/s', 'R²', 'points used (runs)'],
+    rows
+  }
 }
 
 /** The plain-language line of each comparison row. */
@@ -75,12 +79,18 @@ export function pairsTable (comparison) {
   for (const p of comparison?.pairs ?? []) {
     if (!p.tests.length) rows.push([String(p.benchmark ?? '-'), `${p.a} vs ${p.b}`, '-', '-', '-', '-', '-', 'no N measured by both: nothing to test', '-'])
     for (const t of p.tests) {
-      const outcome = t.outcome === 'different' ? `different: ${t.ratio >= 1 ? p.a : p.b} is higher` : t.outcome === 'untestable' ? `cannot be tested: ${t.why ?? 'no spread'}` : OUTCOME[t.outcome]
+      const outcome = t.outcome === 'different'
+        ? `different: ${t.ratio >= 1 ? p.a : p.b} is higher`
+        : t.outcome === 'untestable' ? `cannot be tested: ${t.why ?? 'no spread'}` : OUTCOME[t.outcome]
       rows.push([String(p.benchmark ?? '-'), `${p.a} vs ${p.b}`, t.label, t.units.join(' / '), ratioCell(t),
         { text: pText(t.pHolm), value: t.pHolm }, { text: pText(t.pEquivalenceHolm), value: t.pEquivalenceHolm }, outcome, t.power.text])
     }
   }
-  return { header: ['benchmark', 'groups (a vs b)', 'quantity', 'deployments (a / b)', 'a / b [95% CI]', 'p (Holm)', 'TOST p (Holm)', 'outcome', 'power'], rows }
+  return {
+    header: ['benchmark', 'groups (a vs b)', 'quantity', 'deployments (a / b)', 'a / b [95% CI]', 'p (Holm)', 'TOST p (Holm)', 'outcome',
+      'power'],
+    rows
+  }
 }
 
 /**
@@ -113,7 +123,8 @@ export function pointsTable (g) {
   return {
     header: ['N', 'throughput (req/s)', 'sd', 'runs', 'p95 (ms)', 'errors', ...(cpu ? ['server CPU (cores)'] : []),
       ...(best ? ['instances at max', 'load at max'] : []), ...fitted.map(m => `${m === 'usl' ? 'USL' : 'Amdahl'} fit`)],
-    rows: g.points.map(p => [human(p.n), { text: human(p.throughput), value: p.throughput }, { text: ok(p.sd) ? human(p.sd) : '-', value: ok(p.sd) ? p.sd : null },
+    rows: g.points.map(p => [human(p.n), { text: human(p.throughput), value: p.throughput },
+      { text: ok(p.sd) ? human(p.sd) : '-', value: ok(p.sd) ? p.sd : null },
       String(p.count ?? 1), ms(p.p95), ok(p.errorRate) ? `${(p.errorRate * 100).toFixed(2)}%` : '-',
       ...(cpu ? [ok(p.cpuTotal) ? p.cpuTotal.toFixed(2) : '-'] : []),
       ...(best ? [String(p.config?.instances ?? '-'), p.config ? loadLevelOf(p.config) : '-'] : []), ...fitted.map(m => human(at(m, p.n)))])
@@ -144,10 +155,13 @@ export const instancesText = c => String(c.instances ?? '-') + (c.nodes ? ` on $
 export function cpuTableOf (report) {
   const maxCores = Math.max(0, ...report.cpu.map(r => r.cores.length))
   return {
-    header: ['benchmark', 'strategy', 'N', 'load', 'runs', 'highest core', 'lowest core', 'difference', 'overall', ...Array.from({ length: maxCores }, (_, i) => `core ${i}`), 'host overall', 'bottleneck', 'source'],
-    rows: report.cpu.map(r => [String(r.benchmark ?? '-'), String(r.strategy ?? '-'), instancesText(r) + (ok(r.cpusPerInstance) ? ` (${r.cpusPerInstance} CPU each)` : ''),
+    header: ['benchmark', 'strategy', 'N', 'load', 'runs', 'highest core', 'lowest core', 'difference', 'overall',
+      ...Array.from({ length: maxCores }, (_, i) => `core ${i}`), 'host overall', 'bottleneck', 'source'],
+    rows: report.cpu.map(r => [String(r.benchmark ?? '-'), String(r.strategy ?? '-'),
+      instancesText(r) + (ok(r.cpusPerInstance) ? ` (${r.cpusPerInstance} CPU each)` : ''),
       r.load, String(r.runs), { text: pct(r.highest), value: r.highest }, { text: pct(r.lowest), value: r.lowest }, { text: pct(r.spread), value: r.spread },
-      { text: pct(r.overall), value: r.overall }, ...Array.from({ length: maxCores }, (_, i) => pct(r.cores[i]?.usage)), pct(r.hostOverall), r.bottleneck ?? '-', r.source ?? '-'])
+      { text: pct(r.overall), value: r.overall }, ...Array.from({ length: maxCores }, (_, i) => pct(r.cores[i]?.usage)),
+      pct(r.hostOverall), r.bottleneck ?? '-', r.source ?? '-'])
   }
 }
 
@@ -206,7 +220,8 @@ export const SEARCHES_HINT = 'Each capacity search: the highest offered rate (op
  */
 export function searchesTable (report) {
   return {
-    header: ['search', 'strategy', 'N', 'benchmark', 'objective', 'capacity (req/s)', 'bounds (req/s)', 'probes', 'confirmed', 'p99 at capacity (ms)', 'errors', 'notes'],
+    header: ['search', 'strategy', 'N', 'benchmark', 'objective', 'capacity (req/s)', 'bounds (req/s)', 'probes', 'confirmed',
+      'p99 at capacity (ms)', 'errors', 'notes'],
     rows: report.searches.map(s => [s.id, String(s.config.strategy ?? '-'), instancesText(s.config), String(s.config.benchmark ?? '-'),
       s.objective, human(s.capacity), `${human(s.bounds.lo)} – ${human(s.bounds.hi)}`, String(s.probes), s.confirmed ? 'yes' : 'no',
       ms(s.p99), ok(s.errorRate) ? `${(s.errorRate * 100).toFixed(2)}%` : '-', s.notes.join('; ')])

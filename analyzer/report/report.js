@@ -83,7 +83,12 @@ async function fitGroups (sources, opts) {
   } catch (err) {
     if (!isBadData(err)) throw err
     const loaded = await loadPoints(sources, opts).catch(e => { if (isBadData(e)) return { groups: [] }; throw e })
-    return loaded.groups.map(g => ({ ...g, fits: Object.fromEntries(MODELS.map(m => [m, { error: whyNoFit(g.observations, m, err) }])), better: null, test: null }))
+    return loaded.groups.map(g => ({
+      ...g,
+      fits: Object.fromEntries(MODELS.map(m => [m, { error: whyNoFit(g.observations, m, err) }])),
+      better: null,
+      test: null
+    }))
   }
 }
 
@@ -143,7 +148,8 @@ export async function buildReport (sources, { x, groupBy, bootstrap = 0, seed = 
   const invalid = runs.filter(r => r.status === 'done' && !r.valid).length
   if (invalid) {
     notes.push(includeInvalid
-      ? `${invalid} finished run${invalid > 1 ? 's' : ''} flagged invalid ${invalid > 1 ? 'are' : 'is'} used (--include-invalid); the run list says why each is invalid`
+      ? `${invalid} finished run${invalid > 1 ? 's' : ''} flagged invalid ${invalid > 1 ? 'are' : 'is'} used (--include-invalid); ` +
+        'the run list says why each is invalid'
       : `${invalid} finished run${invalid > 1 ? 's' : ''} left out as invalid (the run list says why; --include-invalid puts them back)`)
   }
   if (probes) notes.push(`${probes} capacity probe run${probes > 1 ? 's' : ''} not listed: each capacity search is one run, its capacity the throughput`)
