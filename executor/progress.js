@@ -13,7 +13,8 @@ export function createProgress ({ enabled, stream = process.stderr }) {
       const frac = p.total > 0 ? Math.min(1, p.elapsed / p.total) : 0
       const done = Math.round(frac * width)
       const bar = '#'.repeat(done) + '.'.repeat(width - done)
-      const line = `${p.phase.padEnd(6)} [${bar}] ${String(Math.round(frac * 100)).padStart(3)}%  ${p.elapsed.toFixed(0)}/${p.total.toFixed(0)} s  ${p.requests.toLocaleString('en')} req  ${p.errors.toLocaleString('en')} err`
+      const line = `${p.phase.padEnd(6)} [${bar}] ${String(Math.round(frac * 100)).padStart(3)}%  ${p.elapsed.toFixed(0)}/${p.total.toFixed(0)} s  ` +
+        `${p.requests.toLocaleString('en')} req  ${p.errors.toLocaleString('en')} err`
       stream.write(`\r${line}\x1b[K`)
       shown = true
     },

@@ -12,7 +12,8 @@ import { describeLoss } from './degraded.js'
 import { judgeRun } from './validity.js'
 
 /** Why a run of a user's image as it is has no per-instance figures. */
-export const HEALTH_ONLY = 'your image ran as it is (--image with up or hs), without nodescale\'s hook: its processes sent no instance header or telemetry, so the instance count and the event-loop figures cannot be had'
+export const HEALTH_ONLY = 'your image ran as it is (--image with up or hs), without nodescale\'s hook: ' +
+  'its processes sent no instance header or telemetry, so the instance count and the event-loop figures cannot be had'
 
 /**
  * Sets runJson's files, summary, autoDuration, degraded, validity and diagnosis from what the run measured. A run with
@@ -37,12 +38,26 @@ export async function judgeRunRecord (runJson, { config, dir, timeline, telemetr
   if (s?.malformed?.count) runJson.summary.malformedRows = s.malformed.count
   if (config.duration === 'auto' && runJson.summary) runJson.autoDuration = autoDurationOf(config, runJson.load, runJson.summary)
   if (losses.length) {
-    runJson.degraded = await describeLoss(losses, { jtl, histogram: hasHistogram ? histogram : undefined, load: runJson.load, before: runJson.placement, after: placementAfter })
+    runJson.degraded = await describeLoss(losses, {
+      jtl,
+      histogram: hasHistogram ? histogram : undefined,
+      load: runJson.load,
+      before: runJson.placement,
+      after: placementAfter
+    })
   }
   if (!runJson.summary) return
   const generator = runJson.load.generator
   const figures = timeline ? diagnosisFigures({ config, timeline, telemetry, window: steady, generator }) : null
-  runJson.validity = judgeRun({ summary: runJson.summary, cpu: runJson.cpu, generator, generators: runJson.load.generators, schedule: runJson.load.schedule, roles: figures?.roles, slo: config.slo })
+  runJson.validity = judgeRun({
+    summary: runJson.summary,
+    cpu: runJson.cpu,
+    generator,
+    generators: runJson.load.generators,
+    schedule: runJson.load.schedule,
+    roles: figures?.roles,
+    slo: config.slo
+  })
   if (figures) runJson.diagnosis = diagnoseRun({ config, figures, cpu: runJson.cpu, generator, validity: runJson.validity, summary: runJson.summary })
   // an image run as it is: nodescale did not start its processes, so none of them told it anything
   if (runJson.diagnosis && readiness === 'health-only') runJson.diagnosis.instancesUnseen = HEALTH_ONLY

@@ -11,7 +11,8 @@ export function formatRunSummary (run) {
   const lines = []
   const load = `${c.rate !== undefined ? `rate ${c.rate}/s` : `concurrency ${c.concurrency}`}${c.connection === 'close' ? ' (a connection per request)' : ''}`
   lines.push(`run ${run.id}: ${run.status}${c.tag ? ` · ${c.tag}` : ''}`)
-  lines.push(`  ${c.strategy} x${c.instances} · ${c.benchmark} · ${load} · ${durationText(run)} (+${c.warmup} s warm-up) · ${c.driver} · ${run.environment?.backend}`)
+  lines.push(`  ${c.strategy} x${c.instances} · ${c.benchmark} · ${load} · ${durationText(run)} (+${c.warmup} s warm-up) · ` +
+    `${c.driver} · ${run.environment?.backend}`)
   if (s) {
     lines.push(`  throughput ${int(s.throughput)} req/s · ${int(s.requests)} requests · ${int(s.errors)} errors (${(s.errorRate * 100).toFixed(2)}%)`)
     const l = s.latency
@@ -25,7 +26,8 @@ export function formatRunSummary (run) {
     // CPU
     for (const n of run.cpu.nodes?.length > 1 ? run.cpu.nodes : []) {
       const part = n.partial ? ` (${n.samples} samples: lost during the run)` : ''
-      lines.push(`  node ${n.label ?? n.hostname ?? n.node}  server ${n.cores.map(x => `core${x.core} ${f1(x.usage)}%`).join('  ')}  · ${n.total.toFixed(2)} cores · host ${f1(n.host.overall)}%${part}`)
+      lines.push(`  node ${n.label ?? n.hostname ?? n.node}  server ${n.cores.map(x => `core${x.core} ${f1(x.usage)}%`).join('  ')}  · ` +
+        `${n.total.toFixed(2)} cores · host ${f1(n.host.overall)}%${part}`)
     }
   }
   if (run.partition) lines.push(partitionLine(run.partition))
@@ -49,7 +51,9 @@ export function generatorLine (g) {
   const share = g.load.concurrency !== undefined ? `c=${g.load.concurrency}` : `r=${f1(g.load.rate)}/s`
   const head = `  generator ${g.name} on ${where} (${share})`
   if (g.lost) return `${head}  lost: ${g.lost.message}`
-  const cpu = g.cpu?.share === null || g.cpu?.share === undefined ? 'CPU not measured' : `${Math.round(g.cpu.share * 100)}% of its core${g.cpu.processes?.[0]?.usable > 1 ? 's' : ''}`
+  const cpu = g.cpu?.share === null || g.cpu?.share === undefined
+    ? 'CPU not measured'
+    : `${Math.round(g.cpu.share * 100)}% of its core${g.cpu.processes?.[0]?.usable > 1 ? 's' : ''}`
   const clock = g.clock ? ` · clock ${g.clock.offsetMs >= 0 ? '+' : ''}${g.clock.offsetMs.toFixed(2)} ms ±${(g.clock.rttMs / 2).toFixed(2)}` : ''
   const flags = (g.validity?.flags ?? []).map(x => x.name)
   return `${head}  ${int(g.throughput)} req/s · ${cpu}${clock}${flags.length ? ` · flagged: ${flags.join(', ')}` : ''}`
@@ -101,7 +105,8 @@ export function validityLines (validity, generator) {
 export function diagnosisLines (diagnosis) {
   if (!diagnosis?.bottleneck) return []
   const b = diagnosis.bottleneck
-  const lines = [`  bottleneck: ${b.kind} — ${b.line}${b.confidence === 'high' ? '' : ` (confidence ${b.confidence}${b.also.length ? `; also ${b.also.map(a => a.kind).join(', ')}` : ''})`}`]
+  const lines = [`  bottleneck: ${b.kind} — ${b.line}` +
+    `${b.confidence === 'high' ? '' : ` (confidence ${b.confidence}${b.also.length ? `; also ${b.also.map(a => a.kind).join(', ')}` : ''})`}`]
   if (diagnosis.roles && diagnosis.host) {
     const parts = Object.entries(diagnosis.roles).filter(([, c]) => c >= 0.005).map(([r, c]) => `${r} ${c.toFixed(2)}`)
     lines.push(`  cores by role: ${parts.join(' · ')} (host ${diagnosis.host.busy.toFixed(2)} of ${diagnosis.host.cores} busy)`)

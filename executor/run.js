@@ -71,7 +71,13 @@ export async function run (config, { log = () => {}, onProgress, signal, prepare
   const dir = join(config.out, id)
   await makeDirs(dir)
   /** @type {Record<string, any>} */
-  const runJson = newRunRecord({ id, dir, config, environment: describeEnvironment({ backend: backend.name, extra: { ...backendInfo, ...driverInfo }, config }), request })
+  const runJson = newRunRecord({
+    id,
+    dir,
+    config,
+    environment: describeEnvironment({ backend: backend.name, extra: { ...backendInfo, ...driverInfo }, config }),
+    request
+  })
   // a whole server: which one was measured (its entry, folder, package name and version; or its image)
   if (prepared.server) runJson.server = prepared.server
   const save = () => writeJsonAtomic(join(dir, RUN_FILES.run), runJson)
@@ -151,7 +157,9 @@ export async function run (config, { log = () => {}, onProgress, signal, prepare
       : await runLoad(loadOptions)
     generatorTimeline = generator.stop()
     // several generators: each measured its own CPU (a remote one on its node), the busiest one speaks for the run
-    const generatorFigures = load.generators ? combineGenerators(load.generators.map(g => g.cpu)) : summarizeGenerator(generatorTimeline, { from: load.steadyStart, to: load.steadyEnd })
+    const generatorFigures = load.generators
+      ? combineGenerators(load.generators.map(g => g.cpu))
+      : summarizeGenerator(generatorTimeline, { from: load.steadyStart, to: load.steadyEnd })
     // url: where the load was sent (on Swarm, this node's published port at docker_gwbridge's address, not loopback:
     // executor/docker/stack-deploy.js localAddress)
     runJson.load = { ...load, url: loadUrl, generator: generatorFigures, ...(sharing && { cpus: sharing.generator, sharing }), ...(procs && { procs }) }
@@ -171,7 +179,10 @@ export async function run (config, { log = () => {}, onProgress, signal, prepare
     sampler = null
     // what the instances said of themselves over the steady window (a run without it is still a run; a run that lost a
     // node has lost that node's part of it)
-    if (!losses.some(l => !l.generator)) telemetry = await deployment.telemetry({ from: load.steadyStart, to: load.steadyEnd + 1000 }).catch(err => { log(`telemetry: ${err.message}`); return [] })
+    if (!losses.some(l => !l.generator)) {
+      telemetry = await deployment.telemetry({ from: load.steadyStart, to: load.steadyEnd + 1000 })
+        .catch(err => { log(`telemetry: ${err.message}`); return [] })
+    }
     runJson.status = load.interrupted ? 'interrupted' : losses.length ? 'degraded' : 'done'
     runJson.cpu = summarizeCpu(timeline, { from: load.steadyStart, to: load.steadyEnd })
   } catch (err) {

@@ -77,7 +77,8 @@ async function advertiseOnLan (docker, { force, log }) {
   if (!LOOPBACK.test(addr)) return null
   const busy = await busyStacks(docker)
   if (busy.length && !force) {
-    throw new NsError('NS_ERR_DEPLOY', `the swarm advertises ${addr}, which workers cannot reach, and re-initialising it would remove running stacks: ${busy.join(', ')}`, {
+    throw new NsError('NS_ERR_DEPLOY', `the swarm advertises ${addr}, which workers cannot reach, ` +
+      `and re-initialising it would remove running stacks: ${busy.join(', ')}`, {
       hint: 'wait until they finish, or pass --force'
     })
   }
@@ -137,7 +138,9 @@ async function ensureWorker (docker, i, { token, load, log, timeoutMs = 60_000 }
   for (;;) {
     const node = (await nodesById(docker)).get(nodeId)
     if (node?.Status?.State === 'ready') break
-    if (Date.now() > deadline) throw new NsError('NS_ERR_DEPLOY', `${name} (node ${nodeId}) joined but is not Ready after ${timeoutMs} ms (state ${node?.Status?.State ?? 'unknown'})`)
+    if (Date.now() > deadline) {
+      throw new NsError('NS_ERR_DEPLOY', `${name} (node ${nodeId}) joined but is not Ready after ${timeoutMs} ms (state ${node?.Status?.State ?? 'unknown'})`)
+    }
     await sleep(200)
   }
   await setNodeLabels(docker, nodeId, { [NODE_LABEL]: name, [ROLE_LABEL]: load ? LOAD_ROLE : null })
@@ -208,7 +211,8 @@ async function workersPresent (state) {
  */
 export function checkLoadNodes (nodes, loadNodes) {
   if (Number.isInteger(loadNodes) && loadNodes >= 0 && loadNodes <= nodes - 1) return null
-  return badFlag('--load-nodes', `${loadNodes} is not allowed with --nodes ${nodes}; a whole number from 0 to ${Math.max(0, nodes - 1)} (the workers; the manager is never a load node)`, { key: 'loadNodes' })
+  return badFlag('--load-nodes', `${loadNodes} is not allowed with --nodes ${nodes}; ` +
+    `a whole number from 0 to ${Math.max(0, nodes - 1)} (the workers; the manager is never a load node)`, { key: 'loadNodes' })
 }
 
 /**
@@ -218,7 +222,9 @@ export function checkLoadNodes (nodes, loadNodes) {
  *   connectDocker }} opts
  */
 export async function clusterUp ({ nodes, loadNodes = 0, force = false, log = () => {}, connect = connectDocker }) {
-  if (!Number.isInteger(nodes) || nodes < 1 || nodes > MAX_LOCAL_NODES) throw badFlag('--nodes', `${nodes} is not allowed; a whole number from 1 to ${MAX_LOCAL_NODES} (the manager counts as one)`)
+  if (!Number.isInteger(nodes) || nodes < 1 || nodes > MAX_LOCAL_NODES) {
+    throw badFlag('--nodes', `${nodes} is not allowed; a whole number from 1 to ${MAX_LOCAL_NODES} (the manager counts as one)`)
+  }
   const badLoad = checkLoadNodes(nodes, loadNodes)
   if (badLoad) throw badLoad
   checkHost()
@@ -273,7 +279,8 @@ export async function clusterDown ({ force = false, log = () => {}, connect = co
   if (docker && !force && (await docker.info().catch(() => null))?.Swarm?.NodeAddr === MANAGER_ADDR) {
     const busy = await busyStacks(docker)
     if (busy.length) {
-      throw new NsError('NS_ERR_DEPLOY', `cluster down makes the swarm advertise loopback again (leave + init), which would remove running stacks: ${busy.join(', ')}`, { hint: 'wait until they finish, or pass --force' })
+      throw new NsError('NS_ERR_DEPLOY', 'cluster down makes the swarm advertise loopback again (leave + init), ' +
+        `which would remove running stacks: ${busy.join(', ')}`, { hint: 'wait until they finish, or pass --force' })
     }
   }
   const present = await workersPresent(state)
@@ -284,7 +291,9 @@ export async function clusterDown ({ force = false, log = () => {}, connect = co
     if (info?.Swarm?.LocalNodeState === 'active') {
       await setNodeLabels(docker, info.Swarm.NodeID, { [NODE_LABEL]: null }).catch(err => log(`cluster: ${err.message}`))
       const addr = info.Swarm.NodeAddr
-      if (addr === MANAGER_ADDR) await reinitialise(docker, state.advertiseBefore ?? '127.0.0.1', { log, why: `${MANAGER_ADDR} goes away with the cluster's LAN` })
+      if (addr === MANAGER_ADDR) {
+        await reinitialise(docker, state.advertiseBefore ?? '127.0.0.1', { log, why: `${MANAGER_ADDR} goes away with the cluster's LAN` })
+      }
     }
   }
   await removeLan()

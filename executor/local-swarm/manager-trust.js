@@ -26,12 +26,14 @@ export async function trustRegistryOnManager (docker, { log = () => {}, daemonJs
   const flags = pid ? readFileSync(`/proc/${pid}/cmdline`, 'utf8').split('\0') : []
   const local = Boolean(/** @type {any} */ (docker).modem?.socketPath)
   if (!local || !pid || flags.some(f => f.startsWith('--insecure-registry'))) {
-    throw new NsError('NS_ERR_DEPLOY', `the manager's engine does not trust the control plane's registry ${BUILTIN_REGISTRY} over plain HTTP, and cluster up cannot change that here (not this machine's engine, or its flags set insecure registries)`, { hint: fix })
+    throw new NsError('NS_ERR_DEPLOY', `the manager's engine does not trust the control plane's registry ${BUILTIN_REGISTRY} over plain HTTP, ` +
+      'and cluster up cannot change that here (not this machine\'s engine, or its flags set insecure registries)', { hint: fix })
   }
   // the pid file names dockerd, or the signal would go to whatever process has that pid now
   const name = (() => { try { return readFileSync(`/proc/${pid}/comm`, 'utf8').trim() } catch { return null } })()
   if (name !== 'dockerd') {
-    throw new NsError('NS_ERR_DEPLOY', `${pidFile} names pid ${pid}, which is ${name ? `"${name}"` : 'no process'}, not dockerd: the engine's settings were not changed`, { hint: fix })
+    throw new NsError('NS_ERR_DEPLOY', `${pidFile} names pid ${pid}, which is ${name ? `"${name}"` : 'no process'}, not dockerd: ` +
+      'the engine\'s settings were not changed', { hint: fix })
   }
   const conf = existsSync(daemonJson) ? JSON.parse(readFileSync(daemonJson, 'utf8')) : {}
   conf['insecure-registries'] = [...new Set([...(conf['insecure-registries'] ?? []), BUILTIN_REGISTRY])]
@@ -42,7 +44,11 @@ export async function trustRegistryOnManager (docker, { log = () => {}, daemonJs
   renameSync(`${daemonJson}.tmp`, daemonJson)
   process.kill(pid, 'SIGHUP')
   for (let i = 0; i < 50 && !await trusted(); i++) await sleep(100)
-  if (!await trusted()) throw new NsError('NS_ERR_DEPLOY', `the manager's engine did not take the registry ${BUILTIN_REGISTRY} from ${daemonJson} after a reload`, { hint: `see the engine's log; ${fix}` })
-  log(`cluster: the manager's engine now trusts the control plane's registry ${BUILTIN_REGISTRY} over plain HTTP, as the workers' do (insecure-registries in ${daemonJson}, reloaded: nothing restarted)`)
+  if (!await trusted()) {
+    throw new NsError('NS_ERR_DEPLOY', `the manager's engine did not take the registry ${BUILTIN_REGISTRY} from ${daemonJson} after a reload`,
+      { hint: `see the engine's log; ${fix}` })
+  }
+  log(`cluster: the manager's engine now trusts the control plane's registry ${BUILTIN_REGISTRY} over plain HTTP, ` +
+    `as the workers' do (insecure-registries in ${daemonJson}, reloaded: nothing restarted)`)
   return true
 }

@@ -44,7 +44,10 @@ export async function checkSubnetFree () {
   for (const link of links) {
     if (link.ifname === MANAGER_VETH) continue
     const used = (link.addr_info ?? []).find(a => a.local?.startsWith(`${SUBNET}.`))
-    if (used) throw new NsError('NS_ERR_DEPLOY', `${link.ifname} already has ${used.local}/${used.prefixlen}: the local swarm uses ${SUBNET}.0/${PREFIX}; free it first`)
+    if (used) {
+      throw new NsError('NS_ERR_DEPLOY',
+        `${link.ifname} already has ${used.local}/${used.prefixlen}: the local swarm uses ${SUBNET}.0/${PREFIX}; free it first`)
+    }
   }
 }
 

@@ -110,7 +110,8 @@ export async function startEngine (i, { log = () => {}, timeoutMs = 60_000 } = {
   let tail = ''
   try { tail = readFileSync(p.log, 'utf8').trim().split('\n').slice(-5).join('\n') } catch {}
   if (exited === null && child.pid) try { process.kill(child.pid, 'SIGTERM') } catch {}
-  throw new NsError('NS_ERR_DEPLOY', `${p.name}'s engine did not answer within ${timeoutMs} ms${exited !== null ? ` (it exited: ${exited})` : ''}; its log ${p.log}:\n${tail}`)
+  throw new NsError('NS_ERR_DEPLOY', `${p.name}'s engine did not answer within ${timeoutMs} ms${exited !== null ? ` (it exited: ${exited})` : ''}; ` +
+    `its log ${p.log}:\n${tail}`)
 }
 
 /**
