@@ -123,7 +123,8 @@ test('help teaches every command with examples; no command is an input error', a
 })
 
 test('parseArguments: defaults and validated options without a process', () => {
-  assert.deepEqual(parseArguments(['fit', 'dir']), { command: 'fit', help: false, inputs: ['dir'], options: { json: false, model: 'usl', x: 'instances', bootstrap: 0, seed: 1, weights: 'relative' } })
+  assert.deepEqual(parseArguments(['fit', 'dir']),
+    { command: 'fit', help: false, inputs: ['dir'], options: { json: false, model: 'usl', x: 'instances', bootstrap: 0, seed: 1, weights: 'relative' } })
   assert.deepEqual(parseArguments(['summary', 'a.jtl', '--label', 'x', '--json']).options, { json: true, label: 'x' })
   assert.deepEqual(parseArguments(['compare', 'a', 'b', '--group-by', 'strategy']).inputs, ['a', 'b'])
   assert.throws(() => parseArguments(['compare', 'a', '--model', 'both']), /--model: "both" is not allowed; one of: usl, amdahl/)

@@ -101,7 +101,8 @@ test('cmd: runs the program per request: body to stdin, stdout to the response, 
   const b = await loadBenchmark({ benchmark: 'upper', app: `cmd:${APPS}/upper.sh 'one two' three` })
   assert.equal(b.name, 'upper')
   assert.deepEqual(b.request(b.options({})), { method: 'GET', path: '/' })
-  assert.deepEqual(b.request(b.options({ bodyBytes: '100' })), { method: 'POST', path: '/', bodyBytes: 100, headers: { 'content-type': 'application/octet-stream' } })
+  assert.deepEqual(b.request(b.options({ bodyBytes: '100' })),
+    { method: 'POST', path: '/', bodyBytes: 100, headers: { 'content-type': 'application/octet-stream' } })
   const { url } = await serve(t, b)
   const res = await fetch(url, { method: 'POST', body: 'hello world' })
   assert.equal(res.status, 200)
@@ -146,7 +147,8 @@ test('cmd: a program that does not exist or an empty or broken command line is N
   const bad = [['cmd:no-such-program-xyz --x', /"no-such-program-xyz" is not an executable on PATH/],
     ['cmd:./nope/prog', /"\.\/nope\/prog" is not an executable file/], ['cmd:', /no program/], ['cmd:echo "open', /unterminated/]]
   for (const [app, re] of bad) {
-    await assert.rejects(loadBenchmark({ benchmark: 'x', app }), (/** @type {any} */ err) => err.code === 'NS_ERR_BAD_APP' && /--app "cmd:/.test(err.message) && re.test(err.message), app)
+    await assert.rejects(loadBenchmark({ benchmark: 'x', app }),
+      (/** @type {any} */ err) => err.code === 'NS_ERR_BAD_APP' && /--app "cmd:/.test(err.message) && re.test(err.message), app)
   }
 })
 

@@ -77,7 +77,12 @@ async function faultRun (t, what, inject) {
   assert.equal(r.code, 0, r.stderr)
   assert.ok(typeof injected === 'number', `the fault was injected: ${injected}`)
   const { run: json } = readRun(out)
-  t.diagnostic(`${what}: load ${((endedAt - loadAt) / 1000).toFixed(1)} s to exit; ${JSON.stringify({ nodes: json.degraded?.nodes.map(n => [n.label, n.lostAfterMs, n.why]), during: json.degraded?.duringLoss, before: json.degraded?.beforeLoss, rescheduled: json.degraded?.rescheduled?.length })}`)
+  t.diagnostic(`${what}: load ${((endedAt - loadAt) / 1000).toFixed(1)} s to exit; ${JSON.stringify({
+    nodes: json.degraded?.nodes.map(n => [n.label, n.lostAfterMs, n.why]),
+    during: json.degraded?.duringLoss,
+    before: json.degraded?.beforeLoss,
+    rescheduled: json.degraded?.rescheduled?.length
+  })}`)
   assert.equal(json.status, 'degraded', JSON.stringify(json.error))
   assert.match(r.stdout, /degraded: node nodescale-w2 lost/)
   // bounded: warm-up + duration, the RC stop of the lost node (5 s), the summary and the teardown, which does not wait
@@ -99,10 +104,13 @@ async function faultRun (t, what, inject) {
   // missed heartbeats), Swarm replaces the node's tasks at once on the worker left; they start after the restart delay
   // (5 s)
   const downBeforeEnd = lost.swarmDownAt ? json.load.steadyEnd - Date.parse(lost.swarmDownAt) : null
-  t.diagnostic(`${what}: the manager marked the node down ${downBeforeEnd === null ? 'after the load' : `${(downBeforeEnd / 1000).toFixed(1)} s before its end`}; after the load: ${JSON.stringify(json.degraded.placementAfter.filter(p => p.service.endsWith('_app')).map(p => [p.nodeLabel, p.state]))}`)
+  t.diagnostic(`${what}: the manager marked the node down ` +
+    `${downBeforeEnd === null ? 'after the load' : `${(downBeforeEnd / 1000).toFixed(1)} s before its end`}; after the load: ` +
+    `${JSON.stringify(json.degraded.placementAfter.filter(p => p.service.endsWith('_app')).map(p => [p.nodeLabel, p.state]))}`)
   assert.ok(downBeforeEnd !== null, 'the manager marked the node down during the load')
   if (downBeforeEnd > 1000) {
-    assert.ok(json.degraded.placementAfter.filter(p => p.service.endsWith('_app') && p.nodeLabel).every(p => p.nodeLabel === 'nodescale-w1'), 'Swarm moved the tasks to the worker left')
+    assert.ok(json.degraded.placementAfter.filter(p => p.service.endsWith('_app') && p.nodeLabel).every(p => p.nodeLabel === 'nodescale-w1'),
+      'Swarm moved the tasks to the worker left')
     assert.ok(json.degraded.rescheduled.length >= 1, 'the replacements are listed, started or not')
   }
   const w2cpu = json.cpu.nodes.find(n => n.label === 'nodescale-w2')
@@ -191,11 +199,13 @@ test('cluster up 3, runs placed on the workers, shrink, cluster down leaves noth
   })
 
   let registerTag = null
-  await t.test('--registry builtin: workers pull the images by digest from the control plane\'s registry, with credentials nobody sees; a tag pushed over later is not what runs; executor down removes it', async () => {
+  await t.test('--registry builtin: workers pull the images by digest from the control plane\'s registry, with credentials nobody sees; ' +
+    'a tag pushed over later is not what runs; executor down removes it', async () => {
     for (const w of [1, 2]) await dropImages(w, /nodescale\/register[:@]/)
     const out = mkdtempSync(join(tmpdir(), 'ns-cluster-'))
     const r = await runCli('executor', ['run', '--backend', 'swarm', '--strategy', 'hs', '--benchmark', 'baseline', '--cpus-per-instance', '0.25',
-      '--duration', '2', '--warmup', '1', '--concurrency', '4', '--out', out, '--instances', '2', '--nodes', '2', '--registry', 'builtin'], { timeoutMs: 180_000 })
+      '--duration', '2', '--warmup', '1', '--concurrency', '4', '--out', out, '--instances', '2', '--nodes', '2',
+      '--registry', 'builtin'], { timeoutMs: 180_000 })
     assert.equal(r.code, 0, r.stderr)
     const { run: json } = readRun(out)
     assert.equal(json.status, 'done', JSON.stringify(json.error))
@@ -216,13 +226,15 @@ test('cluster up 3, runs placed on the workers, shrink, cluster down leaves noth
     const creds = JSON.parse(readFileSync(join(cacheDir(), 'registry.json'), 'utf8'))
     assert.equal((statSync(join(cacheDir(), 'registry.json')).mode & 0o777).toString(8), '600')
     assert.equal((await probe('http://127.0.0.1:5000/v2/_catalog')).status, 401)
-    assert.equal((await fetch('http://127.0.0.1:5000/v2/nodescale/register/blobs/uploads/', { method: 'POST' })).status, 401, 'an unauthenticated push is refused')
+    assert.equal((await fetch('http://127.0.0.1:5000/v2/nodescale/register/blobs/uploads/', { method: 'POST' })).status, 401,
+      'an unauthenticated push is refused')
     const basic = { authorization: `Basic ${Buffer.from(`${creds.user}:${creds.password}`).toString('base64')}` }
     const catalog = await (await fetch('http://127.0.0.1:5000/v2/_catalog', { headers: basic })).json()
     assert.ok(catalog.repositories.includes('nodescale/register'), JSON.stringify(catalog))
     // the password is nowhere a user or a log sees: not on the terminal, not in the run's files, not in the services
     const services = JSON.stringify(await Promise.all((await docker.listServices()).map(x => docker.getService(x.ID).inspect())))
-    const files = readdirSync(out, { recursive: true }).map(f => join(out, String(f))).filter(f => statSync(f).isFile()).map(f => readFileSync(f).toString('latin1')).join('\n')
+    const files = readdirSync(out,
+      { recursive: true }).map(f => join(out, String(f))).filter(f => statSync(f).isFile()).map(f => readFileSync(f).toString('latin1')).join('\n')
     const token = JSON.parse(readFileSync(join(cacheDir(), 'control-plane.json'), 'utf8')).token
     for (const [where, text] of [['stdout', r.stdout], ['stderr', r.stderr], ['the run folder', files], ['docker service inspect', services]]) {
       assert.ok(!text.includes(creds.password), `the registry password appears in ${where}`)
@@ -234,7 +246,8 @@ test('cluster up 3, runs placed on the workers, shrink, cluster down leaves noth
     const other = (await docker.listImages()).find(i => (i.RepoTags ?? []).some(x => x.startsWith('nodescale/registry:')))
     const version = rc.tag.split(':')[1]
     await docker.getImage(other.Id).tag({ repo: '10.99.0.1:5000/nodescale/rc', tag: version })
-    const pushed = await docker.getImage(`10.99.0.1:5000/nodescale/rc:${version}`).push({ authconfig: { username: creds.user, password: creds.password, serveraddress: '10.99.0.1:5000' } })
+    const pushed = await docker.getImage(`10.99.0.1:5000/nodescale/rc:${version}`)
+      .push({ authconfig: { username: creds.user, password: creds.password, serveraddress: '10.99.0.1:5000' } })
     await new Promise((resolve, reject) => { pushed.on('end', resolve); pushed.on('error', reject); pushed.resume() })
     const w1 = (await docker.listNodes()).find(n => n.Description.Hostname === 'nodescale-w1').ID
     const before = (await docker.listTasks({ filters: { service: ['nodescale_rc'], node: [w1], 'desired-state': ['running'] } }))[0]
@@ -242,7 +255,8 @@ test('cluster up 3, runs placed on the workers, shrink, cluster down leaves noth
     let again = null
     for (let i = 0; i < 100 && !again; i++) {
       await sleep(200)
-      again = (await docker.listTasks({ filters: { service: ['nodescale_rc'], node: [w1] } })).find(x => x.ID !== before.ID && x.Status.State === 'running') ?? null
+      again = (await docker.listTasks({ filters: { service: ['nodescale_rc'], node: [w1] } }))
+        .find(x => x.ID !== before.ID && x.Status.State === 'running') ?? null
     }
     assert.ok(again, 'Swarm started the RC again on nodescale-w1')
     assert.equal(again.Spec.ContainerSpec.Image, rc.ref, 'the new task is deployed by the recorded digest')

@@ -15,7 +15,8 @@ import { parseHaproxyStat } from '../executor/haproxy.js'
 import { ROOT } from '../lib/paths.js'
 import { watchHost } from './helpers/host.js'
 
-const worker = (over = {}) => ({ id: 'w1', pid: 1, role: 'worker', samples: 5, elu: 0.5, cpu: 0.5, delay: { p50: 1, p99: 5, max: 9 }, gcShare: 0.01, heapMB: 20, ...over })
+const worker = (over = {}) =>
+  ({ id: 'w1', pid: 1, role: 'worker', samples: 5, elu: 0.5, cpu: 0.5, delay: { p50: 1, p99: 5, max: 9 }, gcShare: 0.01, heapMB: 20, ...over })
 /** figures of a run that nothing limited: half-busy loops, an idle host, a quiet generator */
 const calm = {
   instances: [worker()],
@@ -107,7 +108,16 @@ test('an open-model run that fell behind with no figure at its threshold: at its
   // kept up: below the capacity, as before
   assert.match(judgeBottleneck(facts(summary(101.9, 50))).line, /offered load was below the capacity/)
   // a closed-model run has no offered rate to fall behind
-  assert.equal(factsOf({ config: { strategy: 'up', instances: 1, concurrency: 4, slo: config.slo }, instances: [], roles: null, lb: null, cpu: null, generator: null, validity: null, summary: summary(50, 900) }).behind, null)
+  assert.equal(factsOf({
+    config: { strategy: 'up', instances: 1, concurrency: 4, slo: config.slo },
+    instances: [],
+    roles: null,
+    lb: null,
+    cpu: null,
+    generator: null,
+    validity: null,
+    summary: summary(50, 900)
+  }).behind, null)
 })
 
 test('roles: the server split by its instances, the sampler\'s roles, the generator; other is the rest of the host', () => {
@@ -130,7 +140,9 @@ test('roles: the server split by its instances, the sampler\'s roles, the genera
 })
 
 test('the telemetry line: written with its prefix, found after any log prefix, nothing else taken for it', () => {
-  const r = { t: 1, id: 'r1-w2', pid: 7, role: /** @type {'worker'} */ ('worker'), ms: 1000, elu: 0.5, cpu: 0.4, delay: { p50: 0.1, p99: 2, max: 3 }, gcMs: 4, heapMB: 10 }
+  const r = {
+    t: 1, id: 'r1-w2', pid: 7, role: /** @type {'worker'} */ ('worker'), ms: 1000, elu: 0.5, cpu: 0.4, delay: { p50: 0.1, p99: 2, max: 3 }, gcMs: 4, heapMB: 10
+  }
   assert.deepEqual(parseTelemetry(formatTelemetry(r)), r)
   assert.deepEqual(parseTelemetry(`0|nodescale | ${formatTelemetry(r)}`), r)
   assert.equal(parseTelemetry('nodescale: instance w1 serving cpu'), null)
@@ -196,36 +208,44 @@ test('HAProxy recorded taking a busy replica down (the old checks): its 503s and
   const b = judgeBottleneck({ ...calm, lb })
   assert.equal(b.kind, 'load-balancer', JSON.stringify(b))
   assert.deepEqual(b.evidence.map(e => [e.figure, e.value]), [['lb-errors', 32050], ['lb-down', 1]])
-  assert.equal(b.line, 'HAProxy answered 32050 of 32057 requests (100%) with a 5xx itself, replica r1 marked down by HAProxy 3.0 s into the window, down 2 s to its end')
+  assert.equal(b.line,
+    'HAProxy answered 32050 of 32057 requests (100%) with a 5xx itself, replica r1 marked down by HAProxy 3.0 s into the window, down 2 s to its end')
   // without the counters (a run recorded before they were read) the same figures judge as they did: none
   const { requests, errors, down, ...before } = lb
   assert.equal(judgeBottleneck({ ...calm, lb: before }).kind, 'none')
 })
 
 test('a replica HAProxy held down: when first, how often, how long; down before the window is said as before it', () => {
-  const at = (t, up, downs, downtimeS, lastChangeS) => ({ t, sessions: 1, queue: 0, rate: 1, requests: t, lbErrors: 0, servers: [{ name: 'r1', up, downs, downtimeS, lastChangeS }] })
+  const at = (t, up, downs, downtimeS, lastChangeS) =>
+    ({ t, sessions: 1, queue: 0, rate: 1, requests: t, lbErrors: 0, servers: [{ name: 'r1', up, downs, downtimeS, lastChangeS }] })
   const window = { from: 10_000, to: 16_000 }
   // marked down between 11.5 and 12.5 s, back 2 s later, down again and back between two samples, at the end down
   const flapping = [at(9500, true, 0, 0, 9), at(10_500, true, 0, 0, 10), at(11_500, true, 0, 0, 11), at(12_500, false, 1, 0, 0),
     at(13_500, false, 1, 1, 1), at(14_500, true, 1, 2, 0), at(15_500, true, 2, 2, 0)]
-  assert.deepEqual(summarizeLb({ intervalMs: 1000, samples: flapping }, window).down, [{ server: 'r1', times: 2, firstAfterS: 2.5, downS: 2, downAtEnd: false }])
+  assert.deepEqual(summarizeLb({ intervalMs: 1000, samples: flapping }, window).down,
+    [{ server: 'r1', times: 2, firstAfterS: 2.5, downS: 2, downAtEnd: false }])
   const gone = [at(9500, false, 1, 4, 4), at(10_500, false, 1, 5, 5), at(11_500, false, 1, 6, 6)]
   const [d] = summarizeLb({ intervalMs: 1000, samples: gone }, window).down
   assert.deepEqual(d, { server: 'r1', times: 0, firstAfterS: -4.5, downS: 2, downAtEnd: true })
-  assert.match(judgeBottleneck({ ...calm, lb: { ...quietLb, down: [d] } }).line, /^replica r1 marked down by HAProxy 4\.5 s before the window, down 2 s to its end$/)
+  assert.match(judgeBottleneck({ ...calm, lb: { ...quietLb, down: [d] } }).line,
+    /^replica r1 marked down by HAProxy 4\.5 s before the window, down 2 s to its end$/)
 })
 
 test('why the curves bend, told per strategy: up\'s one thread cannot use more cores; cm\'s full workers would use the idle ones', () => {
   // the 16-core case of issue 26: cm x12 with every worker's loop full and the host 23% idle (16 cores, 12.3 busy)
   const diag = (idlePct, busy) => ({
-    bottleneck: { kind: 'event-loop', line: 'busiest instance w3 ELU 0.99', evidence: [{ figure: 'elu', value: 0.99 }, { figure: 'host-idle', value: idlePct }] },
+    bottleneck: {
+      kind: 'event-loop', line: 'busiest instance w3 ELU 0.99', evidence: [{ figure: 'elu', value: 0.99 }, { figure: 'host-idle', value: idlePct }]
+    },
     roles: { workers: busy - 0.3, 'load-generator': 0.3 }
   })
-  const runs = [{ dir: '/s/c8', diagnosis: diag(45, 8.8), config: { strategy: 'cm' } }, { dir: '/s/c12', diagnosis: diag(23, 12.32), config: { strategy: 'cm' } }]
+  const runs = [{ dir: '/s/c8', diagnosis: diag(45, 8.8), config: { strategy: 'cm' } },
+    { dir: '/s/c12', diagnosis: diag(23, 12.32), config: { strategy: 'cm' } }]
   const cm = { name: 'cm/cpu', unit: 'workers', observations: [{ n: 8, run: '/s/c8' }, { n: 12, run: '/s/c12' }] }
   const [bend] = whyCurvesBend([cm], runs)
   assert.equal(bend.steps[1].idleCores, 3.68)
-  assert.equal(bend.sentence, 'cm/cpu: at every N (8..12) each worker\'s event loop is full with 3.7 of the host\'s cores idle: more workers would use them; at N = 12: busiest instance w3 ELU 0.99')
+  assert.equal(bend.sentence, 'cm/cpu: at every N (8..12) each worker\'s event loop is full with 3.7 of the host\'s cores idle: ' +
+    'more workers would use them; at N = 12: busiest instance w3 ELU 0.99')
   // the group's key names the strategy when the runs' configs are not at hand
   const [up] = whyCurvesBend([{ ...cm, name: 'up/cpu', key: { strategy: 'up' } }], runs.map(r => ({ ...r, config: undefined })))
   assert.match(up.sentence, /^up\/cpu: at every N \(8\.\.12\) its one thread uses one core's worth: more vCPUs go unused; /)
@@ -242,13 +262,19 @@ test('why the curves bend: each N\'s bottleneck from its runs (by folder), the l
     { dir: '/s/a4', diagnosis: diag('none', 'nothing at its limit', 0.9) },
     { dir: '/s/a5', diagnosis: diag('event-loop', 'instance r1 ELU 0.98', 1) }
   ]
-  const group = { name: 'up/cpu', unit: 'cores', fits: { usl: { sigma: 0, lambda: 0.103 } }, observations: [[1, 'a1'], [2, 'a2'], [3, 'a3'], [3, 'a4'], [4, 'a5'], [4, null]].map(([n, r]) => ({ n: Number(n), run: r && `/s/${r}` })) }
+  const group = {
+    name: 'up/cpu',
+    unit: 'cores',
+    fits: { usl: { sigma: 0, lambda: 0.103 } },
+    observations: [[1, 'a1'], [2, 'a2'], [3, 'a3'], [3, 'a4'], [4, 'a5'], [4, null]].map(([n, r]) => ({ n: Number(n), run: r && `/s/${r}` }))
+  }
   const [bend] = whyCurvesBend([group], runs)
   assert.deepEqual(bend.steps.map(s => [s.n, s.kind, s.runs]), [[1, 'cpu-quota', 1], [2, 'event-loop', 1], [3, 'event-loop', 2], [4, 'event-loop', 1]])
   assert.deepEqual(bend.steps[2].kinds, { 'event-loop': 1, none: 1 })
   assert.deepEqual(bend.steps[2].roles, { workers: 0.95, 'load-generator': 0.1, other: 0.05 })
   assert.equal(bend.from, 2)
-  assert.equal(bend.sentence, 'up/cpu: from N = 2 the event loop is saturated: CPU given beyond its one thread goes unused; at N = 4: instance r1 ELU 0.98 — the ceiling the USL fit shows as coherency λ = 0.103')
+  assert.equal(bend.sentence, 'up/cpu: from N = 2 the event loop is saturated: CPU given beyond its one thread goes unused; ' +
+    'at N = 4: instance r1 ELU 0.98 — the ceiling the USL fit shows as coherency λ = 0.103')
   const [none] = whyCurvesBend([{ ...group, observations: [{ n: 1, run: '/other' }] }], runs)
   assert.equal(none.kind, null)
   assert.match(none.sentence, /no run of this group has a diagnosis/)

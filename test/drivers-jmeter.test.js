@@ -48,7 +48,16 @@ async function withEnv (vars, fn) {
 }
 
 test('the plan XML-escapes everything from the user', () => {
-  const jmx = buildJmx({ url: 'http://127.0.0.1:9/x?a=1&b=<2>', method: 'GET', headers: { 'x-h': 'a"b<c>&' }, concurrency: 2, warmup: 1, duration: 2, label: 'l<&>"\'', timeoutSec: 10 })
+  const jmx = buildJmx({
+    url: 'http://127.0.0.1:9/x?a=1&b=<2>',
+    method: 'GET',
+    headers: { 'x-h': 'a"b<c>&' },
+    concurrency: 2,
+    warmup: 1,
+    duration: 2,
+    label: 'l<&>"\'',
+    timeoutSec: 10
+  })
   assert.ok(!/<2>|a"b<c>|l<&>/.test(jmx), 'no raw user text')
   assert.ok(jmx.includes(xmlEscape('a"b<c>&')) && jmx.includes('l&lt;&amp;&gt;&quot;&apos;'))
   assert.match(jmx, /<intProp name="ThreadGroup.num_threads">2<\/intProp>/)
@@ -61,7 +70,9 @@ test('jmeter GET: a valid JTL of the steady window only, in JTL_FIELDS order', {
   const jtlPath = join(tmp(t), 'run', 'samples.jtl')
   const phases = new Set()
   const host = watchHost()
-  const r = await runLoad({ driver: 'jmeter', url: srv.url, concurrency: 4, duration: 2, warmup: 1, jtlPath, label: 'page, "GET"', onProgress: p => phases.add(p.phase) })
+  const r = await runLoad({
+    driver: 'jmeter', url: srv.url, concurrency: 4, duration: 2, warmup: 1, jtlPath, label: 'page, "GET"', onProgress: p => phases.add(p.phase)
+  })
   // JMeter and the server are this test's processes; what else ran on the host took their cores
   const { reason } = host.stop()
   if (reason) return t.skip(reason)
@@ -108,7 +119,18 @@ test('jmeter POST: the body file arrives intact on every request', { timeout: 60
   })
   const jtlPath = join(tmp(t), 'samples.jtl')
   const host = watchHost()
-  const r = await runLoad({ driver: 'jmeter', url: srv.url, method: 'POST', body, headers: { 'content-type': 'application/octet-stream' }, concurrency: 2, duration: 1, warmup: 1, jtlPath, label: 'net-in' })
+  const r = await runLoad({
+    driver: 'jmeter',
+    url: srv.url,
+    method: 'POST',
+    body,
+    headers: { 'content-type': 'application/octet-stream' },
+    concurrency: 2,
+    duration: 1,
+    warmup: 1,
+    jtlPath,
+    label: 'net-in'
+  })
   assert.equal(broken, 0)
   // a starved JMeter sends few requests in its one second: the count below is this test's only if the host was its
   const { reason } = host.stop()
@@ -166,7 +188,8 @@ test('NODESCALE_JMETER_HOME pointing to an empty folder: NS_ERR_MISSING_JMETER, 
   mkdirSync(empty)
   await withEnv({ NODESCALE_JMETER_HOME: empty }, () => assert.rejects(
     runLoad({ driver: 'jmeter', url: 'http://127.0.0.1:9/', concurrency: 1, duration: 1, jtlPath: join(empty, 's.jtl') }),
-    (/** @type {any} */ err) => err.code === 'NS_ERR_MISSING_JMETER' && err.exitCode === 3 && /NODESCALE_JMETER_HOME/.test(err.message) && /jmeter-install/.test(err.hint)))
+    (/** @type {any} */ err) => err.code === 'NS_ERR_MISSING_JMETER' && err.exitCode === 3 && /NODESCALE_JMETER_HOME/.test(err.message) &&
+      /jmeter-install/.test(err.hint)))
 })
 
 test('no java on PATH: NS_ERR_MISSING_JAVA, exit 3, with the fix', async (t) => {

@@ -40,7 +40,9 @@ test('this machine: model, logical, online and physical cores, SMT, kernel, cgro
   assert.equal(fp.smt, fp.threadsPerCore > 1)
   assert.equal(fp.physicalCores * fp.threadsPerCore, fp.logicalCores)
   assert.equal(fp.kernel, release())
-  const cgroup = existsSync('/sys/fs/cgroup/cpuacct/cpuacct.usage_percpu') || existsSync('/sys/fs/cgroup/cpu,cpuacct/cpuacct.usage_percpu') ? 'v1' : existsSync('/sys/fs/cgroup/cgroup.controllers') ? 'v2' : null
+  const cgroup = existsSync('/sys/fs/cgroup/cpuacct/cpuacct.usage_percpu') || existsSync('/sys/fs/cgroup/cpu,cpuacct/cpuacct.usage_percpu')
+    ? 'v1'
+    : existsSync('/sys/fs/cgroup/cgroup.controllers') ? 'v2' : null
   assert.equal(fp.cgroup, cgroup)
   const governor = '/sys/devices/system/cpu/cpu0/cpufreq/scaling_governor'
   if (existsSync(governor)) assert.equal(fp.governor, readFileSync(governor, 'utf8').trim())
@@ -64,7 +66,8 @@ test('a recorded machine with SMT, cpufreq, DMI and cgroup v2 reads as recorded'
 test('a machine that exposes nothing: each field null with why, never a guess', () => {
   const fp = machineFingerprint({ root: join(FIX, 'machine-bare') })
   assert.equal(fp.logicalCores, 2, 'the processors cpuinfo lists')
-  for (const k of ['cpuModel', 'online', 'onlineCores', 'physicalCores', 'sockets', 'threadsPerCore', 'smt', 'governor', 'maxMHz', 'curMHz', 'kernel', 'distro', 'virtual', 'hypervisor', 'cgroup']) {
+  for (const k of ['cpuModel', 'online', 'onlineCores', 'physicalCores', 'sockets', 'threadsPerCore', 'smt', 'governor', 'maxMHz', 'curMHz', 'kernel', 'distro',
+    'virtual', 'hypervisor', 'cgroup']) {
     assert.equal(fp[k], null, k)
   }
   assert.match(fp.why.cpuModel, /model name/)
@@ -93,13 +96,16 @@ test('a run\'s fingerprint: versions, quotas as the config has them, and where t
   assert.equal(swarm.node, null)
   assert.match(swarm.why.node, /-slim/)
   // several generators: their hosts and cores, referring to load.generators for the rest
-  const procs = fingerprintLoad({ loadProcs: 2 }, { generators: [{ name: 'g1', kind: 'process', host: 'h1', cpus: [3] }, { name: 'g2', kind: 'process', host: 'h1', cpus: [2] }], generator: { cores: 0.8 } }, env)
+  const procs = fingerprintLoad({ loadProcs: 2 },
+    { generators: [{ name: 'g1', kind: 'process', host: 'h1', cpus: [3] }, { name: 'g2', kind: 'process', host: 'h1', cpus: [2] }], generator: { cores: 0.8 } },
+    env)
   assert.deepEqual([procs.generators, procs.hosts, procs.cpus, procs.see, procs.generatorCores], [2, ['h1'], [2, 3], 'load.generators', 0.8])
   // locally, the one generator pinned off the server's cores (load.cpus, load.sharing as the run records them)
   const apart = fingerprintLoad({ driver: 'autocannon' }, { cpus: [1], sharing: { server: [0], generator: [1], shared: [], apart: true, why: '...' } }, env)
   assert.deepEqual([apart.cpus, apart.serverCpus, apart.sharedCpus, apart.apart, apart.see], [[1], [0], [], true, 'load.sharing'])
   assert.equal(apart.why, undefined)
-  const nodes = fingerprintLoad({ loadNodes: 1 }, { generators: [{ name: 'g1', kind: 'agent', node: 'w3' }] }, { host: 'm', backend: 'swarm' }, [{ node: 'w1' }, { node: 'w2' }])
+  const nodes = fingerprintLoad({ loadNodes: 1 }, { generators: [{ name: 'g1', kind: 'agent', node: 'w3' }] }, { host: 'm', backend: 'swarm' },
+    [{ node: 'w1' }, { node: 'w2' }])
   assert.deepEqual([nodes.where, nodes.hosts, nodes.sharesServerHost], ['load nodes', ['w3'], false])
 })
 
@@ -114,7 +120,11 @@ test('describeEnvironment carries the fingerprint beside the facts it had', () =
 test('fingerprintOf: a new run.json\'s as recorded; an older one\'s from what it has, the rest not recorded', () => {
   const fp = { version: 1, cpuModel: 'X', why: {} }
   assert.equal(fingerprintOf({ environment: { fingerprint: fp } }), fp)
-  const old = fingerprintOf({ environment: { cpuModel: 'AMD EPYC', cpus: 2, kernel: '6.1.0', node: 'v20.1.0', docker: null, backend: 'local', host: 'h' }, config: { strategy: 'up', instances: 1 }, load: { generator: { cores: 0.3 } } })
+  const old = fingerprintOf({
+    environment: { cpuModel: 'AMD EPYC', cpus: 2, kernel: '6.1.0', node: 'v20.1.0', docker: null, backend: 'local', host: 'h' },
+    config: { strategy: 'up', instances: 1 },
+    load: { generator: { cores: 0.3 } }
+  })
   assert.deepEqual([old.version, old.cpuModel, old.logicalCores, old.kernel, old.node], [0, 'AMD EPYC', 2, '6.1.0', 'v20.1.0'])
   assert.equal(old.smt, null)
   assert.equal(old.why.smt, NOT_RECORDED)
@@ -126,8 +136,35 @@ test('fingerprintOf: a new run.json\'s as recorded; an older one\'s from what it
 })
 
 test('fingerprintLines: this machine beside a study\'s set-up, the differing rows marked', () => {
-  const fp = { cpuModel: 'AMD EPYC', logicalCores: 2, physicalCores: 2, threadsPerCore: 1, smt: false, virtual: true, hypervisor: null, kernel: '6.18.44', distro: 'Debian GNU/Linux 12 (bookworm)', cgroup: 'v1', node: 'v20.20.2', v8: '11.3', docker: null, why: { docker: 'local backend: no Docker engine ran the server' }, quota: { cpusPerInstance: null }, load: { generators: 1, where: 'this host', hosts: ['h'], cpus: null, sharesServerHost: true, driver: 'autocannon' } }
-  const setup = { name: 'a made-up study', machine: 'AMD EPYC', cores: '4 vCPUs', smt: 'off', os: 'Debian 12', node: '20.11', docker: '18.09', load: 'separate machine', quota: 'none' }
+  const fp = {
+    cpuModel: 'AMD EPYC',
+    logicalCores: 2,
+    physicalCores: 2,
+    threadsPerCore: 1,
+    smt: false,
+    virtual: true,
+    hypervisor: null,
+    kernel: '6.18.44',
+    distro: 'Debian GNU/Linux 12 (bookworm)',
+    cgroup: 'v1',
+    node: 'v20.20.2',
+    v8: '11.3',
+    docker: null,
+    why: { docker: 'local backend: no Docker engine ran the server' },
+    quota: { cpusPerInstance: null },
+    load: { generators: 1, where: 'this host', hosts: ['h'], cpus: null, sharesServerHost: true, driver: 'autocannon' }
+  }
+  const setup = {
+    name: 'a made-up study',
+    machine: 'AMD EPYC',
+    cores: '4 vCPUs',
+    smt: 'off',
+    os: 'Debian 12',
+    node: '20.11',
+    docker: '18.09',
+    load: 'separate machine',
+    quota: 'none'
+  }
   const rows = Object.fromEntries(fingerprintRows(fp, setup).map(r => [r.row, r.differs]))
   assert.deepEqual(rows, { machine: false, cores: true, smt: false, os: false, node: false, docker: true, load: true, quota: false })
   const lines = fingerprintLines(fp, setup)
@@ -144,7 +181,23 @@ test('fingerprintLines: this machine beside a study\'s set-up, the differing row
 
 test('the report: one environment for one machine\'s runs, the fingerprint\'s facts as rows', () => {
   const base = { host: 'h', kernel: '6.1', cpus: 2, node: 'v20' }
-  const fp = (q, mhz) => ({ cpuModel: 'X', logicalCores: 2, physicalCores: 1, threadsPerCore: 2, smt: true, governor: null, maxMHz: null, curMHz: mhz, virtual: true, hypervisor: 'KVM', cgroup: 'v2', v8: '11.3', quota: { cpusPerInstance: q }, load: { generators: 1 }, why: { governor: 'none', curMHz: 'x' } })
+  const fp = (q, mhz) => ({
+    cpuModel: 'X',
+    logicalCores: 2,
+    physicalCores: 1,
+    threadsPerCore: 2,
+    smt: true,
+    governor: null,
+    maxMHz: null,
+    curMHz: mhz,
+    virtual: true,
+    hypervisor: 'KVM',
+    cgroup: 'v2',
+    v8: '11.3',
+    quota: { cpusPerInstance: q },
+    load: { generators: 1 },
+    why: { governor: 'none', curMHz: 'x' }
+  })
   const runs = [{ environment: { ...base, fingerprint: fp(0.5, 2500) } }, { environment: { ...base, fingerprint: fp(null, 2600) } }]
   assert.deepEqual(machinePart(runs[0].environment.fingerprint), machinePart(runs[1].environment.fingerprint))
   const environments = environmentsOf(/** @type {any} */ (runs))

@@ -17,5 +17,6 @@ test('coded errors map to their exit code, anything else to 1', () => {
   assert.equal(exitCodeOf(new NsError('NS_ERR_BAD_FLAG', 'x')), 2)
   assert.equal(exitCodeOf(new NsError('NS_ERR_MISSING_HAPROXY', 'x')), 3)
   assert.equal(exitCodeOf(new Error('boom')), 1)
-  assert.match(formatError(new NsError('NS_ERR_MISSING_JAVA', 'no java', { hint: 'apt-get install x' })), /NS_ERR_MISSING_JAVA: no java\n {2}fix: apt-get install x/)
+  assert.match(formatError(new NsError('NS_ERR_MISSING_JAVA', 'no java', { hint: 'apt-get install x' })),
+    /NS_ERR_MISSING_JAVA: no java\n {2}fix: apt-get install x/)
 })

@@ -129,7 +129,8 @@ for (const [argv, flag, message] of bad) {
 }
 
 test('--app that does not exist is NS_ERR_BAD_APP (exit 2)', () => {
-  assert.throws(() => parseArguments([...base, '--app', '/nonexistent/app.js']), (/** @type {any} */ err) => err.code === 'NS_ERR_BAD_APP' && err.exitCode === 2 && /--app/.test(err.message))
+  assert.throws(() => parseArguments([...base, '--app', '/nonexistent/app.js']),
+    (/** @type {any} */ err) => err.code === 'NS_ERR_BAD_APP' && err.exitCode === 2 && /--app/.test(err.message))
 })
 
 test('--out that is a file is refused', () => {

@@ -32,7 +32,8 @@ for (const [strategy, instances] of /** @type {Array<[string, number]>} */ ([['u
 
 test('run --driver jmeter records the same format and --json prints only run.json', { timeout: 120000 }, async () => {
   const out = tmp()
-  const r = await runCli('executor', ['run', '--strategy', 'cm', '--instances', '2', '--benchmark', 'page', '--driver', 'jmeter', '--out', out, '--json', ...short])
+  const r = await runCli('executor',
+    ['run', '--strategy', 'cm', '--instances', '2', '--benchmark', 'page', '--driver', 'jmeter', '--out', out, '--json', ...short])
   assert.equal(r.code, 0, r.stderr)
   const printed = JSON.parse(r.stdout)
   const { run } = assertCompleteRun(out, { strategy: 'cm', instances: 2 })
@@ -42,7 +43,8 @@ test('run --driver jmeter records the same format and --json prints only run.jso
 
 test('up keeps the server to about one core while cm with 2 workers uses more (the multi-core study)', { timeout: 90000 }, async (t) => {
   // autocannon, the lighter generator: on two cores JMeter's own CPU leaves cm too little room to show its second core.
-  const load = ['--backend', 'local', '--benchmark', 'cpu', '--param', 'n=1000003', '--concurrency', '8', '--duration', '3', '--warmup', '1', '--driver', 'autocannon', '--quiet', '--json']
+  const load = ['--backend', 'local', '--benchmark', 'cpu', '--param', 'n=1000003', '--concurrency', '8', '--duration', '3', '--warmup', '1', '--driver',
+    'autocannon', '--quiet', '--json']
   const upOut = tmp()
   const up = await runCli('executor', ['run', '--strategy', 'up', '--instances', '1', '--out', upOut, ...load])
   assert.equal(up.code, 0, up.stderr)
@@ -62,7 +64,8 @@ test('up keeps the server to about one core while cm with 2 workers uses more (t
 test('a cluster worker killed during the run: the run completes and its errors are counted', { timeout: 90000 }, async () => {
   const out = tmp()
   let killed = null
-  const r = await runCli('executor', ['run', '--strategy', 'cm', '--instances', '2', '--benchmark', 'baseline', '--out', out, '--backend', 'local', '--duration', '4', '--warmup', '1', '--concurrency', '8'], {
+  const r = await runCli('executor', ['run', '--strategy', 'cm', '--instances', '2', '--benchmark', 'baseline', '--out', out, '--backend', 'local',
+    '--duration', '4', '--warmup', '1', '--concurrency', '8'], {
     onStderr (text, child) {
       if (killed || !/load: /.test(text)) return
       // the primary's children are the workers; kill one hard while the load runs (not the load generator's process,
@@ -88,7 +91,8 @@ test('Ctrl-C during load: exit 1, no process of the run survives, run.json says 
   const out = tmp()
   let tree = []
   let armed = false
-  const r = await runCli('executor', ['run', '--strategy', 'pm2', '--instances', '2', '--benchmark', 'baseline', '--out', out, '--backend', 'local', '--duration', '60', '--warmup', '1'], {
+  const r = await runCli('executor', ['run', '--strategy', 'pm2', '--instances', '2', '--benchmark', 'baseline', '--out', out, '--backend', 'local',
+    '--duration', '60', '--warmup', '1'], {
     onStderr (text, child) {
       if (armed || !/load: /.test(text)) return
       armed = true // one Ctrl-C: a second one means "exit now"
@@ -115,7 +119,8 @@ test('missing HAProxy for hs: exit 3 naming the install command, nothing started
 
 test('missing JMeter install: exit 3 with the fix', async () => {
   const empty = tmp()
-  const r = await runCli('executor', ['run', '--strategy', 'cm', '--instances', '1', '--driver', 'jmeter', '--backend', 'local', '--out', tmp()], { env: { NODESCALE_JMETER_HOME: empty } })
+  const r = await runCli('executor', ['run', '--strategy', 'cm', '--instances', '1', '--driver', 'jmeter', '--backend', 'local', '--out', tmp()],
+    { env: { NODESCALE_JMETER_HOME: empty } })
   assert.equal(r.code, 3, r.stderr)
   assert.match(r.stderr, /NS_ERR_MISSING_JMETER[\s\S]*fix:/)
 })
@@ -123,14 +128,16 @@ test('missing JMeter install: exit 3 with the fix', async () => {
 test('missing java for the JMeter driver: exit 3 with the fix', async () => {
   const bin = tmp()
   mkdirSync(join(bin, 'empty'))
-  const r = await runCli('executor', ['run', '--strategy', 'cm', '--instances', '1', '--driver', 'jmeter', '--backend', 'local', '--out', tmp()], { env: { PATH: join(bin, 'empty') } })
+  const r = await runCli('executor', ['run', '--strategy', 'cm', '--instances', '1', '--driver', 'jmeter', '--backend', 'local', '--out', tmp()],
+    { env: { PATH: join(bin, 'empty') } })
   assert.equal(r.code, 3, r.stderr)
   assert.match(r.stderr, /NS_ERR_MISSING_JAVA[\s\S]*fix: apt-get install/)
 })
 
 test('a custom app with a syntax error: exit 2 before anything starts', async () => {
   const out = tmp()
-  const r = await runCli('executor', ['run', '--strategy', 'cm', '--instances', '1', '--app', 'test/fixtures/apps/syntax-error.js', '--benchmark', 'broken', '--backend', 'local', '--out', out])
+  const r = await runCli('executor',
+    ['run', '--strategy', 'cm', '--instances', '1', '--app', 'test/fixtures/apps/syntax-error.js', '--benchmark', 'broken', '--backend', 'local', '--out', out])
   assert.equal(r.code, 2, r.stderr)
   assert.match(r.stderr, /--app/)
   assert.equal(existsSync(out) && readdirSync(out).length, 0)
@@ -145,7 +152,8 @@ test('a bad flag: exit 2 and the message names the flag', async () => {
 test('--help teaches the flags and the exit codes', async () => {
   const r = await runCli('executor', ['run', '--help'])
   assert.equal(r.code, 0)
-  for (const flag of ['--strategy', '--instances', '--benchmark', '--concurrency', '--rate', '--duration', '--warmup', '--driver', '--backend', '--cpus-per-instance', '--app', '--out', '--json']) {
+  for (const flag of ['--strategy', '--instances', '--benchmark', '--concurrency', '--rate', '--duration', '--warmup', '--driver', '--backend',
+    '--cpus-per-instance', '--app', '--out', '--json']) {
     assert.ok(r.stdout.includes(flag), flag)
   }
   assert.match(r.stdout, /Exit codes/)
@@ -156,7 +164,8 @@ test('local up beyond the core count: refused without a quota (exit 2 naming --i
   assert.equal(refused.code, 2, refused.stderr)
   assert.match(refused.stderr, /--instances[\s\S]*--cpus-per-instance/)
   const out = tmp()
-  const r = await runCli('executor', ['run', '--strategy', 'up', '--instances', '4', '--cpus-per-instance', '0.25', '--benchmark', 'cpu', '--out', out, ...short])
+  const r = await runCli('executor',
+    ['run', '--strategy', 'up', '--instances', '4', '--cpus-per-instance', '0.25', '--benchmark', 'cpu', '--out', out, ...short])
   assert.equal(r.code, 0, r.stderr)
   const { run } = assertCompleteRun(out, { strategy: 'up', instances: 4 })
   assert.ok(run.cpu.total <= 1.1, `the server stays within its quota of 4 x 0.25 = 1 CPU (${run.cpu.total})`)

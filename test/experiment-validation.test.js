@@ -69,7 +69,8 @@ profiles:
   const elsewhere = ['benchmark', 'rate', 'load', 'app', 'instances-per-node', 'nodes', 'load-nodes', 'load-placement', 'min-duration', 'max-duration',
     'server', 'server-args', 'path', 'method', 'body', 'health', 'image', 'container-port']
   for (const key of Object.keys(EXPERIMENT_KEYS).filter(k => !elsewhere.includes(k))) assert.match(text, new RegExp(`^${key}:`, 'm'), key)
-  const open = parseExperiment('strategies: [cm]\nbenchmark: greeter\napp: ../apps/bench-object.js\nrate: [100, 200.5]\n', { file: 'o.yml', path: '/x/y/o.yml' })
+  const open = parseExperiment('strategies: [cm]\nbenchmark: greeter\napp: ../apps/bench-object.js\nrate: [100, 200.5]\n',
+    { file: 'o.yml', path: '/x/y/o.yml' })
   assert.equal(open.loadKey, 'rate')
   assert.deepEqual(open.loads.cm.map(l => l.value), [100, 200.5])
   assert.equal(open.app, '/x/apps/bench-object.js')
@@ -89,12 +90,14 @@ profiles:
   assert.ok(exp.usesLevels)
   const cells = buildCells(exp, { out: tmp(), calibration: { relaxed: { concurrency: 3 }, exhausted: { concurrency: 100 }, cores: 2 } })
   assert.equal(cells.length, 2 * (2 + 3 + 1 + 2) * 4)
-  const levels = cells.filter(c => c.config.strategy === 'up' && c.config.instances === 1 && c.config.benchmark === 'cpu').map(c => [c.level, c.config.concurrency])
+  const levels = cells.filter(c => c.config.strategy === 'up' && c.config.instances === 1 && c.config.benchmark === 'cpu')
+    .map(c => [c.level, c.config.concurrency])
   assert.deepEqual(levels, [['relaxed', 3], ['relaxed*cores', 6], ['exhausted', 100], [null, 16]])
   assert.ok(cells.every(c => c.config.samples === 'none'), 'the file\'s samples: none reaches every run')
   assert.ok(cells.every(c => c.config.connection === 'close'), 'the file\'s connection: close reaches every run')
   assert.ok(cells.every(c => c.config.affinity === (c.config.strategy === 'up' ? 'none' : undefined)), 'affinity: up\'s runs only')
-  assert.ok(cells.every(c => c.config.serverCpus === '0' && c.config.lbCpus === (c.config.strategy === 'hs' ? '1' : undefined)), 'the partition; lb-cpus: hs\'s runs only')
+  assert.ok(cells.every(c => c.config.serverCpus === '0' && c.config.lbCpus === (c.config.strategy === 'hs' ? '1' : undefined)),
+    'the partition; lb-cpus: hs\'s runs only')
   const smoke = parseExperiment(text, { file: 'every.yml', path: '/x/every.yml', profile: 'smoke' })
   assert.equal(smoke.repeats, 1)
   assert.equal(smoke.duration, 1)
@@ -137,10 +140,13 @@ test('a value only the run validation knows is bad reads like the flag error, wi
   assert.match(err.message, /^study\.yml:5: duration \(--duration\) \(strategy cm\): -5 is out of range; allowed: a number > 0 and <= 86400/)
   const big = await errorOf(base + 'concurrency: [2, 99999]\n'.replace('concurrency', 'rate'))
   assert.match(big.message, /^study\.yml:6: rate: cannot be combined with concurrency/)
-  assert.match((await errorOf(base + 'load: capacity\n')).message, /^study\.yml:6: load: cannot be combined with concurrency: a capacity search chooses its rates/)
+  assert.match((await errorOf(base + 'load: capacity\n')).message,
+    /^study\.yml:6: load: cannot be combined with concurrency: a capacity search chooses its rates/)
   const noLoad = base.replace(/^concurrency:.*\n/m, '')
-  assert.match((await errorOf(noLoad + 'load:\n  capacity:\n    boundary-probes: 2\n')).message, /^study\.yml:7: load: capacity\.boundary-probes: 2 is out of range; allowed: a whole number >= 4 and <= 100/)
-  assert.match((await errorOf(noLoad + 'load: { capacity: { precise: 2 } }\n')).message, /^study\.yml:5: load: "precise" is not a setting of the search; allowed: boundary-probes, max-probes/)
+  assert.match((await errorOf(noLoad + 'load:\n  capacity:\n    boundary-probes: 2\n')).message,
+    /^study\.yml:7: load: capacity\.boundary-probes: 2 is out of range; allowed: a whole number >= 4 and <= 100/)
+  assert.match((await errorOf(noLoad + 'load: { capacity: { precise: 2 } }\n')).message,
+    /^study\.yml:5: load: "precise" is not a setting of the search; allowed: boundary-probes, max-probes/)
   assert.match((await errorOf(noLoad + 'load: closed\n')).message, /^study\.yml:5: load: "closed" is not allowed; instead of concurrency or rate: capacity/)
   const huge = await errorOf(base.replace('[2, 4]', '[2, 99999]'))
   assert.match(huge.message, /^study\.yml:4: concurrency \(--concurrency\) \(strategy cm\): 99999 is out of range/)
@@ -157,13 +163,15 @@ test('a profile overrides keys; its bad value names the profile\'s line', async 
 })
 
 test('params for a benchmark that is not in the experiment, and a param the benchmark refuses', async () => {
-  assert.match((await errorOf(base + 'benchmark: cpu\nparams:\n  page: { n: 5 }\n')).message, /^study\.yml:8: params: "page" is not one of this experiment's benchmarks/)
+  assert.match((await errorOf(base + 'benchmark: cpu\nparams:\n  page: { n: 5 }\n')).message,
+    /^study\.yml:8: params: "page" is not one of this experiment's benchmarks/)
   assert.match((await errorOf(base + 'benchmark: cpu\nparams:\n  n: -4\n')).message, /^study\.yml:8: params \(--param\): n: must be an integer/)
   assert.match((await errorOf(base + 'benchmark: nosuch\n')).message, /^study\.yml:6: benchmark \(--benchmark\): unknown "nosuch"/)
 })
 
 test('analysis, order and a YAML syntax error', async () => {
-  assert.match((await errorOf(base + 'analysis: { fit: gauss }\n')).message, /^study\.yml:6: analysis: fit "gauss" is not allowed; one of: usl, amdahl, both, none/)
+  assert.match((await errorOf(base + 'analysis: { fit: gauss }\n')).message,
+    /^study\.yml:6: analysis: fit "gauss" is not allowed; one of: usl, amdahl, both, none/)
   assert.match((await errorOf(base + 'order: random\n')).message, /^study\.yml:6: order: "random" is not allowed; one of: shapes, blocks/)
   assert.match((await errorOf('strategies: [cm\ninstances: 1\n')).message, /^study\.yml:2: not valid YAML/)
   assert.match((await errorOf('- just\n- a list\n')).message, /^study\.yml:1: an experiment file is a YAML mapping/)
@@ -203,7 +211,8 @@ test('nodes and instances-per-node: a number, a list, a range or a map; total in
 })
 
 test('a profile overrides nodes; instances in a profile replaces the file\'s instances-per-node (and the other way round)', () => {
-  const text = swarm + 'nodes: 1..4\ninstances-per-node: [1, 2, 4]\nprofiles:\n  smoke:\n    nodes: 1..2\n    instances: [3]\n  full:\n    instances-per-node: 1..5\n'
+  const text = swarm + 'nodes: 1..4\ninstances-per-node: [1, 2, 4]\nprofiles:\n  smoke:\n    nodes: 1..2\n    instances: [3]\n' +
+    '  full:\n    instances-per-node: 1..5\n'
   const smoke = parseExperiment(text, { file: 's.yml', profile: 'smoke' })
   assert.deepEqual(smoke.nodes.hs.map(n => n.value), [1, 2])
   assert.equal(smoke.perNode, false)
@@ -212,27 +221,36 @@ test('a profile overrides nodes; instances in a profile replaces the file\'s ins
   assert.equal(full.perNode, true)
   assert.deepEqual(full.instances.hs.map(i => i.value), [1, 2, 3, 4, 5])
   assert.deepEqual(full.nodes.hs.map(n => n.value), [1, 2, 3, 4])
-  const both = parseExperiment('backend: swarm\nstrategies: [hs]\ninstances: 2\nnodes: 1\nprofiles:\n  smoke: { instances-per-node: 2 }\n', { file: 's.yml', profile: 'smoke' })
+  const both = parseExperiment('backend: swarm\nstrategies: [hs]\ninstances: 2\nnodes: 1\nprofiles:\n  smoke: { instances-per-node: 2 }\n',
+    { file: 's.yml', profile: 'smoke' })
   assert.equal(both.instancesKey, 'instances-per-node')
 })
 
 test('nodes and instances-per-node: bad forms name their line and what is allowed', async () => {
   assert.match((await errorOf(swarm + 'nodes: "3..1"\n')).message, /^study\.yml:4: nodes: "3\.\.1" is not a range; write "first\.\.last"/)
-  assert.match((await errorOf(swarm + 'nodes:\n  - 1\n  - two\n')).message, /^study\.yml:6: nodes: "two" is not allowed; Swarm worker nodes, each value a run with --nodes K: a whole number, a list, a range/)
+  assert.match((await errorOf(swarm + 'nodes:\n  - 1\n  - two\n')).message,
+    /^study\.yml:6: nodes: "two" is not allowed; Swarm worker nodes, each value a run with --nodes K: a whole number, a list, a range/)
   assert.match((await errorOf(swarm + 'nodes: [1, 1]\n')).message, /^study\.yml:4: nodes: 1 is listed twice/)
-  assert.match((await errorOf(swarm + 'nodes: [1, 0]\n')).message, /^study\.yml:4: nodes \(--nodes\) \(strategy hs\): 0 is out of range; allowed: a whole number >= 1 and <= 64/)
+  assert.match((await errorOf(swarm + 'nodes: [1, 0]\n')).message,
+    /^study\.yml:4: nodes \(--nodes\) \(strategy hs\): 0 is out of range; allowed: a whole number >= 1 and <= 64/)
   assert.match((await errorOf(swarm + 'nodez: 2\n')).message, /^study\.yml:4: nodez: unknown key \(did you mean nodes\?\)/)
-  assert.match((await errorOf(swarm + 'instances-per-nod: 2\nnodes: 2\n')).message, /^study\.yml:4: instances-per-nod: unknown key \(did you mean instances-per-node\?\)/)
-  assert.match((await errorOf(swarm + 'instances-per-node: [1, 2]\n')).message, /^study\.yml:4: instances-per-node: needs nodes \(e\.g\. nodes: 1\.\.4\): the total is instances-per-node x nodes/)
-  assert.match((await errorOf(swarm + 'nodes: 2\ninstances: 2\ninstances-per-node: 1\n')).message, /^study\.yml:6: instances-per-node: give instances \(the total\) or instances-per-node \(times nodes\), not both/)
+  assert.match((await errorOf(swarm + 'instances-per-nod: 2\nnodes: 2\n')).message,
+    /^study\.yml:4: instances-per-nod: unknown key \(did you mean instances-per-node\?\)/)
+  assert.match((await errorOf(swarm + 'instances-per-node: [1, 2]\n')).message,
+    /^study\.yml:4: instances-per-node: needs nodes \(e\.g\. nodes: 1\.\.4\): the total is instances-per-node x nodes/)
+  assert.match((await errorOf(swarm + 'nodes: 2\ninstances: 2\ninstances-per-node: 1\n')).message,
+    /^study\.yml:6: instances-per-node: give instances \(the total\) or instances-per-node \(times nodes\), not both/)
   assert.match((await errorOf(swarm + 'nodes: [1, 2]\ninstances-per-node:\n  - 1\n  - 40\n')).message,
-    /^study\.yml:7: instances-per-node \(--instances\) \(strategy hs\): 80 is out of range; allowed: a whole number >= 1 and <= 64 \(the run's instances = instances-per-node x nodes\)/)
-  assert.match((await errorOf(swarm + 'instances-per-node: [1, x]\nnodes: 1\n')).message, /^study\.yml:4: instances-per-node: "x" is not allowed; instead of instances: instances per worker node/)
+    new RegExp(/^study\.yml:7: instances-per-node \(--instances\) \(strategy hs\): 80 is out of range; /.source +
+      /allowed: a whole number >= 1 and <= 64 \(the run's instances = instances-per-node x nodes\)/.source))
+  assert.match((await errorOf(swarm + 'instances-per-node: [1, x]\nnodes: 1\n')).message,
+    /^study\.yml:4: instances-per-node: "x" is not allowed; instead of instances: instances per worker node/)
 })
 
 test('nodes need a swarm and hs: backend local, --backend local and cm over several nodes are refused', async () => {
   const local = await errorOf('backend: local\nstrategies: [hs]\nnodes: 1..2\n')
-  assert.match(local.message, /^study\.yml:3: nodes: needs a swarm \(its worker nodes\), and this file says backend: local \(line 1\); write backend: swarm \(or auto\), or drop nodes/)
+  assert.match(local.message,
+    /^study\.yml:3: nodes: needs a swarm \(its worker nodes\), and this file says backend: local \(line 1\); write backend: swarm \(or auto\), or drop nodes/)
   const cm = await errorOf('backend: auto\nstrategies: [hs, cm]\nnodes:\n  hs: 1..4\n  cm: [1, 2]\n')
   assert.match(cm.message, /^study\.yml:5: nodes: 2 nodes for cm: cm runs in one replica, on one node, so only hs spreads over nodes; give cm one node/)
   const exp = parseExperiment(swarm + 'nodes: 1..2\n', { file: 's.yml' })
@@ -241,8 +259,11 @@ test('nodes need a swarm and hs: backend local, --backend local and cm over seve
 })
 
 test('analysis: x nodes needs a nodes axis; correlations is true or false; a misspelt analysis key', async () => {
-  assert.match((await errorOf(swarm + 'analysis: { x: nodes }\n')).message, /^study\.yml:4: analysis: x nodes needs a nodes axis in the grid \(e\.g\. nodes: 1\.\.4\)/)
-  assert.match((await errorOf(swarm + 'nodes: 2\nanalysis:\n  x: racks\n')).message, /^study\.yml:6: analysis: x "racks" is not allowed; one of: instances, concurrency, nodes/)
+  assert.match((await errorOf(swarm + 'analysis: { x: nodes }\n')).message,
+    /^study\.yml:4: analysis: x nodes needs a nodes axis in the grid \(e\.g\. nodes: 1\.\.4\)/)
+  assert.match((await errorOf(swarm + 'nodes: 2\nanalysis:\n  x: racks\n')).message,
+    /^study\.yml:6: analysis: x "racks" is not allowed; one of: instances, concurrency, nodes/)
   assert.match((await errorOf(swarm + 'nodes: 2\nanalysis:\n  correlations: yes please\n')).message, /^study\.yml:6: analysis: correlations: true or false/)
-  assert.match((await errorOf(swarm + 'analysis:\n  corelations: true\n')).message, /^study\.yml:5: analysis: corelations: unknown key \(did you mean correlations\?\); allowed: fit, x, cpu-table, correlations/)
+  assert.match((await errorOf(swarm + 'analysis:\n  corelations: true\n')).message,
+    /^study\.yml:5: analysis: corelations: unknown key \(did you mean correlations\?\); allowed: fit, x, cpu-table, correlations/)
 })

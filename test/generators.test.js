@@ -20,7 +20,8 @@ test('the load splits into whole connections that differ by one at most, or equa
   assert.deepEqual(splitLoad({ concurrency: 10 }, 3), [{ concurrency: 4 }, { concurrency: 3 }, { concurrency: 3 }])
   assert.deepEqual(splitLoad({ concurrency: 4 }, 4), [{ concurrency: 1 }, { concurrency: 1 }, { concurrency: 1 }, { concurrency: 1 }])
   assert.deepEqual(splitLoad({ rate: 300 }, 2), [{ rate: 150 }, { rate: 150 }])
-  assert.throws(() => splitLoad({ concurrency: 2 }, 3, { flag: '--load-procs' }), (/** @type {any} */ e) => e.code === 'NS_ERR_BAD_FLAG' && /--load-procs/.test(e.message) && /raise --concurrency to 3/.test(e.message))
+  assert.throws(() => splitLoad({ concurrency: 2 }, 3, { flag: '--load-procs' }),
+    (/** @type {any} */ e) => e.code === 'NS_ERR_BAD_FLAG' && /--load-procs/.test(e.message) && /raise --concurrency to 3/.test(e.message))
 })
 
 test('generator processes are pinned to the cores the server is not pinned to, in turn; all cores when it holds them all', () => {
@@ -29,11 +30,15 @@ test('generator processes are pinned to the cores the server is not pinned to, i
   assert.deepEqual(generatorCores(2, { cpus: 2, serverCores: 2 }), { cores: [[1], [0]], shared: true })
 })
 
-test('--load-procs auto settles: one more generator while the busiest of a probe passes 90% of its core, up to the free cores and the connections', async () => {
+test('--load-procs auto settles: one more generator while the busiest of a probe passes 90% of its core, up to the free cores ' +
+  'and the connections', async () => {
   // a load that needs `need` cores of generator CPU: each of k generators gets need/k of it, at most its one core
   const load = (need) => {
     const asked = []
-    const probe = async (k) => { asked.push(k); return { procs: k, shares: Array.from({ length: k }, () => Math.min(1, need / k)), throughput: 1000 * Math.min(k, need) } }
+    const probe = async (k) => {
+      asked.push(k)
+      return { procs: k, shares: Array.from({ length: k }, () => Math.min(1, need / k)), throughput: 1000 * Math.min(k, need) }
+    }
     return { asked, probe }
   }
   const light = load(0.5)
@@ -73,25 +78,31 @@ test('--load-procs auto is the default; a fast server on core 0 (--server-cpus 0
 })
 
 /** A JTL row: start, elapsed, thread, success. */
-const row = (ts, elapsed, thread, ok = true) => `${ts},${elapsed},x,${ok ? 200 : 500},${ok ? 'OK' : 'Err'},${thread},text,${ok},${ok ? '' : '"boom, with a comma\nand a newline"'},10,10,1,1,http://h/,${elapsed},0,0\n`
+const row = (ts, elapsed, thread, ok = true) => `${ts},${elapsed},x,${ok ? 200 : 500},${ok ? 'OK' : 'Err'},${thread},text,${ok},` +
+  `${ok ? '' : '"boom, with a comma\nand a newline"'},10,10,1,1,http://h/,${elapsed},0,0\n`
 
 test('the merge: rows of every part in the order they ended, timestamps moved by each clock offset, the window kept, counts per part', async () => {
   const dir = mkdtempSync(join(tmpdir(), 'ns-merge-'))
   // part 1 on our clock (plain); part 2 gzipped in two members, its clock 5 ms ahead of ours
-  writeFileSync(join(dir, 'a.jtl'), JTL_HEADER + row(990, 5, 'x 1-1') + row(1000, 10, 'x 1-1') + row(1005, 20, 'x 1-2', false) + row(1030, 1, 'x 1-1') + row(2000, 1, 'x 1-1'))
+  writeFileSync(join(dir, 'a.jtl'),
+    JTL_HEADER + row(990, 5, 'x 1-1') + row(1000, 10, 'x 1-1') + row(1005, 20, 'x 1-2', false) + row(1030, 1, 'x 1-1') + row(2000, 1, 'x 1-1'))
   writeFileSync(join(dir, 'b.jtl.gz'), Buffer.concat([gzipSync(JTL_HEADER + row(1008, 2, 'x 2-1')), gzipSync(row(1015, 3, 'x 2-1') + row(1040, 1, 'x 2-1'))]))
   const out = join(dir, 'samples.jtl')
-  const merged = await mergeSamples([{ path: join(dir, 'a.jtl') }, { path: join(dir, 'b.jtl.gz'), offsetMs: 5 }], { jtlPath: out, samples: 'jtl', histogramPath: join(dir, 'latency.json'), steadyStart: 1000, steadyEnd: 1100 })
+  const merged = await mergeSamples([{ path: join(dir, 'a.jtl') }, { path: join(dir, 'b.jtl.gz'), offsetMs: 5 }],
+    { jtlPath: out, samples: 'jtl', histogramPath: join(dir, 'latency.json'), steadyStart: 1000, steadyEnd: 1100 })
   assert.deepEqual(merged.parts, [{ requests: 3, errors: 1 }, { requests: 3, errors: 0 }], '990 and 2000 are outside the window')
-  const rows = /** @type {any[]} */ (parse(readFileSync(out), { columns: true })).map(r => ({ ...r, timeStamp: Number(r.timeStamp), elapsed: Number(r.elapsed) }))
-  assert.deepEqual(rows.map(r => [r.timeStamp, r.threadName]), [[1003, 'x 2-1'], [1000, 'x 1-1'], [1010, 'x 2-1'], [1005, 'x 1-2'], [1030, 'x 1-1'], [1035, 'x 2-1']])
+  const rows = /** @type {any[]} */ (parse(readFileSync(out), { columns: true }))
+    .map(r => ({ ...r, timeStamp: Number(r.timeStamp), elapsed: Number(r.elapsed) }))
+  assert.deepEqual(rows.map(r => [r.timeStamp, r.threadName]),
+    [[1003, 'x 2-1'], [1000, 'x 1-1'], [1010, 'x 2-1'], [1005, 'x 1-2'], [1030, 'x 1-1'], [1035, 'x 2-1']])
   const ends = rows.map(r => r.timeStamp + r.elapsed)
   assert.deepEqual(ends, [...ends].sort((a, b) => a - b), 'in the order they ended')
   assert.equal(rows.find(r => r.success === 'false').failureMessage, 'boom, with a comma\nand a newline', 'a quoted newline survives')
   assert.ok(existsSync(join(dir, 'latency.json')))
 })
 
-test('executor run --load-procs 2 (autocannon): two pinned generators, one shared start, the summary the sum of their parts', { timeout: 120_000 }, async () => {
+test('executor run --load-procs 2 (autocannon): two pinned generators, one shared start, the summary the sum ' +
+  'of their parts', { timeout: 120_000 }, async () => {
   const out = mkdtempSync(join(tmpdir(), 'ns-procs-'))
   const r = await runCli('executor', ['run', '--backend', 'local', '--strategy', 'cm', '--instances', '1', '--benchmark', 'baseline', '--load-procs', '2',
     '--concurrency', '5', '--duration', '3', '--warmup', '1', '--out', out, '--json'])
@@ -103,7 +114,8 @@ test('executor run --load-procs 2 (autocannon): two pinned generators, one share
   assert.notDeepEqual(gens[0].cpus, gens[1].cpus, 'each on a core of its own')
   assert.equal(run.summary.requests, gens[0].requests + gens[1].requests)
   assert.equal(run.summary.errors, gens[0].errors + gens[1].errors)
-  assert.ok(gens.every(g => g.requests > 0 && Math.abs(g.startSkewMs) < 50 && g.cpu.share !== null && g.validity.checked.includes('generator-saturated')), JSON.stringify(gens))
+  assert.ok(gens.every(g => g.requests > 0 && Math.abs(g.startSkewMs) < 50 && g.cpu.share !== null && g.validity.checked.includes('generator-saturated')),
+    JSON.stringify(gens))
   assert.equal(run.load.steadyStart, run.load.startAt + 1000)
   const threads = new Set(readFileSync(join(dir, 'samples.jtl'), 'utf8').split('\n').slice(1, -1).map(l => l.split(',')[5].split(' ').pop().split('-')[0]))
   assert.deepEqual([...threads].sort(), ['1', '2'], 'each generator names its threads after itself')
@@ -143,7 +155,8 @@ test('bad combinations of generators are exit 2 naming the flag, before anything
   }
 })
 
-test('--load-procs auto probes for real where two cores are the load\'s: each probe\'s generators measured, the count what the rule makes of them', { timeout: 60000 }, async () => {
+test('--load-procs auto probes for real where two cores are the load\'s: each probe\'s generators measured, the count what the rule ' +
+  'makes of them', { timeout: 60000 }, async () => {
   const { launch } = await import('../register/launch.js')
   const { generatorPlaces } = await import('../executor/generators/index.js')
   const { runGenerators } = await import('../executor/generators/run-generators.js')

@@ -111,9 +111,13 @@ async function checkAfterLoad (statsSocket) {
   return null
 }
 
-test('a replica whose queue is longer than the old check budget: the old checks take it down and HAProxy answers 503 for it; now it stays up and serves every request', { skip, timeout: 60_000 }, async (t) => {
+test('a replica whose queue is longer than the old check budget: the old checks take it down and HAProxy answers 503 for it; ' +
+  'now it stays up and serves every request', { skip, timeout: 60_000 }, async (t) => {
   // 12 clients, each request holding the loop 200 ms: a request waits ~2.4 s for the ones ahead of it, a check longer
-  for (const [name, edit] of /** @type {const} */ ([['old', (cfg) => cfg.replace(/^ {4}timeout check .*\n/m, '').replace(/^ {4}default-server .*$/m, `    ${OLD_CHECK}`)], ['now', undefined]])) {
+  for (const [name, edit] of /** @type {const} */ ([
+    ['old', (cfg) => cfg.replace(/^ {4}timeout check .*\n/m, '').replace(/^ {4}default-server .*$/m, `    ${OLD_CHECK}`)],
+    ['now', undefined]
+  ])) {
     const replica = await startReplica({ blockMs: 200 })
     const lb = await startLb([replica.port], edit)
     try {
@@ -123,7 +127,8 @@ test('a replica whose queue is longer than the old check budget: the old checks 
       const failed = results.filter(r => r.status !== 200)
       const served = results.filter(r => r.status === 200)
       t.diagnostic(`${name}: ${served.length} served (median ${median(served.map(r => r.end - r.start))} ms), ${failed.length} failed; ` +
-        `${check === null ? '' : `the check made under the load took ${check} ms; `}HAProxy answered ${stat.lbErrors} 5xx itself, marked the replica down ${stat.servers[0].downs} times`)
+        `${check === null ? '' : `the check made under the load took ${check} ms; `}HAProxy answered ${stat.lbErrors} 5xx itself, ` +
+        `marked the replica down ${stat.servers[0].downs} times`)
       if (name === 'old') {
         assert.ok(stat.servers[0].downs >= 1, `the old checks took the busy replica down\n${lb.log()}`)
         assert.ok(stat.lbErrors > served.length, 'and HAProxy answered more requests with a 5xx than the replica served')
@@ -143,7 +148,8 @@ test('a replica whose queue is longer than the old check budget: the old checks 
   }
 })
 
-test('a replica whose process is killed is cut at once: only the requests in flight at the kill fail, the others go on', { skip, timeout: 30_000 }, async (t) => {
+test('a replica whose process is killed is cut at once: only the requests in flight at the kill fail, ' +
+  'the others go on', { skip, timeout: 30_000 }, async (t) => {
   const replicas = [await startReplica(), await startReplica()]
   const lb = await startLb(replicas.map(r => r.port))
   let killedAt = 0
@@ -153,7 +159,8 @@ test('a replica whose process is killed is cut at once: only the requests in fli
     const stat = await readHaproxyStats(lb.statsSocket)
     const failed = results.filter(r => r.status !== 200)
     const lastFailedStart = Math.max(...failed.map(r => r.start)) - killedAt
-    t.diagnostic(`${results.length} requests, ${failed.length} failed, started at most ${lastFailedStart} ms after the kill (ended by ${Math.max(...failed.map(r => r.end)) - killedAt} ms); r2 marked down ${stat.servers[1].downs} time(s), ${stat.lbErrors} 5xx by HAProxy`)
+    t.diagnostic(`${results.length} requests, ${failed.length} failed, started at most ${lastFailedStart} ms after the kill ` +
+      `(ended by ${Math.max(...failed.map(r => r.end)) - killedAt} ms); r2 marked down ${stat.servers[1].downs} time(s), ${stat.lbErrors} 5xx by HAProxy`)
     assert.deepEqual(stat.servers.map(s => [s.name, s.up, s.downs]), [['r1', true, 0], ['r2', false, 1]])
     assert.ok(failed.length >= 1, 'the requests in flight at the kill fail')
     assert.ok(lastFailedStart <= 1000, `no request started a second after the kill failed: ${lastFailedStart} ms`)
@@ -164,7 +171,8 @@ test('a replica whose process is killed is cut at once: only the requests in fli
   }
 })
 
-test('a replica that answers nothing at all (its process stopped, its backlog full: as a lost node) is cut within seconds', { skip, timeout: 30_000 }, async (t) => {
+test('a replica that answers nothing at all (its process stopped, its backlog full: as a lost node) ' +
+  'is cut within seconds', { skip, timeout: 30_000 }, async (t) => {
   const replicas = [await startReplica(), await startReplica({ backlog: 1 })]
   const lb = await startLb(replicas.map(r => r.port))
   const held = []
@@ -192,7 +200,8 @@ test('a replica that answers nothing at all (its process stopped, its backlog fu
   }
 })
 
-test('executor run: hs x1 whose requests queue for longer than the old check budget serves them all; HAProxy took nothing down and answered nothing itself', { skip, timeout: 90_000 }, async (t) => {
+test('executor run: hs x1 whose requests queue for longer than the old check budget serves them all; HAProxy took nothing down ' +
+  'and answered nothing itself', { skip, timeout: 90_000 }, async (t) => {
   const out = tmp()
   const r = await runCli('executor', ['run', '--strategy', 'hs', '--instances', '1', '--backend', 'local', '--app', join(ROOT, 'test/fixtures/apps/blocks.js'),
     '--param', 'blockMs=250', '--concurrency', '16', '--duration', '5', '--warmup', '1', '--out', out])
@@ -214,7 +223,8 @@ test('executor run: hs x1 whose requests queue for longer than the old check bud
   assert.ok(![bottleneck.kind, ...bottleneck.also.map(a => a.kind)].includes('load-balancer'), JSON.stringify(bottleneck))
 })
 
-test('executor run: one of hs x2 killed mid-run is cut at once, the errors are the requests in flight at the kill, and the diagnosis names it', { skip, timeout: 90_000 }, async (t) => {
+test('executor run: one of hs x2 killed mid-run is cut at once, the errors are the requests in flight at the kill, ' +
+  'and the diagnosis names it', { skip, timeout: 90_000 }, async (t) => {
   const out = tmp()
   let asked = false
   let killedAt = 0
@@ -238,7 +248,8 @@ test('executor run: one of hs x2 killed mid-run is cut at once, the errors are t
   const lastFailedStart = Math.max(...failed.map(x => Number(x.timeStamp))) - killedAt
   const { lb, bottleneck } = run.diagnosis
   const killedInWindow = (killedAt - run.load.steadyStart) / 1000
-  t.diagnostic(`killed ${killedInWindow.toFixed(1)} s into the window; ${failed.length} of ${rows.length} failed (${[...new Set(failed.map(x => x.responseCode))].join(', ')}), ` +
+  t.diagnostic(`killed ${killedInWindow.toFixed(1)} s into the window; ${failed.length} of ${rows.length} failed ` +
+    `(${[...new Set(failed.map(x => x.responseCode))].join(', ')}), ` +
     `sent at most ${lastFailedStart} ms after the kill; lb ${JSON.stringify(lb)}; bottleneck ${bottleneck.kind} also ${bottleneck.also.map(a => a.kind)}`)
   assert.ok(failed.length >= 1, 'the requests in flight at the kill failed')
   assert.ok(lastFailedStart <= 1000, `no request sent a second after the kill failed: the last ${lastFailedStart} ms after it`)
@@ -247,7 +258,8 @@ test('executor run: one of hs x2 killed mid-run is cut at once, the errors are t
   assert.equal(lb.down.length, 1, JSON.stringify(lb))
   const [down] = lb.down
   assert.deepEqual([down.server, down.times, down.downAtEnd], ['r2', 1, true])
-  assert.ok(down.firstAfterS >= killedInWindow - 1.1 && down.firstAfterS <= killedInWindow + 2, `marked down ${down.firstAfterS} s into the window, killed at ${killedInWindow}`)
+  assert.ok(down.firstAfterS >= killedInWindow - 1.1 && down.firstAfterS <= killedInWindow + 2,
+    `marked down ${down.firstAfterS} s into the window, killed at ${killedInWindow}`)
   // named as the load balancer's doing, first or beside what limited the run (this shared machine's host CPU may be)
   const lbLine = bottleneck.kind === 'load-balancer' ? bottleneck.line : bottleneck.also.find(a => a.kind === 'load-balancer')?.line
   assert.match(lbLine ?? '', /replica r2 marked down by HAProxy [\d.]+ s into the window, down \d+ s to its end/, JSON.stringify(bottleneck))

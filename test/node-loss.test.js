@@ -30,7 +30,16 @@ test('a node is lost after two failed RC probes in a row, from the first of them
   t.observe('w2id', noRc(4000))
   t.observe('w2id', noRc(5000))
   const [e] = t.episodes()
-  assert.deepEqual({ ...e }, { nodeId: 'w2id', node: 'nodescale-w2', label: 'nodescale-w2', lastSeenAt: 3000, lostAt: 4000, swarmDownAt: null, recoveredAt: null, why: 'its RC does not answer (ECONNREFUSED)' })
+  assert.deepEqual({ ...e }, {
+    nodeId: 'w2id',
+    node: 'nodescale-w2',
+    label: 'nodescale-w2',
+    lastSeenAt: 3000,
+    lostAt: 4000,
+    swarmDownAt: null,
+    recoveredAt: null,
+    why: 'its RC does not answer (ECONNREFUSED)'
+  })
   assert.deepEqual(t.lostNow(), ['w2id'])
   t.observe('w2id', { at: 9000, swarmState: 'down', rcOk: false })
   t.observe('w2id', { at: 10000, swarmState: 'down', rcOk: false })
@@ -38,7 +47,8 @@ test('a node is lost after two failed RC probes in a row, from the first of them
   t.observe('w2id', ok(12000))
   assert.equal(t.episodes()[0].recoveredAt, 12000)
   assert.deepEqual(t.lostNow(), [])
-  assert.match(lines.join('\n'), /node nodescale-w2 lost \(its RC does not answer \(ECONNREFUSED\)\)[\s\S]*marks node nodescale-w2 down[\s\S]*is back .* after 8\.0 s/)
+  assert.match(lines.join('\n'),
+    /node nodescale-w2 lost \(its RC does not answer \(ECONNREFUSED\)\)[\s\S]*marks node nodescale-w2 down[\s\S]*is back .* after 8\.0 s/)
 })
 
 test('the manager saying down is a loss at once; a manager that does not answer is no verdict', () => {
@@ -62,7 +72,9 @@ test('the watch over real RC servers: a closed RC is lost within a few ticks, ba
   const nodes = [{ ...w1, rcUrl: `http://127.0.0.1:${/** @type {any} */ (a.address()).port}` }, { ...w2, rcUrl: `http://127.0.0.1:${portB}` }]
   let listCalls = 0
   // the manager's node list is the one part not run for real here: it says both nodes are ready throughout
-  const docker = /** @type {any} */ ({ listNodes: async () => { listCalls++; return [{ ID: 'w1id', Status: { State: 'ready' } }, { ID: 'w2id', Status: { State: 'ready' } }] } })
+  const docker = /** @type {any} */ ({
+    listNodes: async () => { listCalls++; return [{ ID: 'w1id', Status: { State: 'ready' } }, { ID: 'w2id', Status: { State: 'ready' } }] }
+  })
   const watch = createNodeWatch({ docker, nodes, intervalMs: 100, probeTimeoutMs: 300 })
   watch.start()
   await sleep(350)
@@ -103,7 +115,9 @@ test('the watch through a real Docker client: the engine\'s socket gone and back
   const dir = mkdtempSync(join(tmpdir(), 'ns-daemon-'))
   const socketPath = join(dir, 'docker.sock')
   // an engine's node list on a unix socket, as dockerd serves it: stopped (socket removed) and started again
-  const engine = () => createServer((req, res) => { res.writeHead(200, { 'content-type': 'application/json' }).end(JSON.stringify([{ ID: 'w1id', Status: { State: 'ready' } }])) })
+  const engine = () => createServer((req, res) => {
+    res.writeHead(200, { 'content-type': 'application/json' }).end(JSON.stringify([{ ID: 'w1id', Status: { State: 'ready' } }]))
+  })
   let server = engine().listen(socketPath)
   await new Promise(resolve => server.on('listening', resolve))
   const watch = createNodeWatch({ docker: new Docker({ socketPath }), nodes: [w1], intervalMs: 100, probeTimeoutMs: 300 })
@@ -131,12 +145,15 @@ test('the watch through a real Docker client: the engine\'s socket gone and back
 function writeJtl (rows) {
   const dir = mkdtempSync(join(tmpdir(), 'ns-loss-'))
   const file = join(dir, 'samples.jtl')
-  const head = 'timeStamp,elapsed,label,responseCode,responseMessage,threadName,dataType,success,failureMessage,bytes,sentBytes,grpThreads,allThreads,URL,Latency,IdleTime,Connect'
-  writeFileSync(file, [head, ...rows.map(([ts, good, ms]) => `${ts},${ms},baseline,${good ? '200,OK' : '502,Bad Gateway'},t 1-1,text,${good},,152,74,4,4,http://127.0.0.1/,2,0,0`)].join('\n') + '\n')
+  const head = 'timeStamp,elapsed,label,responseCode,responseMessage,threadName,dataType,success,failureMessage,bytes,sentBytes,grpThreads,' +
+    'allThreads,URL,Latency,IdleTime,Connect'
+  writeFileSync(file, [head, ...rows.map(([ts, good, ms]) =>
+    `${ts},${ms},baseline,${good ? '200,OK' : '502,Bad Gateway'},t 1-1,text,${good},,152,74,4,4,http://127.0.0.1/,2,0,0`)].join('\n') + '\n')
   return file
 }
 
-test('run.json degraded: the window from the last good sight to the end (or the return), errors and throughput in and before it, the rescheduled tasks', async () => {
+test('run.json degraded: the window from the last good sight to the end (or the return), errors and throughput in and before it, ' +
+  'the rescheduled tasks', async () => {
   const steadyStart = 1_000_000
   const steadyEnd = steadyStart + 10_000
   // 10 requests/s for 10 s, 2 ms each; the four just after the loss fail, and one started before the last good sight
@@ -144,13 +161,26 @@ test('run.json degraded: the window from the last good sight to the end (or the 
   const rows = Array.from({ length: 100 }, (_, i) => [steadyStart + i * 100, !(i >= 41 && i <= 44), 2])
   rows[35] = [steadyStart + 3500, false, 5000]
   const jtl = writeJtl(rows)
-  const episode = { nodeId: 'w2id', node: 'nodescale-w2', label: 'nodescale-w2', lastSeenAt: steadyStart + 4000, lostAt: steadyStart + 5000, swarmDownAt: null, recoveredAt: null, why: 'its RC does not answer (ETIMEDOUT)' }
+  const episode = {
+    nodeId: 'w2id',
+    node: 'nodescale-w2',
+    label: 'nodescale-w2',
+    lastSeenAt: steadyStart + 4000,
+    lostAt: steadyStart + 5000,
+    swarmDownAt: null,
+    recoveredAt: null,
+    why: 'its RC does not answer (ETIMEDOUT)'
+  }
   assert.deepEqual(lossWindow([episode], { steadyStart, steadyEnd }), { from: steadyStart + 4000, to: steadyEnd })
-  assert.deepEqual(lossWindow([{ ...episode, lastSeenAt: steadyStart - 500, recoveredAt: steadyStart + 7000 }], { steadyStart, steadyEnd }), { from: steadyStart, to: steadyStart + 7000 }, 'clamped to the steady window')
+  assert.deepEqual(lossWindow([{ ...episode, lastSeenAt: steadyStart - 500, recoveredAt: steadyStart + 7000 }], { steadyStart, steadyEnd }),
+    { from: steadyStart, to: steadyStart + 7000 }, 'clamped to the steady window')
 
-  const place = (task, nodeId, nodeLabel, service = 'ns-x_app') => ({ instance: `${service}.1`, service, task, node: nodeLabel, nodeId, nodeLabel, nodeAddr: null, container: null })
-  const before = [place('t1', 'w1id', 'nodescale-w1'), place('t2', 'w2id', 'nodescale-w2'), place('t3', 'w2id', 'nodescale-w2'), place('lb', 'm', 'm0', 'ns-x_lb')]
-  const after = [{ ...place('t1', 'w1id', 'nodescale-w1'), state: 'running' }, { ...place('t4', 'w1id', 'nodescale-w1'), state: 'running' }, { ...place('t5', 'w1id', 'nodescale-w1'), state: 'ready' }, { ...place('lb', 'm', 'm0', 'ns-x_lb'), state: 'running' }]
+  const place = (task, nodeId, nodeLabel, service = 'ns-x_app') =>
+    ({ instance: `${service}.1`, service, task, node: nodeLabel, nodeId, nodeLabel, nodeAddr: null, container: null })
+  const before = [place('t1', 'w1id', 'nodescale-w1'), place('t2', 'w2id', 'nodescale-w2'), place('t3', 'w2id', 'nodescale-w2'),
+    place('lb', 'm', 'm0', 'ns-x_lb')]
+  const after = [{ ...place('t1', 'w1id', 'nodescale-w1'), state: 'running' }, { ...place('t4', 'w1id', 'nodescale-w1'), state: 'running' },
+    { ...place('t5', 'w1id', 'nodescale-w1'), state: 'ready' }, { ...place('lb', 'm', 'm0', 'ns-x_lb'), state: 'running' }]
   const d = await describeLoss([episode], { jtl, load: { steadyStart, steadyEnd }, before, after })
   assert.equal(d.nodes[0].tasksLost, 2)
   assert.equal(d.nodes[0].lostAfterMs, 5000)
@@ -178,14 +208,22 @@ test('a merged timeline keeps the samples of every node; a node that ended early
   assert.deepEqual(merged.samples[3].server, [50, 10, null, null])
   assert.deepEqual(merged.nodes.map(n => [n.node, n.firstCore, n.partial ?? false]), [['a', 0, false], ['b', 2, true]])
   const cpu = summarizeCpu(merged)
-  assert.deepEqual(cpu.nodes.map(n => [n.node, n.samples, n.partial ?? false, n.cores.map(c => c.usage)]), [['a', 4, false, [50, 10]], ['b', 2, true, [20, 20]]])
+  assert.deepEqual(cpu.nodes.map(n => [n.node, n.samples, n.partial ?? false, n.cores.map(c => c.usage)]),
+    [['a', 4, false, [50, 10]], ['b', 2, true, [20, 20]]])
   assert.equal(cpu.total, 0.6 + 0.2, 'the cluster total counts the lost node as idle where it has no samples: 0.6 + 0.4 x 2/4')
 })
 
 test('a node that runs only the load balancer adds its roles and busy cores to the merge, not cores of the server', () => {
   const sample = (t, server, host, roles) => ({ t, server, serverTotal: server.reduce((a, b) => a + b, 0) / 100, host, containers: {}, roles })
-  const worker = { intervalMs: 1000, cpus: 2, source: 'cgroup-v1', samples: [1, 2, 3].map(i => sample(i * 1000, [50, 50], [60, 60], { rc: 0.01, kernel: 0.05 })) }
-  const manager = { intervalMs: 1000, cpus: 2, source: 'cgroup-v1', samples: [1, 2, 3].map(i => sample(i * 1000, [0, 0], [20, 10], { rc: 0.01, kernel: 0.02, 'load-balancer': 0.2 })) }
+  const worker = {
+    intervalMs: 1000, cpus: 2, source: 'cgroup-v1', samples: [1, 2, 3].map(i => sample(i * 1000, [50, 50], [60, 60], { rc: 0.01, kernel: 0.05 }))
+  }
+  const manager = {
+    intervalMs: 1000,
+    cpus: 2,
+    source: 'cgroup-v1',
+    samples: [1, 2, 3].map(i => sample(i * 1000, [0, 0], [20, 10], { rc: 0.01, kernel: 0.02, 'load-balancer': 0.2 }))
+  }
   const merged = mergeTimelines([{ node: 'w1', timeline: worker }, { node: 'm0', timeline: manager, rolesOnly: true }])
   assert.equal(merged.cpus, 2, 'the server\'s cores are the worker\'s')
   assert.deepEqual(merged.nodes.map(n => n.node), ['w1'])
@@ -197,7 +235,8 @@ test('a node that runs only the load balancer adds its roles and busy cores to t
 
 test('the printed summary of a multi-node run: a line per node, the lost one marked, and the degraded lines', async () => {
   const { formatRunSummary } = await import('../executor/run-text.js')
-  const node = (label, usage, extra = {}) => ({ label, cores: usage.map((u, core) => ({ core, usage: u })), total: usage.reduce((a, b) => a + b, 0) / 100, host: { overall: 50 }, ...extra })
+  const node = (label, usage, extra = {}) =>
+    ({ label, cores: usage.map((u, core) => ({ core, usage: u })), total: usage.reduce((a, b) => a + b, 0) / 100, host: { overall: 50 }, ...extra })
   const run = {
     id: 'r1',
     status: 'degraded',
@@ -205,8 +244,25 @@ test('the printed summary of a multi-node run: a line per node, the lost one mar
     config: { strategy: 'hs', instances: 4, benchmark: 'baseline', concurrency: 4, duration: 16, warmup: 1, driver: 'autocannon' },
     environment: { backend: 'swarm' },
     summary: { requests: 100, errors: 4, errorRate: 0.04, throughput: 10, latency: { mean: 1, p50: 1, p90: 1, p95: 1, p99: 1, max: 1 } },
-    cpu: { samples: 16, source: 'cgroup-v1', cores: [], total: 0.5, spread: 0, host: null, nodes: [node('nodescale-w1', [20, 10]), node('nodescale-w2', [15, 5], { partial: true, samples: 3 })] },
-    degraded: { nodes: [{ label: 'nodescale-w2', node: 'nodescale-w2', lostAfterMs: 2800, why: 'its RC does not answer (ECONNREFUSED)', recoveredAt: null, tasksLost: 2 }], window: { ms: 14000 }, duringLoss: { requests: 60, errors: 4, throughput: 4.3 }, beforeLoss: { requests: 40, errors: 0, throughput: 14.3 }, rescheduled: [{ nodeLabel: 'nodescale-w1' }], notRunning: 0 }
+    cpu: {
+      samples: 16,
+      source: 'cgroup-v1',
+      cores: [],
+      total: 0.5,
+      spread: 0,
+      host: null,
+      nodes: [node('nodescale-w1', [20, 10]), node('nodescale-w2', [15, 5], { partial: true, samples: 3 })]
+    },
+    degraded: {
+      nodes: [
+        { label: 'nodescale-w2', node: 'nodescale-w2', lostAfterMs: 2800, why: 'its RC does not answer (ECONNREFUSED)', recoveredAt: null, tasksLost: 2 }
+      ],
+      window: { ms: 14000 },
+      duringLoss: { requests: 60, errors: 4, throughput: 4.3 },
+      beforeLoss: { requests: 40, errors: 0, throughput: 14.3 },
+      rescheduled: [{ nodeLabel: 'nodescale-w1' }],
+      notRunning: 0
+    }
   }
   const text = formatRunSummary(run)
   assert.match(text, /^run r1: degraded$/m)
@@ -241,7 +297,12 @@ test('a lost node keeps the samples its RC gave before the loss, each once, thou
   const lose = () => { rc.close(); rcServer.closeAllConnections(); rcServer.close(); proxy.closeAllConnections(); proxy.close() }
   t.after(lose)
 
-  const sampler = createRcSampler({ rcs: [{ node: 'n1', url: `http://127.0.0.1:${/** @type {import('node:net').AddressInfo} */ (proxy.address()).port}` }], token, containers: [{ node: 'n1', containerId: id }], checkpointMs: 60 })
+  const sampler = createRcSampler({
+    rcs: [{ node: 'n1', url: `http://127.0.0.1:${/** @type {import('node:net').AddressInfo} */ (proxy.address()).port}` }],
+    token,
+    containers: [{ node: 'n1', containerId: id }],
+    checkpointMs: 60
+  })
   await sampler.start()
   await sleep(1500)
   lose()

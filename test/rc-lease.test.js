@@ -29,13 +29,24 @@ async function serve (t, opts) {
     writeFileSync(join(dir, 'cpu.stat'), 'usage_usec 1000\n')
   }
   const expired = []
-  const { app, close } = createRcApp({ token: TOKEN, cgroupRoot: root, intervalMs: 100, pidOf: async () => null, leaseMs: LEASE_MS, log: (l) => expired.push(l), receiverId: RECEIVER, ...opts })
+  const { app, close } = createRcApp({
+    token: TOKEN,
+    cgroupRoot: root,
+    intervalMs: 100,
+    pidOf: async () => null,
+    leaseMs: LEASE_MS,
+    log: (l) => expired.push(l),
+    receiverId: RECEIVER,
+    ...opts
+  })
   const server = await new Promise(resolve => { const s = app.listen(0, '127.0.0.1', () => resolve(s)) })
   t.after(() => { close(); server.closeAllConnections(); server.close(); rmSync(root, { recursive: true, force: true }) })
   const url = `http://127.0.0.1:${server.address().port}`
   const call = async (method, path, body) => {
     const text = body === undefined ? undefined : JSON.stringify(body)
-    const res = await fetch(url + path, { method, body: text, headers: { 'content-type': 'application/json', [AUTH_HEADER]: signRequest(TOKEN, { receiver: RECEIVER, method, path, body: text }) } })
+    const res = await fetch(url + path, {
+      method, body: text, headers: { 'content-type': 'application/json', [AUTH_HEADER]: signRequest(TOKEN, { receiver: RECEIVER, method, path, body: text }) }
+    })
     return { status: res.status, body: await res.json() }
   }
   return { url, call, expired }
@@ -75,7 +86,8 @@ test('the executor\'s sampler keeps its session alive by its reads, without chec
 test('a sampler whose process is killed with -9 holds no slot past the lease', { timeout: 30000 }, async (t) => {
   const { url, call } = await serve(t, { maxSessions: 1 })
   const script = `import { createRcSampler } from ${JSON.stringify(pathToFileURL(join(ROOT, 'executor/docker/rc-client.js')).href)}
-const s = createRcSampler({ rcs: [{ node: 'n1', url: ${JSON.stringify(url)} }], token: ${JSON.stringify(TOKEN)}, containers: [{ node: 'n1', containerId: ${JSON.stringify(ids[0])} }] })
+const s = createRcSampler({ rcs: [{ node: 'n1', url: ${JSON.stringify(url)} }], token: ${JSON.stringify(TOKEN)}, ` +
+    `containers: [{ node: 'n1', containerId: ${JSON.stringify(ids[0])} }] })
 await s.start()
 process.stdout.write('started\\n')
 setInterval(() => {}, 1000)
@@ -116,7 +128,9 @@ test('a load agent aborts a running load when its executor stops asking for a le
   const base = `http://127.0.0.1:${agent.address().port}`
   const call = async (method, path, body) => {
     const text = body === undefined ? undefined : JSON.stringify(body)
-    const res = await fetch(base + path, { method, body: text, headers: { 'content-type': 'application/json', [AUTH_HEADER]: signRequest(TOKEN, { receiver: RECEIVER, method, path, body: text }) } })
+    const res = await fetch(base + path, {
+      method, body: text, headers: { 'content-type': 'application/json', [AUTH_HEADER]: signRequest(TOKEN, { receiver: RECEIVER, method, path, body: text }) }
+    })
     return res.json()
   }
   // @ts-ignore TCP address
@@ -129,7 +143,8 @@ test('a load agent aborts a running load when its executor stops asking for a le
   // then nobody asks: the load ends within the lease (and a moment to stop), not after its 20 s
   const quietFrom = Date.now()
   while (Date.now() - seen.at < 1000 && Date.now() - quietFrom < 15_000) await sleep(100)
-  assert.ok(seen.at - quietFrom <= LEASE_MS + 1500, `the target's last request ${seen.at - quietFrom} ms after the last one to the agent (lease ${LEASE_MS} ms)`)
+  assert.ok(seen.at - quietFrom <= LEASE_MS + 1500,
+    `the target's last request ${seen.at - quietFrom} ms after the last one to the agent (lease ${LEASE_MS} ms)`)
   const status = await call('GET', '/status')
   assert.notEqual(status.state, 'running', JSON.stringify(status))
 })

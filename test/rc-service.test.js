@@ -24,7 +24,9 @@ async function serve (t, opts = {}) {
   /** @param {string} method @param {string} path @param {{ body?: any, token?: string | null }} [opts] */
   const call = async (method, path, { body, token = TOKEN } = {}) => {
     const text = body === undefined ? undefined : JSON.stringify(body)
-    const headers = { 'content-type': 'application/json', ...(token ? { [AUTH_HEADER]: signRequest(token, { receiver: RECEIVER, method, path, body: text }) } : {}) }
+    const headers = {
+      'content-type': 'application/json', ...(token ? { [AUTH_HEADER]: signRequest(token, { receiver: RECEIVER, method, path, body: text }) } : {})
+    }
     const res = await fetch(base + path, { method, headers, body: text, signal: AbortSignal.timeout(5000) })
     return { status: res.status, body: await res.json() }
   }
@@ -38,7 +40,8 @@ test('every route but /healthz needs a request signed with the token; the token 
   assert.equal((await call('GET', '/healthz', { token: null })).status, 200)
   for (const [method, path] of [['GET', `/snapshot?containers=${fakeId('a')}`], ['POST', '/start'], ['POST', '/stop'], ['GET', '/timeline?session=x']]) {
     assert.equal((await call(method, path, { token: null, body: method === 'POST' ? {} : undefined })).status, 401, `${method} ${path} without token`)
-    assert.equal((await call(method, path, { token: 'wrong-token-0123456789', body: method === 'POST' ? {} : undefined })).status, 401, `${method} ${path} wrong token`)
+    assert.equal((await call(method, path, { token: 'wrong-token-0123456789', body: method === 'POST' ? {} : undefined })).status, 401,
+      `${method} ${path} wrong token`)
   }
   // what a listener on the network sees is a signed request's header: it passes once, for that request only
   const path = '/timeline?session=x'
@@ -46,8 +49,10 @@ test('every route but /healthz needs a request signed with the token; the token 
   const get = (p, h) => fetch(call.base + p, { headers: { [AUTH_HEADER]: h } }).then(r => r.status)
   assert.equal(await get(path, header), 400, 'the signed request passes (400: no such session)')
   assert.equal(await get(path, header), 401, 'its replay does not')
-  assert.equal(await get(`/snapshot?containers=${fakeId('a')}`, signRequest(TOKEN, { receiver: RECEIVER, method: 'GET', path })), 401, 'nor a signature for another request')
-  assert.equal(await get(path, signRequest(TOKEN, { receiver: RECEIVER, method: 'GET', path, now: Date.now() - 10 * 60_000 })), 401, 'nor one signed 10 min ago')
+  assert.equal(await get(`/snapshot?containers=${fakeId('a')}`, signRequest(TOKEN, { receiver: RECEIVER, method: 'GET', path })), 401,
+    'nor a signature for another request')
+  assert.equal(await get(path, signRequest(TOKEN, { receiver: RECEIVER, method: 'GET', path, now: Date.now() - 10 * 60_000 })), 401,
+    'nor one signed 10 min ago')
   assert.equal(await get(path, TOKEN), 401, 'the token itself is no header')
   assert.throws(() => createRcApp({ token: 'short' }), /token of at least 16/)
 })
@@ -139,10 +144,13 @@ test('a container named with a role (the load balancer\'s) counts as that role, 
 const { docker, skip } = await swarmEngine()
 const v1 = detectCgroup() === 'v1'
 
-test('cgroup v1 on real containers: a busy container shows CPU on a core, an idle one does not', { skip: skip || (!v1 && 'this host has no cgroup v1 cpuacct') }, async (t) => {
+test('cgroup v1 on real containers: a busy container shows CPU on a core, ' +
+  'an idle one does not', { skip: skip || (!v1 && 'this host has no cgroup v1 cpuacct') }, async (t) => {
   const { register } = await testImages(docker)
   const run = async (script) => {
-    const c = await docker.createContainer({ Image: register.tag, Cmd: ['node', '-e', script], Labels: { 'io.nodescale.test': 'rc-service' }, HostConfig: { NanoCpus: 500_000_000 } })
+    const c = await docker.createContainer({
+      Image: register.tag, Cmd: ['node', '-e', script], Labels: { 'io.nodescale.test': 'rc-service' }, HostConfig: { NanoCpus: 500_000_000 }
+    })
     t.after(() => c.remove({ force: true }).catch(() => {}))
     await c.start()
     return c.id

@@ -18,13 +18,16 @@ import { deployedImage } from '../executor/docker/engine.js'
 const DIGEST = `sha256:${'ab'.repeat(32)}`
 
 test('trust, digests and deployed references are read as the engine means them', () => {
-  const info = { RegistryConfig: { InsecureRegistryCIDRs: ['127.0.0.0/8'], IndexConfigs: { '10.99.0.1:5000': { Secure: false }, 'docker.io': { Secure: true } } } }
+  const info = {
+    RegistryConfig: { InsecureRegistryCIDRs: ['127.0.0.0/8'], IndexConfigs: { '10.99.0.1:5000': { Secure: false }, 'docker.io': { Secure: true } } }
+  }
   assert.equal(trustsPlainHttp(info, '127.0.0.1:5000'), true, 'loopback by CIDR')
   assert.equal(trustsPlainHttp(info, '10.99.0.1:5000'), true, 'by name')
   assert.equal(trustsPlainHttp(info, '10.99.0.2:5000'), false)
   assert.equal(trustsPlainHttp({ RegistryConfig: { InsecureRegistryCIDRs: ['10.99.0.0/24'] } }, '10.99.0.7:5000'), true)
   assert.equal(trustsPlainHttp({ RegistryConfig: { InsecureRegistryCIDRs: ['10.99.0.0/24'] } }, 'reg.lan:5000'), false, 'a name is not in a CIDR')
-  const stream = ['{"status":"Pushed"}', `{"status":"x: digest: ${DIGEST} size: 1"}`, `{"progressDetail":{},"aux":{"Tag":"x","Digest":"${DIGEST}","Size":1}}`, ''].join('\n')
+  const stream = ['{"status":"Pushed"}', `{"status":"x: digest: ${DIGEST} size: 1"}`,
+    `{"progressDetail":{},"aux":{"Tag":"x","Digest":"${DIGEST}","Size":1}}`, ''].join('\n')
   assert.equal(pushedDigest(stream), DIGEST)
   assert.equal(pushedDigest('{"status":"Pushed"}\n'), null)
   assert.equal(deployedImage(`reg:5000/a/b:v1@${DIGEST}`), 'reg:5000/a/b:v1', 'a digest the engine appended to a tag is dropped')
@@ -48,7 +51,8 @@ test('--registry-tls is checked before anything starts: PEM files that exist, fo
     assert.equal(r.code, 2, `${args.join(' ')}: ${r.stderr}`)
     assert.match(r.stderr, message)
   }
-  const local = await runCli('executor', ['run', '--strategy', 'hs', '--instances', '1', '--backend', 'local', '--registry-tls', 'a,b', '--duration', '1', '--out', join(dir, 'o2')])
+  const local = await runCli('executor',
+    ['run', '--strategy', 'hs', '--instances', '1', '--backend', 'local', '--registry-tls', 'a,b', '--duration', '1', '--out', join(dir, 'o2')])
   assert.equal(local.code, 2)
   assert.match(local.stderr, /--registry-tls: only applies to Swarm runs/)
 })
@@ -64,7 +68,8 @@ function httpsStatus (path, { method = 'GET' } = {}) {
   })
 }
 
-test('executor up --registry builtin: HTTPS with --registry-tls, credentials for every request, where it listens said, no secret printed', { skip: engine.skip, timeout: 240_000 }, async (t) => {
+test('executor up --registry builtin: HTTPS with --registry-tls, credentials for every request, where it listens said, ' +
+  'no secret printed', { skip: engine.skip, timeout: 240_000 }, async (t) => {
   t.after(() => runCli('executor', ['down'], { timeoutMs: 120_000 }))
   const dir = mkdtempSync(join(tmpdir(), 'ns-tls-'))
   execFileSync('openssl', ['req', '-x509', '-newkey', 'rsa:2048', '-nodes', '-keyout', join(dir, 'r.key'), '-out', join(dir, 'r.crt'), '-days', '1',

@@ -147,7 +147,8 @@ test('Table 4.3.1: nine rows over approach x load, columns as printed, differenc
       assert.ok(x.endsWith(`${r.highest.usage.printed} ${r.lowest.usage.printed} ${r.difference.printed} ${r.overall.printed}`), name)
       continue
     }
-    const cells = `${r.highest.usage.printed} (${r.highest.core.printed}) ${r.lowest.usage.printed} (${r.lowest.core.printed}) ${r.difference.printed} ${r.overall.printed}`
+    const cells = `${r.highest.usage.printed} (${r.highest.core.printed}) ${r.lowest.usage.printed} (${r.lowest.core.printed}) ` +
+      `${r.difference.printed} ${r.overall.printed}`
     assert.ok(x.endsWith(cells), `${name}: the cells in the order printed: ${cells}`)
     assert.notEqual(r.highest.core.value, r.lowest.core.value, name)
     assert.ok(r.highest.usage.value >= r.lowest.usage.value, name)
@@ -161,20 +162,24 @@ test('Table 4.3.1: nine rows over approach x load, columns as printed, differenc
   assert.equal(raw('relaxed').highest.usage.printed, '77.7%')
   assert.equal(raw('relaxed').lowest.usage.printed, '1.9%')
   const ex = raw('exhausting')
-  assert.deepEqual([ex.highest.usage.value, ex.highest.usage.printed, ex.lowest.usage.printed, ex.difference.printed, ex.overall.printed], [null, 'Intense differences', 'Intense differences', 'N/A', '54.4%'])
+  assert.deepEqual([ex.highest.usage.value, ex.highest.usage.printed, ex.lowest.usage.printed, ex.difference.printed, ex.overall.printed],
+    [null, 'Intense differences', 'Intense differences', 'N/A', '54.4%'])
   assert.match(ex.utilisation.words, /alternated between the CPU-cores with always half the total CPU usage/)
 })
 
 test('Table 4.3.1\'s study set-up is quoted: machine, cores, scheduling, load tool, run-levels, durations', () => {
   const s = multicore.setup
-  for (const key of ['scheduling', 'server', 'cores', 'hyperThreading', 'client', 'generatorPlacement', 'cpuMonitor', 'relaxedUsers', 'exhaustedUsers', 'relaxedPhase', 'exhaustedPhase']) {
+  for (const key of ['scheduling', 'server', 'cores', 'hyperThreading', 'client', 'generatorPlacement', 'cpuMonitor', 'relaxedUsers', 'exhaustedUsers',
+    'relaxedPhase', 'exhaustedPhase']) {
     assert.ok(s[key]?.label && s[key].value && s[key].excerpt, key)
   }
   assert.equal(s.cores.figures.cores.value, 2)
   assert.match(s.scheduling.excerpt, /normal CPU scheduling/)
   assert.match(s.server.excerpt, /Intel Atom D2700/)
-  assert.equal(s.relaxedPhase.figures.total.value, s.relaxedPhase.figures.warmup.value + s.relaxedPhase.figures.measured.value + s.relaxedPhase.figures.tail.value)
-  assert.equal(s.exhaustedPhase.figures.total.value, s.exhaustedPhase.figures.warmup.value + s.exhaustedPhase.figures.measured.value + s.exhaustedPhase.figures.tail.value)
+  assert.equal(s.relaxedPhase.figures.total.value,
+    s.relaxedPhase.figures.warmup.value + s.relaxedPhase.figures.measured.value + s.relaxedPhase.figures.tail.value)
+  assert.equal(s.exhaustedPhase.figures.total.value,
+    s.exhaustedPhase.figures.warmup.value + s.exhaustedPhase.figures.measured.value + s.exhaustedPhase.figures.tail.value)
 })
 
 test('Ibenchjs Table 5: both apps and both models, R² and every coefficient, in the columns printed, and the paper\'s readings hold', () => {
@@ -186,7 +191,8 @@ test('Ibenchjs Table 5: both apps and both models, R² and every coefficient, in
     const c = fit('cpu', model)
     const n = fit('network', model)
     assert.equal(c.excerpt, n.excerpt, `${model}: one printed row`)
-    assert.equal(norm(c.excerpt), `${c.modelPrinted} ${[c, n].flatMap(f => [f.sigma.printed, f.lambda.printed, f.r2.printed]).join(' ')}`, `${model}: the columns in the order printed`)
+    assert.equal(norm(c.excerpt), `${c.modelPrinted} ${[c, n].flatMap(f => [f.sigma.printed, f.lambda.printed, f.r2.printed]).join(' ')}`,
+      `${model}: the columns in the order printed`)
     assert.ok(norm(ibenchSmisn.table5.excerpt).includes(norm(c.excerpt)), `${model}: the row is in the table's excerpt`)
   }
   for (const f of fits) {
@@ -235,7 +241,8 @@ test('Ibenchjs Table 4: four cluster sizes, throughput rising, the instances at 
   assert.deepEqual(rows.map(r => r.throughput.printed), ['2274.73', '4522.90', '6615.73', '7527.21'])
   let at = -1
   for (const r of rows) {
-    assert.equal(norm(r.excerpt), `${r.nodes.printed} ${r.throughput.printed}±${r.sd.printed} ${r.instances.printed}`, `${r.nodes.value} nodes: the columns in the order printed`)
+    assert.equal(norm(r.excerpt), `${r.nodes.printed} ${r.throughput.printed}±${r.sd.printed} ${r.instances.printed}`,
+      `${r.nodes.value} nodes: the columns in the order printed`)
     const here = norm(excerpt).indexOf(norm(r.excerpt), at + 1)
     assert.ok(here > at, `${r.nodes.value} nodes: in the table, after the row before it`)
     at = here

@@ -21,7 +21,8 @@ test('a signed request passes once, and only as signed', () => {
   assert.equal(check({ ...req, header }), null)
   assert.match(check({ ...req, header }), /a replay/)
   /** @type {[string, Record<string, string>][]} */
-  const changes = [['method', { method: 'GET' }], ['path', { path: '/stop?x=1' }], ['query', { path: '/start?x=2' }], ['body', { body: '{"containers":["x"]}' }]]
+  const changes = [['method', { method: 'GET' }], ['path', { path: '/stop?x=1' }], ['query', { path: '/start?x=2' }],
+    ['body', { body: '{"containers":["x"]}' }]]
   for (const [what, changed] of changes) {
     const fresh = signRequest(TOKEN, { ...req, receiver: A, now: t })
     assert.match(check({ ...req, ...changed, header: fresh }), /a wrong signature/, `another ${what}`)
@@ -38,7 +39,8 @@ test('the clock window: a request signed too far from the receiver\'s clock is r
   const req = { method: 'GET', path: '/status' }
   assert.equal(check({ ...req, header: signRequest(TOKEN, { ...req, receiver: A, now: t - AUTH_WINDOW_MS + 1000 }) }), null, 'late within the window')
   assert.equal(check({ ...req, header: signRequest(TOKEN, { ...req, receiver: A, now: t + AUTH_WINDOW_MS - 1000 }) }), null, 'early within the window')
-  assert.match(check({ ...req, header: signRequest(TOKEN, { ...req, receiver: A, now: t - AUTH_WINDOW_MS - 60_000 }) }), /signed 360 s away from this node's clock .* keep the nodes' clocks in sync/)
+  assert.match(check({ ...req, header: signRequest(TOKEN, { ...req, receiver: A, now: t - AUTH_WINDOW_MS - 60_000 }) }),
+    /signed 360 s away from this node's clock .* keep the nodes' clocks in sync/)
   // a nonce is forgotten once its time has left the window, when it could not pass anyway
   const header = signRequest(TOKEN, { ...req, receiver: A, now: t })
   assert.equal(check({ ...req, header }), null)

@@ -38,13 +38,15 @@ test('a run whose figures are all within bounds is valid, and says what it check
 test('each check flags its own figure with the threshold it crossed; only warnings keep a run valid', () => {
   const cases = [
     [{ generator: { share: 0.95, cores: 0.95, hostIdle: 30 } }, 'generator-saturated', 0.95, THRESHOLDS.generatorBusy],
-    [{ generator: { share: 0.2, cores: 0.2, hostIdle: 30 }, schedule: { sent: 1000, late: 50, maxLagMs: 120 } }, 'generator-saturated', 0.05, THRESHOLDS.lateSends],
+    [{ generator: { share: 0.2, cores: 0.2, hostIdle: 30 }, schedule: { sent: 1000, late: 50, maxLagMs: 120 } }, 'generator-saturated', 0.05,
+      THRESHOLDS.lateSends],
     [{ generator: { share: 0.5, cores: 0.5, hostIdle: 2 } }, 'host-saturated', 2, THRESHOLDS.hostIdle],
     [{ roles: { roles: { workers: 0.6, other: 1.08 }, hostCores: 2 } }, 'disturbed', 1.08, THRESHOLDS.otherCores],
     [{ roles: { roles: { workers: 4, other: 2.5 }, hostCores: 16 } }, 'disturbed', 2.5, THRESHOLDS.otherShare * 16],
     [{ summary: { ...fine.summary, stability: { ...steady, drift: 0.4, driftP: 0.0001, driftSignificant: true } } }, 'unstable', 0.4, THRESHOLDS.drift],
     [{ summary: { ...fine.summary, stability: { ...steady, drift: -0.3, driftP: 0.0001, driftSignificant: true } } }, 'unstable', 0.3, THRESHOLDS.drift],
-    [{ summary: { ...fine.summary, stability: { ...steady, warmup: { cut: 1.5, settled: true, bias: -0.08, significant: true } } } }, 'unstable', 0.08, THRESHOLDS.drift],
+    [{ summary: { ...fine.summary, stability: { ...steady, warmup: { cut: 1.5, settled: true, bias: -0.08, significant: true } } } }, 'unstable', 0.08,
+      THRESHOLDS.drift],
     [{ summary: { ...fine.summary, errorRate: 0.02 } }, 'errors', 0.02, SLO.errors]
   ]
   for (const [over, name, value, threshold] of /** @type {[object, string, number, number][]} */ (cases)) {
@@ -66,7 +68,20 @@ test('each check flags its own figure with the threshold it crossed; only warnin
   assert.equal(loose.ok, true)
   assert.match(loose.flags[0].message, /known to ±9% only \(95%, 10 batches of 0\.8 s over 8 s\)/)
   // too short to judge: neither valid on it nor flagged, and said so
-  const short = judgeRun({ ...fine, summary: { ...fine.summary, stability: { ...steady, judged: false, why: '2.0 s judged (the first second left out): the rule needs 3 s at least', relHalfWidth: null, drift: null, driftSignificant: null } } })
+  const short = judgeRun({
+    ...fine,
+    summary: {
+      ...fine.summary,
+      stability: {
+        ...steady,
+        judged: false,
+        why: '2.0 s judged (the first second left out): the rule needs 3 s at least',
+        relHalfWidth: null,
+        drift: null,
+        driftSignificant: null
+      }
+    }
+  })
   assert.deepEqual(names(short), [])
   assert.deepEqual(short.unchecked.filter(u => u.name === 'unstable' || u.name === 'imprecise').map(u => u.why), [
     'too short to judge: 2.0 s judged (the first second left out): the rule needs 3 s at least',
@@ -84,7 +99,11 @@ test('each check flags its own figure with the threshold it crossed; only warnin
   // generators on other nodes: a clock known to within a JTL's ms is fine; one off by more than the median latency is
   // said, and the run stays valid (its timestamps were corrected)
   const p50 = 2
-  const withClock = (clock) => judgeRun({ ...fine, summary: { ...fine.summary, latency: { ...fine.summary.latency, p50 } }, generators: [{ name: 'g1', clock: { offsetMs: 0.1, rttMs: 0.8 } }, { name: 'g2', clock }] })
+  const withClock = (clock) => judgeRun({
+    ...fine,
+    summary: { ...fine.summary, latency: { ...fine.summary.latency, p50 } },
+    generators: [{ name: 'g1', clock: { offsetMs: 0.1, rttMs: 0.8 } }, { name: 'g2', clock }]
+  })
   assert.equal(withClock({ offsetMs: -0.3, rttMs: 0.9 }).flags.length, 0)
   const off = withClock({ offsetMs: -5, rttMs: 0.6 })
   assert.deepEqual(names(off), ['clock-offset'])
@@ -123,7 +142,9 @@ test('the open model audits its schedule: sends the generator made late (its eve
   try {
     // block this process's event loop for 300 ms in the steady window: the in-process scheduler falls behind
     setTimeout(() => { const until = Date.now() + 300; while (Date.now() < until) { /* busy */ } }, 1500)
-    const load = /** @type {any} */ (await runLoad({ driver: 'autocannon', url, rate: 200, duration: 2, warmup: 0.5, jtlPath: join(dir, 's.jtl'), inProcess: true }))
+    const load = /** @type {any} */ (await runLoad({
+      driver: 'autocannon', url, rate: 200, duration: 2, warmup: 0.5, jtlPath: join(dir, 's.jtl'), inProcess: true
+    }))
     assert.ok(load.schedule.late >= 20, `late sends: ${JSON.stringify(load.schedule)}`)
     assert.ok(load.schedule.maxLagMs >= 200, `${load.schedule.maxLagMs} ms`)
     assert.equal(load.schedule.queued, 0, 'a fast server: nothing waited for a socket')
@@ -139,7 +160,8 @@ const short = ['--backend', 'local', '--warmup', '1']
 
 test('a server held back by a tiny CPU quota: the run measures the throttling and warns', { timeout: 60000 }, async (t) => {
   const out = tmp()
-  const r = await runCli('executor', ['run', '--strategy', 'up', '--instances', '1', '--cpus-per-instance', '0.1', '--benchmark', 'cpu', '--param', 'n=1000003', '--concurrency', '4', '--duration', '5', '--out', out, ...short])
+  const r = await runCli('executor', ['run', '--strategy', 'up', '--instances', '1', '--cpus-per-instance', '0.1', '--benchmark', 'cpu', '--param', 'n=1000003',
+    '--concurrency', '4', '--duration', '5', '--out', out, ...short])
   assert.equal(r.code, 0, r.stderr)
   const { run } = readRun(out)
   const busy = hostWasBusy(run)
@@ -156,7 +178,8 @@ test('a server held back by a tiny CPU quota: the run measures the throttling an
 // read as too short to judge; docs/statistics/validity.md)
 test('a server that warms up slowly, measured for 12 s: flagged unstable, and the summary says so', { timeout: 60000 }, async (t) => {
   const out = tmp()
-  const r = await runCli('executor', ['run', '--strategy', 'up', '--instances', '1', '--app', join(ROOT, 'test/fixtures/apps/warms-up.js'), '--concurrency', '4', '--duration', '12', '--out', out, '--backend', 'local', '--warmup', '0'])
+  const r = await runCli('executor', ['run', '--strategy', 'up', '--instances', '1', '--app', join(ROOT, 'test/fixtures/apps/warms-up.js'), '--concurrency',
+    '4', '--duration', '12', '--out', out, '--backend', 'local', '--warmup', '0'])
   assert.equal(r.code, 0, r.stderr)
   const { run } = readRun(out)
   // a host starved by other work stalls the server at random: its warm-up is not what is measured (CI must be calm)
@@ -188,7 +211,8 @@ test('a load generator starved by its own CPU quota is flagged generator-saturat
   try {
     // the executor (and so its generator) in a group of 0.2 CPU; the server in a quota group of its own
     const r = spawnSync('sh', ['-c', `echo $$ > ${join(group, 'cgroup.procs')} && exec "$@"`, 'sh', process.execPath, join(ROOT, 'bin', 'executor.js'),
-      'run', '--strategy', 'cm', '--instances', '2', '--cpus-per-instance', '0.5', '--benchmark', 'baseline', '--concurrency', '20', '--duration', '4', '--out', out, ...short], { encoding: 'utf8', timeout: 50000 })
+      'run', '--strategy', 'cm', '--instances', '2', '--cpus-per-instance', '0.5', '--benchmark', 'baseline', '--concurrency', '20', '--duration', '4',
+      '--out', out, ...short], { encoding: 'utf8', timeout: 50000 })
     assert.equal(r.status, 0, r.stderr)
     const { run } = readRun(out)
     const busy = hostWasBusy(run)

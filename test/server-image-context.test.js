@@ -57,7 +57,8 @@ test('a server folder with .ssh/, .cache/nodescale/, secrets and a .dockerignore
   const lines = []
   const tree = serverTree(join(dir, 'server.js'), { log: (l) => lines.push(l) })
   const names = tree.entries.map(e => e.name)
-  assert.deepEqual(names, ['server/.cache/babel/kept.json', 'server/.dockerignore', 'server/.next/app.js', 'server/config/app.json', 'server/keep.pem', 'server/package.json', 'server/server.js'])
+  assert.deepEqual(names, ['server/.cache/babel/kept.json', 'server/.dockerignore', 'server/.next/app.js', 'server/config/app.json', 'server/keep.pem',
+    'server/package.json', 'server/server.js'])
   for (const out of ['.ssh', '.cache/nodescale', '.aws', 'secret.txt', 'logs', 'x.pem', 'copied.json', 'big.bin']) {
     assert.ok(!names.some(n => n.includes(out)), `${out} stays out`)
   }

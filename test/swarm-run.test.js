@@ -68,7 +68,8 @@ function assertSwarmRun (run, { tasks }, dir) {
 for (const [strategy, instances, tasks] of /** @type {Array<[string, number, number]>} */ ([['up', 2, 1], ['cm', 2, 1], ['pm2', 2, 1], ['hs', 2, 2]])) {
   test(`swarm: run --strategy ${strategy} --instances ${instances} measures through the stack and removes it`, { skip, timeout: 180_000 }, async () => {
     const out = tmp()
-    const r = await runCli('executor', ['run', '--strategy', strategy, '--instances', String(instances), '--benchmark', 'baseline', '--out', out, ...short, '--quiet'])
+    const r = await runCli('executor',
+      ['run', '--strategy', strategy, '--instances', String(instances), '--benchmark', 'baseline', '--out', out, ...short, '--quiet'])
     assert.equal(r.code, 0, r.stderr)
     const { run, dir } = assertCompleteRun(out, { strategy, instances })
     assertSwarmRun(run, { tasks }, dir)
@@ -91,7 +92,8 @@ test('swarm: a container at a tiny CPU quota: the RC counts its throttled period
 
 test('swarm: a custom app is built into the image and measured under its own name, within its memory limit', { skip, timeout: 180_000 }, async () => {
   const out = tmp()
-  const r = await runCli('executor', ['run', '--strategy', 'cm', '--instances', '2', '--app', join(ROOT, 'test/fixtures/apps/handler.js'), '--memory-per-instance', '96M', '--out', out, ...short, '--json'])
+  const r = await runCli('executor', ['run', '--strategy', 'cm', '--instances', '2', '--app', join(ROOT, 'test/fixtures/apps/handler.js'),
+    '--memory-per-instance', '96M', '--out', out, ...short, '--json'])
   assert.equal(r.code, 0, r.stderr)
   const run = JSON.parse(r.stdout)
   assert.equal(run.config.benchmark, 'handler')
@@ -158,7 +160,8 @@ test('swarm: Ctrl-C during load exits 1, marks the run interrupted and leaves no
 test('swarm: a CPU limit no node can hold fails fast, naming the limit, and leaves nothing', { skip, timeout: 120_000 }, async () => {
   const out = tmp()
   const started = Date.now()
-  const r = await runCli('executor', ['run', '--strategy', 'cm', '--instances', '4', '--benchmark', 'baseline', '--out', out, ...short, '--cpus-per-instance', '1'])
+  const r = await runCli('executor',
+    ['run', '--strategy', 'cm', '--instances', '4', '--benchmark', 'baseline', '--out', out, ...short, '--cpus-per-instance', '1'])
   assert.equal(r.code, 1, r.stderr)
   assert.match(r.stderr, /NS_ERR_DEPLOY[\s\S]*CPU/i)
   assert.ok(Date.now() - started < 60_000, 'fails fast')

@@ -18,7 +18,17 @@ function tmp (t) {
   return dir
 }
 
-const LOST = { nodes: [{ node: 'nodescale-w2', nodeId: 'id2', label: 'nodescale-w2', why: 'its RC does not answer (ECONNREFUSED)', lostAt: '2026-11-23T10:00:04.000Z', lostAfterMs: 3000 }], errorsDuringLoss: 12 }
+const LOST = {
+  nodes: [{
+    node: 'nodescale-w2',
+    nodeId: 'id2',
+    label: 'nodescale-w2',
+    why: 'its RC does not answer (ECONNREFUSED)',
+    lostAt: '2026-11-23T10:00:04.000Z',
+    lostAfterMs: 3000
+  }],
+  errorsDuringLoss: 12
+}
 
 async function mimnSweep (t, analysis = '{ x: nodes, correlations: true }') {
   const out = tmp(t)
@@ -36,13 +46,17 @@ test('the sweep\'s status: a degraded run fails it like a failed one; done only 
   assert.equal(sweepStatus(counts({ done: 3, failed: 1 })), 'failed')
   assert.equal(sweepStatus(counts({ done: 2, pending: 2 })), 'interrupted')
   assert.equal(sweepStatus(counts({ done: 3, degraded: 1 }), { aborted: true }), 'interrupted')
-  assert.deepEqual(countEntries([{ status: 'done' }, { status: 'degraded' }]), { runs: 2, done: 1, failed: 0, degraded: 1, interrupted: 0, pending: 0, running: 0 })
+  assert.deepEqual(countEntries([{ status: 'done' }, { status: 'degraded' }]),
+    { runs: 2, done: 1, failed: 0, degraded: 1, interrupted: 0, pending: 0, running: 0 })
 })
 
 test('the end lines count the degraded runs, name the lost node and point at --resume', async (t) => {
   const { sweep } = await mimnSweep(t)
   Object.assign(sweep.plan[0], { status: 'done' })
-  Object.assign(sweep.plan[1], { status: 'degraded', reason: 'node nodescale-w2 lost at 10:00:04 (3.0 s into the steady window; its RC does not answer (ECONNREFUSED)); 12 errors during the loss' })
+  Object.assign(sweep.plan[1], {
+    status: 'degraded',
+    reason: 'node nodescale-w2 lost at 10:00:04 (3.0 s into the steady window; its RC does not answer (ECONNREFUSED)); 12 errors during the loss'
+  })
   for (const e of sweep.plan.slice(2)) e.status = 'done'
   sweep.counts = countEntries(sweep.plan)
   sweep.status = sweepStatus(sweep.counts)
@@ -50,7 +64,8 @@ test('the end lines count the degraded runs, name the lost node and point at --r
   const text = formatSweepEnd(sweep, null, { seconds: 100 })
   const lines = text.split('\n')
   assert.match(lines[0], /^sweep \S+: failed · 7\/8 runs done · 1 degraded · 4 deployments · 1 min 40 s$/)
-  assert.equal(lines[1], `  degraded: #2 ${sweep.plan[1].label} (repeat ${sweep.plan[1].repeat}): node nodescale-w2 lost at 10:00:04 (3.0 s into the steady window; its RC does not answer (ECONNREFUSED)); 12 errors during the loss`)
+  assert.equal(lines[1], `  degraded: #2 ${sweep.plan[1].label} (repeat ${sweep.plan[1].repeat}): node nodescale-w2 lost at 10:00:04 ` +
+    '(3.0 s into the steady window; its RC does not answer (ECONNREFUSED)); 12 errors during the loss')
   assert.match(sweep.plan[1].label, /^hs x\d on \d nodes? · cpu · c=8$/)
   assert.equal(lines[2], `  resume: executor sweep --resume ${sweep.dir} (redoes the degraded runs too: a node lost mid-run is no steady-state measurement)`)
 })
@@ -67,14 +82,16 @@ test('--resume redoes a degraded run; its folder stays, and the analysis skips i
   assert.equal(reopened.plan[0].reason, 'node nodescale-w2 lost')
   assert.ok(existsSync(join(dir, 'run.json')), 'the degraded run folder is kept')
   assert.equal(JSON.parse(readFileSync(join(dir, 'run.json'), 'utf8')).status, 'degraded')
-  assert.equal(JSON.parse(readFileSync(join(sweep.dir, 'sweep.json'), 'utf8')).plan[0].status, 'degraded', 'sweep.json is rewritten only when the resumed sweep runs')
+  assert.equal(JSON.parse(readFileSync(join(sweep.dir, 'sweep.json'), 'utf8')).plan[0].status, 'degraded',
+    'sweep.json is rewritten only when the resumed sweep runs')
 })
 
 test('the end of a sweep over nodes: the fit per node count and the correlations the experiment asked for', async (t) => {
   const { sweep, cells } = await mimnSweep(t)
   for (const e of sweep.plan) {
     const c = cells[e.cell].config
-    writeMimnRun(sweep.dir, { ...c, sweep: { id: sweep.id, index: e.index, repeat: e.repeat } }, { throughput: 90 * c.instances * (1 - 0.1 * (c.nodes - 1)) + (e.repeat === 1 ? -3 : 3) * c.nodes })
+    writeMimnRun(sweep.dir, { ...c, sweep: { id: sweep.id, index: e.index, repeat: e.repeat } },
+      { throughput: 90 * c.instances * (1 - 0.1 * (c.nodes - 1)) + (e.repeat === 1 ? -3 : 3) * c.nodes })
     e.status = 'done'
   }
   const lost = writeMimnRun(sweep.dir, { ...cells[0].config }, { throughput: 9999, status: 'degraded', degraded: LOST })
@@ -87,7 +104,8 @@ test('the end of a sweep over nodes: the fit per node count and the correlations
   assert.equal(analysis.correlations.skipped.degraded, 1, `${lost.dir} is left out`)
   const text = formatSweepEnd(sweep, analysis, { seconds: 60 })
   // two node counts are too few for Amdahl (3) or USL (4): said per group, with the N it had
-  assert.match(text, /^scalability fit: not enough points for any group\n {2}hs\/cpu: cannot fit \(USL has 3 parameters and needs at least 4 distinct N; got 2 \(N = 1, 2\)/m)
+  assert.match(text,
+    /^scalability fit: not enough points for any group\n {2}hs\/cpu: cannot fit \(USL has 3 parameters and needs at least 4 distinct N; got 2 \(N = 1, 2\)/m)
   assert.match(text, /^Pearson r of nodes and instances with each cell's mean throughput, its sd and relative sd, per benchmark \(Ibenchjs Figure 21\):$/m)
   assert.match(text, /^cpu\s+nodes \(1, 2\)\s+4 \(8\)\s+-?\d\.\d\d\s+-?\d\.\d\d\s+-?\d\.\d\d$/m)
   assert.match(text, /^skipped: 1 degraded runs \(a node was lost\)$/m)
@@ -98,9 +116,14 @@ test('the end of a sweep over nodes: the fit per node count and the correlations
 
 test('the reason of a degraded run: each lost node by label, its clock time, how far into the steady window and why, the errors meanwhile', async () => {
   const { degradedReason } = await import('../analyzer/report/report-runs.js')
-  assert.equal(degradedReason({ degraded: LOST }), 'node nodescale-w2 lost at 10:00:04 (3.0 s into the steady window; its RC does not answer (ECONNREFUSED)); 12 errors during the loss')
+  assert.equal(degradedReason({ degraded: LOST }),
+    'node nodescale-w2 lost at 10:00:04 (3.0 s into the steady window; its RC does not answer (ECONNREFUSED)); 12 errors during the loss')
   // two nodes, the second without a label (a real cluster's node: its hostname)
-  const two = { nodes: [LOST.nodes[0], { node: 'w3', nodeId: 'id3', label: null, why: 'the manager marks it down', lostAt: '2026-11-23T10:00:05.200Z', lostAfterMs: 4200 }], errorsDuringLoss: 0 }
-  assert.equal(degradedReason({ degraded: two }), 'node nodescale-w2 lost at 10:00:04 (3.0 s into the steady window; its RC does not answer (ECONNREFUSED)), node w3 lost at 10:00:05 (4.2 s into the steady window; the manager marks it down); 0 errors during the loss')
+  const two = {
+    nodes: [LOST.nodes[0], { node: 'w3', nodeId: 'id3', label: null, why: 'the manager marks it down', lostAt: '2026-11-23T10:00:05.200Z', lostAfterMs: 4200 }],
+    errorsDuringLoss: 0
+  }
+  assert.equal(degradedReason({ degraded: two }), 'node nodescale-w2 lost at 10:00:04 (3.0 s into the steady window; its RC does not answer ' +
+    '(ECONNREFUSED)), node w3 lost at 10:00:05 (4.2 s into the steady window; the manager marks it down); 0 errors during the loss')
   assert.equal(degradedReason({ status: 'degraded' }), 'a node was lost during the run')
 })

@@ -11,7 +11,8 @@ const sleep = ms => new Promise(resolve => setTimeout(resolve, ms))
 const runLines = text => text.match(/^\[\s*\d+\/\d+\] .*$/gm) ?? []
 
 test('a 2 x 2 x 2 sweep: every run written, one deployment per shape reused across the concurrency levels', { timeout: 90000 }, async () => {
-  const { file, out } = experiment('backend: local\nbenchmark: baseline\nstrategies: [cm, up]\ninstances: [1, 2]\nconcurrency: [2, 6]\nduration: 1\nwarmup: 0\nrepeats: 1\n')
+  const { file, out } = experiment('backend: local\nbenchmark: baseline\nstrategies: [cm, up]\ninstances: [1, 2]\n' +
+    'concurrency: [2, 6]\nduration: 1\nwarmup: 0\nrepeats: 1\n')
   const r = await runCli('executor', ['sweep', file, '--out', out, '--seed', '99'])
   assert.equal(r.code, 0, r.stderr)
   assert.equal(runLines(r.stderr).length, 8, r.stderr)
@@ -101,7 +102,8 @@ test('kill -9 mid-sweep: --resume keeps the finished runs and redoes the cut one
 
 test('a failed run is recorded with its reason and the sweep goes on; --fail-fast stops at it', { timeout: 90000 }, async () => {
   const app = join(ROOT, 'test', 'fixtures', 'apps', 'fails-on-r2.js')
-  const { file, out } = experiment(`backend: local\napp: ${app}\nstrategies: [hs]\ninstances: [2, 1]\nconcurrency: [2, 4]\nduration: 1\nwarmup: 0\nready-timeout: 10\n`)
+  const { file, out } = experiment(`backend: local\napp: ${app}\nstrategies: [hs]\ninstances: [2, 1]\n` +
+    'concurrency: [2, 4]\nduration: 1\nwarmup: 0\nready-timeout: 10\n')
   const r = await runCli('executor', ['sweep', file, '--out', out])
   assert.equal(r.code, 1, r.stderr)
   const { sweep, runs } = readSweep(out)
@@ -119,7 +121,8 @@ test('a failed run is recorded with its reason and the sweep goes on; --fail-fas
   assert.match(failed[0].error.message, /r2 cannot reach its database/)
   assert.match(r.stdout, /failed: #\d hs x2 · fails-on-r2 · c=\d \(repeat 1\): /)
 
-  const ff = experiment(`backend: local\napp: ${app}\nstrategies: [hs]\ninstances: [2, 1]\nconcurrency: [2, 4]\nduration: 1\nwarmup: 0\nready-timeout: 10\norder: blocks\n`)
+  const ff = experiment(`backend: local\napp: ${app}\nstrategies: [hs]\ninstances: [2, 1]\n` +
+    'concurrency: [2, 4]\nduration: 1\nwarmup: 0\nready-timeout: 10\norder: blocks\n')
   // find a seed whose order starts with hs x2, from the dry run
   let seed = 1
   for (;; seed++) {
@@ -133,7 +136,8 @@ test('a failed run is recorded with its reason and the sweep goes on; --fail-fas
 })
 
 test('an auto sweep stays on the backend its first session found: local without a daemon, still local once one answers', { timeout: 120000 }, async () => {
-  const { file, out } = experiment('backend: auto\nbenchmark: baseline\nstrategies: [up]\ninstances: [1]\nconcurrency: [2, 4]\nduration: 1\nwarmup: 0\nrepeats: 2\n')
+  const { file, out } = experiment('backend: auto\nbenchmark: baseline\nstrategies: [up]\ninstances: [1]\n' +
+    'concurrency: [2, 4]\nduration: 1\nwarmup: 0\nrepeats: 2\n')
   let armed = false
   // no daemon at DOCKER_HOST: auto takes the local backend; Ctrl-C once two runs are done
   const first = await runCli('executor', ['sweep', file, '--out', out, '--seed', '3'], {

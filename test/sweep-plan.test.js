@@ -100,7 +100,8 @@ test('ibench-smisn --profile verdict: up and cm at N = 1 and 4 on 3 deployments 
 test('a nodes axis: each node count is its own shape (deployment); labels and run folders name the nodes', async () => {
   const { entryLabel } = await import('../executor/sweep/sweep.js')
   const { newRunId } = await import('../lib/run-files.js')
-  const exp = parseExperiment('backend: swarm\nbenchmark: cpu\nstrategies: [hs]\nnodes: 1..3\ninstances-per-node: [1, 2]\nconcurrency: [4, 16]\nrepeats: 2\n', { file: 'm.yml' })
+  const exp = parseExperiment('backend: swarm\nbenchmark: cpu\nstrategies: [hs]\nnodes: 1..3\ninstances-per-node: [1, 2]\nconcurrency: [4, 16]\nrepeats: 2\n',
+    { file: 'm.yml' })
   const cells = buildCells(exp, { out: tmp() })
   assert.equal(cells.length, 3 * 2 * 2)
   // hs x2 on 1 node and hs x2 on 2 nodes: same instances, different deployments

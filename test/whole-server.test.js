@@ -117,14 +117,36 @@ test('bad servers: each a clear error before the load starts, nothing left runni
   writeFileSync(join(dir, 'elsewhere.js'), 'require("node:http").createServer((q, r) => r.end()).listen(0, "127.0.0.1")\n')
   const cases = [
     { what: 'a file that does not exist', args: ['--server', join(dir, 'nope.js')], code: 2, message: /--server: no file at .*nope\.js/ },
-    { what: 'a server that exits at start (cm)', args: ['--server', join(dir, 'crash.js'), '--strategy', 'cm'], code: FAILED, message: /boom: DATABASE_URL is not set[\s\S]*connecting to the database|connecting to the database[\s\S]*boom: DATABASE_URL is not set/ },
-    { what: 'a server that exits at start (pm2, which restarts it)', args: ['--server', join(dir, 'crash.js'), '--strategy', 'pm2'], code: FAILED, message: /boom: DATABASE_URL is not set/ },
-    { what: 'one that never listens on its port', args: ['--server', join(dir, 'elsewhere.js'), '--ready-timeout', '3'], code: FAILED, message: /told to listen on port (\d+) .* but listens on (?!\1)\d+/ },
-    { what: 'one that answers its health path with 404', args: ['--server', join(ROOT, 'examples', 'http-server', 'server.js'), '--health', '/ready', '--strategy', 'hs'], code: FAILED, message: /health path \/ready with HTTP 404.*--health/ }
+    {
+      what: 'a server that exits at start (cm)',
+      args: ['--server', join(dir, 'crash.js'), '--strategy', 'cm'],
+      code: FAILED,
+      message: /boom: DATABASE_URL is not set[\s\S]*connecting to the database|connecting to the database[\s\S]*boom: DATABASE_URL is not set/
+    },
+    {
+      what: 'a server that exits at start (pm2, which restarts it)',
+      args: ['--server', join(dir, 'crash.js'), '--strategy', 'pm2'],
+      code: FAILED,
+      message: /boom: DATABASE_URL is not set/
+    },
+    {
+      what: 'one that never listens on its port',
+      args: ['--server', join(dir, 'elsewhere.js'), '--ready-timeout', '3'],
+      code: FAILED,
+      message: /told to listen on port (\d+) .* but listens on (?!\1)\d+/
+    },
+    {
+      what: 'one that answers its health path with 404',
+      args: ['--server', join(ROOT, 'examples', 'http-server', 'server.js'), '--health', '/ready', '--strategy', 'hs'],
+      code: FAILED,
+      message: /health path \/ready with HTTP 404.*--health/
+    }
   ]
   for (const c of cases) {
     const started = Date.now()
-    const r = await runCli('executor', ['run', '--backend', 'local', '--strategy', 'up', '--instances', '2', '--cpus-per-instance', '0.5', '-d', '2', '-o', tmp('out'), ...c.args], { timeoutMs: 60000 })
+    const r = await runCli('executor',
+      ['run', '--backend', 'local', '--strategy', 'up', '--instances', '2', '--cpus-per-instance', '0.5', '-d', '2', '-o', tmp('out'), ...c.args],
+      { timeoutMs: 60000 })
     assert.equal(r.code, c.code, `${c.what}: ${r.stderr}`)
     assert.match(r.stderr, c.message, c.what)
     assert.ok(Date.now() - started < 20000, `${c.what}: failed in ${Date.now() - started} ms`)
@@ -153,7 +175,8 @@ test('the options of a whole server: refused where they do not apply, named in t
   assert.equal(config.benchmark, undefined, 'named by its folder when the run starts')
   assert.deepEqual(config.serverArgs, ['--port', '{port}'])
   // a server's own flags follow --server-arg as they are
-  assert.deepEqual(parseCommandLine(['--server-arg', '--port', '--server-arg', '-v', '-n', '2'], RUN_OPTIONS).values, { serverArgs: ['--port', '-v'], instances: 2 })
+  assert.deepEqual(parseCommandLine(['--server-arg', '--port', '--server-arg', '-v', '-n', '2'], RUN_OPTIONS).values,
+    { serverArgs: ['--port', '-v'], instances: 2 })
 })
 
 test('an experiment names a server: a sweep compares strategies for it', async () => {
@@ -175,7 +198,8 @@ warmup: 0.5
   const r = await runCli('executor', ['sweep', join(dir, 'mine.yml'), '--out', out, '-q'], { timeoutMs: 180000 })
   assert.equal(r.code, 0, r.stderr)
   const sweepDir = join(out, readdirSync(out)[0])
-  const runs = readdirSync(sweepDir).filter(d => existsSync(join(sweepDir, d, 'run.json'))).map(d => JSON.parse(readFileSync(join(sweepDir, d, 'run.json'), 'utf8')))
+  const runs = readdirSync(sweepDir).filter(d => existsSync(join(sweepDir, d, 'run.json')))
+    .map(d => JSON.parse(readFileSync(join(sweepDir, d, 'run.json'), 'utf8')))
   assert.equal(runs.length, 4)
   for (const run of runs) {
     assert.equal(run.status, 'done')
