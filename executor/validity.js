@@ -38,11 +38,19 @@ export const VALIDITY_CHECKS = [
     check ({ generator, schedule }) {
       if (schedule?.sent > 0 && schedule.late / schedule.sent > THRESHOLDS.lateSends) {
         const late = schedule.late / schedule.sent
-        return { value: late, threshold: THRESHOLDS.lateSends, message: `the generator sent ${pct(late)} of its requests more than 10 ms late (up to ${schedule.maxLagMs} ms): it fell behind its own schedule` }
+        return {
+          value: late,
+          threshold: THRESHOLDS.lateSends,
+          message: `the generator sent ${pct(late)} of its requests more than 10 ms late (up to ${schedule.maxLagMs} ms): it fell behind its own schedule`
+        }
       }
       if (generator?.share === null || generator?.share === undefined) return { unchecked: 'the generator ran in this process: its CPU is not told apart' }
       if (generator.share < THRESHOLDS.generatorBusy) return null
-      return { value: generator.share, threshold: THRESHOLDS.generatorBusy, message: `the load generator used ${pct(generator.share, 0)} of the cores it may use (${generator.cores} cores): it, not the server, may set the pace` }
+      return {
+        value: generator.share,
+        threshold: THRESHOLDS.generatorBusy,
+        message: `the load generator used ${pct(generator.share, 0)} of the cores it may use (${generator.cores} cores): it, not the server, may set the pace`
+      }
     }
   },
   {
@@ -51,7 +59,11 @@ export const VALIDITY_CHECKS = [
     check ({ generator }) {
       if (generator?.hostIdle === null || generator?.hostIdle === undefined) return { unchecked: 'no host CPU sample in the steady window' }
       if (generator.hostIdle >= THRESHOLDS.hostIdle) return null
-      return { value: generator.hostIdle, threshold: THRESHOLDS.hostIdle, message: `the host was ${generator.hostIdle}% idle (under ${THRESHOLDS.hostIdle}%): the server and the generator starved each other` }
+      return {
+        value: generator.hostIdle,
+        threshold: THRESHOLDS.hostIdle,
+        message: `the host was ${generator.hostIdle}% idle (under ${THRESHOLDS.hostIdle}%): the server and the generator starved each other`
+      }
     }
   },
   {
@@ -62,7 +74,12 @@ export const VALIDITY_CHECKS = [
       const other = roles.roles.other ?? 0
       const bound = Math.max(THRESHOLDS.otherCores, THRESHOLDS.otherShare * roles.hostCores)
       if (other < bound) return null
-      return { value: other, threshold: bound, message: `processes outside the run (not the server, the generator, the balancer, Docker's proxy or the RC; not the kernel's interrupts) used ${other.toFixed(2)} cores of the host's ${roles.hostCores}: something else competed with the measurement` }
+      return {
+        value: other,
+        threshold: bound,
+        message: 'processes outside the run (not the server, the generator, the balancer, Docker\'s proxy or the RC; not the kernel\'s interrupts) ' +
+          `used ${other.toFixed(2)} cores of the host's ${roles.hostCores}: something else competed with the measurement`
+      }
     }
   },
   {
@@ -74,7 +91,12 @@ export const VALIDITY_CHECKS = [
       const stall = t.throttledPeriods ? t.throttledMs / t.throttledPeriods : 0
       const p99 = summary?.latency?.p99 ?? 0
       if (t.share < THRESHOLDS.throttledShare || stall < THRESHOLDS.throttleStallOfP99 * p99) return null
-      return { value: t.share, threshold: THRESHOLDS.throttledShare, message: `the CPU quota held the server back in ${pct(t.share, 0)} of its periods, ${Math.round(stall)} ms each (p99 ${Math.round(p99)} ms): latency shows the quota's on/off cycle` }
+      return {
+        value: t.share,
+        threshold: THRESHOLDS.throttledShare,
+        message: `the CPU quota held the server back in ${pct(t.share, 0)} of its periods, ${Math.round(stall)} ms each (p99 ${Math.round(p99)} ms): ` +
+          'latency shows the quota\'s on/off cycle'
+      }
     }
   },
   {
@@ -88,11 +110,21 @@ export const VALIDITY_CHECKS = [
       const s = summary?.stability
       if (!s) return { unchecked: 'no throughput per tenth of a second' }
       if (s.driftSignificant && Math.abs(s.drift) > THRESHOLDS.drift) {
-        return { value: Math.abs(s.drift), threshold: THRESHOLDS.drift, message: `the throughput ${s.drift > 0 ? 'rose' : 'fell'} by ${pct(Math.abs(s.drift))} over the ${s.seconds + s.warmup.cut} s judged (Theil–Sen; p = ${s.driftP}): not steady, or not warmed up` }
+        return {
+          value: Math.abs(s.drift),
+          threshold: THRESHOLDS.drift,
+          message: `the throughput ${s.drift > 0 ? 'rose' : 'fell'} by ${pct(Math.abs(s.drift))} over the ${s.seconds + s.warmup.cut} s judged ` +
+            `(Theil–Sen; p = ${s.driftP}): not steady, or not warmed up`
+        }
       }
       if (!s.judged) return { unchecked: `too short to judge: ${s.why}` }
       if (s.warmup.significant && Math.abs(s.warmup.bias) > THRESHOLDS.drift) {
-        return { value: Math.abs(s.warmup.bias), threshold: THRESHOLDS.drift, message: `the first ${s.warmup.cut} s of the steady window were still warming up (MSER-5): they move the window's throughput by ${pct(Math.abs(s.warmup.bias))} from the ${s.mean} req/s after them; lengthen --warmup` }
+        return {
+          value: Math.abs(s.warmup.bias),
+          threshold: THRESHOLDS.drift,
+          message: `the first ${s.warmup.cut} s of the steady window were still warming up (MSER-5): ` +
+            `they move the window's throughput by ${pct(Math.abs(s.warmup.bias))} from the ${s.mean} req/s after them; lengthen --warmup`
+        }
       }
       return null
     }
@@ -104,7 +136,11 @@ export const VALIDITY_CHECKS = [
       const s = summary?.stability
       if (!s?.judged) return { unchecked: s ? `too short to judge: ${s.why}` : 'no throughput per tenth of a second' }
       if (s.relHalfWidth <= THRESHOLDS.relHalfWidth) return null
-      return { value: s.relHalfWidth, threshold: THRESHOLDS.relHalfWidth, message: `the mean throughput is known to ±${pct(s.relHalfWidth)} only (95%, ${s.batches} batches of ${s.batch / 10} s over ${s.seconds} s): run longer` }
+      return {
+        value: s.relHalfWidth,
+        threshold: THRESHOLDS.relHalfWidth,
+        message: `the mean throughput is known to ±${pct(s.relHalfWidth)} only (95%, ${s.batches} batches of ${s.batch / 10} s over ${s.seconds} s): run longer`
+      }
     }
   },
   {
@@ -124,7 +160,8 @@ export const VALIDITY_CHECKS = [
       return {
         value: Math.max(error, offset) / p50,
         threshold: THRESHOLDS.clockOfP50,
-        message: `generator ${worst.name}'s clock is ${worst.clock.offsetMs.toFixed(2)} ms off the executor's, known to ±${error.toFixed(2)} ms, against a median latency of ${p50} ms: ` +
+        message: `generator ${worst.name}'s clock is ${worst.clock.offsetMs.toFixed(2)} ms off the executor's, known to ±${error.toFixed(2)} ms, ` +
+          `against a median latency of ${p50} ms: ` +
           'its samples were shifted by it, but their place in the windows is that uncertain (sync the nodes\' clocks, NTP)'
       }
     }
@@ -135,7 +172,11 @@ export const VALIDITY_CHECKS = [
     check ({ summary, slo }) {
       if (!summary) return { unchecked: 'no summary' }
       if (summary.errorRate <= slo.errors) return null
-      return { value: summary.errorRate, threshold: slo.errors, message: `${pct(summary.errorRate, 2)} of the requests failed, over the objective (${sloText(slo)})` }
+      return {
+        value: summary.errorRate,
+        threshold: slo.errors,
+        message: `${pct(summary.errorRate, 2)} of the requests failed, over the objective (${sloText(slo)})`
+      }
     }
   }
 ]

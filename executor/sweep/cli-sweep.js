@@ -21,7 +21,13 @@ import { lookLine } from './sweep-adaptive-text.js'
 /** @type {readonly import('../../lib/options.js').Option[]} */
 export const SWEEP_OPTIONS = Object.freeze([
   option({ ...RUN_OPTION.out, help: 'results folder (default ./{default})' }),
-  option({ flag: 'profile', type: 'choice', choices: PROFILE_NAMES, arg: 'P', help: `${PROFILE_NAMES.join(' | ')}: the file's named overrides (default: default)` }),
+  option({
+    flag: 'profile',
+    type: 'choice',
+    choices: PROFILE_NAMES,
+    arg: 'P',
+    help: `${PROFILE_NAMES.join(' | ')}: the file's named overrides (default: default)`
+  }),
   option({
     flag: 'dry-run',
     type: 'boolean',
@@ -63,9 +69,20 @@ export const SWEEP_OPTIONS = Object.freeze([
     ]
   }),
   option({ flag: 'fail-fast', type: 'boolean', help: 'stop at the first failed run (default: record it and go on)' }),
-  option({ flag: 'seed', type: 'whole', min: 1, max: 2 ** 31 - 1, arg: 'N', help: 'the order\'s seed (printed at the start; the same seed gives the same order)' }),
+  option({
+    flag: 'seed',
+    type: 'whole',
+    min: 1,
+    max: 2 ** 31 - 1,
+    arg: 'N',
+    help: 'the order\'s seed (printed at the start; the same seed gives the same order)'
+  }),
   option({ ...RUN_OPTION.backend, default: undefined, help: `${RUN_OPTION.backend.choices.join(' | ')}: overrides the file's backend` }),
-  option({ ...RUN_OPTION.connection, default: undefined, help: `${RUN_OPTION.connection.choices.join(' | ')}: overrides the file's connection (close: a connection per request)` }),
+  option({
+    ...RUN_OPTION.connection,
+    default: undefined,
+    help: `${RUN_OPTION.connection.choices.join(' | ')}: overrides the file's connection (close: a connection per request)`
+  }),
   option({ flag: 'no-report', type: 'boolean', help: 'do not write <sweep-dir>/report.html (analyzer report) at the end' }),
   option({ flag: 'json', type: 'boolean', help: 'print sweep.json (and the analysis) on stdout and nothing else there' }),
   option({ ...RUN_OPTION.quiet, help: 'no per-run lines on stderr' }),
@@ -99,7 +116,8 @@ Ctrl-C stops the current run, removes every process and leaves the folder resuma
 redoes the cut run and removes what it left deployed). A Docker daemon restart is waited for (up to 10 min): the run
 it cut fails and is redone on --resume, the sweep goes on. A full disk stops the sweep with NS_ERR_NO_SPACE, every
 file as it was: free space, then --resume.
-Exit codes: 0 every run done · 1 a run failed or was degraded (a node lost), Ctrl-C, or a full disk · 2 bad input (file:line named) · 3 a needed part is missing`
+Exit codes: 0 every run done · 1 a run failed or was degraded (a node lost), Ctrl-C, or a full disk · ` +
+  '2 bad input (file:line named) · 3 a needed part is missing'
 
 /**
  * Parses `executor sweep` arguments.
@@ -109,11 +127,15 @@ export function parseSweepArguments (argv) {
   const { values, positionals } = parseCommandLine(argv, SWEEP_OPTIONS)
   if (values.help) return { help: true }
   if (values.status !== undefined) {
-    if (positionals.length || values.resume !== undefined || values.dryRun || values.until || values.budget) throw badFlag('--status', 'reads a sweep folder: give it alone (executor sweep --status DIR [--json])')
+    if (positionals.length || values.resume !== undefined || values.dryRun || values.until || values.budget) {
+      throw badFlag('--status', 'reads a sweep folder: give it alone (executor sweep --status DIR [--json])')
+    }
     return { help: false, status: values.status, json: Boolean(values.json) }
   }
   if (positionals.length > 1) throw new NsError('NS_ERR_BAD_FLAG', `unexpected argument "${positionals[1]}": give one experiment file`)
-  if (!positionals.length && !values.resume) throw new NsError('NS_ERR_BAD_FLAG', 'give an experiment file (executor sweep experiments/ibench-smisn.yml) or --resume DIR')
+  if (!positionals.length && !values.resume) {
+    throw new NsError('NS_ERR_BAD_FLAG', 'give an experiment file (executor sweep experiments/ibench-smisn.yml) or --resume DIR')
+  }
   if (values.resume !== undefined && (values.profile || values.seed || values.backend || values.connection)) {
     throw badFlag('--resume', 'takes the plan, seed, backend and connection from the sweep folder; drop --profile, --seed, --backend and --connection')
   }
@@ -170,9 +192,14 @@ async function resumeSweep (dir, say, { until }) {
     const free = await freeBytes(sweep.dir)
     checkRoom({ bytes: estimate.bytes, free, dir: sweep.dir, flag: '--resume', what: 'the rest of this sweep' })
     const left = sweep.plan.filter(isLeft).length
-    say(`resuming ${sweep.id}: ${sweep.plan.length - left} of ${sweep.plan.length} runs done, ${left} to run (seed ${sweep.seed}) · estimated ${formatDuration(estimate.seconds)} left`)
+    say(`resuming ${sweep.id}: ${sweep.plan.length - left} of ${sweep.plan.length} runs done, ${left} to run (seed ${sweep.seed}) · ` +
+      `estimated ${formatDuration(estimate.seconds)} left`)
     const a = sweep.adaptive
-    if (a) say(a.verdict ? `adaptive: answered already (${a.verdict} at look ${a.looks.length} of ${a.maxLooks})` : `adaptive: ${a.looks.length} of at most ${a.maxLooks} looks taken, kept as they were; block ${a.looks.length + 1} next`)
+    if (a) {
+      say(a.verdict
+        ? `adaptive: answered already (${a.verdict} at look ${a.looks.length} of ${a.maxLooks})`
+        : `adaptive: ${a.looks.length} of at most ${a.maxLooks} looks taken, kept as they were; block ${a.looks.length + 1} next`)
+    }
     say(diskText(estimate, { free, dir: sweep.dir }))
     return { sweep, lock, estimate }
   } catch (err) {
@@ -206,7 +233,18 @@ export async function sweepCommand (argv, { stdout, stderr, signal }) {
     const { profile, out, backend, connection, seed, dryRun } = args
     // --until answered: the file's question is checked before anything is made (a calibration included)
     const check = args.until ? checkUntil : undefined
-    const read = await planSweep(args.file, { profile, out, backend, connection, seed, dryRun, say, onProbe: p => say(formatProbe(p, ++probes)), signal, check })
+    const read = await planSweep(args.file, {
+      profile,
+      out,
+      backend,
+      connection,
+      seed,
+      dryRun,
+      say,
+      onProbe: p => say(formatProbe(p, ++probes)),
+      signal,
+      check
+    })
     const planned = args.until ? planAdaptive(read, { budget: args.budget }) : read
     if (args.until && !dryRun) checkRoom({ bytes: planned.estimate.bytes, free: planned.free, dir: out, flag: '--out' })
     if (args.dryRun) {

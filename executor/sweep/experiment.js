@@ -56,7 +56,8 @@ const GRID_KEYS = Object.freeze({
   nodes: 'Swarm worker nodes, each value a run with --nodes K: a whole number, a list, a range "1..4", or a map from strategy (only hs spreads over nodes)',
   concurrency: 'connections: a number, a list, relaxed | relaxed*cores | exhausted | exhausted*cores (with calibration), or a map from strategy',
   rate: 'requests/s (open model): a number, a list, or a map from strategy',
-  load: `instead of concurrency or rate: capacity (each run a capacity search at the objective, slo), or { capacity: { ${CAPACITY_SEARCH_OPTIONS.map(o => o.flag).join(', ')} } } (executor capacity --help)`
+  load: 'instead of concurrency or rate: capacity (each run a capacity search at the objective, slo), ' +
+    `or { capacity: { ${CAPACITY_SEARCH_OPTIONS.map(o => o.flag).join(', ')} } } (executor capacity --help)`
 })
 
 /**
@@ -111,7 +112,9 @@ export async function loadExperiment (file, { profile, cwd = process.cwd() } = {
   let text
   try {
     const { size } = await stat(path)
-    if (size > MAX_EXPERIMENT_BYTES) throw new NsError('NS_ERR_BAD_FILE', `${file}: ${size} bytes; an experiment file has at most ${MAX_EXPERIMENT_BYTES >> 10} KiB`)
+    if (size > MAX_EXPERIMENT_BYTES) {
+      throw new NsError('NS_ERR_BAD_FILE', `${file}: ${size} bytes; an experiment file has at most ${MAX_EXPERIMENT_BYTES >> 10} KiB`)
+    }
     text = await readFile(path, 'utf8')
   } catch (err) {
     if (err instanceof NsError) throw err
@@ -153,7 +156,8 @@ export function parseExperiment (text, { file, path = resolve(file), profile }) 
   const chosen = profile ?? 'default'
   if (!PROFILE_NAMES.includes(chosen)) throw new NsError('NS_ERR_BAD_FLAG', `--profile: "${chosen}" is not allowed; one of: ${PROFILE_NAMES.join(', ')}`)
   if (profile && profile !== 'default' && !profiles[profile]) {
-    throw new NsError('NS_ERR_BAD_FLAG', `--profile: ${file} has no "${profile}" profile; it has: ${['default', ...Object.keys(profiles).filter(p => p !== 'default')].join(', ')}`)
+    throw new NsError('NS_ERR_BAD_FLAG', `--profile: ${file} has no "${profile}" profile; ` +
+      `it has: ${['default', ...Object.keys(profiles).filter(p => p !== 'default')].join(', ')}`)
   }
   // a key's value and the YAML path it came from (the profile's when the profile overrides it)
   const over = profiles[chosen] ?? {}
@@ -169,38 +173,52 @@ export function parseExperiment (text, { file, path = resolve(file), profile }) 
   if (!/^[a-z0-9][a-z0-9_-]{0,63}$/i.test(name)) throw bad('name', [], `"${name}" is not a name (letters, digits, - and _)`)
   const strategies = stringList(merged.strategies ?? STRATEGIES, 'strategies', bad)
   for (const [i, s] of strategies.entries()) {
-    if (!STRATEGIES.includes(s)) throw bad('strategies', Array.isArray(merged.strategies) ? [i] : [], `"${s}" is not a strategy; allowed: ${STRATEGIES.join(', ')}`)
+    if (!STRATEGIES.includes(s)) {
+      throw bad('strategies', Array.isArray(merged.strategies) ? [i] : [], `"${s}" is not a strategy; allowed: ${STRATEGIES.join(', ')}`)
+    }
   }
   if (new Set(strategies).size !== strategies.length) throw bad('strategies', [], 'a strategy is listed twice')
   if (merged.benchmark !== undefined && merged.benchmarks !== undefined) throw bad('benchmarks', [], 'give benchmark (one) or benchmarks (a list), not both')
   const benchKey = merged.benchmarks !== undefined ? 'benchmarks' : 'benchmark'
   const benchmarks = merged[benchKey] === undefined ? [undefined] : stringList(merged[benchKey], benchKey, bad)
   const app = merged.app === undefined ? undefined : resolve(dirname(path), String(merged.app))
-  if (merged.app !== undefined && String(merged.app).startsWith('cmd:')) throw bad('app', [], 'cmd: programs are not supported in experiment files; write a small app module instead')
+  if (merged.app !== undefined && String(merged.app).startsWith('cmd:')) {
+    throw bad('app', [], 'cmd: programs are not supported in experiment files; write a small app module instead')
+  }
 
-  if (merged.instances !== undefined && merged['instances-per-node'] !== undefined) throw bad('instances-per-node', [], 'give instances (the total) or instances-per-node (times nodes), not both')
+  if (merged.instances !== undefined && merged['instances-per-node'] !== undefined) {
+    throw bad('instances-per-node', [], 'give instances (the total) or instances-per-node (times nodes), not both')
+  }
   const perNode = merged['instances-per-node'] !== undefined
   if (perNode && merged.nodes === undefined) throw bad('instances-per-node', [], 'needs nodes (e.g. nodes: 1..4): the total is instances-per-node x nodes')
   const instancesKey = perNode ? 'instances-per-node' : 'instances'
   const instances = byStrategy(instancesKey, merged[instancesKey] ?? 1, strategies, bad, wholeNumbers(EXPERIMENT_KEYS[instancesKey]))
   const nodes = merged.nodes === undefined ? null : byStrategy('nodes', merged.nodes, strategies, bad, wholeNumbers(EXPERIMENT_KEYS.nodes))
   if (nodes) checkNodes(nodes, merged, { strategies, bad, backendLine: lineOf(from('backend')) })
-  if (merged.concurrency !== undefined && merged.rate !== undefined) throw bad('rate', [], 'cannot be combined with concurrency: choose the closed model (concurrency) or the open model (rate)')
-  for (const k of ['concurrency', 'rate']) if (merged.load !== undefined && merged[k] !== undefined) throw bad('load', [], `cannot be combined with ${k}: a capacity search chooses its rates`)
+  if (merged.concurrency !== undefined && merged.rate !== undefined) {
+    throw bad('rate', [], 'cannot be combined with concurrency: choose the closed model (concurrency) or the open model (rate)')
+  }
+  for (const k of ['concurrency', 'rate']) {
+    if (merged.load !== undefined && merged[k] !== undefined) throw bad('load', [], `cannot be combined with ${k}: a capacity search chooses its rates`)
+  }
   const capacity = merged.load === undefined ? null : parseCapacity(merged.load, bad)
   const loadKey = capacity ? 'capacity' : merged.rate !== undefined ? 'rate' : 'concurrency'
   const loads = capacity || merged[loadKey] === undefined
     ? Object.fromEntries(strategies.map(s => [s, [{ value: undefined, path: [] }]]))
     : byStrategy(loadKey, merged[loadKey], strategies, bad, loadKey === 'rate' ? rateValues : concurrencyValues(EXPERIMENT_KEYS.concurrency))
   const usesLevels = Object.values(loads).flat().some(l => typeof l.value === 'string')
-  if (usesLevels && merged.calibration === undefined) throw bad('concurrency', [], 'relaxed and exhausted levels need a calibration file: add "calibration: FILE" (executor calibrate --out FILE makes one)')
+  if (usesLevels && merged.calibration === undefined) {
+    throw bad('concurrency', [], 'relaxed and exhausted levels need a calibration file: add "calibration: FILE" (executor calibrate --out FILE makes one)')
+  }
   if (merged.calibration !== undefined && typeof merged.calibration !== 'string') throw bad('calibration', [], `${EXPERIMENT_KEYS.calibration}`)
   const calibrate = merged.calibrate ?? {}
   if (!isMap(calibrate)) throw bad('calibrate', [], EXPERIMENT_KEYS.calibrate)
   checkKeys(calibrate, [...from('calibrate')], CALIBRATE_KEYS, fail, 'calibrate.')
 
   const repeats = merged.repeats ?? 1
-  if (!Number.isInteger(repeats) || repeats < 1 || repeats > 1000) throw bad('repeats', [], `${JSON.stringify(repeats)} is not allowed; allowed: a whole number >= 1 and <= 1000`)
+  if (!Number.isInteger(repeats) || repeats < 1 || repeats > 1000) {
+    throw bad('repeats', [], `${JSON.stringify(repeats)} is not allowed; allowed: a whole number >= 1 and <= 1000`)
+  }
   const order = merged.order ?? 'shapes'
   if (!ORDERS.includes(order)) throw bad('order', [], `"${order}" is not allowed; one of: ${ORDERS.join(', ')}`)
   const analysis = parseAnalysis(merged.analysis, bad, Boolean(nodes))
@@ -266,13 +284,17 @@ export function parseExperiment (text, { file, path = resolve(file), profile }) 
  */
 function checkNodes (nodes, merged, { strategies, bad, backendLine }) {
   if (merged.backend === 'local') {
-    throw bad('nodes', [], `needs a swarm (its worker nodes), and this file says backend: local (line ${backendLine}); write backend: swarm (or auto), or drop nodes`)
+    throw bad('nodes', [], `needs a swarm (its worker nodes), and this file says backend: local (line ${backendLine}); ` +
+      'write backend: swarm (or auto), or drop nodes')
   }
   // only a strategy of several replicas (hs) spreads them over nodes: the others run one replica, on one node
   const spreading = STRATEGIES.filter(s => strategyOf(s).replicated)
   for (const s of strategies.filter(x => !strategyOf(x).replicated)) {
     const many = nodes[s].find(n => n.value > 1)
-    if (many) throw bad('nodes', many.path, `${many.value} nodes for ${s}: ${s} runs in one replica, on one node, so only ${spreading.join(', ')} spreads over nodes; give ${s} one node (e.g. nodes: { ${spreading[0]}: 1..4, ${s}: 1 })`)
+    if (many) {
+      throw bad('nodes', many.path, `${many.value} nodes for ${s}: ${s} runs in one replica, on one node, ` +
+        `so only ${spreading.join(', ')} spreads over nodes; give ${s} one node (e.g. nodes: { ${spreading[0]}: 1..4, ${s}: 1 })`)
+    }
   }
 }
 
@@ -304,7 +326,8 @@ function parseQuestion (value, fail) {
   checkKeys(value, ['question'], QUESTION_KEYS, fail, 'question.')
   const compare = value.compare
   if (!Array.isArray(compare) || compare.length !== 2) {
-    throw bad(compare === undefined ? [] : ['compare'], `compare: ${compare === undefined ? 'missing' : JSON.stringify(compare)}; give two strategies, e.g. compare: [cm, up]`)
+    throw bad(compare === undefined ? [] : ['compare'],
+      `compare: ${compare === undefined ? 'missing' : JSON.stringify(compare)}; give two strategies, e.g. compare: [cm, up]`)
   }
   compare.forEach((s, i) => {
     if (!STRATEGIES.includes(s)) throw bad(['compare', i], `compare: ${JSON.stringify(s)} is not a strategy; allowed: ${STRATEGIES.join(', ')}`)
@@ -313,7 +336,9 @@ function parseQuestion (value, fail) {
   const quantity = value.quantity ?? 'throughput'
   if (!QUANTITIES.includes(quantity)) throw bad(['quantity'], `quantity: ${JSON.stringify(quantity)} is not allowed; one of: ${QUANTITIES.join(', ')}`)
   const whole = (key, v) => {
-    if (!Number.isInteger(v) || v < 1) throw bad(v === undefined ? [] : [key], `${key}: ${v === undefined ? 'missing' : JSON.stringify(v)}; give an instance count, a whole number >= 1`)
+    if (!Number.isInteger(v) || v < 1) {
+      throw bad(v === undefined ? [] : [key], `${key}: ${v === undefined ? 'missing' : JSON.stringify(v)}; give an instance count, a whole number >= 1`)
+    }
     return v
   }
   const at = whole('at', value.at)
@@ -321,7 +346,9 @@ function parseQuestion (value, fail) {
   const from = quantity === 'speedup' ? whole('from', value.from ?? 1) : undefined
   if (from !== undefined && from >= at) throw bad(['from'], `from: ${from} is not below at (${at}); a speedup is from a smaller N to a larger one`)
   const margin = value.margin === undefined ? undefined : marginOf(value.margin)
-  if (margin === null) throw bad(['margin'], `margin: ${JSON.stringify(value.margin)} is not allowed; a percent above 0% and below 100% (5%), or a fraction (0.05)`)
+  if (margin === null) {
+    throw bad(['margin'], `margin: ${JSON.stringify(value.margin)} is not allowed; a percent above 0% and below 100% (5%), or a fraction (0.05)`)
+  }
   const spending = value.spending ?? 'obrien-fleming'
   if (!SPENDINGS.includes(spending)) throw bad(['spending'], `spending: ${JSON.stringify(spending)} is not allowed; one of: ${SPENDINGS.join(', ')}`)
   /** @type {Question} */
@@ -364,7 +391,8 @@ export function questionCells (q) {
  */
 export function questionInGrid (exp) {
   const q = exp.question
-  const fail = (sub, msg) => new NsError('NS_ERR_BAD_FILE', `${exp.file}:${exp.lineOf('question', sub)}: question: ${msg}${exp.profile === 'default' ? '' : ` (profile ${exp.profile})`}`)
+  const fail = (sub, msg) => new NsError('NS_ERR_BAD_FILE',
+    `${exp.file}:${exp.lineOf('question', sub)}: question: ${msg}${exp.profile === 'default' ? '' : ` (profile ${exp.profile})`}`)
   if (!q) throw new NsError('NS_ERR_BAD_FILE', `${exp.file}: no question: key; add one, e.g. question: { compare: [cm, up], quantity: throughput, at: 4 }`)
   q.compare.forEach((s, i) => {
     if (!exp.strategies.includes(s)) throw fail(['compare', i], `compare: ${s} is not one of this experiment's strategies (${exp.strategies.join(', ')})`)
@@ -394,7 +422,10 @@ function parseParams (value, benchmarks, bad) {
   const perBenchmark = Object.values(value).some(isMap)
   for (const [k, v] of Object.entries(value)) {
     if (perBenchmark) {
-      if (!benchmarks.includes(k)) throw bad('params', [k], `"${k}" is not one of this experiment's benchmarks (${benchmarks.join(', ')}); per-benchmark params are { benchmark: { key: value } }`)
+      if (!benchmarks.includes(k)) {
+        throw bad('params', [k], `"${k}" is not one of this experiment's benchmarks (${benchmarks.join(', ')}); ` +
+          'per-benchmark params are { benchmark: { key: value } }')
+      }
       if (!isMap(v)) throw bad('params', [k], `params.${k}: a mapping of key: value`)
       for (const [pk, pv] of Object.entries(v)) {
         if (!scalar(pv)) throw bad('params', [k, pk], `${k}.${pk}: ${JSON.stringify(pv)} is not a value (a string or a number)`)
@@ -417,7 +448,9 @@ export function resolveLevel (level, cal) {
   const m = LEVEL_RE.exec(level)
   if (!m) throw new NsError('NS_ERR_BAD_FILE', `"${level}" is not a calibration level`)
   const base = cal[m[1]]?.concurrency
-  if (!Number.isInteger(base)) throw new NsError('NS_ERR_BAD_DATA', `the calibration has no ${m[1]} level (${(cal.notes ?? []).join('; ') || 'not found'}); "${level}" cannot be used`)
+  if (!Number.isInteger(base)) {
+    throw new NsError('NS_ERR_BAD_DATA', `the calibration has no ${m[1]} level (${(cal.notes ?? []).join('; ') || 'not found'}); "${level}" cannot be used`)
+  }
   const factor = m[2] === undefined ? 1 : m[2] === 'cores' ? cal.cores : Number(m[2])
   return Math.max(1, Math.round(base * factor))
 }

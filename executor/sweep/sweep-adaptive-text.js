@@ -37,7 +37,8 @@ const ENDED = {
 export function verdictLines (a, { skipped = 0 } = {}) {
   if (!a.verdict) return []
   const last = a.looks.at(-1)
-  const lines = [`verdict: ${a.verdict.toUpperCase()} at look ${last.look} of ${a.maxLooks} (${ENDED[a.ended] ?? a.ended})${skipped ? ` · ${skipped} planned run${skipped === 1 ? '' : 's'} not run` : ''}`]
+  const lines = [`verdict: ${a.verdict.toUpperCase()} at look ${last.look} of ${a.maxLooks} (${ENDED[a.ended] ?? a.ended})` +
+    `${skipped ? ` · ${skipped} planned run${skipped === 1 ? '' : 's'} not run` : ''}`]
   if (a.why) lines.push(`  ${a.why}`)
   if (a.verdict === 'undecided') {
     const more = a.needed ? `a fixed experiment of ${a.needed.deployments} deployments a cell (a ${pct(a.needed.effect)} difference, 80% power)` : null

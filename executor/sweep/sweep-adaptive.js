@@ -37,7 +37,8 @@ export function budgetSeconds (text, option) {
  */
 export function checkUntil (exp) {
   if (!exp.question) {
-    throw badFlag('--until', `answered needs a question in ${exp.file}, and it has no question: key; add one, e.g. question: { compare: [cm, up], quantity: throughput, at: 4 }`)
+    throw badFlag('--until', `answered needs a question in ${exp.file}, and it has no question: key; ` +
+      'add one, e.g. question: { compare: [cm, up], quantity: throughput, at: 4 }')
   }
   return questionInGrid(exp)
 }
@@ -52,7 +53,10 @@ export function checkUntil (exp) {
 export function planAdaptive (planned, { budget }) {
   const { exp, cells, seed, calibration, backend } = planned
   const question = checkUntil(exp)
-  const needed = questionCells(question).map(q => ({ ...q, cell: cells.find(c => c.config.strategy === q.strategy && c.config.instances === q.instances).index }))
+  const needed = questionCells(question).map(q => ({
+    ...q,
+    cell: cells.find(c => c.config.strategy === q.strategy && c.config.instances === q.instances).index
+  }))
   const backendName = estimateBackend(exp, backend)
   const neededCells = needed.map(n => cells[n.cell])
   const block = estimatePlan(blockEntries(neededCells, 1, seed), cells, { backendName, calibration, sweepBytes: false })
@@ -236,9 +240,13 @@ function finish (sweep, look, ended) {
   const a = sweep.adaptive
   const verdict = look.verdict === 'continue' ? 'undecided' : look.verdict
   Object.assign(a, { verdict, ended, why: look.why, needed: verdict === 'undecided' ? look.needed : null })
-  const because = ended === 'answered' ? `answered at look ${look.look} (${verdict})` : ended === 'budget spent' ? `the budget was spent at look ${look.look}` : `look ${look.look} was the last`
+  const because = ended === 'answered'
+    ? `answered at look ${look.look} (${verdict})`
+    : ended === 'budget spent' ? `the budget was spent at look ${look.look}` : `look ${look.look} was the last`
   for (const e of sweep.plan.filter(isLeft)) {
-    e.reason = e.attempts.length ? `not redone: ${because}; it was ${e.status}${e.reason ? ` (${String(e.reason).split('\n')[0]})` : ''}` : `not run: ${because}`
+    e.reason = e.attempts.length
+      ? `not redone: ${because}; it was ${e.status}${e.reason ? ` (${String(e.reason).split('\n')[0]})` : ''}`
+      : `not run: ${because}`
     e.status = 'skipped'
   }
   sweep.status = sweepStatus(countEntries(sweep.plan))

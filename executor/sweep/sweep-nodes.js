@@ -21,7 +21,10 @@ async function swarmNodes (docker) {
   let info
   try { info = await docker.info() } catch (err) { throw dockerError(err, 'reading the engine info', { code: 'NS_ERR_MISSING_DOCKER' }) }
   if (info.Swarm?.LocalNodeState !== 'active') return []
-  if (!info.Swarm.ControlAvailable) throw new NsError('NS_ERR_MISSING_DOCKER', `this engine is a swarm worker, not a manager (node ${info.Swarm.NodeID}): its nodes cannot be listed`, { hint: 'point DOCKER_HOST at a manager of the swarm' })
+  if (!info.Swarm.ControlAvailable) {
+    throw new NsError('NS_ERR_MISSING_DOCKER', `this engine is a swarm worker, not a manager (node ${info.Swarm.NodeID}): its nodes cannot be listed`,
+      { hint: 'point DOCKER_HOST at a manager of the swarm' })
+  }
   try { return await docker.listNodes() } catch (err) { throw dockerError(err, 'listing swarm nodes', { code: 'NS_ERR_MISSING_DOCKER' }) }
 }
 
@@ -42,7 +45,8 @@ export async function checkSwarmNodes (cells, { connect = () => connectDocker({ 
     planPlacement(nodes, { ...largest.config, constraints: [] })
   } catch (err) {
     if (!(err instanceof NsError)) throw err
-    err.hint = `executor cluster up --nodes ${needed + 1} (a manager and ${needed} workers on this machine), or join workers to the swarm (docker swarm join-token worker, on the manager)`
+    err.hint = `executor cluster up --nodes ${needed + 1} (a manager and ${needed} workers on this machine), ` +
+      'or join workers to the swarm (docker swarm join-token worker, on the manager)'
     throw err
   }
   return { needed, workers: nodes.filter(n => n.Spec?.Role === 'worker').length }

@@ -74,7 +74,8 @@ export function buildCells (exp, { out, backend, calibration, cwd = process.cwd(
 function buildCell (exp, { benchmark, strategy, node, inst, load, index }, { out, backend, cwd }) {
   const level = typeof load.value === 'string' ? load.value : null
   // a setting that only some strategies take (lb: hs's alone) goes to those
-  const settings = Object.fromEntries(Object.entries(exp.settings).filter(([key]) => !RUN_OPTION[key].strategies || RUN_OPTION[key].strategies.includes(strategy)))
+  const settings = Object.fromEntries(Object.entries(exp.settings)
+    .filter(([key]) => !RUN_OPTION[key].strategies || RUN_OPTION[key].strategies.includes(strategy)))
   const values = {
     samples: SWEEP_SAMPLES_DEFAULT, // a sweep keeps its samples gzipped unless the file says otherwise
     ...settings,
@@ -341,7 +342,8 @@ export async function planSweep (file, { profile, out, backend, connection, seed
     const floor = estimatePlan(buildPlan(cells, { repeats: exp.repeats, order: exp.order, seed }), cells.map(withoutSamples), { backendName })
     checkRoom({ bytes: floor.bytes, free, dir: out, flag: '--out' })
   }
-  const calibration = exp.usesLevels && (dryRun ? (existsSync(exp.calibration) ? await readCalibration(exp.calibration) : null) : await calibrationOf(exp, { backend, say, onProbe, signal }))
+  const calibration = exp.usesLevels &&
+    (dryRun ? (existsSync(exp.calibration) ? await readCalibration(exp.calibration) : null) : await calibrationOf(exp, { backend, say, onProbe, signal }))
   if (calibration) cells = resolveLevels(exp, cells, calibration)
   const plan = buildPlan(cells, { repeats: exp.repeats, order: exp.order, seed })
   const estimate = estimatePlan(plan, cells, { backendName, calibration })

@@ -74,7 +74,8 @@ export async function estimateLeft (sweep) {
   const calibration = existsSync(file) ? JSON.parse(await readFile(file, 'utf8')) : null
   const left = sweep.plan.filter(isLeft)
   // the backend its runs went to; before the first run, the one the file and --backend name
-  const backendName = sweep.backendUsed ?? estimateBackend({ settings: { backend: cells[0]?.config.backend }, nodes: cells.some(c => c.config.nodes) }, sweep.backend ?? undefined)
+  const backendName = sweep.backendUsed ??
+    estimateBackend({ settings: { backend: cells[0]?.config.backend }, nodes: cells.some(c => c.config.nodes) }, sweep.backend ?? undefined)
   return estimatePlan(left, cells, { backendName, calibration, measured: await measuredCosts(sweep), sweepBytes: false })
 }
 
@@ -114,7 +115,9 @@ export async function sweepStatusOf (dir) {
     bytes: { used, left: left.bytes, free, estimated: sweep.estimate?.bytes ?? null },
     lastError: lastError && { index: lastError.index, label: lastError.label, repeat: lastError.repeat, status: lastError.status, reason: lastError.reason },
     inFlight: running && owned ? { index: running.index, label: running.label, repeat: running.repeat, startedAt: running.startedAt } : null,
-    owner: lock ? { state: lock.state, pid: lock.pid ?? null, host: lock.host ?? null, startedAt: lock.startedAt ?? null, command: lock.command ?? null } : null,
+    owner: lock
+      ? { state: lock.state, pid: lock.pid ?? null, host: lock.host ?? null, startedAt: lock.startedAt ?? null, command: lock.command ?? null }
+      : null,
     sessions: sweep.sessions?.length ?? null,
     // an adaptive sweep's question, looks (each with its interval and next block) and verdict
     adaptive: sweep.adaptive ?? null

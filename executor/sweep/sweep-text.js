@@ -59,21 +59,29 @@ export function formatPlan ({ exp, cells, plan, seed, estimate, backend, calibra
     ? `at ${sloText(exp.settings.slo ?? DEFAULT_SLO)}`
     : [...new Set(Object.values(exp.loads).flat().map(l => l.value ?? RUN_OPTION.concurrency.default))].join(',')
   const nodes = exp.nodes ? ` × nodes (${perStrategy(exp.nodes)})` : ''
-  lines.push(`grid: ${exp.benchmarks.map(b => b ?? (exp.app || exp.settings.server || exp.settings.image ? benchmarkName({ app: exp.app, ...exp.settings }) : RUN_OPTION.benchmark.default)).join(', ')} × ${exp.perNode ? 'instances per node' : 'instances'} (${perStrategy(exp.instances)})${nodes} × ${exp.loadKey} ${loads} = ${cells.length} cells${adaptive ? `, the question's ${Object.keys(adaptive.cells).length} in blocks` : ` × ${exp.repeats} repeat${exp.repeats === 1 ? '' : 's'}`}`)
+  const benchmarks = exp.benchmarks.map(b => b ?? (exp.app || exp.settings.server || exp.settings.image
+    ? benchmarkName({ app: exp.app, ...exp.settings })
+    : RUN_OPTION.benchmark.default)).join(', ')
+  lines.push(`grid: ${benchmarks} × ${exp.perNode ? 'instances per node' : 'instances'} (${perStrategy(exp.instances)})${nodes} × ${exp.loadKey} ${loads} = ` +
+    `${cells.length} cells` +
+    `${adaptive ? `, the question's ${Object.keys(adaptive.cells).length} in blocks` : ` × ${exp.repeats} repeat${exp.repeats === 1 ? '' : 's'}`}`)
   const duration = exp.settings.duration ?? RUN_OPTION.duration.default
   const measured = duration === 'auto'
     ? `auto ${exp.settings.minDuration ?? RUN_OPTION.minDuration.default}–${exp.settings.maxDuration ?? RUN_OPTION.maxDuration.default} s`
     : `${duration} s`
   const each = `${exp.settings.warmup ?? RUN_OPTION.warmup.default} s warm-up + ${measured}`
-  lines.push(`plan: ${estimate.runs} runs on ${estimate.deployments} deployments (order: ${adaptive ? 'blocks' : exp.order}), each ${exp.capacity ? `a capacity search of probe runs, each ${each}` : each}`)
+  lines.push(`plan: ${estimate.runs} runs on ${estimate.deployments} deployments (order: ${adaptive ? 'blocks' : exp.order}), ` +
+    `each ${exp.capacity ? `a capacity search of probe runs, each ${each}` : each}`)
   if (adaptive) lines.push(...adaptivePlanLines(adaptive))
   // nodes are Swarm worker nodes: the estimate is the swarm's whatever the file says
   const backendName = backend ?? (exp.nodes ? 'swarm' : undefined) ?? exp.settings.backend ?? RUN_OPTION.backend.default
-  lines.push(`estimated time: ${formatDuration(estimate.seconds)} on the ${backendName} backend${backendName === 'auto' ? ' (figures of the local backend; on Swarm each deployment adds about 12 s)' : ''}`)
+  lines.push(`estimated time: ${formatDuration(estimate.seconds)} on the ${backendName} backend` +
+    `${backendName === 'auto' ? ' (figures of the local backend; on Swarm each deployment adds about 12 s)' : ''}`)
   lines.push(diskText(estimate, { free, dir: out }))
   if (exp.usesLevels) {
     lines.push(calibration
-      ? `calibration ${exp.calibration}: relaxed ${calibration.relaxed.concurrency}, exhausted ${calibration.exhausted?.concurrency ?? '-'}, ${calibration.cores} cores`
+      ? `calibration ${exp.calibration}: relaxed ${calibration.relaxed.concurrency}, ` +
+        `exhausted ${calibration.exhausted?.concurrency ?? '-'}, ${calibration.cores} cores`
       : `calibration ${exp.calibration} is missing: it is made first, adding up to ${formatDuration(calibrationBound(exp.calibrate))}`)
   }
   for (const w of warnings) lines.push(`warning: ${w}`)
@@ -115,7 +123,8 @@ function resultText (e, run) {
   if (e.status !== 'done' || !(run?.probes || run?.summary)) return `${e.status.toUpperCase()}: ${String(e.reason).split('\n')[0]}`
   if (run.probes) return capacityText(run)
   const s = run.summary
-  return `${Math.round(s.throughput).toLocaleString('en')} req/s · p95 ${s.latency?.p95?.toFixed(1) ?? '-'} ms · ${s.errors} errors · busiest core ${run.cpu?.highest ?? '-'}%` +
+  return `${Math.round(s.throughput).toLocaleString('en')} req/s · p95 ${s.latency?.p95?.toFixed(1) ?? '-'} ms · ${s.errors} errors · ` +
+    `busiest core ${run.cpu?.highest ?? '-'}%` +
     (e.invalid?.length ? ` · NOT VALID: ${e.invalid.join(', ')}` : '')
 }
 
@@ -123,17 +132,21 @@ function resultText (e, run) {
 function capacityText (c) {
   const found = c.capacity === null
     ? `NO CAPACITY FOUND (${c.notes[0] ?? `between ${c.bounds.lo ?? '-'} and ${c.bounds.hi ?? '-'} req/s`})`
-    : `capacity ${Math.round(c.capacity).toLocaleString('en')} req/s (p99 ${Math.round(c.atCapacity.latency.p99)} ms, next up ${Math.round(c.bounds.hi).toLocaleString('en')} misses)`
+    : `capacity ${Math.round(c.capacity).toLocaleString('en')} req/s (p99 ${Math.round(c.atCapacity.latency.p99)} ms, ` +
+      `next up ${Math.round(c.bounds.hi).toLocaleString('en')} misses)`
   return `${found} · ${c.probes.length} probes`
 }
 
 const pct = v => (v === null || v === undefined ? '-' : v.toFixed(1))
 
 export function formatPerCoreTable (rows) {
-  const sorted = [...rows].sort((a, b) => String(a.benchmark).localeCompare(String(b.benchmark)) || a.loadValue - b.loadValue || a.strategy.localeCompare(b.strategy))
+  const sorted = [...rows].sort((a, b) =>
+    String(a.benchmark).localeCompare(String(b.benchmark)) || a.loadValue - b.loadValue || a.strategy.localeCompare(b.strategy))
   const why = sorted.map(perCoreWhy).filter(Boolean)
   return table(['benchmark', 'approach', 'load (connections)', 'runs', 'highest core %', 'lowest core %', 'difference', 'overall %', 'bottleneck'],
-    sorted.map(r => [r.benchmark, `${r.strategy} x${r.instances}`, r.load, r.runs, pct(r.highest), pct(r.lowest), pct(r.spread), pct(r.overall), r.bottleneck ?? '-'])) +
+    sorted.map(r => [
+      r.benchmark, `${r.strategy} x${r.instances}`, r.load, r.runs, pct(r.highest), pct(r.lowest), pct(r.spread), pct(r.overall), r.bottleneck ?? '-'
+    ])) +
     (why.length ? `\n\n${why.map(w => `  ${w}`).join('\n')}` : '')
 }
 
@@ -141,7 +154,10 @@ export function formatPerCoreTable (rows) {
 export function formatSweepEnd (sweep, analysis, { seconds }) {
   const c = sweep.counts
   const d = sweep.deployments
-  const lines = [`sweep ${sweep.id}: ${sweep.status} · ${c.done}/${c.runs} runs done${c.failed ? ` · ${c.failed} failed` : ''}${c.degraded ? ` · ${c.degraded} degraded` : ''}${c.interrupted ? ` · ${c.interrupted} interrupted` : ''}${c.pending ? ` · ${c.pending} not run` : ''}${c.skipped ? ` · ${c.skipped} skipped` : ''} · ${d} deployment${d === 1 ? '' : 's'} · ${formatDuration(seconds)}`]
+  const lines = [`sweep ${sweep.id}: ${sweep.status} · ${c.done}/${c.runs} runs done${c.failed ? ` · ${c.failed} failed` : ''}` +
+    `${c.degraded ? ` · ${c.degraded} degraded` : ''}${c.interrupted ? ` · ${c.interrupted} interrupted` : ''}` +
+    `${c.pending ? ` · ${c.pending} not run` : ''}${c.skipped ? ` · ${c.skipped} skipped` : ''} · ` +
+    `${d} deployment${d === 1 ? '' : 's'} · ${formatDuration(seconds)}`]
   if (sweep.actual && sweep.estimate) lines.push(`  ${estimateVsActual(sweep)}`)
   if (sweep.adaptive) lines.push(...verdictLines(sweep.adaptive, { skipped: c.skipped }))
   const invalid = countInvalid(sweep.plan)
@@ -149,8 +165,13 @@ export function formatSweepEnd (sweep, analysis, { seconds }) {
     const why = Object.entries(invalid.byFlag).map(([f, n]) => `${f} ${n}`).join(', ')
     lines.push(`  ${invalid.runs} finished run${invalid.runs === 1 ? ' is' : 's are'} not valid (${why}): the fits leave them out; see each run's validity`)
   }
-  for (const e of sweep.plan.filter(x => x.status === 'failed' || x.status === 'degraded')) lines.push(`  ${e.status}: #${e.index + 1} ${e.label} (repeat ${e.repeat}): ${String(e.reason).split('\n')[0]}`)
-  if (sweep.status !== 'done') lines.push(`  resume: executor sweep --resume ${sweep.dir}${c.degraded ? ' (redoes the degraded runs too: a node lost mid-run is no steady-state measurement)' : ''}`)
+  for (const e of sweep.plan.filter(x => x.status === 'failed' || x.status === 'degraded')) {
+    lines.push(`  ${e.status}: #${e.index + 1} ${e.label} (repeat ${e.repeat}): ${String(e.reason).split('\n')[0]}`)
+  }
+  if (sweep.status !== 'done') {
+    lines.push(`  resume: executor sweep --resume ${sweep.dir}` +
+      `${c.degraded ? ' (redoes the degraded runs too: a node lost mid-run is no steady-state measurement)' : ''}`)
+  }
   if (analysis?.cpuTable?.length) lines.push('', 'per-core CPU of the server (multi-core study, Table 4.3.1):', formatPerCoreTable(analysis.cpuTable))
   const per = { concurrency: 'concurrency', nodes: 'node count, over its instances and loads' }[analysis?.fit?.x] ?? 'instance count'
   if (analysis?.fit && analysis.fit.rows.some(r => r.model)) lines.push('', `scalability fit (max throughput per ${per}):`, formatCompare(analysis.fit))
@@ -194,13 +215,16 @@ export function formatStatus (st) {
       : OWNER_TEXT[o.state](o)
   const lines = [
     `sweep ${st.id} (${st.experiment}): ${st.status}${o?.state === 'gone' ? ' (its process died)' : ''} · sweep.json written ${st.updatedAt}`,
-    `  runs: ${r.done} of ${r.total} done · ${r.failed} failed · ${r.interrupted} interrupted · ${r.invalid} not valid · ${r.left} left${r.skipped ? ` · ${r.skipped} skipped` : ''}`,
+    `  runs: ${r.done} of ${r.total} done · ${r.failed} failed · ${r.interrupted} interrupted · ${r.invalid} not valid · ${r.left} left` +
+      `${r.skipped ? ` · ${r.skipped} skipped` : ''}`,
     `  time: ${formatDuration(st.seconds.spent)} spent${r.left ? ` · about ${formatDuration(st.seconds.left)} left (${BASIS_TEXT[st.seconds.basis]})` : ''}` +
       (st.seconds.estimated !== null ? ` · planned ${formatDuration(st.seconds.estimated)}` : ''),
     `  disk: ${formatBytes(st.bytes.used)} used${r.left ? ` · about ${formatBytes(st.bytes.left)} to come` : ''} · ${formatBytes(st.bytes.free)} free` +
       (st.bytes.estimated !== null && st.bytes.estimated !== undefined ? ` · planned ${formatBytes(st.bytes.estimated)}` : ''),
     `  in flight: ${st.inFlight ? `#${st.inFlight.index + 1} ${st.inFlight.label} (repeat ${st.inFlight.repeat}), since ${st.inFlight.startedAt}` : 'nothing'}`,
-    `  last error: ${st.lastError ? `#${st.lastError.index + 1} ${st.lastError.label} (repeat ${st.lastError.repeat}) ${st.lastError.status}: ${String(st.lastError.reason).split('\n')[0]}` : 'none'}`,
+    '  last error: ' + (st.lastError
+      ? `#${st.lastError.index + 1} ${st.lastError.label} (repeat ${st.lastError.repeat}) ${st.lastError.status}: ${String(st.lastError.reason).split('\n')[0]}`
+      : 'none'),
     `  ${owner}`
   ]
   if (st.adaptive) lines.push(...adaptiveStatusLines(st.adaptive))

@@ -66,7 +66,14 @@ export async function createSweep ({ exp, cells, plan, seed, out, backend, calib
     estimate: estimate ?? estimatePlan(plan, cells, { backendName: estimateBackend(exp, backend) }),
     counts: null,
     deployments: 0,
-    cells: cells.map(c => ({ index: c.index, label: entryLabel(c), level: c.level, capacity: c.capacity ?? null, shape: c.shape, values: withoutOut(c.values) })),
+    cells: cells.map(c => ({
+      index: c.index,
+      label: entryLabel(c),
+      level: c.level,
+      capacity: c.capacity ?? null,
+      shape: c.shape,
+      values: withoutOut(c.values)
+    })),
     plan: plan.map(e => pendingEntry(e, cells)),
     // an adaptive sweep's question, its looks and its verdict (executor/sweep/sweep-adaptive.js)
     ...(adaptive ? { adaptive } : {})
@@ -185,7 +192,11 @@ async function finishedRuns (dir, sweepId) {
     if (run.config.sweep?.id !== sweepId) continue
     if (run.status === 'done') out.set(run.config.sweep.index, run.id)
     if (run.status === 'running') {
-      await writeJsonAtomic(file, { ...run, status: 'interrupted', error: { code: 'NS_ERR_INTERRUPTED', message: 'the sweep process stopped during this run (found on --resume)' } })
+      await writeJsonAtomic(file, {
+        ...run,
+        status: 'interrupted',
+        error: { code: 'NS_ERR_INTERRUPTED', message: 'the sweep process stopped during this run (found on --resume)' }
+      })
     }
   }
   return out
@@ -205,7 +216,8 @@ export function cellConfigs (sweep) {
 
 /** Flag texts by flag name ({ instances: '2', 'cpus-per-instance': '0.5', param: ['n=1'] }) as run values. */
 function flagTexts (texts) {
-  const argv = Object.entries(texts).flatMap(([flag, v]) => (v === undefined || v === false ? [] : v === true ? [`--${flag}`] : [].concat(v).map(x => `--${flag}=${x}`)))
+  const argv = Object.entries(texts).flatMap(([flag, v]) =>
+    (v === undefined || v === false ? [] : v === true ? [`--${flag}`] : [].concat(v).map(x => `--${flag}=${x}`)))
   return parseCommandLine(argv, RUN_OPTIONS).values
 }
 
@@ -275,11 +287,22 @@ export async function executeSweep (sweep, { log = () => {}, note = log, signal,
       try {
         if (cell.capacity) {
           run = await searchCapacity(sweep, e, cell, { runner, prepared: prepared.get(cell.shape), signal, entry, onProgress })
-          Object.assign(e, { status: 'done', run: run.id, capacity: run.capacity, reason: run.confirmed ? null : run.notes.join('; ') || null, invalid: run.confirmed ? [] : ['capacity-not-found'] })
+          Object.assign(e, {
+            status: 'done',
+            run: run.id,
+            capacity: run.capacity,
+            reason: run.confirmed ? null : run.notes.join('; ') || null,
+            invalid: run.confirmed ? [] : ['capacity-not-found']
+          })
         } else {
           run = await runner.runOn({ ...cell.config, sweep: entry }, { prepared: prepared.get(cell.shape), onProgress: p => onProgress?.(e, p) })
           // a degraded run (a node lost mid-run) is no steady-state measurement: like a failed one, --resume redoes it
-          Object.assign(e, { status: run.status, run: run.id, reason: run.status === 'degraded' ? degradedReason(run) : run.error?.message ?? null, invalid: invalidFlags(run) })
+          Object.assign(e, {
+            status: run.status,
+            run: run.id,
+            reason: run.status === 'degraded' ? degradedReason(run) : run.error?.message ?? null,
+            invalid: invalidFlags(run)
+          })
         }
         deployFailed = null
       } catch (err) {
@@ -349,7 +372,9 @@ function noSpaceError (sweep, entry, cause) {
 /** Null when the folder's disk has room for a run; else the error that stops the sweep before it starts one. */
 async function spaceFor (sweep) {
   const free = await freeBytes(sweep.dir).catch(() => Infinity)
-  return free < MIN_FREE_BYTES ? noSpaceError(sweep, null, Object.assign(new Error(`${free} bytes free, a run needs ${MIN_FREE_BYTES}`), { code: 'ENOSPC' })) : null
+  return free < MIN_FREE_BYTES
+    ? noSpaceError(sweep, null, Object.assign(new Error(`${free} bytes free, a run needs ${MIN_FREE_BYTES}`), { code: 'ENOSPC' }))
+    : null
 }
 
 /** Null when the backend answers (after waiting through a daemon restart); else the error that stops the sweep. */
