@@ -60,7 +60,15 @@ export const BOTTLENECK_RULES = [
     test: (f) => {
       const share = f.generator?.share ?? null
       if (!f.generatorFlagged && !(share !== null && share >= T.generatorShare)) return null
-      return [{ figure: 'generator-share', value: share ?? 1, threshold: T.generatorShare, op: '>=', says: share === null ? 'the run\'s validity flags the generator saturated' : `the load generator at ${pct(share)} of the cores it may use${f.generatorFlagged ? ' (the run is flagged generator-saturated)' : ''}` }]
+      return [{
+        figure: 'generator-share',
+        value: share ?? 1,
+        threshold: T.generatorShare,
+        op: '>=',
+        says: share === null
+          ? 'the run\'s validity flags the generator saturated'
+          : `the load generator at ${pct(share)} of the cores it may use${f.generatorFlagged ? ' (the run is flagged generator-saturated)' : ''}`
+      }]
     },
     line: (f, ev) => `${ev[0].says}; the server was not the limit`
   },
@@ -70,8 +78,16 @@ export const BOTTLENECK_RULES = [
     test: (f) => {
       if (!f.throttling || f.throttling.share < T.throttledShare) return null
       return [
-        { figure: 'throttled-share', value: f.throttling.share, threshold: T.throttledShare, op: '>=', says: `throttled in ${pct(f.throttling.share)} of CFS periods (${Math.round(f.throttling.msPerSecond)} ms/s held back)` },
-        ...(f.server === null ? [] : [{ figure: 'server-cores', value: f.server, threshold: f.allowance, says: `${fix(f.server)} cores of ${fix(f.allowance, 1)} allowed` }])
+        {
+          figure: 'throttled-share',
+          value: f.throttling.share,
+          threshold: T.throttledShare,
+          op: '>=',
+          says: `throttled in ${pct(f.throttling.share)} of CFS periods (${Math.round(f.throttling.msPerSecond)} ms/s held back)`
+        },
+        ...(f.server === null
+          ? []
+          : [{ figure: 'server-cores', value: f.server, threshold: f.allowance, says: `${fix(f.server)} cores of ${fix(f.allowance, 1)} allowed` }])
       ]
     },
     line: (f, ev) => ev.map(e => e.says).join(', ')
@@ -82,7 +98,13 @@ export const BOTTLENECK_RULES = [
     test: (f) => {
       if (f.hostIdle === null || f.hostIdle >= T.hostIdlePct) return null
       const top = Object.entries(f.roles ?? {}).sort((a, b) => b[1] - a[1]).slice(0, 3).map(([r, c]) => `${r} ${fix(c)}`).join(', ')
-      return [{ figure: 'host-idle', value: f.hostIdle, threshold: T.hostIdlePct, op: '<', says: `host ${fix(f.hostIdle, 1)}% idle of ${f.hostCores} cores${top ? ` (${top} cores)` : ''}` }]
+      return [{
+        figure: 'host-idle',
+        value: f.hostIdle,
+        threshold: T.hostIdlePct,
+        op: '<',
+        says: `host ${fix(f.hostIdle, 1)}% idle of ${f.hostCores} cores${top ? ` (${top} cores)` : ''}`
+      }]
     },
     line: (f, ev) => ev[0].says
   },
@@ -102,8 +124,24 @@ export const BOTTLENECK_RULES = [
       }
       const down = f.lb?.down ?? []
       if (down.length >= T.lbDown) ev.push({ figure: 'lb-down', value: down.length, threshold: T.lbDown, op: '>=', says: down.map(downSays).join('; ') })
-      if (cores !== undefined && cores >= T.lbCores) ev.push({ figure: 'lb-cores', value: cores, threshold: T.lbCores, op: '>=', says: `HAProxy at ${fix(cores)} cores` })
-      if (f.lb && f.lb.queue >= T.lbQueue) ev.push({ figure: 'lb-queue', value: f.lb.queue, threshold: T.lbQueue, op: '>=', says: `${fix(f.lb.queue, 1)} requests queued in HAProxy on average (at most ${f.lb.maxQueue})` })
+      if (cores !== undefined && cores >= T.lbCores) {
+        ev.push({
+          figure: 'lb-cores',
+          value: cores,
+          threshold: T.lbCores,
+          op: '>=',
+          says: `HAProxy at ${fix(cores)} cores`
+        })
+      }
+      if (f.lb && f.lb.queue >= T.lbQueue) {
+        ev.push({
+          figure: 'lb-queue',
+          value: f.lb.queue,
+          threshold: T.lbQueue,
+          op: '>=',
+          says: `${fix(f.lb.queue, 1)} requests queued in HAProxy on average (at most ${f.lb.maxQueue})`
+        })
+      }
       return ev.length ? ev : null
     },
     line: (f, ev) => ev.map(e => e.says).join(', ')
@@ -114,7 +152,13 @@ export const BOTTLENECK_RULES = [
     test: (f) => {
       const hit = f.workers.filter(i => i.gcShare >= T.gcShare && i.elu >= T.gcElu).sort((a, b) => b.gcShare - a.gcShare)[0]
       if (!hit) return null
-      return [{ figure: 'gc-share', value: hit.gcShare, threshold: T.gcShare, op: '>=', says: `instance ${hit.id} ${pct(hit.gcShare)} of its time in GC (ELU ${fix(hit.elu)}, heap ${hit.heapMB} MB)` }]
+      return [{
+        figure: 'gc-share',
+        value: hit.gcShare,
+        threshold: T.gcShare,
+        op: '>=',
+        says: `instance ${hit.id} ${pct(hit.gcShare)} of its time in GC (ELU ${fix(hit.elu)}, heap ${hit.heapMB} MB)`
+      }]
     },
     line: (f, ev) => ev[0].says
   },
@@ -126,7 +170,13 @@ export const BOTTLENECK_RULES = [
       if (!top || top.elu < T.elu) return null
       const saturated = f.workers.filter(i => i.elu >= T.elu).length
       return [
-        { figure: 'elu', value: top.elu, threshold: T.elu, op: '>=', says: `instance ${top.id} ELU ${fix(top.elu)}${f.workers.length > 1 ? ` (${saturated} of ${f.workers.length} instances at ${T.elu} or more)` : ''}` },
+        {
+          figure: 'elu',
+          value: top.elu,
+          threshold: T.elu,
+          op: '>=',
+          says: `instance ${top.id} ELU ${fix(top.elu)}${f.workers.length > 1 ? ` (${saturated} of ${f.workers.length} instances at ${T.elu} or more)` : ''}`
+        },
         { figure: 'instance-cores', value: top.cpu, says: `${fix(top.cpu)} cores of ${fix(f.allowance, 1)} allowed` },
         ...hostIdleEvidence(f)
       ]
@@ -145,8 +195,16 @@ export const BOTTLENECK_RULES = [
       if (elu >= T.ioElu || wait < T.ioWait || f.latencyMs < T.ioLatencyMs) return null
       return [
         { figure: 'mean-elu', value: elu, threshold: T.ioElu, op: '<', says: `event loops ${pct(elu)} busy` },
-        { figure: 'wait-ratio', value: wait, threshold: T.ioWait, op: '>=', says: `a request takes ${fix(f.latencyMs, 1)} ms for ${fix(loopMs, 2)} ms of its loop's time` },
-        ...(f.server === null ? [] : [{ figure: 'server-cores', value: f.server, says: `${fix(f.server)} cores of ${fix(f.allowance, 1)} allowed (the I/O threads' work included)` }])
+        {
+          figure: 'wait-ratio',
+          value: wait,
+          threshold: T.ioWait,
+          op: '>=',
+          says: `a request takes ${fix(f.latencyMs, 1)} ms for ${fix(loopMs, 2)} ms of its loop's time`
+        },
+        ...(f.server === null
+          ? []
+          : [{ figure: 'server-cores', value: f.server, says: `${fix(f.server)} cores of ${fix(f.allowance, 1)} allowed (the I/O threads' work included)` }])
       ]
     },
     line: (f, ev) => ev.map(e => e.says).join(', ')
@@ -199,7 +257,8 @@ export function judgeBottleneck (f) {
     return {
       kind: 'none',
       confidence: 'low',
-      line: `no figure at its threshold (${figures}), yet the server fell behind the ${fix(b.offered, 1)} req/s offered (${fix(b.served, 1)} served${missed}): it ran at its capacity, the limit unnamed; the figure nearest its threshold is the likeliest`,
+      line: `no figure at its threshold (${figures}), yet the server fell behind the ${fix(b.offered, 1)} req/s offered ` +
+        `(${fix(b.served, 1)} served${missed}): it ran at its capacity, the limit unnamed; the figure nearest its threshold is the likeliest`,
       evidence,
       also: [],
       unchecked

@@ -82,7 +82,15 @@ export function whyCurvesBend (groups, runs) {
     /** @type {BendStep[]} */
     const steps = [...atN].sort((a, b) => a[0] - b[0]).map(([n, ds]) => {
       const { kind, kinds } = kindsNamed(ds)
-      return { n, runs: ds.length, kind, kinds, line: ds.filter(d => d.bottleneck.kind === kind).at(-1)?.bottleneck.line ?? null, roles: meanRoles(ds), idleCores: meanIdleCores(ds) }
+      return {
+        n,
+        runs: ds.length,
+        kind,
+        kinds,
+        line: ds.filter(d => d.bottleneck.kind === kind).at(-1)?.bottleneck.line ?? null,
+        roles: meanRoles(ds),
+        idleCores: meanIdleCores(ds)
+      }
     })
     const strategy = g.key?.strategy ?? g.observations.map(o => (o.run === null ? null : byRun.get(o.run)?.config?.strategy)).find(Boolean) ?? null
     return { group: g.name, unit: g.unit, steps, ...sentenceOf(g, steps, strategy) }
@@ -134,7 +142,9 @@ function coefficientOf (fit) {
   const term = fit.sigma >= fit.lambda ? 'sigma' : 'lambda'
   // a fit without intervals (older results) keeps the coefficient; a fit that cannot identify the term says nothing
   if (fit.ci95 && !fit.ci95[term]) return ''
-  return term === 'sigma' ? ` — the ceiling the USL fit shows as contention σ = ${fix(fit.sigma, 3)}` : ` — the ceiling the USL fit shows as coherency λ = ${fix(fit.lambda, 3)}`
+  return term === 'sigma'
+    ? ` — the ceiling the USL fit shows as contention σ = ${fix(fit.sigma, 3)}`
+    : ` — the ceiling the USL fit shows as coherency λ = ${fix(fit.lambda, 3)}`
 }
 
 /**
@@ -148,9 +158,13 @@ function coefficientOf (fit) {
 export function perCoreWhy (row) {
   if (!row.bottleneck) return null
   const label = `${row.strategy} x${row.instances} at ${row.load}${/^\d+$/.test(row.load) ? ' connections' : ''}`
-  const cores = Number.isFinite(row.highest) && Number.isFinite(row.lowest) ? `busiest core ${Math.round(row.highest)}%, idlest ${Math.round(row.lowest)}%` : null
+  const cores = Number.isFinite(row.highest) && Number.isFinite(row.lowest)
+    ? `busiest core ${Math.round(row.highest)}%, idlest ${Math.round(row.lowest)}%`
+    : null
   if (row.bottleneck === 'event-loop' && cores && row.spread >= 25) {
-    return `${label}: ${cores}: ${row.instances === 1 || row.strategy === 'up' ? 'its one event loop is' : 'its event loops are'} saturated (ELU ${fix(row.elu)}), so the idle core has nothing of it to run`
+    return `${label}: ${cores}: ${row.instances === 1 || row.strategy === 'up' ? 'its one event loop is' : 'its event loops are'} ` +
+      `saturated (ELU ${fix(row.elu)}), so the idle core has nothing of it to run`
   }
-  return `${label}: ${row.bottleneck}${cores ? ` (${cores}${Number.isFinite(row.elu) ? `, busiest loop ELU ${fix(row.elu)}` : ''})` : ''}: ${KIND_STORY[row.bottleneck] ?? row.bottleneck}`
+  return `${label}: ${row.bottleneck}${cores ? ` (${cores}${Number.isFinite(row.elu) ? `, busiest loop ELU ${fix(row.elu)}` : ''})` : ''}: ` +
+    `${KIND_STORY[row.bottleneck] ?? row.bottleneck}`
 }

@@ -109,7 +109,11 @@ export function minimize1 (f, grid, steps = 18) {
   let f1 = f(x1)
   let f2 = f(x2)
   for (let i = 0; i < steps; i++) {
-    if (f1 < f2) { hi = x2; x2 = x1; f2 = f1; x1 = hi - GOLDEN * (hi - lo); f1 = f(x1) } else { lo = x1; x1 = x2; f1 = f2; x2 = lo + GOLDEN * (hi - lo); f2 = f(x2) }
+    if (f1 < f2) {
+      hi = x2; x2 = x1; f2 = f1; x1 = hi - GOLDEN * (hi - lo); f1 = f(x1)
+    } else {
+      lo = x1; x1 = x2; f1 = f2; x2 = lo + GOLDEN * (hi - lo); f2 = f(x2)
+    }
   }
   if (f1 < best.v) best = { x: x1, v: f1 }
   if (f2 < best.v) best = { x: x2, v: f2 }

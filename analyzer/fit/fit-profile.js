@@ -127,7 +127,13 @@ export function curveRegions (d, model, fit, dof) {
   const sigma = fit.shape.sigma
   const sigmaUp = [0.01, 0.03, 0.07, 0.15, 0.3, 0.5, 0.75, 1].map(f => sigma + (1 - sigma) * f)
   const sigmaDown = [0.85, 0.6, 0.35, 0.15, 0.05, 0].map(f => sigma * f)
-  const rs = identify(regionOf(x => stat({ sigma: x }), sigma, { up: outward(sigma, sigmaUp, 1), down: outward(sigma, sigmaDown, -1), c95, c90, bound: 'lo' }), dof, true)
+  const rs = identify(regionOf(x => stat({ sigma: x }), sigma, {
+    up: outward(sigma, sigmaUp, 1),
+    down: outward(sigma, sigmaDown, -1),
+    c95,
+    c90,
+    bound: 'lo'
+  }), dof, true)
   if (model !== 'usl') return { sigma: rs, lambda: null, nStar: null }
   const lambda = fit.shape.lambda
   const grid = lambdaGrid(d.ns.at(-1))

@@ -139,14 +139,25 @@ function termOf (d, r, term, shape, s2) {
   const symbol = term === 'sigma' ? 'σ' : 'λ'
   if (r.identified) return { ci: pair(r.lo, r.hi), identified: true, bound: null, text: null }
   if (term === 'sigma' && r.hi >= 1 - 1e-9) {
-    return { ci: null, identified: false, bound: null, text: `${symbol} is not identifiable from N = ${range(d)}: the data do not bound it below 1 (no scaling to measure)` }
+    return {
+      ci: null,
+      identified: false,
+      bound: null,
+      text: `${symbol} is not identifiable from N = ${range(d)}: the data do not bound it below 1 (no scaling to measure)`
+    }
   }
   const size = Math.max(shape[term], r.hi)
   const m = size > 0 ? identifyingN(d, { ...shape, [term]: size }, term, s2) : null
   const how = m === null
     ? 'no N up to 64 times the largest measured would tell it from 0 at this noise; repeat runs'
     : `a ${symbol} as large as ${human(size, 2)} would be told from 0 with N measured up to ${human(m)}`
-  return { ci: null, identified: false, bound: r.hi, at: m, text: `${symbol} is not identifiable from N = ${range(d)}: it cannot be told from 0 (${symbol} ≤ ${human(r.hi, 2)} at 95%); ${how}` }
+  return {
+    ci: null,
+    identified: false,
+    bound: r.hi,
+    at: m,
+    text: `${symbol} is not identifiable from N = ${range(d)}: it cannot be told from 0 (${symbol} ≤ ${human(r.hi, 2)} at 95%); ${how}`
+  }
 }
 
 /**
@@ -194,7 +205,9 @@ export function fitRelative (rows, { model, unit }) {
   const variances = dofGamma >= 1 && f.ssr > 0 ? logVariances(d, shape, model, f.ssr / dofGamma) : null
   const noDof = `no interval: ${d.rows} runs leave ${Math.max(0, dof)} degrees of freedom for ${k} parameters`
   const sigmaTerm = regions ? termOf(d, regions.sigma, 'sigma', shape, s2) : { ci: null, identified: false, bound: null, text: `σ: ${noDof}` }
-  const lambdaTerm = model !== 'usl' ? null : regions ? termOf(d, regions.lambda, 'lambda', shape, s2) : { ci: null, identified: false, bound: null, text: `λ: ${noDof}` }
+  const lambdaTerm = model !== 'usl'
+    ? null
+    : regions ? termOf(d, regions.lambda, 'lambda', shape, s2) : { ci: null, identified: false, bound: null, text: `λ: ${noDof}` }
   const peak = model === 'usl' && shape.lambda > 0 && shape.sigma < 1 ? Math.sqrt((1 - shape.sigma) / shape.lambda) : null
   const xAt = n => gamma * n / (1 + shape.sigma * (n - 1) + shape.lambda * n * (n - 1))
   const asymptote = peak === null && shape.sigma > 0 ? gamma / shape.sigma : null

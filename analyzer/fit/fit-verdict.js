@@ -69,7 +69,9 @@ export function verdictOf (f) {
   const unit = f.unit
   const max = f.range.max
   const chosen = f.choice?.model ?? f.model
-  const prefix = f.choice && chosen !== f.model ? `${chosen === 'ceiling' ? 'linear up to a ceiling' : chosen === 'usl' ? 'USL' : 'Amdahl'} fits better (AICc): ` : ''
+  const prefix = f.choice && chosen !== f.model
+    ? `${chosen === 'ceiling' ? 'linear up to a ceiling' : chosen === 'usl' ? 'USL' : 'Amdahl'} fits better (AICc): `
+    : ''
   if (chosen === 'ceiling' && f.ceilingFit) return prefix + ceilingLine(f)
   // the parameters of the chosen curve: this fit's own, or (when AICc prefers the other of USL/Amdahl) that one's
   const own = chosen === f.model || !f.choice?.fits?.[chosen]
@@ -82,8 +84,11 @@ export function verdictOf (f) {
   const limit = termOf(sigma, lambda, nStar ?? max)
   const fell = f.choice ? `; ${fellText(f)}` : ''
   if (limit === 'none') {
-    const bounds = read ? ['sigma', 'lambda'].filter(k => read.bound95?.[k] > 0).map(k => `${k === 'sigma' ? 'σ' : 'λ'} ≤ ${human(read.bound95[k], 2)}`) : []
-    return `${prefix}scales linearly up to ${human(max)} ${unit}: no contention or coherency penalty ${read ? 'told from 0' : 'measured (sigma ≈ 0, lambda ≈ 0)'}` +
+    const bounds = read
+      ? ['sigma', 'lambda'].filter(k => read.bound95?.[k] > 0).map(k => `${k === 'sigma' ? 'σ' : 'λ'} ≤ ${human(read.bound95[k], 2)}`)
+      : []
+    return `${prefix}scales linearly up to ${human(max)} ${unit}: no contention or coherency penalty ` +
+      `${read ? 'told from 0' : 'measured (sigma ≈ 0, lambda ≈ 0)'}` +
       `${bounds.length ? ` (${bounds.join(', ')} at 95%)` : ''}; measure larger N to find the limit`
   }
   if (nStar === null) {

@@ -30,14 +30,17 @@ export function preparePoints (points, model) {
     const n = Number(p?.n)
     const x = Number(p?.throughput)
     if (!Number.isFinite(n) || n <= 0) throw badData(`point ${i + 1}: N must be a number > 0 (got ${p?.n})`)
-    if (!Number.isFinite(x) || x <= 0) throw badData(`point ${i + 1} (N = ${n}): throughput must be > 0 (got ${p?.throughput}); a run that served nothing cannot be fitted`)
+    if (!Number.isFinite(x) || x <= 0) {
+      throw badData(`point ${i + 1} (N = ${n}): throughput must be > 0 (got ${p?.throughput}); a run that served nothing cannot be fitted`)
+    }
     return { n, throughput: x, sd: Number.isFinite(p.sd) ? p.sd : undefined, count: Number.isInteger(p.count) && p.count > 0 ? p.count : 1 }
   }).sort((a, b) => a.n - b.n)
   const means = meansByN(rows)
   const k = MODELS[model].length
   if (means.length < k + 1) {
     throw badData(`${model === 'usl' ? 'USL' : 'Amdahl'} has ${k} parameters and needs at least ${k + 1} distinct N; got ${means.length}` +
-      (means.length ? ` (N = ${means.map(p => p.n).join(', ')})` : '') + '. Measure more values of N (instance or node counts)' + (model === 'usl' ? ' or fit --model amdahl' : ''))
+      (means.length ? ` (N = ${means.map(p => p.n).join(', ')})` : '') + '. Measure more values of N (instance or node counts)' +
+      (model === 'usl' ? ' or fit --model amdahl' : ''))
   }
   const xs = means.map(p => p.throughput)
   if (Math.max(...xs) - Math.min(...xs) <= 1e-9 * Math.max(...xs)) {
@@ -135,7 +138,9 @@ export function startsOf (data) {
  */
 export function fitUsl (points, { model = 'usl', bootstrap = 0, seed = 1, weights = 'relative', unit } = {}) {
   if (!MODELS[model]) throw new NsError('NS_ERR_BAD_FLAG', `--model: "${model}" is not a model; allowed: usl, amdahl`)
-  if (!(Number.isInteger(bootstrap) && bootstrap >= 0 && bootstrap <= 100000)) throw new NsError('NS_ERR_BAD_FLAG', `--bootstrap: "${bootstrap}" must be a whole number from 0 to 100000`)
+  if (!(Number.isInteger(bootstrap) && bootstrap >= 0 && bootstrap <= 100000)) {
+    throw new NsError('NS_ERR_BAD_FLAG', `--bootstrap: "${bootstrap}" must be a whole number from 0 to 100000`)
+  }
   const rows = preparePoints(points, model)
   const xs = rows.map(p => p.throughput)
   if (weights === 'relative') {
@@ -147,7 +152,8 @@ export function fitUsl (points, { model = 'usl', bootstrap = 0, seed = 1, weight
       const mean = w.reduce((a, b) => a + b, 0) / w.length
       /** @type {FitData} */
       const data = { ns: rows.map(p => p.n), xs, w: w.map(v => v / mean), scale: Math.max(...xs), model }
-      result.bootstrapCi = bootstrapFit(data, { params: { gamma: result.gamma, sigma: result.sigma, lambda: result.lambda } }, { samples: bootstrap, seed, solve })
+      result.bootstrapCi = bootstrapFit(data, { params: { gamma: result.gamma, sigma: result.sigma, lambda: result.lambda } },
+        { samples: bootstrap, seed, solve })
     }
     return result
   }
@@ -158,7 +164,16 @@ export function fitUsl (points, { model = 'usl', bootstrap = 0, seed = 1, weight
   const result = /** @type {any} */ (describeFit(data, solved, { unit, weighted: weights !== 'none' }))
   result.weighting = weights === 'none' ? 'none' : 'sd'
   const { choice, ceilingFit, fell } = readingOf(rows)
-  Object.assign(result, { choice: { model: choice.model, aicc: choice.aicc, line: choice.line, fits: Object.fromEntries(Object.entries(choice.fits).map(([m, x]) => [m, { gamma: x.gamma, ...x.shape, ssr: x.ssr }])) }, ceilingFit, fell })
+  Object.assign(result, {
+    choice: {
+      model: choice.model,
+      aicc: choice.aicc,
+      line: choice.line,
+      fits: Object.fromEntries(Object.entries(choice.fits).map(([m, x]) => [m, { gamma: x.gamma, ...x.shape, ssr: x.ssr }]))
+    },
+    ceilingFit,
+    fell
+  })
   result.limitedBy = limitOf(result)
   result.verdict = verdictOf(result)
   if (bootstrap > 0) result.bootstrapCi = bootstrapFit(data, solved, { samples: bootstrap, seed, solve })

@@ -81,7 +81,15 @@ function pairTests (ca, cb, names, { margin }) {
   const unitsOf = (...ns) => /** @type {[number, number]} */ ([0, 1].map(i => Math.min(...ns.map(n => side(n)[i].units.length))))
   for (const n of common) {
     const [a, b] = side(n)
-    tests.push({ quantity: 'throughput', n, label: `throughput at N = ${nText(n)}`, units: unitsOf(n), cells: [[a, b]], why: whyOf(n), ...logContrast([a.units, b.units], [1, -1], { margin }) })
+    tests.push({
+      quantity: 'throughput',
+      n,
+      label: `throughput at N = ${nText(n)}`,
+      units: unitsOf(n),
+      cells: [[a, b]],
+      why: whyOf(n),
+      ...logContrast([a.units, b.units], [1, -1], { margin })
+    })
   }
   if (common.length >= 2) {
     const [lo, hi] = [common[0], common.at(-1)]
@@ -123,7 +131,9 @@ function pairTests (ca, cb, names, { margin }) {
       cells: common.map(side),
       common: common.length,
       why,
-      ...(why ? { ratio: ratios.reduce((s, r) => s * r, 1) ** (1 / ratios.length), ci95: null, p: null, pEquivalence: null, se: null, df: null } : logContrast([ratios], [1], { margin }))
+      ...(why
+        ? { ratio: ratios.reduce((s, r) => s * r, 1) ** (1 / ratios.length), ci95: null, p: null, pEquivalence: null, se: null, df: null }
+        : logContrast([ratios], [1], { margin }))
     })
   }
   return tests.map(t => (t.why ? { ...t, p: null, pEquivalence: null, ci95: null } : t))
@@ -140,8 +150,11 @@ function outcomeLine (t, names, { margin, family }) {
     const hi = t.ratio >= 1 ? names[0] : names[1]
     return `${t.label}: different: ${hi} is higher (${ratioText(t, names)}; p ${pText(t.pHolm)}, ${holmText})`
   }
-  if (t.outcome === 'equivalent') return `${t.label}: equivalent within ±${human(margin * 100)}% (${ratioText(t, names)}; TOST p ${pText(t.pEquivalenceHolm)}, ${holmText})`
-  return `${t.label}: inconclusive: neither different nor shown within ±${human(margin * 100)}% (${ratioText(t, names)}; p ${pText(t.pHolm)}, TOST p ${pText(t.pEquivalenceHolm)}, ${holmText})`
+  if (t.outcome === 'equivalent') {
+    return `${t.label}: equivalent within ±${human(margin * 100)}% (${ratioText(t, names)}; TOST p ${pText(t.pEquivalenceHolm)}, ${holmText})`
+  }
+  return `${t.label}: inconclusive: neither different nor shown within ±${human(margin * 100)}% ` +
+    `(${ratioText(t, names)}; p ${pText(t.pHolm)}, TOST p ${pText(t.pEquivalenceHolm)}, ${holmText})`
 }
 
 /**
@@ -184,7 +197,8 @@ export function testGroups (groups, { margin = COMPARE_DEFAULTS.margin, effect =
     })
     for (const p of pairs.filter(x => x.context === ctx)) {
       p.family = size
-      p.tests = p.tests.map((/** @type {any} */ { cells: _, common: __, se: ___, df: ____, ...t }) => (words ? { ...t, line: outcomeLine(t, [p.a, p.b], { margin, family: size }) } : t))
+      p.tests = p.tests.map((/** @type {any} */ { cells: _, common: __, se: ___, df: ____, ...t }) =>
+        (words ? { ...t, line: outcomeLine(t, [p.a, p.b], { margin, family: size }) } : t))
     }
   }
   return pairs

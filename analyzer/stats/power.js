@@ -86,7 +86,15 @@ export function powerOf (t, { spread, effect, alpha, family, planned, memo = new
   const what = `a ${human(effect * 100)}% difference in ${t.label.replace(/ \(.*\)$/, '')}`
   const each = (k) => `${k} deployment${k === 1 ? '' : 's'} each`
   if (!spread) {
-    return { effect, value: null, units: t.units, unitsFor80: null, cv: null, df: 0, text: `power for ${what} unknown: no cell has 2 deployments to show how deployments vary` }
+    return {
+      effect,
+      value: null,
+      units: t.units,
+      unitsFor80: null,
+      cv: null,
+      df: 0,
+      text: `power for ${what} unknown: no cell has 2 deployments to show how deployments vary`
+    }
   }
   const value = powerNow(t, { spread, effect, alpha, family, memo })
   // the power grows with k: the smallest k that reaches the target, by bisection
@@ -104,7 +112,8 @@ export function powerOf (t, { spread, effect, alpha, family, planned, memo = new
   }
   const need = unitsFor80 === null ? `more than ${POWER.maxUnits} each would be needed for 80%` : `${each(unitsFor80)} would give 80%`
   const text = Math.min(...t.units) >= 2
-    ? `${what} is detected at least ${Math.round(value * 100)}% of the time with ${t.units[0] === t.units[1] ? each(t.units[0]) : `${t.units.join(' and ')} deployments`}` +
+    ? `${what} is detected at least ${Math.round(value * 100)}% of the time with ` +
+      `${t.units[0] === t.units[1] ? each(t.units[0]) : `${t.units.join(' and ')} deployments`}` +
       (value >= POWER.target ? '' : `; ${need}`)
     : `too few units to detect ${what} (${t.units.join(' and ')} deployment${Math.max(...t.units) === 1 ? '' : 's'}); ${need}`
   return { effect, value, units: t.units, unitsFor80, cv: spread.cv, df: spread.df, text }
