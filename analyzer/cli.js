@@ -36,7 +36,13 @@ const OUT = option({
 /** Flags and help of each command. */
 export const COMMANDS = Object.freeze({
   summary: { options: [option({ flag: 'label', type: 'text' }), json, help], help: SUMMARY_HELP, min: 1, max: 1, what: 'one JTL file or run folder' },
-  fit: { options: [model(['usl', 'amdahl', 'both']), ...POINT_FLAGS, json, help], help: FIT_HELP, min: 1, max: Infinity, what: 'a sweep folder or a points CSV' },
+  fit: {
+    options: [model(['usl', 'amdahl', 'both']), ...POINT_FLAGS, json, help],
+    help: FIT_HELP,
+    min: 1,
+    max: Infinity,
+    what: 'a sweep folder or a points CSV'
+  },
   compare: {
     options: [model(['usl', 'amdahl']), ...POINT_FLAGS, option({ flag: 'margin', type: 'number', min: 0.1, max: 100, default: 5 }),
       option({ flag: 'effect', type: 'number', min: 0.1, max: 1000, default: 10 }), json, help],
@@ -46,7 +52,8 @@ export const COMMANDS = Object.freeze({
     what: 'one or more sweep folders or CSVs'
   },
   report: {
-    options: [OUT, option({ flag: 'format', type: 'choice', choices: FORMATS, default: 'html' }), option({ flag: 'title', type: 'text' }), ...POINT_FLAGS, help],
+    options: [OUT, option({ flag: 'format', type: 'choice', choices: FORMATS, default: 'html' }), option({ flag: 'title', type: 'text' }),
+      ...POINT_FLAGS, help],
     help: REPORT_HELP,
     min: 1,
     max: Infinity,

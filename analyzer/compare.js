@@ -133,7 +133,14 @@ function compareRow (g, { model, bootstrap, seed, weights }) {
     xStar: fit.xStar,
     ceiling: fit.ceiling,
     r2: fit.r2,
-    ci95: { sigma: interval('sigma'), lambda: interval('lambda'), gamma: interval('gamma'), nStar: interval('nStar'), xStar: interval('xStar'), ceiling: interval('ceiling') },
+    ci95: {
+      sigma: interval('sigma'),
+      lambda: interval('lambda'),
+      gamma: interval('gamma'),
+      nStar: interval('nStar'),
+      xStar: interval('xStar'),
+      ceiling: interval('ceiling')
+    },
     intervals: intervalKind(fit),
     bounds: fit.bounds,
     limitedBy: fit.limitedBy,

@@ -69,7 +69,8 @@ export function correlation (cells, factor, metric) {
   const values = new Set(all.map(c => c[factor]))
   if (values.size < 2) return na(`${factor} does not vary (${[...values][0]} in every cell)`)
   if (metric !== 'throughput' && pairs.length < all.length && pairs.length < MIN_CELLS) {
-    return na(`${pairs.length ? `only ${pairs.length} of ${all.length} cells have` : 'no cell has'} two or more runs, which a standard deviation needs (repeats: 2)`)
+    return na(`${pairs.length ? `only ${pairs.length} of ${all.length} cells have` : 'no cell has'} ` +
+      'two or more runs, which a standard deviation needs (repeats: 2)')
   }
   if (pairs.length < MIN_CELLS) return na(`too few cells (${pairs.length}; a correlation needs ${MIN_CELLS})`)
   if (new Set(xs).size < 2) return na(`${factor} does not vary among the cells with a ${metric === 'throughput' ? 'throughput' : 'standard deviation'}`)
@@ -93,7 +94,9 @@ export async function correlate (sources, { factors = FACTORS, includeInvalid = 
   if (!dirs.length) throw new NsError('NS_ERR_BAD_FILE', 'give one or more sweep folders (with run.json files)')
   for (const dir of dirs) {
     const s = await stat(dir).catch(() => null)
-    if (!s?.isDirectory()) throw new NsError('NS_ERR_BAD_FILE', `${dir}: ${s ? 'not a folder' : 'no such folder'}; correlate reads the run.json files of sweep folders`)
+    if (!s?.isDirectory()) {
+      throw new NsError('NS_ERR_BAD_FILE', `${dir}: ${s ? 'not a folder' : 'no such folder'}; correlate reads the run.json files of sweep folders`)
+    }
   }
   const { runs, skipped } = await readRuns(dirs, { includeInvalid })
   if (!runs.length) {

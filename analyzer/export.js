@@ -43,7 +43,11 @@ export const EXPORT_COLUMNS = Object.freeze([
   { name: 'errorRate', what: 'errors / requests', get: r => r.summary?.errorRate },
   { name: 'throughput', what: 'requests/s over the steady window (kind capacity: the capacity found)', get: r => r.summary?.throughput },
   { name: 'relHalfWidth', what: 'the 95% half-width of the mean throughput, relative (summary.stability)', get: r => r.summary?.stability?.relHalfWidth },
-  ...['mean', 'p50', 'p90', 'p95', 'p99', 'max'].map(k => ({ name: `latency${k[0].toUpperCase()}${k.slice(1)}`, what: `latency ${k} in ms`, get: (/** @type {any} */ r) => r.summary?.latency?.[k] })),
+  ...['mean', 'p50', 'p90', 'p95', 'p99', 'max'].map(k => ({
+    name: `latency${k[0].toUpperCase()}${k.slice(1)}`,
+    what: `latency ${k} in ms`,
+    get: (/** @type {any} */ r) => r.summary?.latency?.[k]
+  })),
   { name: 'serverCores', what: 'the server\'s CPU in cores over the steady window (cpu.total)', get: r => r.cpu?.total },
   { name: 'valid', what: 'true unless validity.ok is false: the analyzer leaves invalid runs out of fits', get: r => validityOf(r).ok },
   { name: 'flags', what: 'the validity flags raised, separated by ;', get: r => validityOf(r).flags.join(';') },
@@ -61,7 +65,11 @@ export const EXPORT_COLUMNS = Object.freeze([
 /** A fitted figure and the ends of the interval the fit prints for it (null where it prints none). */
 const withInterval = (/** @type {string} */ name, /** @type {string} */ what) => [
   { name, what, get: (/** @type {any} */ f) => f[name] },
-  { name: `${name}Low`, what: `${name}: the low end of its 95% interval (empty: none printed, see identified)`, get: (/** @type {any} */ f) => printedInterval(f, name)?.[0] },
+  {
+    name: `${name}Low`,
+    what: `${name}: the low end of its 95% interval (empty: none printed, see identified)`,
+    get: (/** @type {any} */ f) => printedInterval(f, name)?.[0]
+  },
   { name: `${name}High`, what: `${name}: the high end of that interval`, get: (/** @type {any} */ f) => printedInterval(f, name)?.[1] }
 ]
 
@@ -116,7 +124,8 @@ export async function exportRows (dirs) {
     ...read.capacities.map(({ dir, capacity }) => ({ kind: 'capacity', run: { ...capacityAsRun(capacity), dir } }))
   ]
   if (!found.length) {
-    throw new NsError('NS_ERR_BAD_DATA', `${dirs.join(', ')}: no run.json or capacity.json found` + (read.unreadable.length ? ` (${read.unreadable.length} unreadable)` : ''))
+    throw new NsError('NS_ERR_BAD_DATA', `${dirs.join(', ')}: no run.json or capacity.json found` +
+      (read.unreadable.length ? ` (${read.unreadable.length} unreadable)` : ''))
   }
   const key = (/** @type {any} */ r) => [r.config?.sweep?.id ?? '', r.startedAt ?? '', r.id ?? ''].join('\u0000')
   found.sort((a, b) => (key(a.run) < key(b.run) ? -1 : key(a.run) > key(b.run) ? 1 : 0))

@@ -17,7 +17,9 @@ export const PER_RUN_KEYS = Object.freeze(['curMHz', 'quota', 'load'])
 export function quotaOf (config) {
   if (!config) return { cpusPerInstance: null, memoryPerInstance: null, why: { cpusPerInstance: 'no run config', memoryPerInstance: 'no run config' } }
   const why = {}
-  if (config.cpusPerInstance === undefined || config.cpusPerInstance === null) why.cpusPerInstance = 'none asked (--cpus-per-instance): instances run on whole cores'
+  if (config.cpusPerInstance === undefined || config.cpusPerInstance === null) {
+    why.cpusPerInstance = 'none asked (--cpus-per-instance): instances run on whole cores'
+  }
   if (config.memoryPerInstance === undefined || config.memoryPerInstance === null) why.memoryPerInstance = 'none asked (--memory-per-instance): no memory limit'
   return {
     strategy: config.strategy ?? null,
@@ -51,7 +53,12 @@ export function loadOf (config, load, env, placement) {
   if (gens) {
     const onNodes = gens.some(g => g.kind === 'agent' || g.node !== undefined)
     const cpus = onNodes ? [] : [...new Set(gens.flatMap(g => (Array.isArray(g.cpus) ? g.cpus : [])))].sort((a, b) => a - b)
-    Object.assign(out, { generators: gens.length, where: onNodes ? 'load nodes' : 'this host', hosts: [...new Set(gens.map(g => g.node ?? g.host ?? g.name))], cpus: cpus.length ? cpus : null })
+    Object.assign(out, {
+      generators: gens.length,
+      where: onNodes ? 'load nodes' : 'this host',
+      hosts: [...new Set(gens.map(g => g.node ?? g.host ?? g.name))],
+      cpus: cpus.length ? cpus : null
+    })
     if (out.cpus === null) why.cpus = onNodes ? 'each generator has a load node of its own (see load.generators)' : 'the generators were not pinned'
     out.see = 'load.generators'
   } else if (config?.loadNodes !== undefined || typeof config?.loadProcs === 'number') {
@@ -190,7 +197,8 @@ export function fingerprintRows (fp, setup) {
 export function fingerprintLines (fp, setup) {
   const rows = fingerprintRows(fp, setup)
   const mark = (d) => (d === true ? '≠' : d === false ? '=' : '?')
-  const body = table(['', '', 'this machine', setup?.name ?? 'study'], rows.map(r => [mark(r.differs), r.label, r.ours, r.theirs + (r.why ? ` (${r.why})` : '')]))
+  const body = table(['', '', 'this machine', setup?.name ?? 'study'],
+    rows.map(r => [mark(r.differs), r.label, r.ours, r.theirs + (r.why ? ` (${r.why})` : '')]))
   const n = rows.filter(r => r.differs === true).length
   return [...body.split('\n'), `${n} of ${rows.length} rows differ${n ? `: ${rows.filter(r => r.differs === true).map(r => r.label).join(', ')}` : ''}`]
 }
@@ -295,7 +303,9 @@ const ROWS = [
   }],
   ['load', 'load generator', loadText, (fp, t) => {
     const s = String(t).toLowerCase()
-    const theirs = typeof t === 'boolean' ? t : /\b(separate|another|other|different|dedicated|remote|apart)\b/.test(s) ? false : /\b(same|shared|local|together)\b/.test(s) ? true : null
+    const theirs = typeof t === 'boolean'
+      ? t
+      : /\b(separate|another|other|different|dedicated|remote|apart)\b/.test(s) ? false : /\b(same|shared|local|together)\b/.test(s) ? true : null
     if (theirs === null) return `the study's "${t}" says neither the same machine nor another`
     const ours = fp.load?.sharesServerHost
     return known(ours) ? ours !== theirs : 'where ours ran is not known'

@@ -58,7 +58,10 @@ export function resolveGrouping ({ x = 'instances', groupBy } = {}) {
   const list = (Array.isArray(raw) ? raw : String(raw).split(',')).map(s => s.trim()).filter(Boolean)
   const keys = list.map(f => {
     const key = GROUP_FIELDS[f]
-    if (!key) throw badFlag('--group-by', `"${f}" is not a run config field; allowed: strategy, benchmark, driver, backend, cpus-per-instance, instances, nodes, concurrency, rate, lb`)
+    if (!key) {
+      throw badFlag('--group-by', `"${f}" is not a run config field; allowed: strategy, benchmark, driver, backend, cpus-per-instance, ` +
+        'instances, nodes, concurrency, rate, lb')
+    }
     if (key === x) throw badFlag('--group-by', `cannot group by ${f}: it is the x axis (--x ${x})`)
     return key
   })
@@ -98,7 +101,15 @@ export async function readRuns (dirs, { includeInvalid = false } = {}) {
     if (run.status === 'degraded') { skipped.degraded++; continue }
     if (run.status !== 'done') { skipped.notDone++; continue }
     if (!(run.summary?.throughput > 0)) { skipped.noSummary++; continue }
-    const entry = { file, dir, config: run.config, summary: run.summary, cpuTotal: clusterCpu(run.cpu), validity: validityOf(run), deployment: deployments.get(file) ?? `run:${file}` }
+    const entry = {
+      file,
+      dir,
+      config: run.config,
+      summary: run.summary,
+      cpuTotal: clusterCpu(run.cpu),
+      validity: validityOf(run),
+      deployment: deployments.get(file) ?? `run:${file}`
+    }
     if (!entry.validity.ok && !includeInvalid) {
       skipped.invalid++
       invalid.push(entry)
@@ -141,7 +152,8 @@ export function deploymentsOf (read) {
     else out.set(file, `run:${file}`)
   }
   for (const [id, list] of bySweep) {
-    list.sort((a, b) => String(a.run.startedAt ?? '').localeCompare(String(b.run.startedAt ?? '')) || (a.run.config.sweep.index ?? 0) - (b.run.config.sweep.index ?? 0))
+    list.sort((a, b) => String(a.run.startedAt ?? '').localeCompare(String(b.run.startedAt ?? '')) ||
+      (a.run.config.sweep.index ?? 0) - (b.run.config.sweep.index ?? 0))
     let count = 0
     let before = null
     for (const { file, run } of list) {
@@ -251,7 +263,12 @@ function note (notes, text, n) {
 async function readCsv (file, { groupBy }) {
   let records
   try {
-    records = /** @type {Record<string, string>[]} */ (parse(await readFile(file), { columns: h => h.map(c => String(c).trim()), skip_empty_lines: true, trim: true, comment: '#' }))
+    records = /** @type {Record<string, string>[]} */ (parse(await readFile(file), {
+      columns: h => h.map(c => String(c).trim()),
+      skip_empty_lines: true,
+      trim: true,
+      comment: '#'
+    }))
   } catch (err) {
     throw new NsError('NS_ERR_BAD_FILE', `${file}: not a readable CSV (${err.message.split('\n')[0]})`)
   }
@@ -260,7 +277,8 @@ async function readCsv (file, { groupBy }) {
   const nCol = N_COLUMNS.map(c => lower.get(c)).find(Boolean)
   const tCol = lower.get('throughput')
   if (!nCol || !tCol) {
-    throw new NsError('NS_ERR_BAD_FILE', `${file}: needs a header with an N column (${N_COLUMNS.join(', ')}) and a throughput column; found: ${columns.join(', ') || 'no rows'}`)
+    throw new NsError('NS_ERR_BAD_FILE', `${file}: needs a header with an N column (${N_COLUMNS.join(', ')}) and a throughput column; ` +
+      `found: ${columns.join(', ') || 'no rows'}`)
   }
   const groupCols = (groupBy ?? ['strategy', 'benchmark', 'group']).map(g => lower.get(String(g).toLowerCase())).filter(Boolean)
   const groups = new Map()
@@ -296,7 +314,12 @@ async function readCsv (file, { groupBy }) {
       : { n, throughput: mean(list.map(p => p.throughput)), sd: sdOf(list.map(p => p.throughput)), count: list.length }),
     // every row is fitted: a row that is a mean keeps its sd and count (for --weights sd)
     observations: [...byN].sort((a, b) => a[0] - b[0]).flatMap(([n, list]) => list.map(p => ({
-      n, throughput: p.throughput, run: null, deployment: p.deployment, ...(p.sd !== undefined ? { sd: p.sd } : {}), ...(p.count !== undefined ? { count: p.count } : {})
+      n,
+      throughput: p.throughput,
+      run: null,
+      deployment: p.deployment,
+      ...(p.sd !== undefined ? { sd: p.sd } : {}),
+      ...(p.count !== undefined ? { count: p.count } : {})
     }))),
     excluded: []
   }))
@@ -338,7 +361,8 @@ export async function loadPoints (sources, opts = {}) {
     if (!read.runs.length && !groups.length) {
       throw new NsError('NS_ERR_BAD_DATA', `${dirs.join(', ')}: no finished runs (run.json with status "done") found` +
         (skipped.notDone ? ` (${skipped.notDone} not done)` : '') +
-        (skipped.invalid ? ` (${skipped.invalid} finished but invalid: --include-invalid puts them back)` : '') + '; run executor run once per instance count into one --out folder (e.g. --instances 1, 2, 4 with the same --out)')
+        (skipped.invalid ? ` (${skipped.invalid} finished but invalid: --include-invalid puts them back)` : '') +
+        '; run executor run once per instance count into one --out folder (e.g. --instances 1, 2, 4 with the same --out)')
     }
   }
   return { x, groupBy, groups, skipped }

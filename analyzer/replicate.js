@@ -62,7 +62,8 @@ export async function replicate (dirs, { study, includeInvalid = false }) {
 }
 
 /** Sweeps in one order whatever the arguments' (by sweep id, then folder): what the rows are computed in. */
-const canonical = (sweeps) => [...sweeps].sort((x, y) => (x.sweep.id < y.sweep.id ? -1 : x.sweep.id > y.sweep.id ? 1 : x.dir < y.dir ? -1 : x.dir > y.dir ? 1 : 0))
+const canonical = (sweeps) => [...sweeps].sort((x, y) =>
+  (x.sweep.id < y.sweep.id ? -1 : x.sweep.id > y.sweep.id ? 1 : x.dir < y.dir ? -1 : x.dir > y.dir ? 1 : 0))
 
 /** The rows of a study over some sweeps' runs, pooled (each row tagged with nothing yet). */
 async function rowsOf (study, sweeps, includeInvalid) {
@@ -104,7 +105,14 @@ export async function judgeSweeps (study, sweeps, { includeInvalid = false } = {
     study,
     title: studies[study].title,
     reference: studies[study].file,
-    sweeps: sweeps.map(({ sweep, details }) => ({ id: sweep.id, experiment: sweep.experiment?.name ?? null, profile: sweep.experiment?.profile ?? null, runs: details.length, order: sweep.experiment?.order ?? null, seed: sweep.seed ?? null })),
+    sweeps: sweeps.map(({ sweep, details }) => ({
+      id: sweep.id,
+      experiment: sweep.experiment?.name ?? null,
+      profile: sweep.experiment?.profile ?? null,
+      runs: details.length,
+      order: sweep.experiment?.order ?? null,
+      seed: sweep.seed ?? null
+    })),
     order: { says: sweeps.map(({ sweep }) => `${many ? `sweep ${sweep.id}: ` : ''}${orderSays(sweep)}`).join('; ') },
     environment: first.details[0]?.detail.run.environment ?? null,
     setup: studies[study].data.setup ?? null,
@@ -127,8 +135,13 @@ const orderSays = (sweep) => `runs in order ${sweep.experiment?.order} (${ORDER_
 /** What a sweep's own notes say: an experiment not the study's, runs left out as not valid. */
 function sweepNotes (study, { sweep, finished, leftOut }) {
   const notes = []
-  if (!studies[study].experiments.includes(sweep.experiment?.name)) notes.push(`the sweep ran experiment "${sweep.experiment?.name}", not one of ${studies[study].experiments.join(', ')}: rows compare what it has`)
-  if (leftOut.length) notes.push(`${leftOut.length} of ${finished} finished runs left out as not valid: ${leftOutCounts(leftOut)} (their flags in run.json; --include-invalid takes them)`)
+  if (!studies[study].experiments.includes(sweep.experiment?.name)) {
+    notes.push(`the sweep ran experiment "${sweep.experiment?.name}", not one of ${studies[study].experiments.join(', ')}: rows compare what it has`)
+  }
+  if (leftOut.length) {
+    notes.push(`${leftOut.length} of ${finished} finished runs left out as not valid: ${leftOutCounts(leftOut)} ` +
+      '(their flags in run.json; --include-invalid takes them)')
+  }
   // the rules count each run as independent; repeats on one deployment share its effect, so their tests are too sure
   if (sweep.experiment?.order === 'shapes' && (sweep.experiment?.repeats ?? 1) > 1) {
     notes.push('the repeats of each shape ran on one deployment (order shapes): the tests count them as independent runs, so what ' +
@@ -149,7 +162,8 @@ async function readSweep (dir, study, includeInvalid) {
   try {
     sweep = await readJson(join(dir, SWEEP_FILE))
   } catch (err) {
-    throw new NsError('NS_ERR_BAD_FILE', `${dir}: not a sweep folder (no readable ${SWEEP_FILE}: ${err.code ?? err.message})`, { hint: `executor sweep ${studies[study].experiment} makes one` })
+    throw new NsError('NS_ERR_BAD_FILE', `${dir}: not a sweep folder (no readable ${SWEEP_FILE}: ${err.code ?? err.message})`,
+      { hint: `executor sweep ${studies[study].experiment} makes one` })
   }
   const { runs } = await readRunList([dir])
   const mine = runs.filter(r => r.config?.sweep?.id === sweep.id && r.status === 'done')
@@ -159,6 +173,12 @@ async function readSweep (dir, study, includeInvalid) {
     level: r.config.sweep.level ?? null
   })))
   /** @type {LeftOut[]} */
-  const leftOut = mine.filter(r => !used.includes(r)).map(r => ({ strategy: r.config.strategy, benchmark: r.config.benchmark, instances: r.config.instances, level: r.config.sweep.level ?? null, flags: r.invalidFlags }))
+  const leftOut = mine.filter(r => !used.includes(r)).map(r => ({
+    strategy: r.config.strategy,
+    benchmark: r.config.benchmark,
+    instances: r.config.instances,
+    level: r.config.sweep.level ?? null,
+    flags: r.invalidFlags
+  }))
   return { dir, sweep, finished: mine.length, details, leftOut }
 }

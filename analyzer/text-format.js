@@ -79,7 +79,8 @@ export function formatFit (r) {
         ...fitted.map(([, f]) => human(at(f, p.n))), efficiency(p.n)?.toFixed(3) ?? '-']), { indent: '  ' }))
     if (fitted.length) {
       const { rows, scale } = paramRows(g.fits)
-      out.push('', table(['model', 'sigma [95% CI]', 'lambda [95% CI]', 'gamma [95% CI]', 'N* [95% CI]', 'X(N*)', `R² (${scale})`, 'AICc'], rows, { indent: '  ' }))
+      out.push('', table(['model', 'sigma [95% CI]', 'lambda [95% CI]', 'gamma [95% CI]', 'N* [95% CI]', 'X(N*)', `R² (${scale})`, 'AICc'],
+        rows, { indent: '  ' }))
       const f0 = fitted[0][1]
       const how = f0.weighting === 'relative'
         ? 'relative-error fit (least squares on log throughput); 95% profile-likelihood intervals'

@@ -9,7 +9,15 @@ export const DEFAULT_COLUMNS = JTL_COLUMNS
 /** What the reader does with a column (the scanner switches on these numbers). */
 export const ROLE = Object.freeze({ SKIP: 0, TIMESTAMP: 1, ELAPSED: 2, LABEL: 3, SUCCESS: 4, BYTES: 5, SENT_BYTES: 6, RESPONSE_MESSAGE: 7 })
 
-const ROLE_OF = { timeStamp: ROLE.TIMESTAMP, elapsed: ROLE.ELAPSED, label: ROLE.LABEL, success: ROLE.SUCCESS, bytes: ROLE.BYTES, sentBytes: ROLE.SENT_BYTES, responseMessage: ROLE.RESPONSE_MESSAGE }
+const ROLE_OF = {
+  timeStamp: ROLE.TIMESTAMP,
+  elapsed: ROLE.ELAPSED,
+  label: ROLE.LABEL,
+  success: ROLE.SUCCESS,
+  bytes: ROLE.BYTES,
+  sentBytes: ROLE.SENT_BYTES,
+  responseMessage: ROLE.RESPONSE_MESSAGE
+}
 const REQUIRED = ['timeStamp', 'elapsed', 'label', 'success']
 
 /**
@@ -39,7 +47,8 @@ function layoutOf (columns, delimiter, assumed, headerBytes) {
 export function detectLayout (firstLine, headerBytes, file) {
   const trimmed = firstLine.trim()
   if (trimmed.startsWith('<')) {
-    throw new NsError('NS_ERR_BAD_FILE', `${file}: this is an XML JTL; the analyzer reads CSV JTL files (run JMeter with -Jjmeter.save.saveservice.output_format=csv)`)
+    throw new NsError('NS_ERR_BAD_FILE', `${file}: this is an XML JTL; the analyzer reads CSV JTL files ` +
+      '(run JMeter with -Jjmeter.save.saveservice.output_format=csv)')
   }
   const delimiter = ['\t', ';', '|'].find(d => firstLine.includes(d) && !firstLine.includes(',')) ?? ','
   let fields
@@ -51,7 +60,8 @@ export function detectLayout (firstLine, headerBytes, file) {
   if (fields.includes('timeStamp') && fields.includes('elapsed')) {
     const missing = REQUIRED.filter(c => !fields.includes(c))
     if (missing.length) {
-      throw new NsError('NS_ERR_BAD_FILE', `${file}: the header has no ${missing.join(', ')} column; the analyzer needs ${REQUIRED.join(', ')} (JMeter saves them by default)`)
+      throw new NsError('NS_ERR_BAD_FILE', `${file}: the header has no ${missing.join(', ')} column; the analyzer needs ` +
+        `${REQUIRED.join(', ')} (JMeter saves them by default)`)
     }
     return layoutOf(fields, delimiter.charCodeAt(0), false, headerBytes)
   }
@@ -59,6 +69,7 @@ export function detectLayout (firstLine, headerBytes, file) {
   if (/^\d+$/.test(fields[0] ?? '') && fields.length === DEFAULT_COLUMNS.length) {
     return layoutOf([...DEFAULT_COLUMNS], delimiter.charCodeAt(0), true, 0)
   }
-  throw new NsError('NS_ERR_BAD_FILE', `${file}: the first line is neither a JTL header (timeStamp,elapsed,label,...) nor a row of JMeter's ${DEFAULT_COLUMNS.length} default columns; ` +
+  throw new NsError('NS_ERR_BAD_FILE', `${file}: the first line is neither a JTL header (timeStamp,elapsed,label,...) nor a ` +
+    `row of JMeter's ${DEFAULT_COLUMNS.length} default columns; ` +
     'save results as CSV with a header (jmeter.save.saveservice.print_field_names=true)')
 }

@@ -15,7 +15,8 @@ export function boolAt (data, s, e) {
   const n = e - s
   const c = data[s] | 0x20
   if (n === 4 && c === 116 && (data[s + 1] | 0x20) === 114 && (data[s + 2] | 0x20) === 117 && (data[s + 3] | 0x20) === 101) return 1
-  if (n === 5 && c === 102 && (data[s + 1] | 0x20) === 97 && (data[s + 2] | 0x20) === 108 && (data[s + 3] | 0x20) === 115 && (data[s + 4] | 0x20) === 101) return 0
+  if (n === 5 && c === 102 && (data[s + 1] | 0x20) === 97 && (data[s + 2] | 0x20) === 108 && (data[s + 3] | 0x20) === 115 &&
+    (data[s + 4] | 0x20) === 101) return 0
   return -1
 }
 

@@ -299,7 +299,10 @@ class JtlScanner {
       this.rows++
       if (unterminated) { this.bad(rowLine, 'a quoted field is never closed (truncated last line?)', rowText(data, rowStart, p)); continue }
       if (irregular) { this.slowRow(rowText(data, rowStart, p), rowLine, endedAtEof && field < nCols); continue }
-      if (field !== nCols) { this.bad(rowLine, endedAtEof && field < nCols ? 'truncated last line' : `${field} fields, expected ${nCols}`, rowText(data, rowStart, p)); continue }
+      if (field !== nCols) {
+        this.bad(rowLine, endedAtEof && field < nCols ? 'truncated last line' : `${field} fields, expected ${nCols}`, rowText(data, rowStart, p))
+        continue
+      }
       if (ts < 0) { this.bad(rowLine, 'timeStamp is not a whole number of ms since the epoch', rowText(data, rowStart, p)); continue }
       if (elapsed < 0) { this.bad(rowLine, 'elapsed is not a whole number of ms', rowText(data, rowStart, p)); continue }
       if (ok < 0) { this.bad(rowLine, 'success is neither true nor false', rowText(data, rowStart, p)); continue }
@@ -397,7 +400,9 @@ export class JtlFeed {
       used = offset + scanner.parseChunk(offset ? data.subarray(offset) : data, data.length - offset, eof)
     } catch (err) {
       // a histogram's bound (analyzer/samples/latency-histogram.js) names the row that crossed it
-      if (err?.code === 'NS_ERR_BAD_FILE' && err.details?.bound) throw new NsError('NS_ERR_BAD_FILE', `${this.file}:${scanner.at}: ${err.message}`, { details: err.details })
+      if (err?.code === 'NS_ERR_BAD_FILE' && err.details?.bound) {
+        throw new NsError('NS_ERR_BAD_FILE', `${this.file}:${scanner.at}: ${err.message}`, { details: err.details })
+      }
       throw err
     }
     if (!eof && data.length - used > MAX_ROW_BYTES) this.tooLong()
