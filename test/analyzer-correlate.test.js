@@ -31,7 +31,21 @@ function writeGrid (out) {
   for (const [nodes, instances, d] of cells) {
     for (const sign of [-1, 1]) writeMimnRun(out, { benchmark: 'cpu', nodes, instances }, { throughput: 100 * instances + sign * d })
   }
-  writeMimnRun(out, { benchmark: 'cpu', nodes: 2, instances: 4 }, { throughput: 99999, status: 'degraded', degraded: { nodes: [{ node: 'nodescale-w2', nodeId: 'id2', label: 'nodescale-w2', why: 'its RC does not answer (ECONNREFUSED)', lostAt: '2026-11-23T10:00:03.500Z', lostAfterMs: 2500 }], errorsDuringLoss: 37 } })
+  writeMimnRun(out, { benchmark: 'cpu', nodes: 2, instances: 4 }, {
+    throughput: 99999,
+    status: 'degraded',
+    degraded: {
+      nodes: [{
+        node: 'nodescale-w2',
+        nodeId: 'id2',
+        label: 'nodescale-w2',
+        why: 'its RC does not answer (ECONNREFUSED)',
+        lostAt: '2026-11-23T10:00:03.500Z',
+        lostAfterMs: 2500
+      }],
+      errorsDuringLoss: 37
+    }
+  })
   writeMimnRun(out, { benchmark: 'cpu', nodes: 1, instances: 1 }, { throughput: 99999, status: 'failed' })
   for (const instances of [1, 2]) for (const t of [50, 52]) writeMimnRun(out, { benchmark: 'baseline', nodes: 1, instances }, { throughput: t * instances })
   for (const [nodes, t] of [[1, 30], [2, 55], [3, 70]]) writeMimnRun(out, { benchmark: 'net-out', nodes, instances: nodes }, { throughput: t })
@@ -79,12 +93,14 @@ test('n/a with the reason where r says nothing: a factor that does not vary, too
   assert.match(net.sd.why, /^no cell has two or more runs, which a standard deviation needs \(repeats: 2\)$/)
   // a metric equal in every cell (sd / mean of proportional cells, equal up to rounding) is n/a, not noise
   const same = [1, 2, 3].map(n => ({ nodes: n, instances: n, throughput: 100 * n, sd: 10 * n, relSd: (10 * n) / (100 * n) + (n === 2 ? 1e-17 : 0) }))
-  assert.deepEqual(correlation(/** @type {any} */ (same), 'nodes', 'relSd'), { r: null, cells: 3, why: 'its relative standard deviation is the same in every cell' })
+  assert.deepEqual(correlation(/** @type {any} */ (same), 'nodes', 'relSd'),
+    { r: null, cells: 3, why: 'its relative standard deviation is the same in every cell' })
   // every correlation is a number in [-1, 1] or null with a reason: never NaN
   for (const r of c.rows) {
     for (const m of c.metrics) {
       const x = r[m]
-      assert.ok(x.r === null ? typeof x.why === 'string' && x.why.length > 0 : Number.isFinite(x.r) && Math.abs(x.r) <= 1 && x.why === null, `${r.benchmark} ${r.factor} ${m}: ${JSON.stringify(x)}`)
+      assert.ok(x.r === null ? typeof x.why === 'string' && x.why.length > 0 : Number.isFinite(x.r) && Math.abs(x.r) <= 1 && x.why === null,
+        `${r.benchmark} ${r.factor} ${m}: ${JSON.stringify(x)}`)
     }
   }
 })

@@ -30,7 +30,8 @@ test('findings 1 and 2: up stops rising at a whole core, hs once its quotas fill
   const as = await replicate(overInstances(tmp(t), { up: [50, 100, 101, 99], hs: [50, 100, 150, 190, 191, 190] }), { study: 'ibench-smisn' })
   assert.equal(verdictOf(as, 'finding 1 (cpu): up gains nothing from more vCPUs'), 'reproduced')
   assert.equal(verdictOf(as, 'finding 2 (cpu): hs stops rising once the CPU is used up'), 'reproduced')
-  assert.match(as.rows.find(r => r.id.startsWith('finding 1')).why, /up at N=4 vs N=2: a rise of 10% or more is ruled out \(p = 0\.0089; 99 vs 100 req\/s, -1\.0% \[-5\.0%, \+3\.2%\] \(90%\)\)/)
+  assert.match(as.rows.find(r => r.id.startsWith('finding 1')).why,
+    /up at N=4 vs N=2: a rise of 10% or more is ruled out \(p = 0\.0089; 99 vs 100 req\/s, -1\.0% \[-5\.0%, \+3\.2%\] \(90%\)\)/)
   const not = await replicate(overInstances(tmp(t), { up: [50, 100, 150, 200], hs: [50, 100, 150, 200, 250, 300] }), { study: 'ibench-smisn' })
   assert.equal(verdictOf(not, 'finding 1 (cpu): up gains nothing from more vCPUs'), 'not-reproduced')
   assert.equal(verdictOf(not, 'finding 2 (cpu): hs stops rising once the CPU is used up'), 'not-reproduced')
@@ -46,14 +47,17 @@ function finding5 (out, { hs, cm, primary, quota = 0.5, workers = 1.9 }) {
   const diagnosis = (p) => ({ bottleneck: { kind: 'cpu-quota' }, roles: { workers, primary: p } })
   return writeSweepRuns(out, 'ibench-finding5', [
     ...twice({ strategy: 'hs', instances: 4, cpusPerInstance: quota, benchmark: 'baseline' }, hs, { diagnosis: diagnosis(0) }),
-    ...[primary - 0.002, primary + 0.002].map((p, i) => ({ config: { strategy: 'cm', instances: 4, cpusPerInstance: quota, benchmark: 'baseline' }, throughput: cm + (i ? 1 : -1), diagnosis: diagnosis(p) })),
+    ...[primary - 0.002, primary + 0.002].map((p, i) => ({
+      config: { strategy: 'cm', instances: 4, cpusPerInstance: quota, benchmark: 'baseline' }, throughput: cm + (i ? 1 : -1), diagnosis: diagnosis(p)
+    })),
     ...twice({ strategy: 'cm', instances: 1, cpusPerInstance: quota, benchmark: 'baseline' }, 100)
   ])
 }
 
 test('finding 5: hs serves more than cm at full CPU, cm\'s primary spends CPU, cm beats one instance; and flipped', async (t) => {
   const as = await replicate(finding5(tmp(t), { hs: 400, cm: 350, primary: 0.05 }), { study: 'ibench-smisn' })
-  for (const id of ['finding 5: hs serves more than cm at full CPU', 'finding 5: cm\'s primary spends CPU', 'finding 5: cm still improves on one instance']) assert.equal(verdictOf(as, id), 'reproduced', id)
+  for (const id of ['finding 5: hs serves more than cm at full CPU', 'finding 5: cm\'s primary spends CPU',
+    'finding 5: cm still improves on one instance']) assert.equal(verdictOf(as, id), 'reproduced', id)
   // the synthetic runs name no connection: keep-alive, said with what --connection close would measure instead
   assert.match(as.rows.find(r => r.id === 'finding 5: cm\'s primary spends CPU').why, /kept their connections alive, so the primary handed each over once/)
   const not = await replicate(finding5(tmp(t), { hs: 350, cm: 400, primary: 0.001 }), { study: 'ibench-smisn' })
@@ -67,14 +71,16 @@ test('finding 5 at quotas that leave the generator a core: full CPU is the serve
   const idle = await replicate(finding5(tmp(t), { hs: 400, cm: 350, primary: 0.05, quota: 0.25, workers: 0.6 }), { study: 'ibench-smisn' })
   const row = idle.rows.find(r => r.id === 'finding 5: hs serves more than cm at full CPU')
   assert.equal(row.verdict, 'not-comparable')
-  assert.match(row.why, /at N=4 \(the largest N both ran\) the CPU was not used up: the quotas \(1 CPU\) fill 1 of 2 cores, and the server used hs 0\.6, cm 0\.65 cores/)
+  assert.match(row.why,
+    /at N=4 \(the largest N both ran\) the CPU was not used up: the quotas \(1 CPU\) fill 1 of 2 cores, and the server used hs 0\.6, cm 0\.65 cores/)
 })
 
 test('finding 5 with every run left out as unstable: the rows say so, and --include-invalid judges them', async (t) => {
   const unstable = { ok: false, flags: [{ name: 'unstable', severity: 'invalid', message: 'known to ±7% only' }] }
   const dir = writeSweepRuns(tmp(t), 'ibench-finding5', [
     ...twice({ strategy: 'hs', instances: 4, cpusPerInstance: 0.5, benchmark: 'baseline' }, 400, { validity: unstable }),
-    ...twice({ strategy: 'cm', instances: 4, cpusPerInstance: 0.5, benchmark: 'baseline' }, 350, { validity: unstable, diagnosis: { roles: { workers: 1.9, primary: 0.05 } } }),
+    ...twice({ strategy: 'cm', instances: 4, cpusPerInstance: 0.5, benchmark: 'baseline' }, 350,
+      { validity: unstable, diagnosis: { roles: { workers: 1.9, primary: 0.05 } } }),
     ...twice({ strategy: 'cm', instances: 1, cpusPerInstance: 0.5, benchmark: 'baseline' }, 100, { validity: unstable })
   ])
   const r = await replicate(dir, { study: 'ibench-smisn' })
@@ -103,7 +109,8 @@ test('several sweeps of a study make one table, each row judged by the sweep tha
   assert.match(text.stdout, /verdict\s+sweep/)
   // a qualitative finding's published column says what the study says moves which way, in its words
   assert.equal(row('finding 5: cm\'s primary spends CPU').published.says, 'CM uses more CPU than HS: its master balances the load and keeps the workers')
-  assert.equal(row('finding 1 (cpu): up gains nothing from more vCPUs').published.says, 'throughput and response time stay the same or get worse as vCPUs are added; CPU stays at one core')
+  assert.equal(row('finding 1 (cpu): up gains nothing from more vCPUs').published.says,
+    'throughput and response time stay the same or get worse as vCPUs are added; CPU stays at one core')
   assert.match(text.stdout, /finding 5: hs serves more than cm at full CPU +section 6 \(conclusion\), finding 5 +HS: significantly higher throughput/)
   const md = await runCli('analyzer', ['report', over, f5, '--format', 'md', '-o', join(out, 'r.md')])
   assert.equal(md.code, 0, md.stderr)
@@ -115,7 +122,11 @@ function table5 (out, { cpu, net }) {
   const usl = (n, { sigma, lambda }) => 100 * n / (1 + sigma * (n - 1) + lambda * n * (n - 1))
   const runs = []
   for (const [benchmark, c] of [['cpu', cpu], ['net-out', net]]) {
-    for (const n of [1, 2, 4, 8, 16, 32]) runs.push(...[-0.2, 0.2].map(e => ({ config: { strategy: 'hs', instances: 4, cpusPerInstance: 0.5, benchmark, concurrency: n }, throughput: usl(n, c) + e })))
+    for (const n of [1, 2, 4, 8, 16, 32]) {
+      runs.push(...[-0.2, 0.2].map(e => ({
+        config: { strategy: 'hs', instances: 4, cpusPerInstance: 0.5, benchmark, concurrency: n }, throughput: usl(n, c) + e
+      })))
+    }
   }
   return writeSweepRuns(out, 'ibench-smisn', runs)
 }
@@ -130,7 +141,8 @@ test('Table 5: USL fits better than Amdahl for each app, and the network app\'s 
   assert.equal(verdictOf(not, 'Table 5: USL σ of the network app above the CPU app\'s'), 'not-reproduced')
   assert.match(not.rows.find(r => r.id === 'Table 5: USL σ of the network app above the CPU app\'s').why, /the other way here/)
   const flat = await replicate(table5(tmp(t), { cpu: { sigma: 0.02, lambda: 0 }, net: { sigma: 0.05, lambda: 0 } }), { study: 'ibench-smisn' })
-  assert.equal(verdictOf(flat, 'Table 5 (CPU-intensive): USL fits better than Amdahl'), 'inconclusive', 'no coherency to find: the F test cannot tell the models apart, no evidence against')
+  assert.equal(verdictOf(flat, 'Table 5 (CPU-intensive): USL fits better than Amdahl'), 'inconclusive',
+    'no coherency to find: the F test cannot tell the models apart, no evidence against')
 })
 
 /** hs of the cpu app on 1..4 nodes at 2 or 4 replicas per node; `best(k)` the throughput at 4 a node on k nodes. */
@@ -194,7 +206,8 @@ test('several sweeps, a row none can judge: the reason comes from the sweep that
 })
 
 test('finding 1 on two noisy runs a side: inconclusive (no rise over the margin ruled out), not reproduced', async (t) => {
-  const runs = [[2, 90], [2, 110], [4, 95], [4, 125]].map(([instances, throughput]) => ({ config: { strategy: 'up', instances, cpusPerInstance: 0.5 }, throughput }))
+  const runs = [[2, 90], [2, 110], [4, 95], [4, 125]]
+    .map(([instances, throughput]) => ({ config: { strategy: 'up', instances, cpusPerInstance: 0.5 }, throughput }))
   const r = await replicate(writeSweepRuns(tmp(t), 'ibench-smisn', runs), { study: 'ibench-smisn' })
   const row = r.rows.find(x => x.id === 'finding 1 (cpu): up gains nothing from more vCPUs')
   assert.equal(row.verdict, 'inconclusive')
@@ -227,8 +240,10 @@ test('several sweeps: pooled, the same verdicts in every order of the folders; w
   // two sweeps of finding 5 that disagree alone: hs above cm in one, below in the other; pooled they cannot tell
   const f5 = finding5(join(out, 'b'), { hs: 400, cm: 350, primary: 0.05 })
   const again = writeSweepRuns(join(out, 'c'), 'ibench-finding5', [
-    ...twice({ strategy: 'hs', instances: 4, cpusPerInstance: 0.5, benchmark: 'baseline' }, 350, { diagnosis: { bottleneck: { kind: 'cpu-quota' }, roles: { workers: 1.9, primary: 0 } } }),
-    ...twice({ strategy: 'cm', instances: 4, cpusPerInstance: 0.5, benchmark: 'baseline' }, 400, { diagnosis: { bottleneck: { kind: 'cpu-quota' }, roles: { workers: 1.9, primary: 0.05 } } })
+    ...twice({ strategy: 'hs', instances: 4, cpusPerInstance: 0.5, benchmark: 'baseline' }, 350,
+      { diagnosis: { bottleneck: { kind: 'cpu-quota' }, roles: { workers: 1.9, primary: 0 } } }),
+    ...twice({ strategy: 'cm', instances: 4, cpusPerInstance: 0.5, benchmark: 'baseline' }, 400,
+      { diagnosis: { bottleneck: { kind: 'cpu-quota' }, roles: { workers: 1.9, primary: 0.05 } } })
   ], { id: '20261125-090000-ibench-finding5-ef01', cpus: 4 })
   const folders = [over, f5, again]
   const orders = [[0, 1, 2], [0, 2, 1], [1, 0, 2], [1, 2, 0], [2, 0, 1], [2, 1, 0]].map(o => o.map(i => folders[i]))
@@ -243,7 +258,8 @@ test('several sweeps: pooled, the same verdicts in every order of the folders; w
       'reproduced, 20261125-090000-ibench-finding5-ef01 not-reproduced); the row pools their runs: inconclusive'), r.notes.join('\n'))
     assert.deepEqual(r.sweeps.map(s => s.id), order.map(dir => dir.split('/').at(-1)), 'the sweeps listed as given')
     assert.match(r.notes.join('\n'), /the repeats of each shape ran on one deployment \(order shapes\): the tests count them as independent/)
-    assert.ok(r.notes.includes('the sweeps ran on different machines (test cpu, 2 cores; test cpu, 4 cores): their runs are pooled as if on one'), r.notes.join('\n'))
+    assert.ok(r.notes.includes('the sweeps ran on different machines (test cpu, 2 cores; test cpu, 4 cores): their runs are pooled as if on one'),
+      r.notes.join('\n'))
   }
   assert.equal(seen.size, 1, 'one set of rows and verdicts whatever the order')
 })

@@ -40,7 +40,8 @@ test('a sweep like the thesis: the nine rows of Table 4.3.1 and its five directi
   const dir = writeMulticoreSweep(tmp(t), { seconds: (s, l, rep) => THESIS_LIKE[s][l](rep) })
   const r = await replicate(dir, { study: 'multicore' })
   assert.equal(r.rows.length, 14)
-  assert.deepEqual(r.counts, { reproduced: 14, 'not-reproduced': 0, inconclusive: 0, 'not-comparable': 0 }, r.rows.filter(x => x.verdict !== 'reproduced').map(x => `${x.id}: ${x.why}`).join('\n'))
+  assert.deepEqual(r.counts, { reproduced: 14, 'not-reproduced': 0, inconclusive: 0, 'not-comparable': 0 },
+    r.rows.filter(x => x.verdict !== 'reproduced').map(x => `${x.id}: ${x.why}`).join('\n'))
   const raw = r.rows.find(row => row.id === 'raw at exhausting load')
   assert.equal(raw.published.exists, 'No')
   assert.equal(raw.ours.exists, false)
@@ -78,7 +79,8 @@ test('raw Node at exhausting load judged by the thesis\'s account: one core\'s w
 })
 
 test('raw Node pinned to one core cannot be compared: its idle core is idle by construction', async (t) => {
-  const dir = writeMulticoreSweep(tmp(t), { seconds: (s, l, rep) => THESIS_LIKE[s][l](rep), extra: (s) => (s === 'up' ? { placement: [{ service: 'local', cpus: [0] }] } : {}) })
+  const dir = writeMulticoreSweep(tmp(t),
+    { seconds: (s, l, rep) => THESIS_LIKE[s][l](rep), extra: (s) => (s === 'up' ? { placement: [{ service: 'local', cpus: [0] }] } : {}) })
   const r = await replicate(dir, { study: 'multicore' })
   for (const load of ['relaxed', 'average', 'exhausting']) {
     assert.equal(verdictOf(r, `raw at ${load} load`), 'not-comparable')
@@ -87,12 +89,22 @@ test('raw Node pinned to one core cannot be compared: its idle core is idle by c
 })
 
 test('runs left out as not valid: a row without valid runs names them and their flags, and --include-invalid takes them', async (t) => {
-  const saturated = { validity: { ok: false, flags: [{ name: 'host-saturated', severity: 'invalid', value: 0.01, threshold: 0.05, message: 'host idle 1%' }, { name: 'throttled', severity: 'warning', message: 'a warning is not why it was left out' }] } }
-  const dir = writeMulticoreSweep(tmp(t), { seconds: (s, l, rep) => THESIS_LIKE[s][l](rep), extra: (s, l) => (s === 'cm' && l === 'exhausted*cores' ? saturated : {}) })
+  const saturated = {
+    validity: {
+      ok: false,
+      flags: [
+        { name: 'host-saturated', severity: 'invalid', value: 0.01, threshold: 0.05, message: 'host idle 1%' },
+        { name: 'throttled', severity: 'warning', message: 'a warning is not why it was left out' }
+      ]
+    }
+  }
+  const dir = writeMulticoreSweep(tmp(t),
+    { seconds: (s, l, rep) => THESIS_LIKE[s][l](rep), extra: (s, l) => (s === 'cm' && l === 'exhausted*cores' ? saturated : {}) })
   const r = await replicate(dir, { study: 'multicore' })
   const row = r.rows.find(x => x.id === 'cluster at exhausting load')
   assert.equal(row.verdict, 'not-comparable')
-  assert.equal(row.why, 'no valid run of cm at the exhausted*cores level: 3 finished and left out, host-saturated 3 (cm exhausted*cores 3) (--include-invalid takes them)')
+  assert.equal(row.why,
+    'no valid run of cm at the exhausted*cores level: 3 finished and left out, host-saturated 3 (cm exhausted*cores 3) (--include-invalid takes them)')
   assert.match(r.notes.join('\n'), /3 of 27 finished runs left out as not valid: host-saturated 3 \(cm exhausted\*cores 3\)/)
   const all = await replicate(dir, { study: 'multicore', includeInvalid: true })
   assert.equal(verdictOf(all, 'cluster at exhausting load'), 'reproduced')
@@ -117,7 +129,9 @@ test('analyzer replicate: text and JSON; --study required and checked; a folder 
   const json = await runCli('analyzer', ['replicate', dir, '--study', 'multicore', '--json'])
   assert.equal(JSON.parse(json.stdout).rows.length, 14)
   /** @type {[string[], RegExp][]} */
-  const refused = [[[dir], /--study: is required/], [[dir, '--study', 'nope'], /--study/], [[dir, '--study', 'ibench-mimn', '--json', '--include-invalid', 'x'], /x: not a sweep folder/], [[dir, '--study', 'multicore', '--bogus'], /--bogus/], [[tmp(t), '--study', 'multicore'], /not a sweep folder/]]
+  const refused = [[[dir], /--study: is required/], [[dir, '--study', 'nope'], /--study/],
+    [[dir, '--study', 'ibench-mimn', '--json', '--include-invalid', 'x'], /x: not a sweep folder/], [[dir, '--study', 'multicore', '--bogus'], /--bogus/],
+    [[tmp(t), '--study', 'multicore'], /not a sweep folder/]]
   for (const [args, message] of refused) {
     const r = await runCli('analyzer', ['replicate', ...args])
     assert.equal(r.code, 2, `${args.join(' ')}: ${r.stderr}`)

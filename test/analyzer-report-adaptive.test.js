@@ -33,7 +33,18 @@ function adaptiveSweep () {
   const file = join(dir, 'sweep.json')
   const sweep = JSON.parse(readFileSync(file, 'utf8'))
   const last = looks.at(-1)
-  sweep.adaptive = { question, cells: { 'cm@4': 3, 'up@4': 3 }, maxLooks: 5, budget: 1800, block: { runs: 2, seconds: 180 }, looks, verdict: last.stop ? last.verdict : null, ended: last.stop ? 'answered' : null, why: last.why, needed: null }
+  sweep.adaptive = {
+    question,
+    cells: { 'cm@4': 3, 'up@4': 3 },
+    maxLooks: 5,
+    budget: 1800,
+    block: { runs: 2, seconds: 180 },
+    looks,
+    verdict: last.stop ? last.verdict : null,
+    ended: last.stop ? 'answered' : null,
+    why: last.why,
+    needed: null
+  }
   writeFileSync(file, JSON.stringify(sweep))
   return { dir, looks }
 }
@@ -59,12 +70,15 @@ test('an adaptive sweep\'s report: the question, a row per look with its interva
   assert.match(page, /<section id="adaptive-1"><h2>Adaptive experiment: does cm differ from up/)
   const chart = page.slice(page.indexOf('data-chart="adaptive"'))
   assert.ok(chart.startsWith('data-chart="adaptive"'), 'the looks chart is drawn')
-  for (const look of looks.filter(l => l.estimate)) assert.ok(chart.includes(`look ${look.look}: ${look.estimate.ratio.toFixed(2)}`), `look ${look.look} is a point of the chart`)
+  for (const look of looks.filter(l => l.estimate)) {
+    assert.ok(chart.includes(`look ${look.look}: ${look.estimate.ratio.toFixed(2)}`), `look ${look.look} is a point of the chart`)
+  }
 })
 
 test('a sweep without a question has no adaptive section', async () => {
   const out = mkdtempSync(join(tmpdir(), 'ns-report-adaptive-'))
-  const dir = writeSweepRuns(out, 'plain', [{ config: { strategy: 'cm', instances: 1 }, throughput: 100 }, { config: { strategy: 'cm', instances: 2 }, throughput: 190 }])
+  const dir = writeSweepRuns(out, 'plain',
+    [{ config: { strategy: 'cm', instances: 1 }, throughput: 100 }, { config: { strategy: 'cm', instances: 2 }, throughput: 190 }])
   const report = await buildReport([dir])
   assert.deepEqual(report.adaptive, [])
   assert.doesNotMatch(renderMarkdown(report), /Adaptive experiment/)

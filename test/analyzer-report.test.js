@@ -165,7 +165,8 @@ test('error bars are mean ± the sd of the fixture\'s repeats, drawn to scale', 
   }
   const expected = [...byShape].filter(([, list]) => new Set(list.map(r => r.config.concurrency)).size === 1 && list.length > 1)
   assert.ok(expected.length >= 4, 'the fixture has repeated shapes')
-  const bars = [...figures(html).throughput.matchAll(/<line aria-label="([^"]+)" role="graphics-symbol" aria-roledescription="errorbar" transform="translate\(([-\d.e]+),([-\d.e]+)\)" x2="0" y2="([-\d.e]+)"/g)]
+  const bars = [...figures(html).throughput.matchAll(new RegExp(/<line aria-label="([^"]+)" role="graphics-symbol" aria-roledescription="errorbar" /.source +
+    /transform="translate\(([-\d.e]+),([-\d.e]+)\)" x2="0" y2="([-\d.e]+)"/.source, 'g'))]
     .map(m => ({ label: m[1], y2: Math.abs(Number(m[4])) }))
   const scale = []
   for (const [key, list] of expected) {
@@ -340,7 +341,9 @@ test('bad flags and inputs: exit 2 naming the flag or the file', async (t) => {
   const spawned = await runCli('analyzer', ['report', SWEEP, '--format', 'pdf'])
   assert.equal(spawned.code, 2)
   assert.match(spawned.stderr, /--format: "pdf" is not allowed/)
-  assert.deepEqual(parseArguments(['report', 'a', 'b']), { command: 'report', help: false, inputs: ['a', 'b'], options: { json: false, format: 'html', x: 'instances', bootstrap: 0, seed: 1, weights: 'relative' } })
+  assert.deepEqual(parseArguments(['report', 'a', 'b']), {
+    command: 'report', help: false, inputs: ['a', 'b'], options: { json: false, format: 'html', x: 'instances', bootstrap: 0, seed: 1, weights: 'relative' }
+  })
   assert.equal(parseArguments(['report', 'a', '-o', 'r.md', '--format', 'md', '--group-by', 'strategy']).options.out, 'r.md')
   const help = await runCli('analyzer', ['report', '--help'])
   assert.equal(help.code, 0)

@@ -12,8 +12,10 @@ import { compareWithStatistics, startVariedServer, writePlan, runJmeterPlan, jme
 import { ensureJmeter } from '../executor/jmeter-install.js'
 
 const FIX = new URL('./fixtures/jtl/', import.meta.url).pathname
-const HEADER = 'timeStamp,elapsed,label,responseCode,responseMessage,threadName,dataType,success,failureMessage,bytes,sentBytes,grpThreads,allThreads,URL,Latency,IdleTime,Connect'
-const row = (ts, elapsed, label, ok = true, msg = 'OK') => `${ts},${elapsed},${label},${ok ? 200 : 500},${msg},t 1-1,text,${ok},,100,20,1,1,http://127.0.0.1/x,1,0,0`
+const HEADER = 'timeStamp,elapsed,label,responseCode,responseMessage,threadName,dataType,success,failureMessage,bytes,sentBytes,grpThreads,' +
+  'allThreads,URL,Latency,IdleTime,Connect'
+const row = (ts, elapsed, label, ok = true, msg = 'OK') =>
+  `${ts},${elapsed},${label},${ok ? 200 : 500},${msg},t 1-1,text,${ok},,100,20,1,1,http://127.0.0.1/x,1,0,0`
 
 function tmp (t) {
   const dir = mkdtempSync(join(tmpdir(), 'ns-summary-'))
@@ -59,7 +61,9 @@ test('a JTL JMeter records now and the dashboard JMeter builds from it agree wit
   const { jar } = await ensureJmeter()
   const server = await startVariedServer()
   t.after(() => server.close())
-  await runJmeterPlan(jar, { jmx: writePlan(dir, { port: server.port, threads: 3, seconds: 2 }), jtl: join(dir, 'r.jtl'), log: join(dir, 'r.log'), timeoutMs: 60000 })
+  await runJmeterPlan(jar, {
+    jmx: writePlan(dir, { port: server.port, threads: 3, seconds: 2 }), jtl: join(dir, 'r.jtl'), log: join(dir, 'r.log'), timeoutMs: 60000
+  })
   const { statistics } = await jmeterDashboard(jar, join(dir, 'r.jtl'), join(dir, 'dash'), { timeoutMs: 60000 })
   const s = await summarize(join(dir, 'r.jtl'))
   assert.ok(s.total.requests > 50, `JMeter recorded ${s.total.requests} samples`)
@@ -167,7 +171,8 @@ function nastyFile (rows, seed, eol) {
     const ok = rnd() > 0.1
     const msg = ok ? 'OK' : ['Bad, "really"', 'line1\r\nline2', 'plain'][Math.floor(rnd() * 3)]
     const elapsed = Math.floor(rnd() ** 3 * 3000)
-    lines.push([1700000000000 + i * 3, elapsed, q(label), ok ? 200 : 500, q(msg), 'g 1-1', 'text', ok, ok ? '' : q(msg), 120, 40, 2, 2, 'http://h/p', 3, 0, 1].join(','))
+    lines.push([1700000000000 + i * 3, elapsed, q(label), ok ? 200 : 500, q(msg), 'g 1-1', 'text', ok, ok ? '' : q(msg), 120, 40, 2, 2, 'http://h/p',
+      3, 0, 1].join(','))
   }
   return lines.join(eol) + eol
 }

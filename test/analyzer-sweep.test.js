@@ -45,7 +45,9 @@ test('fit recovers each strategy\'s parameters from the sweep; the intervals hol
   for (const g of r.groups) {
     const truth = TRUTH[g.key.strategy]
     const f = g.fits.usl
-    for (const k of ['sigma', 'lambda', 'gamma']) assert.ok(f.ci95[k][0] <= truth[k] && truth[k] <= f.ci95[k][1], `${g.name} ${k} ${truth[k]} outside ${f.ci95[k]}`)
+    for (const k of ['sigma', 'lambda', 'gamma']) {
+      assert.ok(f.ci95[k][0] <= truth[k] && truth[k] <= f.ci95[k][1], `${g.name} ${k} ${truth[k]} outside ${f.ci95[k]}`)
+    }
     assert.equal(g.better, 'usl', 'the data has a coherency term, so USL beats Amdahl')
     assert.ok(g.fits.amdahl.sigma > 0)
   }
@@ -79,7 +81,8 @@ test('--x concurrency makes one curve per instance count', async (t) => {
   assert.equal(r.groups.length, 16)
   assert.deepEqual(r.groups[0].points.map(p => p.n), [10, 50])
   assert.equal(r.groups[0].unit, 'connections')
-  await assert.rejects(loadPoints(out, { groupBy: 'strategy,colour' }), (/** @type {any} */ e) => e.code === 'NS_ERR_BAD_FLAG' && /--group-by: "colour"/.test(e.message))
+  await assert.rejects(loadPoints(out, { groupBy: 'strategy,colour' }),
+    (/** @type {any} */ e) => e.code === 'NS_ERR_BAD_FLAG' && /--group-by: "colour"/.test(e.message))
   await assert.rejects(loadPoints(out, { x: 'instances', groupBy: 'instances' }), (/** @type {any} */ e) => /x axis/.test(e.message))
 })
 
@@ -95,7 +98,8 @@ test('a CSV of points: n/throughput columns, repeats averaged, optional groups; 
   writeFileSync(join(dir, 'g.csv'), 'strategy,n,throughput\ncm,1,10\ncm,2,19\ncm,4,33\nhs,1,10\nhs,2,18\nhs,4,30\n')
   assert.deepEqual((await loadPoints(join(dir, 'g.csv'))).groups.map(g => g.name), ['cm', 'hs'])
   writeFileSync(join(dir, 'bad.csv'), 'users,rps\n1,2\n')
-  await assert.rejects(loadPoints(join(dir, 'bad.csv')), (/** @type {any} */ e) => e.code === 'NS_ERR_BAD_FILE' && /bad\.csv: needs a header with an N column/.test(e.message))
+  await assert.rejects(loadPoints(join(dir, 'bad.csv')),
+    (/** @type {any} */ e) => e.code === 'NS_ERR_BAD_FILE' && /bad\.csv: needs a header with an N column/.test(e.message))
   writeFileSync(join(dir, 'nan.csv'), 'n,throughput\n1,abc\n')
   await assert.rejects(loadPoints(join(dir, 'nan.csv')), (/** @type {any} */ e) => /nan\.csv: row 2: throughput "abc"/.test(e.message))
   await assert.rejects(loadPoints(join(dir, 'none')), (/** @type {any} */ e) => e.code === 'NS_ERR_BAD_FILE' && /none: no such file/.test(e.message))

@@ -74,7 +74,8 @@ test('a known difference is found on what the design identifies: throughput at e
   const at = n => p.tests.find(x => x.quantity === 'throughput' && x.n === n)
   assert.equal(at(8).outcome, 'different')
   assert.ok(at(8).ratio > 1.5 && at(8).pHolm < ALPHA && at(8).pHolm >= at(8).p)
-  assert.match(at(8).line, /^throughput at N = 8: different: cm\/page is higher \(cm\/page \/ up\/page = [\d.]+ \[[\d.]+, [\d.]+\]; p (< 0\.001|= [\d.]+), Holm over 9 tests\)$/)
+  assert.match(at(8).line,
+    /^throughput at N = 8: different: cm\/page is higher \(cm\/page \/ up\/page = [\d.]+ \[[\d.]+, [\d.]+\]; p (< 0\.001|= [\d.]+), Holm over 9 tests\)$/)
   assert.notEqual(at(1).outcome, 'different', 'the same gamma at N = 1')
   const speedup = p.tests.find(x => x.quantity === 'speedup')
   assert.deepEqual([speedup.n, speedup.outcome], [[1, 8], 'different'])
@@ -84,7 +85,8 @@ test('a known difference is found on what the design identifies: throughput at e
   assert.match(text, /^tests between groups: Each pair of groups/m)
   assert.match(text, /^ {2}cm\/page vs up\/page \(page\):$/m)
   assert.match(text, /^ {4}throughput at N = 8: different: cm\/page is higher/m)
-  assert.match(text, /^ {4}throughput at N = 1: (inconclusive|equivalent within ±5%)[^\n]*\n {6}power: a 10% difference in throughput at N = 1 is detected at least \d+% of the time with 3 deployments each/m)
+  assert.match(text, new RegExp(/^ {4}throughput at N = 1: (inconclusive|equivalent within ±5%)[^\n]*\n {6}power: /.source +
+    /a 10% difference in throughput at N = 1 is detected at least \d+% of the time with 3 deployments each/.source, 'm'))
   // --margin and --effect (percent) reach the tests and their words
   const wide = (await compare([out], { margin: 20, effect: 25 })).pairs[0]
   assert.match(wide.tests[0].line, /within ±20%/)
@@ -100,7 +102,9 @@ test('repeats on one deployment are one unit: each N cannot be tested with one a
   for (const [strategy, p] of Object.entries(truths)) {
     for (const n of NS) {
       const placement = [{ instance: 'r1', node: 'host', pid: 1000 + i, port: 4000 }]
-      for (let r = 0; r < 3; r++) writeRun(out, i++, { strategy, instances: n, concurrency: 50 }, throughputAt(n, p) * (1 + 0.02 * normalDraw(rnd)), 'done', { placement })
+      for (let r = 0; r < 3; r++) {
+        writeRun(out, i++, { strategy, instances: n, concurrency: 50 }, throughputAt(n, p) * (1 + 0.02 * normalDraw(rnd)), 'done', { placement })
+      }
     }
   }
   const { groups } = await loadPoints(out)
@@ -109,7 +113,8 @@ test('repeats on one deployment are one unit: each N cannot be tested with one a
   const at8 = p.tests.find(x => x.quantity === 'throughput' && x.n === 8)
   assert.equal(at8.outcome, 'untestable')
   assert.deepEqual(at8.units, [1, 1])
-  assert.match(at8.line, /^throughput at N = 8: cannot be tested: cm\/page has 1 deployment at N = 8 \(its 3 runs share one deployment\); a test needs 2 or more a side$/)
+  assert.match(at8.line,
+    /^throughput at N = 8: cannot be tested: cm\/page has 1 deployment at N = 8 \(its 3 runs share one deployment\); a test needs 2 or more a side$/)
   assert.equal(at8.power.text, 'power for a 10% difference in throughput at N = 8 unknown: no cell has 2 deployments to show how deployments vary')
   const overall = p.tests.find(x => x.quantity === 'overall')
   assert.equal(overall.outcome, 'different', overall.line)
@@ -187,11 +192,13 @@ test('identical strategies with shared deployments: few false differences with t
 test('the power printed for a 10% difference is about what a simulation finds, and its deployments for 80% give it', () => {
   const rng = randomSource(21)
   const cell = { deployments: 4, repeats: 2, icc: 0.3 }
-  const pair = (r, deployments) => testGroups([synthGroup('a', r, { ...cell, deployments }), synthGroup('b', r, { ...cell, deployments, truth: { gamma: 1100 } })])[0]
+  const pair = (r, deployments) =>
+    testGroups([synthGroup('a', r, { ...cell, deployments }), synthGroup('b', r, { ...cell, deployments, truth: { gamma: 1100 } })])[0]
   const at4 = p => p.tests.find(x => x.quantity === 'throughput' && x.n === 4)
   const first = at4(pair(rng, 4))
   assert.ok(first.power.value > 0 && first.power.value < 0.8, first.power.text)
-  assert.match(first.power.text, /^a 10% difference in throughput at N = 4 is detected at least \d+% of the time with 4 deployments each; \d+ deployments each would give 80%$/)
+  assert.match(first.power.text,
+    /^a 10% difference in throughput at N = 4 is detected at least \d+% of the time with 4 deployments each; \d+ deployments each would give 80%$/)
   const k = first.power.unitsFor80
   assert.ok(k > 4 && k <= 20, `unitsFor80 ${k}`)
   let hits = 0
@@ -212,7 +219,8 @@ test('equivalent within the margin: the same curve measured on many deployments'
   const [p] = testGroups([synthGroup('a', rng, o), synthGroup('b', rng, o)])
   const perN = p.tests.filter(x => x.quantity === 'throughput')
   assert.ok(perN.every(x => x.outcome === 'equivalent'), perN.map(x => x.line).join('\n'))
-  assert.match(perN[0].line, /^throughput at N = 1: equivalent within ±5% \(a \/ b = [\d.]+ \[[\d.]+, [\d.]+\]; TOST p (< 0\.001|= [\d.]+), Holm over 7 tests\)$/)
+  assert.match(perN[0].line,
+    /^throughput at N = 1: equivalent within ±5% \(a \/ b = [\d.]+ \[[\d.]+, [\d.]+\]; TOST p (< 0\.001|= [\d.]+), Holm over 7 tests\)$/)
   // a margin narrower than the noise allows: not shown
   const [narrow] = testGroups([synthGroup('a', rng, o), synthGroup('b', rng, o)], { margin: 0.002 })
   assert.ok(narrow.tests.every(x => x.outcome !== 'equivalent'))
@@ -283,7 +291,8 @@ test('--bootstrap resamples the repeats within each N when there are repeats (se
 
 test('a CSV with repeated rows: each row is fitted; one row per N fits as before', async (t) => {
   const dir = tmp(t)
-  writeFileSync(join(dir, 'r.csv'), 'n,throughput\n' + NS.flatMap(n => [0.97, 1.03].map(k => `${n},${throughputAt(n, { gamma: 100, sigma: 0.05, lambda: 0.002 }) * k}`)).join('\n') + '\n')
+  writeFileSync(join(dir, 'r.csv'),
+    'n,throughput\n' + NS.flatMap(n => [0.97, 1.03].map(k => `${n},${throughputAt(n, { gamma: 100, sigma: 0.05, lambda: 0.002 }) * k}`)).join('\n') + '\n')
   const r = await fitSources(join(dir, 'r.csv'))
   assert.equal(r.groups[0].points.length, 6)
   assert.equal(r.groups[0].observations.length, 12)
@@ -296,8 +305,10 @@ function writeWithInvalid (out) {
   let i = 0
   for (const n of NS) for (const k of [0.99, 1.01]) writeRun(out, i++, { strategy: 'cm', instances: n, concurrency: 50 }, throughputAt(n, p) * k)
   const flag = (name, message) => ({ name, value: 0.99, threshold: 0.9, message })
-  writeRun(out, i++, { strategy: 'cm', instances: 4, concurrency: 50 }, 500, 'done', { validity: { ok: false, flags: [flag('generator-saturated', 'the load generator used 99% of a core')] } })
-  writeRun(out, i++, { strategy: 'cm', instances: 8, concurrency: 50 }, 400, 'done', { validity: { ok: false, flags: [flag('throttled', 'CPU throttled 40% of the time'), flag('unstable', 'throughput varied 30%')] } })
+  writeRun(out, i++, { strategy: 'cm', instances: 4, concurrency: 50 }, 500, 'done',
+    { validity: { ok: false, flags: [flag('generator-saturated', 'the load generator used 99% of a core')] } })
+  writeRun(out, i++, { strategy: 'cm', instances: 8, concurrency: 50 }, 400, 'done',
+    { validity: { ok: false, flags: [flag('throttled', 'CPU throttled 40% of the time'), flag('unstable', 'throughput varied 30%')] } })
   // a valid run that says so, flags and all, counts
   writeRun(out, i++, { strategy: 'cm', instances: 2, concurrency: 50 }, throughputAt(2, p), 'done', { validity: { ok: true, flags: [] } })
   return p
@@ -321,7 +332,8 @@ test('invalid runs are left out of points, observations and fits by default; --i
   assert.equal(all.skipped.invalid, 0)
   assert.deepEqual(all.groups[0].excluded, [])
   assert.equal(all.groups[0].observations.length, 15)
-  assert.deepEqual(all.groups[0].notes, ['N=4: 1 invalid run kept by --include-invalid (generator-saturated)', 'N=8: 1 invalid run kept by --include-invalid (throttled, unstable)'])
+  assert.deepEqual(all.groups[0].notes,
+    ['N=4: 1 invalid run kept by --include-invalid (generator-saturated)', 'N=8: 1 invalid run kept by --include-invalid (throttled, unstable)'])
   const withBad = (await fitSources(out, { includeInvalid: true })).groups[0].fits.usl
   assert.notEqual(withBad.sigma, fit.sigma)
 })
@@ -354,7 +366,9 @@ test('fit, compare and report say what was left out and why; --include-invalid i
 
 test('the report shows the tests between groups: outcome, p after Holm, power', async (t) => {
   const out = tmp(t)
-  writeStrategies(out, { cm: { gamma: 3000, sigma: 0.02, lambda: 0.002 }, up: { gamma: 3000, sigma: 0.3, lambda: 0.002 }, pm2: { gamma: 3000, sigma: 0.025, lambda: 0.002 } }, { repeats: 3 })
+  writeStrategies(out,
+    { cm: { gamma: 3000, sigma: 0.02, lambda: 0.002 }, up: { gamma: 3000, sigma: 0.3, lambda: 0.002 }, pm2: { gamma: 3000, sigma: 0.025, lambda: 0.002 } },
+    { repeats: 3 })
   const file = join(out, 'r.html')
   const r = await runCli('analyzer', ['report', out, '-o', file])
   assert.equal(r.code, 0, r.stderr)
@@ -367,7 +381,8 @@ test('the report shows the tests between groups: outcome, p after Holm, power', 
   assert.equal(cmUp[3], '3 / 3')
   assert.match(cmUp[5], /^(&lt; 0\.001|0\.0[0-4]\d*)$/)
   assert.equal(cmUp[7], 'different: cm/page is higher')
-  assert.ok(rows.some(x => /^(inconclusive|equivalent)$/.test(x[7]) && /^a 10% difference in .* is detected at least \d+% of the time/.test(x[8])), 'a test without a difference has its power')
+  assert.ok(rows.some(x => /^(inconclusive|equivalent)$/.test(x[7]) && /^a 10% difference in .* is detected at least \d+% of the time/.test(x[8])),
+    'a test without a difference has its power')
   const md = await runCli('analyzer', ['report', out, '--format', 'md'])
   assert.match(md.stdout, /^### Tests between groups$/m)
   assert.match(md.stdout, /^\| page \| \S+ vs \S+ \| throughput at N = 1 \| 3 \/ 3 \| [\d.]+ \[[\d.]+, [\d.]+\] \|/m)

@@ -8,7 +8,8 @@ import { tQuantile } from '../analyzer/stats/stats-math.js'
 import { seededRandom } from '../lib/random.js'
 
 const fixture = name => JSON.parse(readFileSync(new URL(`./fixtures/usl/${name}`, import.meta.url), 'utf8'))
-const near = (actual, expected, rel, what) => assert.ok(Math.abs(actual - expected) <= rel * Math.abs(expected), `${what}: ${actual} not within ${rel * 100}% of ${expected}`)
+const near = (actual, expected, rel, what) =>
+  assert.ok(Math.abs(actual - expected) <= rel * Math.abs(expected), `${what}: ${actual} not within ${rel * 100}% of ${expected}`)
 const signif = (v, d) => Number(v.toPrecision(d))
 
 function assertAllFinite (value) {
@@ -120,7 +121,8 @@ test('noisy data: the 95% intervals hold the truth; the bootstrap is reproducibl
 })
 
 test('bad data is a clear NS_ERR_BAD_DATA (exit 2), never NaN', () => {
-  const bad = (pts, opts, re) => assert.throws(() => fitUsl(pts, opts), (/** @type {any} */ e) => e.code === 'NS_ERR_BAD_DATA' && e.exitCode === 2 && re.test(e.message))
+  const bad = (pts, opts, re) =>
+    assert.throws(() => fitUsl(pts, opts), (/** @type {any} */ e) => e.code === 'NS_ERR_BAD_DATA' && e.exitCode === 2 && re.test(e.message))
   const three = [{ n: 1, throughput: 100 }, { n: 2, throughput: 180 }, { n: 4, throughput: 300 }]
   bad(three, {}, /at least 4 distinct N; got 3/)
   assert.ok(fitUsl(three, { model: 'amdahl' }).sigma > 0, 'Amdahl needs only 3')

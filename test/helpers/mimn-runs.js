@@ -19,14 +19,35 @@ export function writeMimnRun (out, config, { throughput, p95 = 10, nodeCpu, cpuT
   const dir = join(out, id)
   mkdirSync(dir, { recursive: true })
   const cores = (nodeCpu ?? [cpuTotal ?? 0.5]).flatMap(total => [{ core: 0, usage: total * 50 }, { core: 1, usage: total * 50 }])
+  /** @param {number} total @param {number} i */
+  const nodeOf = (total, i) => ({
+    node: `id${i + 1}`,
+    hostname: `w${i + 1}`,
+    label: `nodescale-w${i + 1}`,
+    firstCore: 2 * i,
+    cores: [],
+    highest: 50,
+    lowest: 10,
+    spread: 40,
+    overall: 30,
+    total
+  })
   const run = {
     schema: 'nodescale.run/v1',
     id,
     status,
     startedAt,
-    config: { strategy: 'hs', benchmark: 'cpu', concurrency: 10, duration: 3, warmup: 1, driver: 'autocannon', backend: 'swarm', cpusPerInstance: 0.25, ...config },
+    config: {
+      strategy: 'hs', benchmark: 'cpu', concurrency: 10, duration: 3, warmup: 1, driver: 'autocannon', backend: 'swarm', cpusPerInstance: 0.25, ...config
+    },
     environment: { host: 'vm', cpus: 2, node: 'v20.0.0' },
-    summary: { requests: Math.round(throughput * 3), errors: 0, errorRate: 0, throughput, latency: { mean: p95 / 2, p50: p95 / 2, p90: p95 * 0.9, p95, p99: p95 * 1.2, max: p95 * 2 } },
+    summary: {
+      requests: Math.round(throughput * 3),
+      errors: 0,
+      errorRate: 0,
+      throughput,
+      latency: { mean: p95 / 2, p50: p95 / 2, p90: p95 * 0.9, p95, p99: p95 * 1.2, max: p95 * 2 }
+    },
     cpu: {
       source: 'cgroup-v1',
       cores: cores.map((c, i) => ({ ...c, core: i })),
@@ -35,7 +56,7 @@ export function writeMimnRun (out, config, { throughput, p95 = 10, nodeCpu, cpuT
       spread: 40,
       overall: 30,
       total: cpuTotal ?? (nodeCpu ? nodeCpu.reduce((a, b) => a + b, 0) : 0.5),
-      ...(nodeCpu ? { nodes: nodeCpu.map((total, i) => ({ node: `id${i + 1}`, hostname: `w${i + 1}`, label: `nodescale-w${i + 1}`, firstCore: 2 * i, cores: [], highest: 50, lowest: 10, spread: 40, overall: 30, total })) } : {})
+      ...(nodeCpu ? { nodes: nodeCpu.map(nodeOf) } : {})
     },
     placement: [],
     error: status === 'failed' ? { code: 'NS_ERR_RUN', message: 'the load failed' } : null,

@@ -34,7 +34,8 @@ export function validatorOf (name) {
 export function assertValid (data, name, what) {
   const validate = validatorOf(name)
   if (!validate(data)) {
-    assert.fail(`${what} is not a valid ${name}:\n${(validate.errors ?? []).map(e => `  ${e.instancePath || '/'} ${e.message} ${JSON.stringify(e.params)}`).join('\n')}`)
+    assert.fail(`${what} is not a valid ${name}:\n` +
+      `${(validate.errors ?? []).map(e => `  ${e.instancePath || '/'} ${e.message} ${JSON.stringify(e.params)}`).join('\n')}`)
   }
 }
 

@@ -31,6 +31,8 @@ export function writeSweepRuns (out, name, runs, { cpus = 2, nodes, id = `202611
     }
     writeFileSync(join(dir, runId, 'run.json'), JSON.stringify(run, null, 2))
   })
-  writeFileSync(join(dir, 'sweep.json'), JSON.stringify({ schema: 'nodescale.sweep/v1', id, dir, status: 'done', experiment: { name, profile: null, order: 'shapes', repeats: 2 }, seed: 3, cells: [], plan: [] }, null, 2))
+  writeFileSync(join(dir, 'sweep.json'), JSON.stringify({
+    schema: 'nodescale.sweep/v1', id, dir, status: 'done', experiment: { name, profile: null, order: 'shapes', repeats: 2 }, seed: 3, cells: [], plan: []
+  }, null, 2))
   return dir
 }
