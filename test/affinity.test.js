@@ -47,7 +47,8 @@ test('--affinity: up only, exit 2 naming the flag for cm, pm2, hs and for pin on
   assert.match(refused[4].stderr, /--affinity: "all" is not allowed; one of: pin, none/)
 })
 
-test('up --affinity none: the server process may use every core (seen in /proc during the run, and in run.json); the generator shares them, said', { timeout: 60000 }, async () => {
+test('up --affinity none: the server process may use every core (seen in /proc during the run, and in run.json); ' +
+  'the generator shares them, said', { timeout: 60000 }, async () => {
   const out = tmp()
   let during = null
   const r = await runCli('executor', ['run', '--strategy', 'up', '--instances', '1', '--affinity', 'none', '--out', out, ...short], {
@@ -73,7 +74,8 @@ test('up --affinity none: the server process may use every core (seen in /proc d
   assert.match(r.stderr, /cores: --affinity none: the server may use every core/)
 })
 
-test('up without --affinity stays pinned to core 0 as before, and --load-procs auto (the default) pins its one generator to the core left, apart', { timeout: 60000 }, async () => {
+test('up without --affinity stays pinned to core 0 as before, and --load-procs auto (the default) pins its one generator ' +
+  'to the core left, apart', { timeout: 60000 }, async () => {
   const out = tmp()
   const r = await runCli('executor', ['run', '--strategy', 'up', '--instances', '1', '--out', out, '--quiet', ...short])
   assert.equal(r.code, 0, r.stderr)
@@ -95,7 +97,8 @@ test('the generators\' cores against the server\'s: apart when the machine allow
   assert.equal(apart.why, 'the load generator, pinned to core 1, kept off the server\'s core 0')
   const all = loadSharing({ placement: [row([0, 1])], places: [proc([1]), proc([0])], machine: [0, 1] })
   assert.deepEqual([all.generator, all.shared, all.apart], [[0, 1], [0, 1], false])
-  assert.match(all.why, /^the server may use every core \(0-1\): the 2 load generators cannot be kept off its cores and, pinned to cores 0-1, share cores 0-1 with it$/)
+  assert.match(all.why,
+    /^the server may use every core \(0-1\): the 2 load generators cannot be kept off its cores and, pinned to cores 0-1, share cores 0-1 with it$/)
   const one = loadSharing({ placement: [row([0])], machine: [0, 1, 2, 3] })
   assert.match(one.why, /is not pinned .*--load-procs P pins generators off the server's cores\): it may share the server's core 0$/)
   // Swarm: no cores in the placement, or generators on load nodes: not this machine's to say

@@ -46,17 +46,26 @@ test('the built-in list names a module for each benchmark, each with the contrac
 })
 
 test('an unknown built-in without --app is NS_ERR_BAD_FLAG naming --benchmark and the choices', async () => {
-  await assert.rejects(loadBenchmark({ benchmark: 'nope' }), (/** @type {any} */ err) => err.code === 'NS_ERR_BAD_FLAG' && /--benchmark: unknown "nope"; one of baseline, page, cpu/.test(err.message))
+  await assert.rejects(loadBenchmark({ benchmark: 'nope' }),
+    (/** @type {any} */ err) => err.code === 'NS_ERR_BAD_FLAG' && /--benchmark: unknown "nope"; one of baseline, page, cpu/.test(err.message))
 })
 
 test('bad --param values and unknown keys are NS_ERR_BAD_FLAG naming the key', async () => {
   /** @type {Array<[string, Record<string, string>, RegExp]>} */
-  const cases = [['cpu', { n: '1' }, /--param n: must be an integer/], ['cpu', { n: 'abc' }, /--param n/], ['cpu', { size: '1' }, /--param size: unknown for benchmark cpu; allowed: n/],
-    ['net-out', { kb: '7' }, /--param kb: must be one of 1, 4, 10, 30, 52/], ['net-in', { bodyKb: '20', maxKb: '10' }, /--param bodyKb/],
-    ['mem', { objects: '0' }, /--param objects/], ['disk', { sync: 'maybe' }, /--param sync/], ['baseline', { x: '1' }, /takes no parameters/]]
+  const cases = [
+    ['cpu', { n: '1' }, /--param n: must be an integer/],
+    ['cpu', { n: 'abc' }, /--param n/],
+    ['cpu', { size: '1' }, /--param size: unknown for benchmark cpu; allowed: n/],
+    ['net-out', { kb: '7' }, /--param kb: must be one of 1, 4, 10, 30, 52/],
+    ['net-in', { bodyKb: '20', maxKb: '10' }, /--param bodyKb/],
+    ['mem', { objects: '0' }, /--param objects/],
+    ['disk', { sync: 'maybe' }, /--param sync/],
+    ['baseline', { x: '1' }, /takes no parameters/]
+  ]
   for (const [name, params, re] of cases) {
     const b = await loadBenchmark({ benchmark: name })
-    assert.throws(() => b.options(params), (/** @type {any} */ err) => err.code === 'NS_ERR_BAD_FLAG' && re.test(err.message), `${name} ${JSON.stringify(params)}`)
+    assert.throws(() => b.options(params), (/** @type {any} */ err) => err.code === 'NS_ERR_BAD_FLAG' && re.test(err.message),
+      `${name} ${JSON.stringify(params)}`)
   }
 })
 

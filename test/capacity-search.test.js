@@ -129,7 +129,8 @@ test('a probe whose queue grew over its window misses, whatever its latency: the
   assert.equal(judgeProbe(probeRun({ rate: 200, sent: 1000, answered: 990, meanMs: 40 }), 200, slo).verdict, 'misses')
   assert.equal(judgeProbe(probeRun({ rate: 200, sent: 1000, answered: 992, meanMs: 40 }), 200, slo).verdict, 'meets')
   // a generator up to 20 ms late notes its answers up to 20 ms late too: 4 more in flight at 200 req/s
-  assert.ok(Math.abs(queueGrowth(probeRun({ rate: 200, sent: 1000, answered: 990, meanMs: 40, maxLagMs: 20 }), 200).allowed - QUEUE_Z * Math.sqrt(2 * (1 + 12))) < 1e-9)
+  assert.ok(Math.abs(queueGrowth(probeRun({ rate: 200, sent: 1000, answered: 990, meanMs: 40, maxLagMs: 20 }), 200).allowed -
+    QUEUE_Z * Math.sqrt(2 * (1 + 12))) < 1e-9)
   // without the count (JMeter, older runs) the served share decides, as before
   const old = probeRun({ rate: 100, sent: 1000, answered: 0 })
   delete old.load.schedule.answered

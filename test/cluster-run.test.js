@@ -233,8 +233,8 @@ test('cluster up 3, runs placed on the workers, shrink, cluster down leaves noth
     assert.ok(catalog.repositories.includes('nodescale/register'), JSON.stringify(catalog))
     // the password is nowhere a user or a log sees: not on the terminal, not in the run's files, not in the services
     const services = JSON.stringify(await Promise.all((await docker.listServices()).map(x => docker.getService(x.ID).inspect())))
-    const files = readdirSync(out,
-      { recursive: true }).map(f => join(out, String(f))).filter(f => statSync(f).isFile()).map(f => readFileSync(f).toString('latin1')).join('\n')
+    const files = readdirSync(out, { recursive: true }).map(f => join(out, String(f))).filter(f => statSync(f).isFile())
+      .map(f => readFileSync(f).toString('latin1')).join('\n')
     const token = JSON.parse(readFileSync(join(cacheDir(), 'control-plane.json'), 'utf8')).token
     for (const [where, text] of [['stdout', r.stdout], ['stderr', r.stderr], ['the run folder', files], ['docker service inspect', services]]) {
       assert.ok(!text.includes(creds.password), `the registry password appears in ${where}`)

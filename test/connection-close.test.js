@@ -29,7 +29,9 @@ async function connectionCounter (t) {
   t.after(() => { server.closeAllConnections(); server.close() })
   // @ts-ignore listening on TCP
   const url = `http://127.0.0.1:${server.address().port}/x`
-  const counts = () => ({ connections: perSocket.size, requests: [...perSocket.values()].reduce((a, n) => a + n, 0), most: Math.max(0, ...perSocket.values()), said: [...said] })
+  const counts = () => ({
+    connections: perSocket.size, requests: [...perSocket.values()].reduce((a, n) => a + n, 0), most: Math.max(0, ...perSocket.values()), said: [...said]
+  })
   return { url, counts }
 }
 

@@ -51,12 +51,15 @@ test('DRIVERS lists both drivers', () => {
 })
 
 for (const inProcess of [false, true]) {
-  test(`closed model (${inProcess ? 'in process' : 'child process'}): JTL rows = requests the server saw in the steady window, warm-up excluded`, { timeout: 30000 }, async (t) => {
+  test(`closed model (${inProcess ? 'in process' : 'child process'}): JTL rows = requests the server saw in the steady window, ` +
+    'warm-up excluded', { timeout: 30000 }, async (t) => {
     const srv = await countingServer(t)
     const jtlPath = join(tmp(t), 'run', 'samples.jtl')
     const C = 8
     const progress = []
-    const r = await runLoad({ driver: 'autocannon', url: srv.url, concurrency: C, duration: 2, warmup: 1, jtlPath, label: 'baseline', inProcess, onProgress: p => progress.push(p) })
+    const r = await runLoad({
+      driver: 'autocannon', url: srv.url, concurrency: C, duration: 2, warmup: 1, jtlPath, label: 'baseline', inProcess, onProgress: p => progress.push(p)
+    })
     assert.equal(r.driver, 'autocannon')
     assert.equal(r.interrupted, false)
     assert.equal(r.jtlPath, jtlPath)
@@ -111,7 +114,18 @@ test('closed model POST: every body arrives intact', { timeout: 30000 }, async (
     })
   })
   const jtlPath = join(tmp(t), 'samples.jtl')
-  const r = await runLoad({ driver: 'autocannon', url: srv.url, method: 'POST', headers: { 'content-type': 'application/json' }, body, concurrency: 4, duration: 1, warmup: 0, jtlPath, label: 'net-in' })
+  const r = await runLoad({
+    driver: 'autocannon',
+    url: srv.url,
+    method: 'POST',
+    headers: { 'content-type': 'application/json' },
+    body,
+    concurrency: 4,
+    duration: 1,
+    warmup: 0,
+    jtlPath,
+    label: 'net-in'
+  })
   assert.equal(broken, 0)
   assert.ok(intact >= r.requests && r.requests > 10, `intact ${intact}, requests ${r.requests}`)
   const rows = readJtl(jtlPath)

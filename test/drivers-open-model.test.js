@@ -113,7 +113,9 @@ test('open model: requests not answered within the timeout of their intended tim
   const slow = await server(t, (req, res) => { received++; setTimeout(() => res.end('late'), 300) })
   const slowPath = join(tmp(t), 'slow.jtl')
   started = Date.now()
-  const q = await runLoad({ driver: 'autocannon', url: slow, rate: 50, duration: 1, warmup: 0, jtlPath: slowPath, timeoutSec: 0.5, maxSockets: 2, inProcess: true })
+  const q = await runLoad({
+    driver: 'autocannon', url: slow, rate: 50, duration: 1, warmup: 0, jtlPath: slowPath, timeoutSec: 0.5, maxSockets: 2, inProcess: true
+  })
   assert.ok(Date.now() - started < 3500)
   const slowRows = readJtl(slowPath)
   assert.equal(slowRows.length, 50, 'every scheduled request has a row')

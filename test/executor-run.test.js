@@ -43,8 +43,8 @@ test('run --driver jmeter records the same format and --json prints only run.jso
 
 test('up keeps the server to about one core while cm with 2 workers uses more (the multi-core study)', { timeout: 90000 }, async (t) => {
   // autocannon, the lighter generator: on two cores JMeter's own CPU leaves cm too little room to show its second core.
-  const load = ['--backend', 'local', '--benchmark', 'cpu', '--param', 'n=1000003', '--concurrency', '8', '--duration', '3', '--warmup', '1', '--driver',
-    'autocannon', '--quiet', '--json']
+  const load = ['--backend', 'local', '--benchmark', 'cpu', '--param', 'n=1000003', '--concurrency', '8', '--duration', '3', '--warmup', '1',
+    '--driver', 'autocannon', '--quiet', '--json']
   const upOut = tmp()
   const up = await runCli('executor', ['run', '--strategy', 'up', '--instances', '1', '--out', upOut, ...load])
   assert.equal(up.code, 0, up.stderr)

@@ -6,11 +6,33 @@ import assert from 'node:assert/strict'
 import { judgeRun } from '../executor/validity.js'
 import { hostWasBusy, hostsWereBusy, busyBound } from './helpers/host.js'
 
-const steady = { judged: true, why: null, seconds: 8, mean: 1000, halfWidth: 10, relHalfWidth: 0.01, se: 4.6, df: 13.5, batch: 8, batches: 10, needed: 2, warmup: { cut: 0, settled: true, bias: 0, significant: false }, drift: 0.001, driftP: 0.9, driftSignificant: false }
+const steady = {
+  judged: true,
+  why: null,
+  seconds: 8,
+  mean: 1000,
+  halfWidth: 10,
+  relHalfWidth: 0.01,
+  se: 4.6,
+  df: 13.5,
+  batch: 8,
+  batches: 10,
+  needed: 2,
+  warmup: { cut: 0, settled: true, bias: 0, significant: false },
+  drift: 0.001,
+  driftP: 0.9,
+  driftSignificant: false
+}
 
 /** A run.json as the executor writes it (validity by judgeRun, the roles in diagnosis) from a run's CPU figures. */
 function runOf ({ roles, hostIdle }) {
-  const figures = { summary: { errorRate: 0, latency: { p99: 20 }, stability: steady }, cpu: { throttling: null }, generator: { share: 0.3, cores: 0.3, hostIdle }, roles: { roles, hostCores: 2 }, slo: { errors: 0.001 } }
+  const figures = {
+    summary: { errorRate: 0, latency: { p99: 20 }, stability: steady },
+    cpu: { throttling: null },
+    generator: { share: 0.3, cores: 0.3, hostIdle },
+    roles: { roles, hostCores: 2 },
+    slo: { errors: 0.001 }
+  }
   return { validity: judgeRun(figures), diagnosis: { roles, host: { cores: 2, busy: 2 - hostIdle / 50 } }, environment: { cpus: 2 } }
 }
 

@@ -36,7 +36,8 @@ test('executor run refuses --path with ${ (exit 2, naming --path) before anythin
   assert.equal(r.code, 2, r.stderr)
   assert.match(r.stderr, /NS_ERR_BAD_FLAG: --path: .*contains "\$\{", which JMeter evaluates/)
   // a health path is refused alike, and so is a run folder JMeter's plan would name
-  const health = await runCli('executor', ['run', '--strategy', 'up', '--instances', '1', '--backend', 'local', '--server', join(dir, 'server.js'), '--health', `/h${PAYLOAD}`])
+  const health = await runCli('executor',
+    ['run', '--strategy', 'up', '--instances', '1', '--backend', 'local', '--server', join(dir, 'server.js'), '--health', `/h${PAYLOAD}`])
   assert.equal(health.code, 2, health.stderr)
   assert.match(health.stderr, /--health: /)
   const out = await runCli('executor', ['run', '--strategy', 'up', '--instances', '1', '--backend', 'local', '--driver', 'jmeter', '--out', join(dir, PAYLOAD)])
@@ -69,7 +70,11 @@ test('the load agent refuses a signed /start whose label, headers or URL carry $
   const base = `http://127.0.0.1:${server.address().port}`
   const start = async (load) => {
     const text = JSON.stringify({ driver: 'jmeter', startAt: Date.now() + 60_000, load })
-    const res = await fetch(`${base}/start`, { method: 'POST', body: text, headers: { 'content-type': 'application/json', [AUTH_HEADER]: signRequest(TOKEN, { receiver: RECEIVER, method: 'POST', path: '/start', body: text }) } })
+    const res = await fetch(`${base}/start`, {
+      method: 'POST',
+      body: text,
+      headers: { 'content-type': 'application/json', [AUTH_HEADER]: signRequest(TOKEN, { receiver: RECEIVER, method: 'POST', path: '/start', body: text }) }
+    })
     return { status: res.status, body: await res.json() }
   }
   const ok = { url: 'http://127.0.0.1:9/', method: 'GET', concurrency: 1, duration: 1, warmup: 0, label: 'page' }

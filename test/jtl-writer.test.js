@@ -35,7 +35,8 @@ const sample = (i, extra = {}) => ({
 })
 
 test('JTL_FIELDS are JMeter 5.6 default CSV columns in order', () => {
-  assert.equal(JTL_FIELDS.join(','), 'timeStamp,elapsed,label,responseCode,responseMessage,threadName,dataType,success,failureMessage,bytes,sentBytes,grpThreads,allThreads,URL,Latency,IdleTime,Connect')
+  assert.equal(JTL_FIELDS.join(','), 'timeStamp,elapsed,label,responseCode,responseMessage,threadName,dataType,success,failureMessage,bytes,' +
+    'sentBytes,grpThreads,allThreads,URL,Latency,IdleTime,Connect')
   assert.equal(JTL_HEADER, JTL_FIELDS.join(',') + '\n')
 })
 

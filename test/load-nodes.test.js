@@ -31,8 +31,8 @@ async function loadRun (loadNodes, { duration = 4, onLoad, samples = 'jtl', driv
   // swarm, a replica answered through HAProxy later than the default 30 s (its task running): the readiness is not
   // what this checks
   const r = await runCli('executor', ['run', '--backend', 'swarm', '--strategy', 'hs', '--instances', '2', '--nodes', '2', '--benchmark', 'baseline',
-    '--cpus-per-instance', '0.25', '--load-nodes', String(loadNodes), '--concurrency', '6', '--ready-timeout', '90', '--duration', String(duration), '--warmup', '1',
-    '--samples', samples, '--driver', driver, '--out', out], {
+    '--cpus-per-instance', '0.25', '--load-nodes', String(loadNodes), '--concurrency', '6', '--ready-timeout', '90', '--duration', String(duration),
+    '--warmup', '1', '--samples', samples, '--driver', driver, '--out', out], {
     timeoutMs: 240_000,
     onStderr (text) {
       if (started || !/starting together/.test(text)) return
@@ -54,13 +54,15 @@ test('load nodes: generators on their own nodes, split, merged, and one lost mid
     await t.test('--load-nodes 1: the generator on a load node, the server on the two others, the summary its part', async () => {
       // while the load runs: the agents' token is a Swarm secret's file, not in the environment service inspect shows
       let agents = null
-      const { run } = await loadRun(1, { onLoad: () => { agents = engine.docker?.listServices().then(list => list.filter(x => x.Spec.Name.endsWith('-load_agent'))) } })
+      const { run } = await loadRun(1,
+        { onLoad: () => { agents = engine.docker?.listServices().then(list => list.filter(x => x.Spec.Name.endsWith('-load_agent'))) } })
       const [spec] = (await /** @type {Promise<any[]>} */ (agents)).map(x => x.Spec.TaskTemplate.ContainerSpec)
       assert.ok(spec.Env.includes('NODESCALE_AGENT_TOKEN_FILE=/run/secrets/nodescale_agent_token'), spec.Env.join(' '))
       assert.ok(!spec.Env.some(e => e.startsWith('NODESCALE_AGENT_TOKEN=')), 'no token in the environment')
       assert.deepEqual(spec.Secrets.map(x => [x.File.Name, x.File.Mode, x.File.UID]), [['nodescale_agent_token', 0o400, '64101']])
       // least privilege (loadServiceSpec): its own user, a read-only root and a tmpfs, no capability, limits
-      assert.deepEqual([spec.User, spec.ReadOnly, spec.CapabilityDrop, spec.Mounts?.map(m => [m.Type, m.Target])], ['64101:64101', true, ['ALL'], [['tmpfs', '/tmp']]])
+      assert.deepEqual([spec.User, spec.ReadOnly, spec.CapabilityDrop, spec.Mounts?.map(m => [m.Type, m.Target])],
+        ['64101:64101', true, ['ALL'], [['tmpfs', '/tmp']]])
       const limits = (await /** @type {Promise<any[]>} */ (agents))[0].Spec.TaskTemplate.Resources?.Limits
       assert.ok(limits?.NanoCPUs > 0 && limits?.MemoryBytes > 0, JSON.stringify(limits))
       const [g] = run.load.generators

@@ -34,9 +34,12 @@ test('the agent runs as a user of its own, read-only, with no capability, writin
   assert.ok(![0, 65534].includes(uid), 'not root, not nobody')
   // the RC's user, from the control plane's Compose file: another uid, so neither reads the other's token
   const doc = /** @type {any} */ (load(readFileSync(join(ROOT, 'docker-compose.yml'), 'utf8')))
-  const rc = stackSpecs({ ...doc, services: { rc: doc.services.rc } }, { stack: 'nodescale', secretIds: { nodescale_rc_token: 'x' } }).services[0].spec.TaskTemplate.ContainerSpec
+  const rc = stackSpecs({ ...doc, services: { rc: doc.services.rc } },
+    { stack: 'nodescale', secretIds: { nodescale_rc_token: 'x' } }).services[0].spec.TaskTemplate.ContainerSpec
   assert.notEqual(Number(rc.User.split(':')[0]), uid)
-  for (const [what, key] of [['read-only root', 'ReadOnly'], ['capabilities dropped', 'CapabilityDrop']]) assert.deepEqual(c[key], rc[key], `${what}, as the RC`)
+  for (const [what, key] of [['read-only root', 'ReadOnly'], ['capabilities dropped', 'CapabilityDrop']]) {
+    assert.deepEqual(c[key], rc[key], `${what}, as the RC`)
+  }
   assert.equal(c.ReadOnly, true)
   assert.deepEqual(c.CapabilityDrop, ['ALL'])
   assert.equal(c.CapabilityAdd, undefined, 'none added back')
@@ -45,7 +48,8 @@ test('the agent runs as a user of its own, read-only, with no capability, writin
   assert.ok(AGENT_DIR.startsWith('/tmp/'))
   assert.ok(c.Env.includes(`NODESCALE_AGENT_DIR=${AGENT_DIR}`) && c.Env.includes('HOME=/tmp'), c.Env.join(' '))
   assert.ok(!c.Env.some(e => e.startsWith('NODESCALE_AGENT_TOKEN=')), 'no token in the environment')
-  assert.deepEqual(c.Secrets, [{ File: { Name: AGENT_TOKEN_FILE.split('/').pop(), UID: String(uid), GID: String(uid), Mode: 0o400 }, SecretID: 'sid', SecretName: 'ns-1-load_token_x' }])
+  assert.deepEqual(c.Secrets,
+    [{ File: { Name: AGENT_TOKEN_FILE.split('/').pop(), UID: String(uid), GID: String(uid), Mode: 0o400 }, SecretID: 'sid', SecretName: 'ns-1-load_token_x' }])
 })
 
 test('the agents\' limits: every core of the smallest load node, 3/4 of the smallest memory', () => {

@@ -57,7 +57,8 @@ test('nodescale --help lists the executor\'s and the analyzer\'s commands; each 
   for (const [bin, args] of /** @type {[string, string[]][]} */ ([['executor', ['run', '--help']], ['analyzer', ['fit', '--help']],
     ['executor', ['run', '--instances', '2']], ['analyzer', ['fit', '/nonexistent/folder']]])) {
     const [own, via] = await Promise.all([runCli(bin, args), runCli('nodescale', args)])
-    assert.deepEqual({ code: via.code, stdout: via.stdout, stderr: via.stderr }, { code: own.code, stdout: own.stdout, stderr: own.stderr }, `${bin} ${args.join(' ')}`)
+    assert.deepEqual({ code: via.code, stdout: via.stdout, stderr: via.stderr }, { code: own.code, stdout: own.stdout, stderr: own.stderr },
+      `${bin} ${args.join(' ')}`)
   }
 })
 
@@ -69,7 +70,8 @@ test('npm pack: the tarball, installed in an empty folder, runs the main job and
   const [{ filename, files }] = JSON.parse(packed.stdout)
   const paths = files.map(f => f.path)
   for (const needed of ['bin/nodescale.js', 'bin/executor.js', 'bin/analyzer.js', 'register/server.js', 'benchmarks/index.js', 'stacks/hs.yml',
-    'stacks/haproxy.cfg', 'docker-compose.yml', 'lib/run-files.js', 'rc/service.js', 'experiments/multicore.yml', 'scripts/docker-up.sh', 'schemas/run.v1.schema.json', 'package.json']) {
+    'stacks/haproxy.cfg', 'docker-compose.yml', 'lib/run-files.js', 'rc/service.js', 'experiments/multicore.yml', 'scripts/docker-up.sh',
+    'schemas/run.v1.schema.json', 'package.json']) {
     assert.ok(paths.includes(needed), `the tarball holds ${needed}`)
   }
   for (const folder of ['test/', 'perf/', 'calibration/', '.ci/', 'node_modules/', 'results/']) {

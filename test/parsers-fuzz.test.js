@@ -58,7 +58,8 @@ function codedBadInput (err, file) {
  */
 function inChild (body, file) {
   const code = `const file = ${JSON.stringify(file)}; const t = Date.now(); let out
-    try { out = { ok: await (async () => { ${body} })() } } catch (err) { out = { code: err.code, message: String(err.message).slice(0, 300), stack: err.code ? undefined : err.stack } }
+    try { out = { ok: await (async () => { ${body} })() } } ` +
+    `catch (err) { out = { code: err.code, message: String(err.message).slice(0, 300), stack: err.code ? undefined : err.stack } }
     out.ms = Date.now() - t; out.rssMb = process.resourceUsage().maxRSS / 1024; process.stdout.write(JSON.stringify(out))`
   const r = spawnSync(process.execPath, ['--input-type=module', '-e', code], { cwd: ROOT, encoding: 'utf8', timeout: 60_000 })
   assert.equal(r.status, 0, r.stderr)

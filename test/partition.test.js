@@ -19,7 +19,8 @@ test('the lists: within the machine\'s cores, the load and HAProxy off the serve
   const c = validateRunConfig({ strategy: 'cm', instances: 2, serverCpus: '0', loadCpus: String(cores - 1) })
   assert.deepEqual([c.serverCpus, c.loadCpus, c.lbCpus], ['0', String(cores - 1), undefined])
   assert.equal(validateRunConfig({ strategy: 'up', instances: 1, serverCpus: '0,0' }).serverCpus, '0', 'written back the kernel\'s way')
-  assert.equal(validateRunConfig({ strategy: 'up', instances: 1, serverCpus: '0', affinity: 'none' }).affinity, 'none', 'up unpinned within the server\'s cores')
+  assert.equal(validateRunConfig({ strategy: 'up', instances: 1, serverCpus: '0', affinity: 'none' }).affinity, 'none',
+    'up unpinned within the server\'s cores')
   const refused = await Promise.all([
     run(['--strategy', 'cm', '--instances', '2', '--server-cpus', '0', '--backend', 'swarm']),
     run(['--strategy', 'cm', '--instances', '2', '--server-cpus', String(cores)]),
@@ -66,7 +67,8 @@ function roleOf (pid) {
 const EXPECTED = { up: { server: 1 }, cm: { server: 3 }, pm2: { server: 3 }, hs: { server: 2, lb: 1 } }
 
 for (const strategy of ['up', 'cm', 'pm2', 'hs']) {
-  test(`${strategy} --server-cpus 0 --load-cpus 1: every server process on core 0, the generator${strategy === 'hs' ? ' and HAProxy' : ''} on core 1, read from /proc while the load runs`, { skip: cores < 2 && 'needs 2 cores', timeout: 90000 }, async () => {
+  test(`${strategy} --server-cpus 0 --load-cpus 1: every server process on core 0, the generator${strategy === 'hs' ? ' and HAProxy' : ''} ` +
+    'on core 1, read from /proc while the load runs', { skip: cores < 2 && 'needs 2 cores', timeout: 90000 }, async () => {
     const out = tmp()
     /** @type {Map<number, { role: string, cpus: number[] | null }>} */
     const seen = new Map()
@@ -92,10 +94,12 @@ for (const strategy of ['up', 'cm', 'pm2', 'hs']) {
     for (const p of by('server')) assert.deepEqual(p.cpus, [0], `a server process: ${JSON.stringify(p)}`)
     for (const p of [...by('load'), ...by('lb')]) assert.deepEqual(p.cpus, [1], `${p.role}: ${JSON.stringify(p)}`)
     assert.deepEqual(rec.config.serverCpus, '0')
-    assert.deepEqual(rec.partition, { server: [0], load: [1], lb: strategy === 'hs' ? [1] : null, derived: ['lb'], ...(strategy === 'hs' ? { lbAllowed: [1] } : {}) })
+    assert.deepEqual(rec.partition,
+      { server: [0], load: [1], lb: strategy === 'hs' ? [1] : null, derived: ['lb'], ...(strategy === 'hs' ? { lbAllowed: [1] } : {}) })
     assert.ok(rec.placement.every(p => p.cpus.join() === '0'), JSON.stringify(rec.placement))
     assert.deepEqual(rec.load.generators.map(g => g.cpus), [[1]])
-    assert.deepEqual([rec.load.procs.mode, rec.load.procs.count, rec.load.procs.cores], ['auto', 1, [1]], 'the default --load-procs auto: one core for the load')
+    assert.deepEqual([rec.load.procs.mode, rec.load.procs.count, rec.load.procs.cores], ['auto', 1, [1]],
+      'the default --load-procs auto: one core for the load')
     assert.equal(rec.load.sharing.apart, true)
   })
 }

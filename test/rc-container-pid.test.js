@@ -82,7 +82,8 @@ test('containerOfPath: cgroupfs, systemd, a private cgroup namespace\'s relative
   assert.equal(containerOfPath(`/kubepods/besteffort/pod1234/${A}`), A)
   assert.equal(containerOfPath(`/system.slice/docker-${A}.scope/init.scope`), A)
   assert.equal(containerOfPath(`/docker/${A}/docker/${B}`), B, 'a container inside another is its own')
-  for (const none of ['/', '/init.scope', '/user.slice/user-1000.slice', `/docker/${A}0`, `/docker/x${A}`, `/system.slice/docker-${A}.service`, `/docker/${A.toUpperCase()}`]) {
+  for (const none of ['/', '/init.scope', '/user.slice/user-1000.slice', `/docker/${A}0`, `/docker/x${A}`, `/system.slice/docker-${A}.service`,
+    `/docker/${A.toUpperCase()}`]) {
     assert.equal(containerOfPath(none), null, none)
   }
   assert.deepEqual([...containersOfCgroupText(cgroupText('v1', `/docker/${A}`))], [A])
@@ -146,7 +147,9 @@ for (const version of ['v1', 'v2']) {
       const { app, close } = createRcApp({ token: 'test-token-0123456789abcdef', receiverId: 'ab'.repeat(16), ...roots })
       const server = await new Promise(resolve => { const s = app.listen(0, '127.0.0.1', () => resolve(s)) })
       t.after(() => { close(); server.closeAllConnections(); server.close() })
-      const res = await fetch(`http://127.0.0.1:${server.address().port}/snapshot?containers=${A}`, { headers: { [AUTH_HEADER]: signRequest('test-token-0123456789abcdef', { receiver: 'ab'.repeat(16), method: 'GET', path: `/snapshot?containers=${A}` }) } })
+      const res = await fetch(`http://127.0.0.1:${server.address().port}/snapshot?containers=${A}`, {
+        headers: { [AUTH_HEADER]: signRequest('test-token-0123456789abcdef', { receiver: 'ab'.repeat(16), method: 'GET', path: `/snapshot?containers=${A}` }) }
+      })
       const snap = await res.json()
       assert.equal(res.status, 200, JSON.stringify(snap))
       assert.deepEqual(snap.containers[A].net, { rx: 3300, tx: 3301 })

@@ -147,7 +147,8 @@ test('remove() with processes still inside moves them out (they keep running) an
 test('addPid moves a running process and its existing children into the group', { timeout: 10000 }, async (t) => {
   const group = await groupOrSkip(t, '/sys/fs/cgroup', detectCgroup())
   if (!group) return
-  const child = spawn(process.execPath, ['-e', 'const k = require("node:child_process").spawn(process.execPath, ["-e", "setTimeout(() => {}, 20000)"]); console.log(k.pid); setTimeout(() => {}, 20000)'], { stdio: ['ignore', 'pipe', 'ignore'] })
+  const child = spawn(process.execPath, ['-e', 'const k = require("node:child_process").spawn(process.execPath, ["-e", "setTimeout(() => {}, 20000)"]); ' +
+    'console.log(k.pid); setTimeout(() => {}, 20000)'], { stdio: ['ignore', 'pipe', 'ignore'] })
   const kid = Number(await new Promise(resolve => child.stdout.setEncoding('utf8').once('data', resolve)))
   t.after(() => killAll([kid, child.pid]))
   group.addPid(child.pid)

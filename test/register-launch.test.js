@@ -97,8 +97,10 @@ test('pm2 x2: two PM2 instances serve; stop() leaves neither PM2 nor a worker, a
 test('affinity: the server runs on the listed cores only (taskset), and a core outside the machine is a bug of the caller', async (t) => {
   const h = await start(t, { shape: 'single', instances: 1, benchmark: 'baseline', port: 0, affinity: [0] })
   assert.equal(cpusAllowed(h.rootPid), '0')
-  await assert.rejects(launch({ shape: 'single', instances: 1, benchmark: 'baseline', affinity: [0, 999] }), (/** @type {any} */ err) => err.code === 'NS_ERR_INTERNAL' && /999/.test(err.message))
-  await assert.rejects(launch({ shape: 'single', instances: 1, benchmark: 'baseline', affinity: [0, 0] }), (/** @type {any} */ err) => err.code === 'NS_ERR_INTERNAL')
+  await assert.rejects(launch({ shape: 'single', instances: 1, benchmark: 'baseline', affinity: [0, 999] }),
+    (/** @type {any} */ err) => err.code === 'NS_ERR_INTERNAL' && /999/.test(err.message))
+  await assert.rejects(launch({ shape: 'single', instances: 1, benchmark: 'baseline', affinity: [0, 0] }),
+    (/** @type {any} */ err) => err.code === 'NS_ERR_INTERNAL')
 })
 
 test('the wrap hook starts the process through the given command (as the RC does to join a cgroup)', async (t) => {
@@ -124,7 +126,9 @@ test('a server that exits early is NS_ERR_DEPLOY with its output; nothing is lef
   const port = /** @type {any} */ (blocker.address()).port
   for (const shape of ['single', 'cluster', 'pm2']) {
     const marker = `NS_TEST_MARK=early-${shape}-${process.pid}`
-    await assert.rejects(launch({ shape: /** @type {any} */ (shape), instances: 1, benchmark: 'baseline', port, wrap: marked(marker), readyTimeoutMs: 8000 }), (/** @type {any} */ err) => {
+    await assert.rejects(launch({
+      shape: /** @type {any} */ (shape), instances: 1, benchmark: 'baseline', port, wrap: marked(marker), readyTimeoutMs: 8000
+    }), (/** @type {any} */ err) => {
       assert.equal(err.code, 'NS_ERR_DEPLOY', shape)
       assert.match(err.message, /could not start|exited before it was ready/)
       assert.match(err.message, /EADDRINUSE/)
@@ -149,10 +153,13 @@ test('a server that never answers times out as NS_ERR_DEPLOY and is killed', asy
 })
 
 test('a bad app or bad params fail before any process starts; a shape the caller should not ask for is a bug', async () => {
-  await assert.rejects(launch({ shape: 'single', instances: 1, benchmark: 'x', app: 'test/fixtures/apps/syntax-error.js' }), (/** @type {any} */ err) => err.code === 'NS_ERR_BAD_APP')
-  await assert.rejects(launch({ shape: 'single', instances: 1, benchmark: 'cpu', params: { n: 'x' } }), (/** @type {any} */ err) => err.code === 'NS_ERR_BAD_FLAG' && /--param n/.test(err.message))
+  await assert.rejects(launch({ shape: 'single', instances: 1, benchmark: 'x', app: 'test/fixtures/apps/syntax-error.js' }),
+    (/** @type {any} */ err) => err.code === 'NS_ERR_BAD_APP')
+  await assert.rejects(launch({ shape: 'single', instances: 1, benchmark: 'cpu', params: { n: 'x' } }),
+    (/** @type {any} */ err) => err.code === 'NS_ERR_BAD_FLAG' && /--param n/.test(err.message))
   await assert.rejects(launch({ shape: 'single', instances: 2, benchmark: 'cpu' }), (/** @type {any} */ err) => err.code === 'NS_ERR_INTERNAL')
-  await assert.rejects(launch({ shape: /** @type {any} */ ('swarm'), instances: 1, benchmark: 'cpu' }), (/** @type {any} */ err) => err.code === 'NS_ERR_INTERNAL')
+  await assert.rejects(launch({ shape: /** @type {any} */ ('swarm'), instances: 1, benchmark: 'cpu' }),
+    (/** @type {any} */ err) => err.code === 'NS_ERR_INTERNAL')
 })
 
 test('custom apps run in launched servers: a Benchmark object in a cluster, the cmd: wrapper in a single process', async (t) => {

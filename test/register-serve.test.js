@@ -17,7 +17,8 @@ const CLUSTER = 'register/cluster.js'
 
 /** Spawns an entry script with IPC; resolves with the child and its first message. Killed after the test. */
 function run (t, script, env, { ipc = true } = {}) {
-  const child = spawn(process.execPath, [script], { env: { ...process.env, HOST: '127.0.0.1', ...env }, stdio: /** @type {any} */ (['ignore', 'pipe', 'pipe', ...(ipc ? ['ipc'] : [])]) })
+  const child = spawn(process.execPath, [script],
+    { env: { ...process.env, HOST: '127.0.0.1', ...env }, stdio: /** @type {any} */ (['ignore', 'pipe', 'pipe', ...(ipc ? ['ipc'] : [])]) })
   let output = ''
   child.stdout.setEncoding('utf8').on('data', d => { output += d })
   child.stderr.setEncoding('utf8').on('data', d => { output += d })
@@ -41,7 +42,10 @@ test('instance ids: NODESCALE_INSTANCE, else host-pid; cluster workers w<id>; PM
   assert.equal(instanceIdFromEnv({ pm_id: '5', NODE_APP_INSTANCE: '1' }, { workerId: 7 }), 'pm2-1')
   assert.deepEqual(parseParamsEnv('{"n":"7"}'), { n: '7' })
   assert.deepEqual(parseParamsEnv(undefined), {})
-  for (const bad of ['[1]', '{"n":7}', 'nope']) assert.throws(() => parseParamsEnv(bad), (/** @type {any} */ err) => err.code === 'NS_ERR_BAD_ENV' && err.exitCode === 2 && /NODESCALE_PARAMS/.test(err.message))
+  for (const bad of ['[1]', '{"n":7}', 'nope']) {
+    assert.throws(() => parseParamsEnv(bad),
+      (/** @type {any} */ err) => err.code === 'NS_ERR_BAD_ENV' && err.exitCode === 2 && /NODESCALE_PARAMS/.test(err.message))
+  }
 })
 
 test('serve.js listens, logs one line, sends nodescale:ready, and on SIGTERM runs teardown and removes its own temp folder', async (t) => {
@@ -64,8 +68,12 @@ test('serve.js listens, logs one line, sends nodescale:ready, and on SIGTERM run
 
 test('serve.js with bad env exits 2 with a message naming what is wrong', async (t) => {
   /** @type {Array<[Record<string, string>, RegExp]>} */
-  const cases = [[{ NODESCALE_BENCHMARK: 'nope' }, /--benchmark: unknown "nope"/], [{ NODESCALE_BENCHMARK: 'cpu', NODESCALE_PARAMS: '{"n":"1"}' }, /--param n/],
-    [{ NODESCALE_BENCHMARK: 'cpu', PORT: 'abc' }, /PORT: "abc"/], [{ NODESCALE_BENCHMARK: 'x', NODESCALE_APP: 'test/fixtures/apps/wrong-export.js' }, /NS_ERR_BAD_APP/]]
+  const cases = [
+    [{ NODESCALE_BENCHMARK: 'nope' }, /--benchmark: unknown "nope"/],
+    [{ NODESCALE_BENCHMARK: 'cpu', NODESCALE_PARAMS: '{"n":"1"}' }, /--param n/],
+    [{ NODESCALE_BENCHMARK: 'cpu', PORT: 'abc' }, /PORT: "abc"/],
+    [{ NODESCALE_BENCHMARK: 'x', NODESCALE_APP: 'test/fixtures/apps/wrong-export.js' }, /NS_ERR_BAD_APP/]
+  ]
   for (const [env, re] of cases) {
     const s = run(t, SERVE, env, { ipc: false })
     assert.deepEqual(await s.exited, { code: 2, signal: null }, JSON.stringify(env))
@@ -97,7 +105,8 @@ test('cluster.js without a valid NODESCALE_WORKERS exits 2; a worker that cannot
   for (const [script, who] of [[CLUSTER, 'cluster'], ['register/pm2-start.js', 'pm2']]) {
     const over = run(t, script, { NODESCALE_BENCHMARK: 'page', NODESCALE_WORKERS: String(INSTANCES.max + 1) }, { ipc: false })
     assert.equal((await over.exited).code, 2)
-    assert.match(over.output(), new RegExp(`nodescale ${who}: NODESCALE_WORKERS="${INSTANCES.max + 1}" must be a whole number from 1 to ${INSTANCES.max} \\(--instances\\)`))
+    assert.match(over.output(), new RegExp(`nodescale ${who}: NODESCALE_WORKERS="${INSTANCES.max + 1}" must be a whole number ` +
+      `from 1 to ${INSTANCES.max} \\(--instances\\)`))
   }
   const b = run(t, CLUSTER, { NODESCALE_BENCHMARK: 'nope', NODESCALE_WORKERS: '2' }, { ipc: false })
   assert.equal((await b.exited).code, 2)

@@ -50,7 +50,8 @@ test('the HTTPS probe takes the registry\'s own certificate and refuses another,
 
   const impostor = await fakeRegistry(t, theirs)
   await assert.rejects(registryStatus(impostor.url, CREDS, { ca: ours.cert, host: '127.0.0.1' }),
-    (/** @type {any} */ err) => err.code === 'NS_ERR_DEPLOY' && /presented a certificate that is not --registry-tls's, or not issued for 127\.0\.0\.1/.test(err.message))
+    (/** @type {any} */ err) => err.code === 'NS_ERR_DEPLOY' &&
+      /presented a certificate that is not --registry-tls's, or not issued for 127\.0\.0\.1/.test(err.message))
   assert.deepEqual(impostor.seen, [], 'the credentials never reached a server with another certificate')
 
   // our certificate's name is checked too: one issued for another address is refused where the nodes pull from this one
@@ -70,8 +71,8 @@ test('a leaf the user\'s own CA signed is verified against the leaf given, witho
   const sh = (args) => execFileSync('openssl', args, { cwd: dir, stdio: 'ignore' })
   sh(['req', '-x509', '-newkey', 'rsa:2048', '-nodes', '-keyout', 'ca.key', '-out', 'ca.crt', '-days', '1', '-subj', '/CN=a lab CA'])
   sh(['req', '-newkey', 'rsa:2048', '-nodes', '-keyout', 'leaf.key', '-out', 'leaf.csr', '-subj', '/CN=registry'])
-  execFileSync('sh', ['-c', 'printf "subjectAltName=IP:127.0.0.1" > ext && openssl x509 -req -in leaf.csr -CA ca.crt -CAkey ca.key -CAcreateserial -out leaf.crt -days 1 -extfile ext'],
-    { cwd: dir, stdio: 'ignore' })
+  execFileSync('sh', ['-c', 'printf "subjectAltName=IP:127.0.0.1" > ext && ' +
+    'openssl x509 -req -in leaf.csr -CA ca.crt -CAkey ca.key -CAcreateserial -out leaf.crt -days 1 -extfile ext'], { cwd: dir, stdio: 'ignore' })
   const leaf = { cert: readFileSync(join(dir, 'leaf.crt')), key: readFileSync(join(dir, 'leaf.key')) }
   const reg = await fakeRegistry(t, leaf)
   assert.equal(await registryStatus(reg.url, CREDS, { ca: leaf.cert, host: '127.0.0.1' }), 200)

@@ -178,8 +178,8 @@ test('a server held back by a tiny CPU quota: the run measures the throttling an
 // read as too short to judge; docs/statistics/validity.md)
 test('a server that warms up slowly, measured for 12 s: flagged unstable, and the summary says so', { timeout: 60000 }, async (t) => {
   const out = tmp()
-  const r = await runCli('executor', ['run', '--strategy', 'up', '--instances', '1', '--app', join(ROOT, 'test/fixtures/apps/warms-up.js'), '--concurrency',
-    '4', '--duration', '12', '--out', out, '--backend', 'local', '--warmup', '0'])
+  const r = await runCli('executor', ['run', '--strategy', 'up', '--instances', '1', '--app', join(ROOT, 'test/fixtures/apps/warms-up.js'),
+    '--concurrency', '4', '--duration', '12', '--out', out, '--backend', 'local', '--warmup', '0'])
   assert.equal(r.code, 0, r.stderr)
   const { run } = readRun(out)
   // a host starved by other work stalls the server at random: its warm-up is not what is measured (CI must be calm)

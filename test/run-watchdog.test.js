@@ -119,7 +119,9 @@ test('SIGHUP (a closed SSH session) stops the load and cleans up as SIGTERM does
   assert.ok(none, `left ${ms} ms after SIGHUP: ${JSON.stringify(left)}`)
 })
 
-test('kill -9 of the executor while JMeter drives the load: the JVM goes too', { skip: skip || (spawnSync('java', ['-version'], { stdio: 'ignore' }).status !== 0 && 'no java'), timeout: 150_000 }, async (t) => {
+test('kill -9 of the executor while JMeter drives the load: the JVM goes too', {
+  skip: skip || (spawnSync('java', ['-version'], { stdio: 'ignore' }).status !== 0 && 'no java'), timeout: 150_000
+}, async (t) => {
   const run = await startRun(t, ['--strategy', 'up', '--instances', '1', '--driver', 'jmeter'])
   const before = snapshot(/** @type {number} */ (run.child.pid))
   t.after(() => killLeft(before))

@@ -3,7 +3,9 @@
 import { test } from 'node:test'
 import assert from 'node:assert/strict'
 import { spawn } from 'node:child_process'
-import { appendFileSync, copyFileSync, existsSync, mkdirSync, mkdtempSync, readFileSync, readdirSync, rmSync, statSync, truncateSync, writeFileSync } from 'node:fs'
+import {
+  appendFileSync, copyFileSync, existsSync, mkdirSync, mkdtempSync, readFileSync, readdirSync, rmSync, statSync, truncateSync, writeFileSync
+} from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { gunzipSync, gzipSync } from 'node:zlib'
@@ -215,7 +217,8 @@ test('a run folder resolves to samples.jtl, else samples.jtl.gz, else latency.js
   const files = await writeAll(dir, 100)
   const run = join(dir, 'run')
   mkdirSync(run)
-  await assert.rejects(resolveJtl(run), (/** @type {any} */ e) => e.code === 'NS_ERR_BAD_FILE' && /samples\.jtl, samples\.jtl\.gz or latency\.json/.test(e.message))
+  await assert.rejects(resolveJtl(run),
+    (/** @type {any} */ e) => e.code === 'NS_ERR_BAD_FILE' && /samples\.jtl, samples\.jtl\.gz or latency\.json/.test(e.message))
   copyFileSync(files.none.histogramPath, join(run, 'latency.json'))
   assert.equal(await resolveJtl(run), join(run, 'latency.json'))
   copyFileSync(files.gz.path, join(run, 'samples.jtl.gz'))
@@ -224,7 +227,8 @@ test('a run folder resolves to samples.jtl, else samples.jtl.gz, else latency.js
   assert.equal(await resolveJtl(run), join(run, 'samples.jtl'))
 })
 
-const short = ['--backend', 'local', '--strategy', 'up', '--instances', '1', '--benchmark', 'baseline', '--duration', '2', '--warmup', '1', '--concurrency', '4', '--quiet']
+const short = ['--backend', 'local', '--strategy', 'up', '--instances', '1', '--benchmark', 'baseline', '--duration', '2', '--warmup', '1',
+  '--concurrency', '4', '--quiet']
 
 test('executor run --samples gz and --samples none: the files run.json names, the same figures from each kind of folder', { timeout: 120000 }, async (t) => {
   const base = tmp(t)

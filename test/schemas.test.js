@@ -21,7 +21,8 @@ let made
 async function realSweep () {
   if (made) return made
   const file = join(tmp, 'tiny.yml')
-  writeFileSync(file, 'name: tiny\nbackend: local\nbenchmark: baseline\nstrategies: [cm]\ninstances: [1, 2]\nwarmup: 0\nconcurrency: [2]\nduration: 1\nrepeats: 1\n')
+  writeFileSync(file,
+    'name: tiny\nbackend: local\nbenchmark: baseline\nstrategies: [cm]\ninstances: [1, 2]\nwarmup: 0\nconcurrency: [2]\nduration: 1\nrepeats: 1\n')
   const out = join(tmp, 'sw')
   const r = await runCli('executor', ['sweep', file, '--out', out, '--quiet', '--no-report'], { timeoutMs: 120_000 })
   // exit 1 only when a run failed; an invalid run (this machine is shared) is still a run whose files are written
@@ -57,7 +58,8 @@ test('the files a real sweep writes are valid: sweep.json, and each run\'s run.j
 test('older v1 files (the recorded fixtures) are valid: a field added within v1 is not required', () => {
   const files = [
     ...['run-done-cm2.json', 'run-failed-hs4.json', 'run-interrupted-up1.json'].map(f => join(ROOT, 'test/fixtures/usl', f)),
-    ...readdirSync(join(ROOT, 'test/fixtures/report/sweep')).flatMap(d => ['run.json', 'timeline.json'].map(f => join(ROOT, 'test/fixtures/report/sweep', d, f)))
+    ...readdirSync(join(ROOT, 'test/fixtures/report/sweep'))
+      .flatMap(d => ['run.json', 'timeline.json'].map(f => join(ROOT, 'test/fixtures/report/sweep', d, f)))
   ].filter(f => existsSync(f))
   assert.ok(files.length > 20, `${files.length} files`)
   for (const f of files) assertValidFile(f)
@@ -159,7 +161,11 @@ test('analyzer export: a capacity search is a row with its capacity, its probes 
   mkdirSync(out)
   const sweepDir = writeSweepRuns(out, 'capacity', [
     { config: { strategy: 'hs', instances: 2, rate: 100, capacity: { search: 'search-1', phase: 'bracket' } }, throughput: 99 },
-    { config: { strategy: 'hs', instances: 2, rate: 200, capacity: { search: 'search-1', phase: 'boundary' } }, throughput: 150, validity: { ok: false, flags: [{ name: 'slo-missed', severity: 'invalid', message: 'p99, over' }] } }
+    {
+      config: { strategy: 'hs', instances: 2, rate: 200, capacity: { search: 'search-1', phase: 'boundary' } },
+      throughput: 150,
+      validity: { ok: false, flags: [{ name: 'slo-missed', severity: 'invalid', message: 'p99, over' }] }
+    }
   ])
   const search = {
     schema: CAPACITY_SCHEMA,
@@ -179,7 +185,8 @@ test('analyzer export: a capacity search is a row with its capacity, its probes 
   const rows = csvRows(r.stdout)
   assert.deepEqual(rows.map(x => x.kind).sort(), ['capacity', 'probe', 'probe'])
   const found = rows.find(x => x.kind === 'capacity')
-  assert.deepEqual([found.id, found.throughput, found.capacityLow, found.capacityHigh, found.valid, found.latencyP99], ['search-1', '142.5', '130', '155', 'true', '80'])
+  assert.deepEqual([found.id, found.throughput, found.capacityLow, found.capacityHigh, found.valid, found.latencyP99],
+    ['search-1', '142.5', '130', '155', 'true', '80'])
   assert.equal(found.dir, sweepDir, 'a folder name with a comma and quotes comes back whole')
   const missed = rows.find(x => x.capacityPhase === 'boundary')
   assert.deepEqual([missed.capacitySearch, missed.rate, missed.valid, missed.flags], ['search-1', '200', 'false', 'slo-missed'])
@@ -195,7 +202,11 @@ test('analyzer export: the CSV\'s done and valid rows, fitted as a points CSV, g
   /** @type {{ config: Record<string, any>, throughput: number, validity?: any }[]} */
   const runs = [100, 190, 270, 340].flatMap((x, i) => [-2, 2].map(s => ({ config: { strategy: 'up', instances: i + 1 }, throughput: x + s })))
   // a run whose validity says it did not measure the server: the analyzer leaves it out; so must a reader of the CSV
-  runs.push({ config: { strategy: 'up', instances: 4 }, throughput: 40, validity: { ok: false, flags: [{ name: 'generator-saturated', severity: 'invalid', message: 'the generator' }] } })
+  runs.push({
+    config: { strategy: 'up', instances: 4 },
+    throughput: 40,
+    validity: { ok: false, flags: [{ name: 'generator-saturated', severity: 'invalid', message: 'the generator' }] }
+  })
   const dir = writeSweepRuns(out, 'fit', runs)
   const r = await runCli('analyzer', ['export', dir])
   assert.equal(r.code, 0, r.stderr)

@@ -6,7 +6,8 @@ import { spawn } from 'node:child_process'
 import { join } from 'node:path'
 import { ROOT } from './helpers/cli.js'
 
-test('soak, short: every planned run done exactly once through kill -9, a daemon restart and a full disk; nothing left; the points the plan makes', { timeout: 20 * 60_000 }, async () => {
+test('soak, short: every planned run done exactly once through kill -9, a daemon restart and a full disk; nothing left; ' +
+  'the points the plan makes', { timeout: 20 * 60_000 }, async () => {
   const child = spawn(process.execPath, [join(ROOT, 'perf', 'soak.js'), '--short', '--json'], { cwd: ROOT })
   let stdout = ''
   let stderr = ''

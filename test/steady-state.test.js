@@ -3,7 +3,9 @@
 // judgement they make of a run's completions per tenth of a second.
 import { test } from 'node:test'
 import assert from 'node:assert/strict'
-import { autocorrelations, batchSizeFor, overlappingBatchMeans, mser, theilSen, batchMeans, steadyStateOf, autoDurationReached, STEADY_STATE } from '../analyzer/samples/steady-state.js'
+import {
+  autocorrelations, batchSizeFor, overlappingBatchMeans, mser, theilSen, batchMeans, steadyStateOf, autoDurationReached, STEADY_STATE
+} from '../analyzer/samples/steady-state.js'
 import { ar1Series, randomSource } from '../calibration/synth.js'
 import { LatencyHistogram } from '../analyzer/samples/latency-histogram.js'
 

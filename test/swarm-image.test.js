@@ -75,11 +75,13 @@ test('the register image ships register, benchmarks, what they import and produc
   const lock = JSON.parse(readFileSync(join(ROOT, 'package-lock.json'), 'utf8')).packages
   const { entries, packages } = registerTree(ROOT)
   const names = new Set(entries.map(e => e.name))
-  for (const f of ['register/serve.js', 'register/cluster.js', 'lib/errors.js', 'package.json', 'node_modules/express/package.json', 'node_modules/pm2/bin/pm2-runtime']) {
+  for (const f of ['register/serve.js', 'register/cluster.js', 'lib/errors.js', 'package.json', 'node_modules/express/package.json',
+    'node_modules/pm2/bin/pm2-runtime']) {
     assert.ok(names.has(f), `${f} is missing`)
   }
   assert.ok(packages.includes('express') && packages.includes('pm2'))
-  const shipped = new Set([...names].filter(n => n.startsWith('node_modules/')).map(n => n.replace(/\/[^/]+$/, '')).map(n => n.match(/^(?:node_modules\/(?:@[^/]+\/)?[^/]+\/?)+/)[0].replace(/\/$/, '')))
+  const shipped = new Set([...names].filter(n => n.startsWith('node_modules/')).map(n => n.replace(/\/[^/]+$/, ''))
+    .map(n => n.match(/^(?:node_modules\/(?:@[^/]+\/)?[^/]+\/?)+/)[0].replace(/\/$/, '')))
   const dev = [...shipped].filter(k => lock[k]?.dev)
   assert.deepEqual(dev, [], 'dev dependencies in the image')
   for (const notNeeded of ['node_modules/typescript', 'node_modules/eslint', 'node_modules/autocannon', 'node_modules/dockerode']) {
@@ -168,7 +170,8 @@ test('--server on Swarm: the server\'s folder whole (nested node_modules, not .g
   const tree = serverTree(join(dir, 'src', 'main.js'))
   assert.equal(tree.folder, dir)
   assert.equal(tree.entry, '/server/src/main.js')
-  assert.deepEqual(tree.entries.map(e => e.name), ['server/node_modules/cli/bin.js', 'server/node_modules/cli/node_modules/dep/index.js', 'server/package.json', 'server/src/main.js'])
+  assert.deepEqual(tree.entries.map(e => e.name),
+    ['server/node_modules/cli/bin.js', 'server/node_modules/cli/node_modules/dep/index.js', 'server/package.json', 'server/src/main.js'])
   assert.equal(tree.entries[0].mode, 0o755, 'an executable stays one')
   // node_modules/.bin/<cli>: node runs the package's own file
   assert.equal(serverTree(join(dir, 'node_modules', '.bin', 'cli')).entry, '/server/node_modules/cli/bin.js')
@@ -187,7 +190,9 @@ test('--server on Swarm: the server\'s folder whole (nested node_modules, not .g
 
 test('--image: the launchers added to a user\'s image are the cluster primary, the PM2 starter, the hook and PM2', () => {
   const names = launcherTree(ROOT).map(e => e.name)
-  for (const f of ['opt/nodescale/register/cluster.js', 'opt/nodescale/register/pm2-start.js', 'opt/nodescale/register/server-hook.js', 'opt/nodescale/register/server-entry.js', 'opt/nodescale/lib/telemetry.js', 'opt/nodescale/package.json', 'opt/nodescale/node_modules/pm2/bin/pm2-runtime']) {
+  for (const f of ['opt/nodescale/register/cluster.js', 'opt/nodescale/register/pm2-start.js', 'opt/nodescale/register/server-hook.js',
+    'opt/nodescale/register/server-entry.js', 'opt/nodescale/lib/telemetry.js', 'opt/nodescale/package.json',
+    'opt/nodescale/node_modules/pm2/bin/pm2-runtime']) {
     assert.ok(names.includes(f), `${f} is missing`)
   }
   assert.ok(names.every(n => n.startsWith('opt/nodescale/')))
@@ -200,10 +205,12 @@ test('--image: the entry file from the image\'s command, the port it listens on,
   const at = (entrypoint, cmd, workingDir = '/app') => entryFromCommand({ entrypoint, cmd, workingDir })
   assert.deepEqual(at([], ['node', 'server.js', '--port', '3000']), { entry: '/app/server.js', args: ['--port', '3000'], nodeArgs: [] })
   assert.deepEqual(at(['docker-entrypoint.sh'], ['node', 'dist/main.js']), { entry: '/app/dist/main.js', args: [], nodeArgs: [] })
-  assert.deepEqual(at(['/usr/bin/tini', '--'], ['/usr/local/bin/node', '--max-old-space-size=512', '-r', 'dotenv/config', '/srv/index.mjs']), { entry: '/srv/index.mjs', args: [], nodeArgs: ['--max-old-space-size=512', '-r', 'dotenv/config'] })
+  assert.deepEqual(at(['/usr/bin/tini', '--'], ['/usr/local/bin/node', '--max-old-space-size=512', '-r', 'dotenv/config', '/srv/index.mjs']),
+    { entry: '/srv/index.mjs', args: [], nodeArgs: ['--max-old-space-size=512', '-r', 'dotenv/config'] })
   assert.deepEqual(at(['node'], ['server.js'], ''), { entry: '/server.js', args: [], nodeArgs: [] })
   assert.deepEqual(at(['/bin/sh', '-c', 'exec node ./app.js'], []), { entry: '/app/app.js', args: [], nodeArgs: [] })
-  for (const [entrypoint, cmd] of [[[], ['npm', 'start']], [['docker-entrypoint.sh'], ['node']], [[], ['node', '-e', 'x()']], [['/bin/sh', '-c', 'node a.js && node b.js'], []], [[], []]]) {
+  for (const [entrypoint, cmd] of [[[], ['npm', 'start']], [['docker-entrypoint.sh'], ['node']], [[], ['node', '-e', 'x()']],
+    [['/bin/sh', '-c', 'node a.js && node b.js'], []], [[], []]]) {
     assert.equal(at(entrypoint, cmd), null, JSON.stringify([entrypoint, cmd]))
   }
   assert.deepEqual(userImagePort({ exposed: [3000] }, undefined), { port: 3000, why: 'the one port the image EXPOSEs' })

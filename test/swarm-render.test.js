@@ -9,7 +9,18 @@ import { renderStack, stackNameFor, writeStackFiles } from '../executor/docker/s
 import { renderHaproxyConfig } from '../executor/haproxy.js'
 import { stackSpecs, parseBytes, parseDuration } from '../executor/docker/stack-spec.js'
 
-const base = { instances: 4, cpusPerInstance: 0.25, image: 'nodescale/register:abc', lbImage: 'nodescale/haproxy:def', benchmark: 'cpu', params: { n: '104729' }, port: 0, lb: /** @type {const} */ ('haproxy'), constraints: ['node.role == manager'], runId: 'Run-42' }
+const base = {
+  instances: 4,
+  cpusPerInstance: 0.25,
+  image: 'nodescale/register:abc',
+  lbImage: 'nodescale/haproxy:def',
+  benchmark: 'cpu',
+  params: { n: '104729' },
+  port: 0,
+  lb: /** @type {const} */ ('haproxy'),
+  constraints: ['node.role == manager'],
+  runId: 'Run-42'
+}
 
 test('up, cm and pm2 are one replica limited to instances x cpus-per-instance; hs is N replicas of cpus-per-instance', () => {
   for (const strategy of /** @type {const} */ (['up', 'cm', 'pm2'])) {
@@ -106,7 +117,8 @@ test('API specs look like docker stack deploy makes them', () => {
   assert.ok(app.TaskTemplate.ContainerSpec.Env.includes('NODESCALE_INSTANCE=r{{.Task.Slot}}'))
   const lb = specs.services.find(s => s.key === 'lb').spec
   assert.deepEqual(lb.EndpointSpec.Ports, [{ Protocol: 'tcp', TargetPort: 8080, PublishMode: 'host' }])
-  assert.deepEqual(lb.TaskTemplate.ContainerSpec.Configs[0], { File: { Name: '/usr/local/etc/haproxy/haproxy.cfg', UID: '0', GID: '0', Mode: 0o444 }, ConfigID: 'cfg123', ConfigName: 'ns-run-42_haproxy_cfg' })
+  assert.deepEqual(lb.TaskTemplate.ContainerSpec.Configs[0],
+    { File: { Name: '/usr/local/etc/haproxy/haproxy.cfg', UID: '0', GID: '0', Mode: 0o444 }, ConfigID: 'cfg123', ConfigName: 'ns-run-42_haproxy_cfg' })
   assert.equal(parseBytes('1g'), 1024 ** 3)
   assert.equal(parseDuration('1m30s'), 90e9)
   assert.throws(() => parseBytes('lots'), /memory: "lots"/)
@@ -122,7 +134,8 @@ test('user, read_only, cap_add and cap_drop become ContainerSpec.User, ReadOnly,
   }
   const spec = (name) => stackSpecs(doc, { stack: 's' }).services.find(s => s.key === name).spec.TaskTemplate.ContainerSpec
   const locked = spec('locked')
-  assert.deepEqual([locked.User, locked.ReadOnly, locked.CapabilityDrop, locked.CapabilityAdd], ['65534:65534', true, ['ALL'], ['CAP_NET_BIND_SERVICE', 'CAP_SYS_PTRACE']])
+  assert.deepEqual([locked.User, locked.ReadOnly, locked.CapabilityDrop, locked.CapabilityAdd],
+    ['65534:65534', true, ['ALL'], ['CAP_NET_BIND_SERVICE', 'CAP_SYS_PTRACE']])
   const plain = spec('plain')
   for (const key of ['User', 'ReadOnly', 'CapabilityAdd', 'CapabilityDrop']) assert.equal(key in plain, false, `${key}: the image's own`)
   const numeric = spec('numeric')
@@ -179,7 +192,8 @@ test('--server: the shape\'s launcher runs the entry file from /server with the 
   assert.equal(spec.Dir, '/server')
   assert.deepEqual(spec.Args, ['--import=/app/register/server-hook.js', '/server/server.js', '--port', '8080'])
   // our own benchmarks keep /healthz and a 200
-  assert.deepEqual([renderStack({ ...base, strategy: 'up' })['x-nodescale'].health, renderStack({ ...base, strategy: 'up' })['x-nodescale'].any2xx], ['/healthz', false])
+  assert.deepEqual([renderStack({ ...base, strategy: 'up' })['x-nodescale'].health, renderStack({ ...base, strategy: 'up' })['x-nodescale'].any2xx],
+    ['/healthz', false])
   assert.equal(renderStack({ ...base, strategy: 'up' }).services.app.working_dir, undefined)
 })
 
@@ -209,7 +223,9 @@ test('--image with up and hs: the image as it is (no entrypoint or command), POR
 })
 
 test('--image with cm and pm2: our launchers in the image start its entry file from its working folder', () => {
-  const cm = renderStack({ ...own, strategy: 'cm', image: 'nodescale/with-launchers:abc', server: { ...inImage, nodeOptions: '--max-old-space-size=512' }, targetPort: 3000 })
+  const cm = renderStack({
+    ...own, strategy: 'cm', image: 'nodescale/with-launchers:abc', server: { ...inImage, nodeOptions: '--max-old-space-size=512' }, targetPort: 3000
+  })
   const app = cm.services.app
   assert.deepEqual(app.entrypoint, ['node'])
   assert.deepEqual(app.command, ['/opt/nodescale/register/cluster.js'])

@@ -128,11 +128,12 @@ test('replicas that do not all fit fail fast with the scheduler\'s error, and th
   const runId = testRunId('hs-big')
   const started = Date.now()
   // Each replica fits a node; all of them together do not.
-  await assert.rejects(deploy(t, { strategy: 'hs', instances: Math.floor(cpus / 0.9) + 1, cpusPerInstance: 0.9, runId }, { pendingGraceMs: 2000 }), (/** @type {any} */ err) => {
-    assert.equal(err.code, 'NS_ERR_DEPLOY')
-    assert.match(err.message, /no suitable node \(insufficient resources/)
-    return true
-  })
+  await assert.rejects(deploy(t, { strategy: 'hs', instances: Math.floor(cpus / 0.9) + 1, cpusPerInstance: 0.9, runId }, { pendingGraceMs: 2000 }),
+    (/** @type {any} */ err) => {
+      assert.equal(err.code, 'NS_ERR_DEPLOY')
+      assert.match(err.message, /no suitable node \(insufficient resources/)
+      return true
+    })
   assert.ok(Date.now() - started < 30_000, `took ${Date.now() - started} ms`)
   await assertGone(stackNameFor(runId))
 })
@@ -160,7 +161,9 @@ test('removeLeftovers removes stacks of runs whose process is gone, and keeps li
       Name: `${stack}_app`,
       Labels: labels,
       TaskTemplate: {
-        ContainerSpec: { Image: images.register.tag, Command: ['node'], Args: ['register/serve.js'], Env: ['NODESCALE_BENCHMARK=baseline', 'PORT=8080'], Labels: labels },
+        ContainerSpec: {
+          Image: images.register.tag, Command: ['node'], Args: ['register/serve.js'], Env: ['NODESCALE_BENCHMARK=baseline', 'PORT=8080'], Labels: labels
+        },
         Networks: [{ Target: `${stack}_bench` }]
       },
       Mode: { Replicated: { Replicas: 1 } },
@@ -172,7 +175,11 @@ test('removeLeftovers removes stacks of runs whose process is gone, and keeps li
   const live = await make('live', `${hostname()}:${process.pid}`)
   // a run killed between removing its services and its token secret: the secret is all that is left of it
   const orphan = stackNameFor(testRunId('orphan'))
-  const secret = await docker.createSecret({ Name: `${orphan}_token_x`, Labels: { 'com.docker.stack.namespace': orphan, 'io.nodescale.run': orphan, 'io.nodescale.owner': `${hostname()}:${dead}` }, Data: Buffer.from('t').toString('base64') })
+  const secret = await docker.createSecret({
+    Name: `${orphan}_token_x`,
+    Labels: { 'com.docker.stack.namespace': orphan, 'io.nodescale.run': orphan, 'io.nodescale.owner': `${hostname()}:${dead}` },
+    Data: Buffer.from('t').toString('base64')
+  })
   t.after(() => docker.getSecret(secret.id).remove().catch(() => {}))
   const removed = await removeLeftovers(docker)
   assert.ok(removed.includes(old), `removed: ${removed}`)
@@ -226,7 +233,8 @@ test('the control plane runs the RC on every node behind a fresh token, unprivil
   assert.deepEqual([cs.User, cs.ReadOnly, cs.CapabilityDrop, cs.CapabilityAdd], ['64100:64100', true, ['ALL'], undefined])
   assert.deepEqual(cs.Secrets.map(x => x.File), [{ Name: 'nodescale_rc_token', UID: '64100', GID: '64100', Mode: 0o400 }])
   const c = await docker.getContainer(one.containerId).inspect()
-  assert.deepEqual([c.Config.User, c.HostConfig.ReadonlyRootfs, c.HostConfig.CapAdd ?? null, c.HostConfig.CapDrop, c.HostConfig.Privileged], ['64100:64100', true, null, ['ALL'], false])
+  assert.deepEqual([c.Config.User, c.HostConfig.ReadonlyRootfs, c.HostConfig.CapAdd ?? null, c.HostConfig.CapDrop, c.HostConfig.Privileged],
+    ['64100:64100', true, null, ['ALL'], false])
   assert.deepEqual(c.Mounts.filter(m => /\.sock$/.test(m.Source ?? '')), [])
   // the process itself, as the host's kernel sees it: uid 64100, no effective capability
   const status = spawnSync('cat', [`/proc/${c.State.Pid}/status`], { encoding: 'utf8' }).stdout

@@ -98,7 +98,8 @@ test('--until answered: only the question\'s cells, in blocks of fresh deploymen
   // interval 4% wide need not hold: in one CI run it was 2.042 [2.0005, 2.085])
   assert.ok(last.estimate.lo > 1 && Math.abs(last.estimate.ratio / 2 - 1) < 0.05, JSON.stringify(last.estimate))
   assert.equal(last.direction, 'a>b')
-  assert.match(lines.at(-1), new RegExp(`^look ${last.look}/${a.maxLooks}: cm/up at N=2 = \\d\\.\\d\\d \\[\\d\\.\\d\\d, \\d\\.\\d\\d\\] \\(α spent [\\d.e-]+\\) → different`))
+  assert.match(lines.at(-1), new RegExp(`^look ${last.look}/${a.maxLooks}: cm/up at N=2 = \\d\\.\\d\\d \\[\\d\\.\\d\\d, \\d\\.\\d\\d\\] ` +
+    '\\(α spent [\\d.e-]+\\) → different'))
   assert.match(r.stdout, new RegExp(`verdict: DIFFERENT at look ${last.look} of ${a.maxLooks} \\(answered\\) · ${sweep.counts.skipped} planned runs? not run`))
   // --status: the question, the last interval and the verdict
   const text = await status(dir)
@@ -220,14 +221,16 @@ test('the shipped ibench-smisn adaptive profile: --dry-run prints the question, 
 })
 
 test('a speedup question plans its four cells a block; an undecided last look says what more would be needed', async () => {
-  const { file, out } = experiment(STUDY.replace('instances: [2]', 'instances: [1, 2]').replace('quantity: throughput, at: 2', 'quantity: speedup, from: 1, at: 2'))
+  const { file, out } = experiment(STUDY.replace('instances: [2]', 'instances: [1, 2]')
+    .replace('quantity: throughput, at: 2', 'quantity: speedup, from: 1, at: 2'))
   const json = sink()
   await sweepCommand([file, '--until', 'answered', '--budget', '1m', '--dry-run', '--json', '--out', out, '--seed', '3'], { stdout: json, stderr: sink() })
   const j = JSON.parse(json.text)
   assert.deepEqual(Object.keys(j.adaptive.cells).sort(), ['cm@1', 'cm@2', 'up@1', 'up@2'])
   assert.equal(j.plan.length, 4 * j.adaptive.maxLooks)
   for (let b = 1; b <= j.adaptive.maxLooks; b++) {
-    assert.deepEqual(j.plan.filter(e => e.block === b).map(e => e.label).sort(), ['cm x1 fixed-rate c=8', 'cm x2 fixed-rate c=8', 'up x1 fixed-rate c=8', 'up x2 fixed-rate c=8'])
+    assert.deepEqual(j.plan.filter(e => e.block === b).map(e => e.label).sort(),
+      ['cm x1 fixed-rate c=8', 'cm x2 fixed-rate c=8', 'up x1 fixed-rate c=8', 'up x2 fixed-rate c=8'])
   }
   // the last of 3 looks on values that vary too much to tell 1.1 from 1: undecided, with the rule's own sizing
   const question = { compare: /** @type {[string, string]} */ (['cm', 'up']), quantity: /** @type {'throughput'} */ ('throughput'), at: 2, margin: 0.05 }
@@ -306,14 +309,16 @@ test('the look loop on a known truth: equal rates end equivalent; a budget that 
   // killed after block 2 ran and before its look: sweep.json holds one look; the next process takes look 2 first
   const killed = await newAdaptive(120, 7)
   const execute = measureTruth(killed, { truth: { 'cm@2': 400, 'up@2': 200 }, cv: 0.01, seconds: 2, seed: 3 })
-  await runAdaptive(killed, { execute: async (only) => { await execute(only); if (killed.adaptive.looks.length === 1) throw new Error('killed') }, say, lookLine })
+  await runAdaptive(killed,
+    { execute: async (only) => { await execute(only); if (killed.adaptive.looks.length === 1) throw new Error('killed') }, say, lookLine })
     .catch(err => assert.equal(err.message, 'killed'))
   await saveSweep(killed)
   const reopened = await openSweep(killed.dir)
   const first = structuredClone(reopened.adaptive.looks[0])
   const ran = []
   const again = measureTruth(reopened, { truth: { 'cm@2': 400, 'up@2': 200 }, cv: 0.01, seconds: 2, seed: 4 })
-  await runAdaptive(reopened, { execute: async (only) => { ran.push(...reopened.plan.filter(e => isLeft(e) && only(e)).map(e => e.block)); await again(only) }, say, lookLine })
+  await runAdaptive(reopened,
+    { execute: async (only) => { ran.push(...reopened.plan.filter(e => isLeft(e) && only(e)).map(e => e.block)); await again(only) }, say, lookLine })
   assert.deepEqual(reopened.adaptive.looks[0], first)
   assert.equal(reopened.adaptive.looks[1].look, 2)
   assert.equal(reopened.adaptive.verdict, 'different')

@@ -14,7 +14,8 @@ import { buildCells, buildPlan, estimatePlan } from '../executor/sweep/sweep-pla
 test('order blocks: no block opens with the shape the block before closed with, so every repeat deploys every shape', (t) => {
   const out = mkdtempSync(join(tmpdir(), 'ns-blocks-'))
   t.after(() => rmSync(out, { recursive: true, force: true }))
-  const exp = parseExperiment('backend: local\nbenchmark: baseline\nstrategies: [cm, hs]\ninstances: [1]\nconcurrency: [4, 8]\nduration: 1\nrepeats: 4\norder: blocks\n', { file: 'b.yml' })
+  const exp = parseExperiment('backend: local\nbenchmark: baseline\nstrategies: [cm, hs]\ninstances: [1]\n' +
+    'concurrency: [4, 8]\nduration: 1\nrepeats: 4\norder: blocks\n', { file: 'b.yml' })
   const cells = buildCells(exp, { out })
   // two shapes: without the rule half the block boundaries would keep a deployment (a seed's plan of 4 repeats has 3)
   for (let seed = 1; seed <= 100; seed++) {
@@ -40,7 +41,8 @@ test('real sweeps: order shapes runs a shape\'s repeats on one deployment, block
   const units = {}
   for (const order of ['shapes', 'blocks']) {
     const file = join(dir, `${order}.yml`)
-    writeFileSync(file, `backend: local\nbenchmark: baseline\nstrategies: [cm]\ninstances: [1, 2]\nconcurrency: [4]\nduration: 2\nwarmup: 0\nrepeats: 2\norder: ${order}\n`)
+    writeFileSync(file, 'backend: local\nbenchmark: baseline\nstrategies: [cm]\ninstances: [1, 2]\n' +
+      `concurrency: [4]\nduration: 2\nwarmup: 0\nrepeats: 2\norder: ${order}\n`)
     const r = await runCli('executor', ['sweep', file, '--out', join(dir, order), '--seed', '3'])
     assert.equal(r.code, 0, r.stderr)
     // the analyzer finds the deployment from each run.json's placement (the replica's process and port)

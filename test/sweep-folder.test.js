@@ -18,8 +18,8 @@ function tmp (t) {
 
 /** A sweep of up over 1 to 4 instances (two repeats each) under out, its sweep.json dated and with a status. */
 function sweepIn (out, name, { status = 'done', createdAt = '2026-11-24T12:00:00.000Z', updatedAt = '2026-11-24T12:30:00.000Z' } = {}) {
-  const runs = [100, 190, 270,
-    340].flatMap((x, i) => [-1, 1].map(s => ({ config: { strategy: 'up', instances: i + 1, cpusPerInstance: 0.5 }, throughput: x + s })))
+  const runs = [100, 190, 270, 340]
+    .flatMap((x, i) => [-1, 1].map(s => ({ config: { strategy: 'up', instances: i + 1, cpusPerInstance: 0.5 }, throughput: x + s })))
   const dir = writeSweepRuns(out, name, runs)
   const file = join(dir, 'sweep.json')
   writeFileSync(file, JSON.stringify({ ...JSON.parse(readFileSync(file, 'utf8')), status, createdAt, updatedAt }))

@@ -79,13 +79,15 @@ test('on this machine\'s swarm: a sweep asking more nodes than its workers stops
   const out = join(dir, 'out')
   const r = await runCli('executor', ['sweep', file, '--out', out])
   assert.equal(r.code, 2, r.stderr)
-  assert.match(r.stderr, new RegExp(`NS_ERR_BAD_FILE: .*mimn\\.yml:4: nodes \\(--nodes\\) \\(strategy hs\\): ${K} worker nodes asked, and the swarm has \\d+ ready workers?`))
+  assert.match(r.stderr, new RegExp(`NS_ERR_BAD_FILE: .*mimn\\.yml:4: nodes \\(--nodes\\) \\(strategy hs\\): ${K} worker nodes asked, ` +
+    'and the swarm has \\d+ ready workers?'))
   assert.match(r.stderr, new RegExp(`\\n {2}fix: executor cluster up --nodes ${K + 1} \\(a manager and ${K} workers on this machine\\)`))
   assert.ok(!existsSync(out) || readdirSync(out).length === 0, 'nothing written')
   // a dry run prints the plan and says the same as a warning (exit 0)
   const dry = await runCli('executor', ['sweep', file, '--out', out, '--dry-run'])
   assert.equal(dry.code, 0, dry.stderr)
-  assert.match(dry.stdout, new RegExp(`^warning: .*mimn\\.yml:4: nodes \\(--nodes\\) \\(strategy hs\\): ${K} worker nodes asked.*\\(without --dry-run the sweep stops here, exit 2\\)$`, 'm'))
+  assert.match(dry.stdout, new RegExp(`^warning: .*mimn\\.yml:4: nodes \\(--nodes\\) \\(strategy hs\\): ${K} worker nodes asked.*` +
+    '\\(without --dry-run the sweep stops here, exit 2\\)$', 'm'))
   assert.match(dry.stdout, /^plan: 2 runs on 2 deployments/m)
   // --resume checks the same before it runs what is left
   const exp = parseExperiment(`backend: swarm\nstrategies: [hs]\nbenchmark: baseline\nnodes: ${K}\n`, { file: 'mimn.yml', path: file })
@@ -98,7 +100,8 @@ test('on this machine\'s swarm: a sweep asking more nodes than its workers stops
 })
 
 test('executor sweep experiments/ibench-mimn.yml --profile smoke --dry-run: the plan, whatever the swarm has', async (t) => {
-  const r = await runCli('executor', ['sweep', join(ROOT, 'experiments', 'ibench-mimn.yml'), '--profile', 'smoke', '--dry-run', '--seed', '4', '--out', join(tmp(t), 'never')])
+  const r = await runCli('executor',
+    ['sweep', join(ROOT, 'experiments', 'ibench-mimn.yml'), '--profile', 'smoke', '--dry-run', '--seed', '4', '--out', join(tmp(t), 'never')])
   assert.equal(r.code, 0, r.stderr)
   assert.match(r.stdout, /^grid: cpu × instances per node \(hs 1,2\) × nodes \(hs 1,2\) × concurrency 4,16 = 8 cells × 2 repeats$/m)
   // ibench-mimn runs every repeat on deployments of its own (order: blocks): 4 shapes x 2 repeats

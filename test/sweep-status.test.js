@@ -28,7 +28,8 @@ test('dry run: the estimated time and disk, what they rest on, and the free spac
   const r = await runCli('executor', ['sweep', file, '--out', out, '--dry-run'])
   assert.equal(r.code, 0, r.stderr)
   assert.match(r.stdout, /^estimated time: \d+ s on the local backend$/m)
-  assert.match(r.stdout, /^estimated disk: [\d.]+ MB \(from the plan: samples \w+ \d+ B a request; assumed, .*baseline 14,000 req\/s\) · [\d.]+ [kMGT]?B free on /m)
+  assert.match(r.stdout,
+    /^estimated disk: [\d.]+ MB \(from the plan: samples \w+ \d+ B a request; assumed, .*baseline 14,000 req\/s\) · [\d.]+ [kMGT]?B free on /m)
   assert.ok(!existsSync(out), 'a dry run makes no folder')
   const j = JSON.parse((await runCli('executor', ['sweep', file, '--out', out, '--dry-run', '--json'])).stdout)
   assert.equal(j.estimate.runs, 6)
@@ -47,7 +48,8 @@ const tiny = tmp()
 let mounted = false
 after(() => { if (mounted) execFileSync('umount', [tiny]); rmSync(tiny, { recursive: true, force: true }) })
 
-test('a sweep that cannot fit on --out\'s file system is refused before anything starts (a 1 MB tmpfs)', { skip: process.getuid?.() !== 0 && 'mounting a tmpfs needs root', timeout: 30000 }, async () => {
+test('a sweep that cannot fit on --out\'s file system is refused before anything starts ' +
+  '(a 1 MB tmpfs)', { skip: process.getuid?.() !== 0 && 'mounting a tmpfs needs root', timeout: 30000 }, async () => {
   execFileSync('mount', ['-t', 'tmpfs', '-o', 'size=1m', 'tmpfs', tiny])
   mounted = true
   const { file } = experiment(`${SMALL}concurrency: [2, 4]\nduration: 5\nrepeats: 4\n`)

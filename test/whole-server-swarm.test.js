@@ -83,7 +83,8 @@ const built = new Set()
 const imageOf = () => (userImage ??= (async () => {
   const base = await nodeHostBase(docker)
   const dockerfile = [`FROM ${base.tag}`, 'COPY srv/ /srv/', 'EXPOSE 3000', 'CMD ["node", "/srv/server.js"]', ''].join('\n')
-  const { tag } = await buildContext(docker, { repo: 'nodescale-test/user-server', dockerfile, entries: [{ name: 'srv/server.js', content: Buffer.from(USER_SERVER) }] })
+  const { tag } = await buildContext(docker,
+    { repo: 'nodescale-test/user-server', dockerfile, entries: [{ name: 'srv/server.js', content: Buffer.from(USER_SERVER) }] })
   built.add(tag)
   return tag
 })())
@@ -93,10 +94,12 @@ after(async () => {
 })
 
 for (const [strategy, instances] of /** @type {Array<[string, number]>} */ ([['up', 1], ['hs', 2]])) {
-  test(`swarm --image: ${strategy} x${instances} runs the user's image as it is, on its EXPOSEd port, ready by its health path`, { skip, timeout: 120_000 }, async () => {
+  test(`swarm --image: ${strategy} x${instances} runs the user's image as it is, on its EXPOSEd port, ` +
+    'ready by its health path', { skip, timeout: 120_000 }, async () => {
     const image = await imageOf()
     const out = tmp()
-    const r = await runCli('executor', ['run', '--image', image, '--health', '/health', '--strategy', strategy, '--instances', String(instances), '--out', out, ...short])
+    const r = await runCli('executor',
+      ['run', '--image', image, '--health', '/health', '--strategy', strategy, '--instances', String(instances), '--out', out, ...short])
     assert.equal(r.code, 0, r.stderr)
     const run = assertDone(out, { strategy, instances })
     const { serverImage } = run.environment
@@ -131,7 +134,11 @@ test('swarm --image: cm x2 runs the image\'s own entry file (from its CMD) under
 })
 
 test('swarm --image without Node and --strategy cm: exit 2 naming --image and the strategy, nothing deployed', { skip, timeout: 60_000 }, async () => {
-  const { tag } = await buildContext(docker, { repo: 'nodescale-test/no-node', dockerfile: 'FROM scratch\nCOPY hello.txt /hello.txt\nCMD ["/hello"]\n', entries: [{ name: 'hello.txt', content: Buffer.from('hello\n') }] })
+  const { tag } = await buildContext(docker, {
+    repo: 'nodescale-test/no-node',
+    dockerfile: 'FROM scratch\nCOPY hello.txt /hello.txt\nCMD ["/hello"]\n',
+    entries: [{ name: 'hello.txt', content: Buffer.from('hello\n') }]
+  })
   built.add(tag)
   const runs = async () => (await docker.listServices({ filters: { label: [RUN_LABEL] } })).map(s => s.ID).sort()
   const before = await runs()
