@@ -27,8 +27,10 @@ export const STEADY_STATE = Object.freeze({
   maxSlopePoints: 50,
   /** two-sided level of the interval (95%) */
   alpha: 0.05,
-  /** two-sided level of the drift and warm-up tests */
-  testAlpha: 0.01
+  /** two-sided level of the warm-up test */
+  testAlpha: 0.01,
+  /** two-sided level of the drift test (a drift flags a run only where it is over 5% too: executor/validity.js) */
+  driftAlpha: 0.05
 })
 
 /** @param {ArrayLike<number>} xs */
@@ -192,8 +194,8 @@ function slopeOf (xs) {
  * batch means with batches of n / minBatches tenths (the longest that make minBatches: the least biased variance,
  * Schmeiser 1982); `needed`, the batch size its autocorrelation asks for (batchSizeFor, on the series less its trend).
  * Where the run is too short to rule out a per-second autocorrelation up to STEADY_STATE.assumedRho, the variance is
- * at least the per-second sums' variance times the AR(1) factor (1 + ρ) / (1 − ρ) for the largest ρ the data allow
- * (their lag-1 autocorrelation + 2 / √seconds, at most assumedRho), with the seconds' degrees of freedom.
+ * at least the per-second sums' variance times the AR(1) factor for the largest ρ the data allow (their lag-1
+ * autocorrelation + 2 / √seconds, at most assumedRho), with that variance's degrees of freedom (ar1Correction).
  * @param {number[]} xs
  */
 export function longRunVariance (xs) {
@@ -207,11 +209,33 @@ export function longRunVariance (xs) {
   const m = meanOf(seconds)
   const s2 = seconds.reduce((a, x) => a + (x - m) ** 2, 0) / (k - 1)
   const r1 = k > 2 ? autocorrelations(seconds, 1)[1] : 0
-  const rho = Math.min(T.assumedRho, Math.max(0, r1) + 2 / Math.sqrt(k))
-  const floor = s2 / T.perSecond * (1 + rho) / (1 - rho)
+  // r1 of a few values is biased low by about (1 + 4ρ) / k (Kendall 1954): corrected, then 2 standard errors above
+  const corrected = Math.max(0, r1) + (1 + 4 * Math.max(0, r1)) / k
+  const rho = Math.min(T.assumedRho, corrected + 2 / Math.sqrt(k))
+  const ar1 = ar1Correction(rho, k)
+  const floor = s2 / T.perSecond * ar1.factor
+  // the batch means' own degrees of freedom assume batches long enough for the correlation, which a run too short to
+  // rule out assumedRho cannot show: no more than the floor's
   return obm.longRun >= floor
-    ? { longRun: obm.longRun, df: obm.df, size, needed }
-    : { longRun: floor, df: k - 1, size, needed }
+    ? { longRun: obm.longRun, df: Math.min(obm.df, ar1.df), size, needed }
+    : { longRun: floor, df: ar1.df, size, needed }
+}
+
+/**
+ * k values of an AR(1) series with lag-1 autocorrelation ρ: `factor`, k times the variance of their mean over the
+ * expected sample variance of the values (Var(mean) = γ0 / k · (1 + 2 Σ (1 − j/k) ρ^j), and E[s²] = γ0 · (1 − 2 /
+ * (k (k − 1)) Σ (k − j) ρ^j): a few correlated values understate their own variance); `df`, the degrees of freedom
+ * of that sample variance, (k − 1)(1 − ρ²) / (1 + ρ²) (correlated values vary their s² more: Bartlett 1946).
+ * @param {number} rho @param {number} k
+ */
+export function ar1Correction (rho, k) {
+  let ofMean = 0
+  let ofS2 = 0
+  for (let j = 1; j < k; j++) {
+    ofMean += (1 - j / k) * rho ** j
+    ofS2 += (k - j) * rho ** j
+  }
+  return { factor: (1 + 2 * ofMean) / (1 - 2 * ofS2 / (k * (k - 1))), df: (k - 1) * (1 - rho * rho) / (1 + rho * rho) }
 }
 
 /** MSER-5's cut: does the part cut differ from the rest by more than the rest's noise explains (at testAlpha)? */
@@ -240,7 +264,7 @@ export function driftOf (xs) {
   const t = slopeSe > 0 ? Math.abs(slope) / slopeSe : (slope === 0 ? 0 : Infinity)
   // no more degrees of freedom than whole seconds less one: a few seconds cannot tell their own correlation
   const p = 2 * (1 - tCdf(t, Math.min(residual.df, Math.floor(all / STEADY_STATE.perSecond) - 1)))
-  return { drift: r(slope * all / meanOf(xs)), driftP: r(p, 4), driftSignificant: p < STEADY_STATE.testAlpha }
+  return { drift: r(slope * all / meanOf(xs)), driftP: r(p, 4), driftSignificant: p < STEADY_STATE.driftAlpha }
 }
 
 /**
