@@ -305,18 +305,37 @@ export function steadyStateOf (perTenth, { drift = true } = {}) {
   }
   const whole = (judgedAll.length / T.perSecond).toFixed(1)
   if (n < T.minSeconds * T.perSecond || !(mean > 0)) {
-    const why = !(mean > 0) && n ? 'no completions in the steady window' : `${whole} s judged (the first second left out): the rule needs ${T.minSeconds} s at least`
+    const why = !(mean > 0) && n
+      ? 'no completions in the steady window'
+      : `${whole} s judged (the first second left out): the rule needs ${T.minSeconds} s at least`
     return { ...base, why }
   }
   const v = longRunVariance(kept)
   if (v.needed > v.size) {
     const cut = warm.cut ? `, ${base.warmup.cut} s of warm-up cut` : ''
     // the interval is not judged; a drift still is, against a variance that allows for the correlation (below)
-    return { ...base, ...(drift ? driftOf(judgedAll) : {}), needed: v.needed, why: `${whole} s judged (the first second left out${cut}): its autocorrelation asks for batches of ${r(v.needed / T.perSecond, 1)} s, and ${T.minBatches} of them need ${r(T.minBatches * v.needed / T.perSecond, 1)} s` }
+    return {
+      ...base,
+      ...(drift ? driftOf(judgedAll) : {}),
+      needed: v.needed,
+      why: `${whole} s judged (the first second left out${cut}): its autocorrelation asks for batches of ${r(v.needed / T.perSecond, 1)} s, ` +
+        `and ${T.minBatches} of them need ${r(T.minBatches * v.needed / T.perSecond, 1)} s`
+    }
   }
   const se = Math.sqrt(v.longRun / n)
   const halfWidth = tq(1 - T.alpha / 2, v.df) * se
-  const out = { ...base, judged: true, why: null, halfWidth: r(halfWidth * T.perSecond), relHalfWidth: r(halfWidth / mean), se: r(se * T.perSecond), df: r(v.df, 1), batch: v.size, batches: Math.floor(n / v.size), needed: v.needed }
+  const out = {
+    ...base,
+    judged: true,
+    why: null,
+    halfWidth: r(halfWidth * T.perSecond),
+    relHalfWidth: r(halfWidth / mean),
+    se: r(se * T.perSecond),
+    df: r(v.df, 1),
+    batch: v.size,
+    batches: Math.floor(n / v.size),
+    needed: v.needed
+  }
   out.warmup = warm.cut
     ? { ...out.warmup, bias: r((meanOf(judgedAll) - mean) / mean), significant: true }
     : { ...out.warmup, bias: 0, significant: false }
