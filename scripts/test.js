@@ -16,11 +16,13 @@ import { fileURLToPath } from 'node:url'
 const ROOT = dirname(dirname(fileURLToPath(import.meta.url)))
 
 export const FAST = Object.freeze([
-  'adaptive', 'analyzer-cli', 'analyzer-correlate', 'analyzer-fit-relative', 'analyzer-mimn', 'analyzer-replicate', 'analyzer-report-adaptive', 'analyzer-replicate-ibench',
-  'analyzer-sweep', 'analyzer-tests', 'analyzer-usl-fit', 'architecture', 'compare-inference', 'docs',
-  'errors-documented', 'executor-config', 'export-fits', 'experiment-validation', 'host-busy', 'inference', 'jtl-writer', 'parsers-fuzz', 'rc-cgroup', 'rc-cpu-summary',
-  'load-service-spec', 'rc-container-pid', 'rc-proc-stat', 'rc-sampler', 'registry-probe', 'server-image-context', 'replication-published', 'replication-rules', 'request-auth', 'stats-calibration',
-  'steady-state', 'swarm-render', 'sweep-degraded', 'sweep-folder', 'sweep-plan', 'tenth-series', 'with-timeout'
+  'adaptive', 'analyzer-cli', 'analyzer-correlate', 'analyzer-fit-relative', 'analyzer-mimn', 'analyzer-replicate',
+  'analyzer-replicate-ibench', 'analyzer-report-adaptive', 'analyzer-sweep', 'analyzer-tests', 'analyzer-usl-fit',
+  'architecture', 'compare-inference', 'docs', 'errors-documented', 'executor-config', 'experiment-validation',
+  'export-fits', 'host-busy', 'inference', 'jtl-writer', 'load-service-spec', 'parsers-fuzz', 'rc-cgroup',
+  'rc-container-pid', 'rc-cpu-summary', 'rc-proc-stat', 'rc-sampler', 'registry-probe', 'replication-published',
+  'replication-rules', 'request-auth', 'server-image-context', 'stats-calibration', 'steady-state', 'swarm-render',
+  'sweep-degraded', 'sweep-folder', 'sweep-plan', 'tenth-series', 'with-timeout'
 ].map(name => `test/${name}.test.js`))
 
 /** Serial files that run on the local backend and assert nothing a busy host changes: they run beside HOSTS. */

@@ -143,7 +143,9 @@ test('a miss with the load side saturated is inconclusive unless the server is s
   assert.equal(judgeProbe(probeRun({ throughput: 100, flags: ['generator-saturated'] }), 100, slo).verdict, 'meets')
 })
 
-test('a sweep with capacity: each entry a search of its own (its own estimate and deployment); the capacities are the points', { timeout: 400000 }, async () => {
+test('a sweep with capacity: each entry a search of its own (its own estimate and deployment); the capacities are the points', {
+  timeout: 400000
+}, async () => {
   const dir = tmp()
   // one process serves 100 req/s; cm x2 has two, so 200 (one cell: the search's plumbing, not the strategies, is
   // what this checks, and every search costs half a minute)
@@ -179,7 +181,8 @@ analysis: { fit: none }
     assert.ok(Math.abs(e.capacity - want) / want <= 0.1, `${e.label} repeat ${e.repeat}: capacity ${e.capacity}, known ${want}`)
     // every repeat is a search of its own: its own closed-model estimate, not the first's capacity
     assert.equal(record.probes[0].phase, 'estimate', JSON.stringify(record.probes.map(p => p.phase)))
-    assert.match(r.stderr, new RegExp(`\\[${e.index + 1}/2\\] ${e.label.replace(/[.*+?^${}()|[\]\\]/g, '\\$&')} · repeat ${e.repeat}  capacity ${Math.round(e.capacity)} req/s`))
+    const label = e.label.replace(/[.*+?^${}()|[\]\\]/g, '\\$&')
+    assert.match(r.stderr, new RegExp(`\\[${e.index + 1}/2\\] ${label} · repeat ${e.repeat}  capacity ${Math.round(e.capacity)} req/s`))
   }
   // on a deployment of its own: the probes of one search share a server process, the two searches' differ
   const pidsOf = (e) => new Set(JSON.parse(readFileSync(join(sweep.dir, e.run, 'capacity.json'), 'utf8')).probes

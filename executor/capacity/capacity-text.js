@@ -7,7 +7,9 @@ const rate = (x) => (x === null || x === undefined ? '-' : Math.round(x).toLocal
 export function formatCapacityProbe (p, n) {
   const offered = p.rate === null ? 'closed model' : `${rate(p.rate)} req/s offered`
   const why = p.why.length ? ` (${p.why.join('; ')})` : ''
-  return `probe ${String(n).padStart(2)}  ${p.phase.padEnd(8)} ${offered.padEnd(22)} ${rate(p.throughput).padStart(7)} req/s served · p99 ${p.p99 === null || p.p99 === undefined ? '-' : Math.round(p.p99)} ms · ${(p.errorRate * 100).toFixed(2)}% errors  ${p.verdict.toUpperCase()}${why}${p.bottleneck ? ` · ${p.bottleneck}` : ''}`
+  const p99 = p.p99 === null || p.p99 === undefined ? '-' : Math.round(p.p99)
+  return `probe ${String(n).padStart(2)}  ${p.phase.padEnd(8)} ${offered.padEnd(22)} ${rate(p.throughput).padStart(7)} req/s served` +
+    ` · p99 ${p99} ms · ${(p.errorRate * 100).toFixed(2)}% errors  ${p.verdict.toUpperCase()}${why}${p.bottleneck ? ` · ${p.bottleneck}` : ''}`
 }
 
 /** The human view of a capacity record (one written before the probit search has no interval: said as it was). */
@@ -21,7 +23,10 @@ export function formatCapacity (c) {
     lines.push(`  probes near it: ${rate(c.bounds.lo)} req/s the highest met below, ${rate(c.bounds.hi)} the lowest missed above; ` +
       `the rate where a probe stops meeting varies by about ${(c.noise * 100).toFixed(1)}% from probe to probe`)
   } else lines.push(`  ${rate(c.capacity)} req/s (the highest rate met, confirmed; the next rate up, ${rate(c.bounds.hi)} req/s, missed)`)
-  if (c.limit) lines.push(`  limit: ${c.limit.bottleneck.kind} — ${c.limit.bottleneck.line} (read at ${rate(c.limit.rate)} req/s, which ${c.limit.verdict === 'misses' ? 'missed' : 'met'})`)
+  if (c.limit) {
+    const which = c.limit.verdict === 'misses' ? 'missed' : 'met'
+    lines.push(`  limit: ${c.limit.bottleneck.kind} — ${c.limit.bottleneck.line} (read at ${rate(c.limit.rate)} req/s, which ${which})`)
+  }
   lines.push(`  ${c.probes.length} probes in ${formatDuration(c.seconds)}`)
   for (const n of c.notes) lines.push(`  note: ${n}`)
   lines.push(`  written: ${c.dir}/capacity.json (and every probe's run folder)`)

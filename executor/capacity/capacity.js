@@ -33,8 +33,25 @@ export const typicalProbes = ({ boundary = CAPACITY_DEFAULTS.boundary } = {}) =>
 
 /** The search's own settings, as flags of executor capacity and keys of an experiment's `capacity` mapping. */
 export const CAPACITY_SEARCH_OPTIONS = Object.freeze([
-  option({ flag: 'boundary-probes', key: 'boundary', type: 'whole', min: 4, max: 100, default: CAPACITY_DEFAULTS.boundary, arg: 'N', help: 'probes near the boundary once a rate has met and one missed (default {default})' }),
-  option({ flag: 'max-probes', type: 'whole', min: 6, max: 200, default: CAPACITY_DEFAULTS.maxProbes, arg: 'N', help: 'at most this many probe runs (default {default})' })
+  option({
+    flag: 'boundary-probes',
+    key: 'boundary',
+    type: 'whole',
+    min: 4,
+    max: 100,
+    default: CAPACITY_DEFAULTS.boundary,
+    arg: 'N',
+    help: 'probes near the boundary once a rate has met and one missed (default {default})'
+  }),
+  option({
+    flag: 'max-probes',
+    type: 'whole',
+    min: 6,
+    max: 200,
+    default: CAPACITY_DEFAULTS.maxProbes,
+    arg: 'N',
+    help: 'at most this many probe runs (default {default})'
+  })
 ])
 
 /** The flags that say the load side (the generator, its host) may have been the limit of a probe. */
@@ -67,7 +84,8 @@ export function judgeProbe (run, rate, slo, served = CAPACITY_DEFAULTS.served) {
   const queue = queueGrowth(run, rate)
   if (queue ? queue.grew > queue.allowed : throughput < served * rate) {
     why.push(queue
-      ? `the queue grew by ${queue.grew} requests over the window (${queue.answered} answered of ${queue.sent} sent; more than the ${round(queue.allowed)} its length varies by)`
+      ? `the queue grew by ${queue.grew} requests over the window (${queue.answered} answered of ${queue.sent} sent; ` +
+        `more than the ${round(queue.allowed)} its length varies by)`
       : `served ${Math.round(throughput)} of ${round(rate)} req/s`)
   }
   // an open-model probe that served its rate within the objective had the schedule's throughput, however its seconds
@@ -128,7 +146,9 @@ export function checkProbeDuration (config) {
   const auto = config.duration === 'auto'
   const seconds = auto ? config.minDuration : Number(config.duration)
   if (seconds >= PROBE_MIN_SECONDS) return
-  throw badFlag(auto ? '--min-duration' : '--duration', `${seconds} s is too short for a capacity probe: its steadiness is judged on its whole seconds but the first, and fewer than 3 cannot be; give ${PROBE_MIN_SECONDS} or more`, { key: auto ? 'minDuration' : 'duration' })
+  throw badFlag(auto ? '--min-duration' : '--duration',
+    `${seconds} s is too short for a capacity probe: its steadiness is judged on its whole seconds but the first, ` +
+    `and fewer than 3 cannot be; give ${PROBE_MIN_SECONDS} or more`, { key: auto ? 'minDuration' : 'duration' })
 }
 
 /**
@@ -173,7 +193,15 @@ export async function findCapacity (config, opts = {}) {
   /** the run.json of every probe that missed its rate, by rate: what stopped the server is read from the lowest */
   const missed = new Map()
   const said = (r, fields) => {
-    const p = { ...fields, throughput: r.summary.throughput, p99: r.summary.latency.p99, errorRate: r.summary.errorRate, flags: r.validity?.flags.map(f => f.name) ?? [], bottleneck: r.diagnosis?.bottleneck?.kind ?? null, run: r.id }
+    const p = {
+      ...fields,
+      throughput: r.summary.throughput,
+      p99: r.summary.latency.p99,
+      errorRate: r.summary.errorRate,
+      flags: r.validity?.flags.map(f => f.name) ?? [],
+      bottleneck: r.diagnosis?.bottleneck?.kind ?? null,
+      run: r.id
+    }
     probes.push(p)
     onProbe?.(p)
     return p
@@ -224,10 +252,12 @@ export async function findCapacity (config, opts = {}) {
     const last = state.observations.at(-1)
     if (state.stop === 'load-side' && last.phase === 'bracket') {
       const lo = gapAround(state.observations, Infinity).lo
-      notes.push(`at ${last.rate} req/s the load side was the limit (${probes.at(-1).why.join(', ')}): the capacity is beyond what this generator and host can measure${lo ? `, at least ${lo} req/s` : ''}`)
+      notes.push(`at ${last.rate} req/s the load side was the limit (${probes.at(-1).why.join(', ')}): ` +
+        `the capacity is beyond what this generator and host can measure${lo ? `, at least ${lo} req/s` : ''}`)
     }
     if (state.stop === 'load-side' && last.phase === 'boundary') {
-      notes.push(`near the boundary the load side was the limit ${INCONCLUSIVE_AT_BOUNDARY} times, last at ${last.rate} req/s (${probes.at(-1).why.join(', ')}): no capacity reported`)
+      notes.push(`near the boundary the load side was the limit ${INCONCLUSIVE_AT_BOUNDARY} times, ` +
+        `last at ${last.rate} req/s (${probes.at(-1).why.join(', ')}): no capacity reported`)
     }
     if (state.stop === 'no-capacity') notes.push('even 1 request per second misses the objective: no capacity')
   } catch (err) {

@@ -18,13 +18,25 @@ const AS_FOR_RUN = RUN_OPTIONS.filter(o => o.also?.includes('capacity'))
  */
 export const CAPACITY_OPTIONS = Object.freeze([
   ...AS_FOR_RUN,
-  option({ ...RUN_OPTION.duration, default: D.duration, help: 'seconds measured per probe, at least 4 (default {default}; the first whole second is not judged), or auto' }),
+  option({
+    ...RUN_OPTION.duration,
+    default: D.duration,
+    help: 'seconds measured per probe, at least 4 (default {default}; the first whole second is not judged), or auto'
+  }),
   RUN_OPTION.minDuration,
   RUN_OPTION.maxDuration,
   option({ ...RUN_OPTION.warmup, default: D.warmup, help: 'warm-up seconds per probe (default {default})' }),
   RUN_OPTION.slo,
   ...CAPACITY_SEARCH_OPTIONS,
-  option({ flag: 'start-rate', type: 'number', min: 0, above: true, max: 1000000, arg: 'R', help: 'the first rate probed (default: 76–84% of a closed-model probe\'s throughput)' }),
+  option({
+    flag: 'start-rate',
+    type: 'number',
+    min: 0,
+    above: true,
+    max: 1000000,
+    arg: 'R',
+    help: 'the first rate probed (default: 76–84% of a closed-model probe\'s throughput)'
+  }),
   option({ flag: 'json', type: 'boolean', help: 'print the capacity record on stdout and nothing else there' }),
   option({ ...RUN_OPTION.quiet, help: 'no probe lines on stderr' }),
   RUN_OPTION.help
