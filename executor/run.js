@@ -65,7 +65,7 @@ export async function deployFor (config, { prepared, id, dir, log = () => {}, si
  */
 export async function run (config, { log = () => {}, onProgress, signal, prepared, deployment: shared, keepDeployment = false, onDeployed } = {}) {
   prepared ??= await prepareRun(config, { log, signal })
-  const { backend, benchmark, mount, request, body, backendInfo, driverInfo } = prepared
+  const { backend, benchmark, request, backendInfo, driverInfo } = prepared
   config = { ...config, benchmark }
   const id = newRunId(config)
   const dir = join(config.out, id)
@@ -84,122 +84,29 @@ export async function run (config, { log = () => {}, onProgress, signal, prepare
   await save()
 
   let deployment = shared ?? null
-  let sampler = null
-  let watch = null
-  let timeline = null
-  // the load generator's own CPU and its host's, beside the server's: how far the run can be trusted
-  const generator = createGeneratorMeter()
-  let generatorTimeline = null
-  /** @type {import('./docker/node-watch.js').LossEpisode[]} */
-  const losses = []
-  let placementAfter = null
   let teardownError = null
-  /** @type {Awaited<ReturnType<typeof generatorPlaces>>} the generators of a run with several (their teardown) */
-  let generators = null
-  /** @type {import('../lib/telemetry.js').TelemetryRecord[]} */
-  let telemetry = []
+  const m = newMeasuring()
   try {
     signal?.throwIfAborted()
     if (!deployment) {
       deployment = await deployFor(config, { prepared, id, dir, log, signal })
       onDeployed?.(deployment)
     }
-    runJson.placement = deployment.placement
-    // --server-cpus: the cores given to the server, the load and HAProxy (derived: worked out, not given), and where
-    // HAProxy runs as the kernel has it (the server's are placement[].cpus, the generators' load.generators[].cpus)
-    if (deployment.partition) runJson.partition = { ...deployment.partition, ...(deployment.lbPlace ? { lbAllowed: deployment.lbPlace.cpus } : {}) }
-    signal?.throwIfAborted()
-    sampler = deployment.createSampler()
-    await sampler.start()
-    // a node lost while the load runs makes the run degraded, not failed: Swarm reschedules, the load goes on (only a
-    // backend with nodes to lose has a watch: see the contract in backends/index.js)
-    watch = deployment.createWatch?.() ?? null
-    watch?.start()
-    const path = `${mount}${request.path}`
-    const url = `${deployment.url.replace(/\/$/, '')}${path}`
-    const loadOptions = {
-      driver: config.driver,
-      url,
-      method: request.method,
-      headers: request.headers,
-      body,
-      concurrency: config.concurrency,
-      rate: config.rate,
-      connection: config.connection,
-      duration: longestSeconds(config),
-      until: config.duration === 'auto' ? { minSeconds: config.minDuration, relHalfWidth: AUTO_DURATION.relHalfWidth } : undefined,
-      warmup: config.warmup,
-      jtlPath: join(dir, RUN_FILES.samples),
-      samples: config.samples,
-      histogramPath: join(dir, RUN_FILES.latency),
-      label: config.benchmark,
-      signal,
-      onProgress,
-      onSpawn: (pid, engine) => generator.add(pid, { engine }),
-      log
-    }
-    /** @type {import('./generators/auto.js').LoadProcs | null} */
-    let procs = null
-    // --load-procs auto: a probe's load is the run's for a few seconds, its files apart, its processes not the run's
-    const probeLoad = (places, where) => runGenerators(places, { ...loadOptions, onProgress: undefined, onSpawn: undefined, until: undefined, ...PROBE }, {
-      jtlPath: join(where, RUN_FILES.samples), samples: 'none', signal, log, flag: '--load-procs', partsDir: where
-    })
-    generators = await generatorPlaces(config, { deployment, dir, log, signal, probeLoad, onProcs: (p) => { procs = p } })
-    const loadUrl = generators?.url ? `${generators.url.replace(/\/$/, '')}${path}` : url
-    // locally: the cores the server may use (read from /proc once it answered) beside the generators' (their taskset,
-    // or none), kept apart as far as the machine allows, and said
-    const sharing = loadSharing({ placement: runJson.placement, places: generators?.places, machine: onlineCpus() })
-    if (sharing) log(`cores: ${config.affinity ? `--affinity ${config.affinity}: ` : ''}${sharing.why}`)
-    log(`load: ${config.driver} -> ${loadUrl}`)
-    generator.start()
-    const load = generators
-      ? await runGenerators(generators.places, { ...loadOptions, url: loadUrl }, { ...loadOptions, flag: generators.flag, partsDir: generators.partsDir })
-      : await runLoad(loadOptions)
-    generatorTimeline = generator.stop()
-    // several generators: each measured its own CPU (a remote one on its node), the busiest one speaks for the run
-    const generatorFigures = load.generators
-      ? combineGenerators(load.generators.map(g => g.cpu))
-      : summarizeGenerator(generatorTimeline, { from: load.steadyStart, to: load.steadyEnd })
-    // url: where the load was sent (on Swarm, this node's published port at docker_gwbridge's address, not loopback:
-    // executor/docker/stack-deploy.js localAddress)
-    runJson.load = { ...load, url: loadUrl, generator: generatorFigures, ...(sharing && { cpus: sharing.generator, sharing }), ...(procs && { procs }) }
-    // where the load ran, as the run recorded it: the fingerprint's summary (a reader compares it with a study's)
-    runJson.environment.fingerprint.load = fingerprintLoad(config, runJson.load, runJson.environment, runJson.placement)
-    // a generator that stopped answering is a loss like a node's: the run goes on with the others, degraded
-    losses.push(...generatorLosses(load.generators))
-    if (watch) {
-      losses.push(...await watch.stop())
-      const outages = watch.outages?.() ?? []
-      watch = null
-      // the daemon restarted under the load: its containers were stopped and started again, nothing was measured
-      if (outages.length) throw daemonOutageError(outages)
-      if (losses.length) placementAfter = await deployment.currentPlacement?.().catch(err => { log(`placement after the loss: ${err.message}`); return null })
-    }
-    timeline = await sampler.stop()
-    sampler = null
-    // what the instances said of themselves over the steady window (a run without it is still a run; a run that lost a
-    // node has lost that node's part of it)
-    if (!losses.some(l => !l.generator)) {
-      telemetry = await deployment.telemetry({ from: load.steadyStart, to: load.steadyEnd + 1000 })
-        .catch(err => { log(`telemetry: ${err.message}`); return [] })
-    }
-    runJson.status = load.interrupted ? 'interrupted' : losses.length ? 'degraded' : 'done'
-    runJson.cpu = summarizeCpu(timeline, { from: load.steadyStart, to: load.steadyEnd })
+    await measure(runJson, m, { config, prepared, deployment, dir, log, signal, onProgress })
   } catch (err) {
     runJson.status = signal?.aborted ? 'interrupted' : 'failed'
     runJson.error = { code: err.code ?? null, message: err.message }
     throw err
   } finally {
-    if (watch) await watch.stop().catch(() => [])
-    if (sampler) timeline = await sampler.stop().catch(() => null)
-    if (generators) await generators.teardown().catch(err => log(`removing the generators: ${err.message}`))
+    await release(m, log)
     if (deployment && !shared && !keepDeployment) {
       // a stack that will not go must not cost the results: run.json is written first, then the error is thrown below
       teardownError = await deployment.teardown().then(() => null, err => err)
       if (teardownError && !runJson.error) runJson.error = { code: teardownError.code ?? null, message: `teardown: ${teardownError.message}` }
     }
-    generatorTimeline ??= generator.stop()
-    if (timeline) await writeJsonAtomic(join(dir, RUN_FILES.timeline), { schema: TIMELINE_SCHEMA, ...timeline, generator: generatorTimeline })
+    m.generatorTimeline ??= m.generator.stop()
+    if (m.timeline) await writeJsonAtomic(join(dir, RUN_FILES.timeline), { schema: TIMELINE_SCHEMA, ...m.timeline, generator: m.generatorTimeline })
+    const { timeline, telemetry, losses, placementAfter } = m
     await judgeRunRecord(runJson, { config, dir, timeline, telemetry, losses, placementAfter, readiness: deployment?.readiness, log })
     runJson.finishedAt = new Date().toISOString()
     await save()
@@ -207,6 +114,135 @@ export async function run (config, { log = () => {}, onProgress, signal, prepare
   // reached only when the run itself did not throw: its error wins over the teardown's
   if (teardownError) throw teardownError
   return runJson
+}
+
+/**
+ * What the measure step started and gathered: the release (always) and the judging read it, whatever happened.
+ * @typedef {{ generator: ReturnType<typeof createGeneratorMeter>, generatorTimeline: any, sampler: any, watch: any,
+ *   timeline: any, generators: Awaited<ReturnType<typeof generatorPlaces>>, losses:
+ *   import('./docker/node-watch.js').LossEpisode[], placementAfter: any,
+ *   telemetry: import('../lib/telemetry.js').TelemetryRecord[] }} Measuring
+ *   generator: the load generator's own CPU and its host's, beside the server's (how far the run can be trusted);
+ *   generators: the generators of a run with several (their teardown)
+ * @returns {Measuring}
+ */
+function newMeasuring () {
+  return {
+    generator: createGeneratorMeter(),
+    generatorTimeline: null,
+    sampler: null,
+    watch: null,
+    timeline: null,
+    generators: null,
+    losses: [],
+    placementAfter: null,
+    telemetry: []
+  }
+}
+
+/**
+ * The measure step: on a deployment that answers, the CPU sampled and the nodes watched while the load runs (its
+ * generators placed first), then what the instances said of themselves; the load's, the CPU's and the placement's
+ * figures written into the run record.
+ * @param {Record<string, any>} runJson
+ * @param {Measuring} m
+ * @param {{ config: any, prepared: any, deployment: any, dir: string, log: (line: string) => void,
+ *   signal?: AbortSignal, onProgress?: (p: any) => void }} opts
+ */
+async function measure (runJson, m, { config, prepared, deployment, dir, log, signal, onProgress }) {
+  const { mount, request, body } = prepared
+  runJson.placement = deployment.placement
+  // --server-cpus: the cores given to the server, the load and HAProxy (derived: worked out, not given), and where
+  // HAProxy runs as the kernel has it (the server's are placement[].cpus, the generators' load.generators[].cpus)
+  if (deployment.partition) runJson.partition = { ...deployment.partition, ...(deployment.lbPlace ? { lbAllowed: deployment.lbPlace.cpus } : {}) }
+  signal?.throwIfAborted()
+  m.sampler = deployment.createSampler()
+  await m.sampler.start()
+  // a node lost while the load runs makes the run degraded, not failed: Swarm reschedules, the load goes on (only a
+  // backend with nodes to lose has a watch: see the contract in backends/index.js)
+  m.watch = deployment.createWatch?.() ?? null
+  m.watch?.start()
+  const path = `${mount}${request.path}`
+  const url = `${deployment.url.replace(/\/$/, '')}${path}`
+  const loadOptions = {
+    driver: config.driver,
+    url,
+    method: request.method,
+    headers: request.headers,
+    body,
+    concurrency: config.concurrency,
+    rate: config.rate,
+    connection: config.connection,
+    duration: longestSeconds(config),
+    until: config.duration === 'auto' ? { minSeconds: config.minDuration, relHalfWidth: AUTO_DURATION.relHalfWidth } : undefined,
+    warmup: config.warmup,
+    jtlPath: join(dir, RUN_FILES.samples),
+    samples: config.samples,
+    histogramPath: join(dir, RUN_FILES.latency),
+    label: config.benchmark,
+    signal,
+    onProgress,
+    onSpawn: (pid, engine) => m.generator.add(pid, { engine }),
+    log
+  }
+  /** @type {import('./generators/auto.js').LoadProcs | null} */
+  let procs = null
+  // --load-procs auto: a probe's load is the run's for a few seconds, its files apart, its processes not the run's
+  const probeLoad = (places, where) => runGenerators(places, { ...loadOptions, onProgress: undefined, onSpawn: undefined, until: undefined, ...PROBE }, {
+    jtlPath: join(where, RUN_FILES.samples), samples: 'none', signal, log, flag: '--load-procs', partsDir: where
+  })
+  const generators = m.generators = await generatorPlaces(config, { deployment, dir, log, signal, probeLoad, onProcs: (p) => { procs = p } })
+  const loadUrl = generators?.url ? `${generators.url.replace(/\/$/, '')}${path}` : url
+  // locally: the cores the server may use (read from /proc once it answered) beside the generators' (their taskset,
+  // or none), kept apart as far as the machine allows, and said
+  const sharing = loadSharing({ placement: runJson.placement, places: generators?.places, machine: onlineCpus() })
+  if (sharing) log(`cores: ${config.affinity ? `--affinity ${config.affinity}: ` : ''}${sharing.why}`)
+  log(`load: ${config.driver} -> ${loadUrl}`)
+  m.generator.start()
+  const load = generators
+    ? await runGenerators(generators.places, { ...loadOptions, url: loadUrl }, { ...loadOptions, flag: generators.flag, partsDir: generators.partsDir })
+    : await runLoad(loadOptions)
+  m.generatorTimeline = m.generator.stop()
+  // several generators: each measured its own CPU (a remote one on its node), the busiest one speaks for the run
+  const generatorFigures = load.generators
+    ? combineGenerators(load.generators.map(g => g.cpu))
+    : summarizeGenerator(m.generatorTimeline, { from: load.steadyStart, to: load.steadyEnd })
+  // url: where the load was sent (on Swarm, this node's published port at docker_gwbridge's address, not loopback:
+  // executor/docker/stack-deploy.js localAddress)
+  runJson.load = { ...load, url: loadUrl, generator: generatorFigures, ...(sharing && { cpus: sharing.generator, sharing }), ...(procs && { procs }) }
+  // where the load ran, as the run recorded it: the fingerprint's summary (a reader compares it with a study's)
+  runJson.environment.fingerprint.load = fingerprintLoad(config, runJson.load, runJson.environment, runJson.placement)
+  // a generator that stopped answering is a loss like a node's: the run goes on with the others, degraded
+  m.losses.push(...generatorLosses(load.generators))
+  if (m.watch) {
+    m.losses.push(...await m.watch.stop())
+    const outages = m.watch.outages?.() ?? []
+    m.watch = null
+    // the daemon restarted under the load: its containers were stopped and started again, nothing was measured
+    if (outages.length) throw daemonOutageError(outages)
+    if (m.losses.length) m.placementAfter = await deployment.currentPlacement?.().catch(err => { log(`placement after the loss: ${err.message}`); return null })
+  }
+  m.timeline = await m.sampler.stop()
+  m.sampler = null
+  // what the instances said of themselves over the steady window (a run without it is still a run; a run that lost a
+  // node has lost that node's part of it)
+  if (!m.losses.some(l => !l.generator)) {
+    m.telemetry = await deployment.telemetry({ from: load.steadyStart, to: load.steadyEnd + 1000 })
+      .catch(err => { log(`telemetry: ${err.message}`); return [] })
+  }
+  runJson.status = load.interrupted ? 'interrupted' : m.losses.length ? 'degraded' : 'done'
+  runJson.cpu = summarizeCpu(m.timeline, { from: load.steadyStart, to: load.steadyEnd })
+}
+
+/**
+ * What the measure step started, stopped whatever happened: the node watch, the CPU sampler (its timeline kept) and
+ * the generators.
+ * @param {Measuring} m @param {(line: string) => void} log
+ */
+async function release (m, log) {
+  if (m.watch) await m.watch.stop().catch(() => [])
+  if (m.sampler) m.timeline = await m.sampler.stop().catch(() => null)
+  if (m.generators) await m.generators.teardown().catch(err => log(`removing the generators: ${err.message}`))
 }
 
 /**
