@@ -452,122 +452,144 @@ export function createSwarmBackend ({ connect = connectDocker } = {}) {
       await removeLeftovers(engine, { log })
       const plane = await ensureControlPlane(engine, { image: parts.rc.tag, log })
       signal?.throwIfAborted()
-      // placed again now: a node may have gone down since prepare
-      const nodes = await listNodes(engine)
-      let plan
-      try {
-        plan = planPlacement(nodes, config)
-      } catch (err) {
-        throw new NsError('NS_ERR_DEPLOY', `not enough nodes at deploy time: ${err.message}`, { cause: err })
-      }
-      for (const s of plan.skipped) log(`swarm: warning: node ${s.node.label ?? s.node.hostname} is not usable (${s.why}); skipped`)
-      const doc = renderStack({
-        strategy: config.strategy,
-        instances: config.instances,
-        cpusPerInstance: config.cpusPerInstance,
-        memory: deploymentShape(config).memoryPerReplica,
-        image: parts.app.tag,
-        lbImage: parts.lb?.tag,
-        server: parts.server ?? undefined,
-        asIs: parts.asIs,
-        targetPort: parts.targetPort,
-        health: config.health,
-        benchmark: config.benchmark,
-        app: parts.register.apps[0]?.path,
-        params: config.params,
-        port: config.port,
-        lb: parts.lbMode,
-        constraints: plan.constraints,
-        runId
-      })
-      if (plan.maxReplicasPerNode) doc.services.app.deploy.placement.max_replicas_per_node = plan.maxReplicasPerNode
+      const { doc, nodes, plan } = await placedStack(engine, config, parts, runId, log)
       writeStackFiles(doc, runDir)
       const deployment = await deployStack(engine, doc, { log, signal, readyTimeoutMs: config.readyTimeout * 1000 })
       log(`swarm: ${deployment.stack} ready in ${deployment.readyMs} ms at ${deployment.url}`)
-      const appService = deployment.services.find(s => s.name.endsWith('_app'))?.name
-      const refs = new Map(nodes.map(n => [n.ID, nodeRef(n)]))
-      const nodeName = (id) => refs.get(id)?.label ?? refs.get(id)?.hostname ?? id
-      // sorted by node, so that the merged timeline numbers the nodes' cores in label order
-      const lbService = deployment.services.find(s => s.name.endsWith('_lb'))?.name
-      const containers = deployment.tasks.filter(t => t.service === appService).map(t => ({ node: t.node, containerId: t.containerId }))
-        .sort((a, b) => nodeName(a.node).localeCompare(nodeName(b.node), 'en', { numeric: true }))
-      // the load balancer's container is sampled for its CPU, as a role beside the server's
-      const lbContainers = deployment.tasks.filter(t => t.service === lbService).map(t => ({ node: t.node, containerId: t.containerId, role: 'load-balancer' }))
-      /** @type {ReturnType<typeof createNodeWatch> | null} */
-      let watch = null
-      let removed = false
-      return {
-        url: deployment.url,
-        stack: deployment.stack,
-        readyMs: deployment.readyMs,
-        // 'health-only': a user's image run as it is named no instance; its instance figures are not known
-        readiness: deployment.readiness,
-        placement: placementOf(deployment, refs),
-        placementRule: plan.rule,
-        // the RCs sample the containers; this host, where the load enters, samples Docker's proxy of the published port
-        createSampler: () => withLocalRoles(
-          namedNodes(createRcSampler({ rcs: plane.rcs, token: plane.token, containers: [...containers, ...lbContainers], log }), refs),
-          () => ({ 'docker-proxy': dockerProxyPids(deployment.port) })
-        ),
-        telemetry: (window) => serviceTelemetry(engine, appService, window),
-        /** --load-nodes: the run's generators on load nodes that run none of the stack's tasks (see the contract). */
-        createGenerators: (opts) => loadGenerators(engine, {
-          ...opts,
-          image: parts?.load?.tag,
-          serverNodes: deployment.tasks.map(t => t.node),
-          url: deployment.url
-        }),
-        /** A watch over the nodes that run the stack's tasks (run.js starts it with the load and stops it after). */
-        createWatch () {
-          const ids = [...new Set(deployment.tasks.map(t => t.node))]
-          watch = createNodeWatch({
-            docker: engine,
-            log,
-            nodes: ids.map(id => ({
-              id,
-              hostname: refs.get(id)?.hostname ?? id,
-              label: refs.get(id)?.label ?? null,
-              rcUrl: plane.rcs.find(r => r.node === id)?.url ?? null
-            }))
-          })
-          return watch
-        },
-        /**
-         * Where the stack's tasks run now (after Swarm rescheduled those of a lost node), with each task's state. A
-         * replacement waits out the restart delay with desired state "ready" before it is started: it counts, as not
-         * running yet.
-         */
-        async currentPlacement () {
-          let tasks, now
-          try {
-            tasks = (await engine.listTasks({ filters: { service: deployment.services.map(s => s.name) } }))
-              .filter(t => t.DesiredState === 'running' || t.DesiredState === 'ready')
-            now = await engine.listNodes()
-          } catch (err) {
-            throw dockerError(err, `listing the tasks of ${deployment.stack}`)
-          }
-          const rows = taskRows(tasks, deployment.services, now)
-          return placementOf({ tasks: rows }, new Map(now.map(n => [n.ID, nodeRef(n)]))).map((p, i) => ({ ...p, state: rows[i].state ?? 'unknown' }))
-        },
-        /**
-         * Do the deployed containers still run? Not after a daemon restart or a crash, when Swarm started new ones,
-         * which the sampler does not know.
-         */
-        async intact () {
-          try {
-            const tasks = await engine.listTasks({ filters: { service: deployment.services.map(s => s.name), 'desired-state': ['running'] } })
-            const running = new Set(tasks.filter(t => t.Status?.State === 'running').map(t => t.Status?.ContainerStatus?.ContainerID))
-            return deployment.tasks.every(t => running.has(t.containerId))
-          } catch {
-            return false
-          }
-        },
-        async teardown () {
-          if (removed) return
-          removed = true
-          await removeStack(engine, deployment.stack, { log, lostNodes: watch?.tracker.lostNow() ?? [] })
-        }
+      return deploymentHandle(engine, { deployment, nodes, plan, plane, parts, log })
+    }
+  }
+}
+
+/**
+ * The deploy's placing step: the nodes listed again (one may have gone down since prepare), the stack's placement
+ * planned on them and its compose document rendered.
+ * @param {import('dockerode')} engine @param {any} config @param {any} parts the prepared images and modes
+ * @param {string} runId @param {(line: string) => void} log
+ */
+async function placedStack (engine, config, parts, runId, log) {
+  // placed again now: a node may have gone down since prepare
+  const nodes = await listNodes(engine)
+  let plan
+  try {
+    plan = planPlacement(nodes, config)
+  } catch (err) {
+    throw new NsError('NS_ERR_DEPLOY', `not enough nodes at deploy time: ${err.message}`, { cause: err })
+  }
+  for (const s of plan.skipped) log(`swarm: warning: node ${s.node.label ?? s.node.hostname} is not usable (${s.why}); skipped`)
+  const doc = renderStack({
+    strategy: config.strategy,
+    instances: config.instances,
+    cpusPerInstance: config.cpusPerInstance,
+    memory: deploymentShape(config).memoryPerReplica,
+    image: parts.app.tag,
+    lbImage: parts.lb?.tag,
+    server: parts.server ?? undefined,
+    asIs: parts.asIs,
+    targetPort: parts.targetPort,
+    health: config.health,
+    benchmark: config.benchmark,
+    app: parts.register.apps[0]?.path,
+    params: config.params,
+    port: config.port,
+    lb: parts.lbMode,
+    constraints: plan.constraints,
+    runId
+  })
+  if (plan.maxReplicasPerNode) doc.services.app.deploy.placement.max_replicas_per_node = plan.maxReplicasPerNode
+  return { doc, nodes, plan }
+}
+
+/**
+ * The deploy's hand-over: a deployed stack as run.js uses it (see the Deployment contract in backends/index.js): its
+ * placement, a sampler of its containers through the RCs, its telemetry, generators on load nodes, a watch over its
+ * nodes, where its tasks run now, whether its containers are the ones deployed, and its teardown.
+ * @param {import('dockerode')} engine
+ * @param {{ deployment: any, nodes: any[], plan: any, plane: any, parts: any, log: (line: string) => void }} o
+ */
+function deploymentHandle (engine, { deployment, nodes, plan, plane, parts, log }) {
+  const appService = deployment.services.find(s => s.name.endsWith('_app'))?.name
+  const refs = new Map(nodes.map(n => [n.ID, nodeRef(n)]))
+  const nodeName = (id) => refs.get(id)?.label ?? refs.get(id)?.hostname ?? id
+  // sorted by node, so that the merged timeline numbers the nodes' cores in label order
+  const lbService = deployment.services.find(s => s.name.endsWith('_lb'))?.name
+  const containers = deployment.tasks.filter(t => t.service === appService).map(t => ({ node: t.node, containerId: t.containerId }))
+    .sort((a, b) => nodeName(a.node).localeCompare(nodeName(b.node), 'en', { numeric: true }))
+  // the load balancer's container is sampled for its CPU, as a role beside the server's
+  const lbContainers = deployment.tasks.filter(t => t.service === lbService).map(t => ({ node: t.node, containerId: t.containerId, role: 'load-balancer' }))
+  /** @type {ReturnType<typeof createNodeWatch> | null} */
+  let watch = null
+  let removed = false
+  return {
+    url: deployment.url,
+    stack: deployment.stack,
+    readyMs: deployment.readyMs,
+    // 'health-only': a user's image run as it is named no instance; its instance figures are not known
+    readiness: deployment.readiness,
+    placement: placementOf(deployment, refs),
+    placementRule: plan.rule,
+    // the RCs sample the containers; this host, where the load enters, samples Docker's proxy of the published port
+    createSampler: () => withLocalRoles(
+      namedNodes(createRcSampler({ rcs: plane.rcs, token: plane.token, containers: [...containers, ...lbContainers], log }), refs),
+      () => ({ 'docker-proxy': dockerProxyPids(deployment.port) })
+    ),
+    telemetry: (window) => serviceTelemetry(engine, appService, window),
+    /** --load-nodes: the run's generators on load nodes that run none of the stack's tasks (see the contract). */
+    createGenerators: (opts) => loadGenerators(engine, {
+      ...opts,
+      image: parts.load?.tag,
+      serverNodes: deployment.tasks.map(t => t.node),
+      url: deployment.url
+    }),
+    /** A watch over the nodes that run the stack's tasks (run.js starts it with the load and stops it after). */
+    createWatch () {
+      const ids = [...new Set(deployment.tasks.map(t => t.node))]
+      watch = createNodeWatch({
+        docker: engine,
+        log,
+        nodes: ids.map(id => ({
+          id,
+          hostname: refs.get(id)?.hostname ?? id,
+          label: refs.get(id)?.label ?? null,
+          rcUrl: plane.rcs.find(r => r.node === id)?.url ?? null
+        }))
+      })
+      return watch
+    },
+    /**
+     * Where the stack's tasks run now (after Swarm rescheduled those of a lost node), with each task's state. A
+     * replacement waits out the restart delay with desired state "ready" before it is started: it counts, as not
+     * running yet.
+     */
+    async currentPlacement () {
+      let tasks, now
+      try {
+        tasks = (await engine.listTasks({ filters: { service: deployment.services.map(s => s.name) } }))
+          .filter(t => t.DesiredState === 'running' || t.DesiredState === 'ready')
+        now = await engine.listNodes()
+      } catch (err) {
+        throw dockerError(err, `listing the tasks of ${deployment.stack}`)
       }
+      const rows = taskRows(tasks, deployment.services, now)
+      return placementOf({ tasks: rows }, new Map(now.map(n => [n.ID, nodeRef(n)]))).map((p, i) => ({ ...p, state: rows[i].state ?? 'unknown' }))
+    },
+    /**
+     * Do the deployed containers still run? Not after a daemon restart or a crash, when Swarm started new ones,
+     * which the sampler does not know.
+     */
+    async intact () {
+      try {
+        const tasks = await engine.listTasks({ filters: { service: deployment.services.map(s => s.name), 'desired-state': ['running'] } })
+        const running = new Set(tasks.filter(t => t.Status?.State === 'running').map(t => t.Status?.ContainerStatus?.ContainerID))
+        return deployment.tasks.every(t => running.has(t.containerId))
+      } catch {
+        return false
+      }
+    },
+    async teardown () {
+      if (removed) return
+      removed = true
+      await removeStack(engine, deployment.stack, { log, lostNodes: watch?.tracker.lostNow() ?? [] })
     }
   }
 }
