@@ -21,7 +21,9 @@ Streams a JMeter CSV JTL, plain or gzip (any size, constant memory) and prints p
 requests, errors, error rate, throughput (JMeter's: samples / (last end - first start)),
 and latency of 'elapsed' in ms: mean, p50, p90, p95, p99, max.
 Percentiles follow JMeter's dashboard (commons-math3 LEGACY estimation, pos = p(n+1)/100),
-computed exactly over every sample. Malformed rows are counted and shown, never fatal; a gzip
+computed exactly over every sample. Where the run's latency.json holds the autocannon driver's
+µs histograms for exactly these samples, the table shows those instead (µs below 10 ms; within
+0.1%, HdrHistogram's percentiles) and says so; --json keeps both (latency in ms, latencyUs). Malformed rows are counted and shown, never fatal; a gzip
 file cut short (a killed run) gives its rows up to the cut, with a note.
 A run folder means its samples.jtl, else its samples.jtl.gz, else (a run with --samples none)
 its latency.json: the same figures, per label and in total, from the histograms the run kept.

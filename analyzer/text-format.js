@@ -4,8 +4,10 @@ import { human, printedInterval } from './fit/fit-verdict.js'
 import { correlationsTable, correlationNotes, cellText, pairLines } from './report/report-tables.js'
 import { excludedLine } from './run-validity.js'
 import { kindText } from './diagnosis/why-bends.js'
+import { microText } from './samples/micro-latency.js'
 
 const ms = v => (v === null || v === undefined ? '-' : v >= 100 ? v.toFixed(0) : v.toFixed(1))
+const MICROS_SAID = 'the driver\'s own clock (latency.json\'s µs histograms, within 0.1%); the JTL\'s whole ms are in --json\'s latency'
 const pct = v => `${(v * 100).toFixed(2)}%`
 const ci = iv => (iv ? `[${human(iv[0])}, ${iv[1] === null ? 'open' : human(iv[1])}]` : '-')
 
@@ -18,11 +20,20 @@ export function formatSummary (s) {
     lines.push('the run kept no samples file (--samples none): these figures, per label and in total, come from its latency ' +
       'histograms, built from every row as it was written')
   }
+  // a group's latency from the driver's µs histograms where the run kept them for exactly its samples (each cell with
+  // its unit), else the JTL's whole ms (in ms columns when no group has µs)
+  const groups = Object.entries(s.labels)
+  const fine = groups.filter(([, x]) => x.latencyUs).length
+  const keys = ['mean', 'p50', 'p90', 'p95', 'p99', 'max']
+  const latencyCells = (x) => x.latencyUs ? keys.map(k => microText(x.latencyUs[k])) : keys.map(k => `${ms(x.latency[k])}${fine ? ' ms' : ''}`)
   const row = (name, x) => [name, x.requests.toLocaleString('en'), x.errors.toLocaleString('en'), pct(x.errorRate), human(x.throughput),
-    ms(x.latency.mean), ms(x.latency.p50), ms(x.latency.p90), ms(x.latency.p95), ms(x.latency.p99), ms(x.latency.max)]
-  const rows = Object.entries(s.labels).map(([name, x]) => row(name, x))
+    ...latencyCells(x)]
+  const rows = groups.map(([name, x]) => row(name, x))
   if (rows.length !== 1) rows.push(row('TOTAL', s.total))
-  lines.push('', table(['label', 'requests', 'errors', 'error %', 'req/s', 'mean ms', 'p50', 'p90', 'p95', 'p99', 'max'], rows))
+  lines.push('', table(['label', 'requests', 'errors', 'error %', 'req/s', fine ? 'mean' : 'mean ms', ...keys.slice(1)], rows))
+  lines.push(fine
+    ? `latency in µs below 10 ms: ${MICROS_SAID}${fine < groups.length ? ` (${fine} of ${groups.length} labels; the others in the JTL's whole ms)` : ''}`
+    : 'latency in the JTL\'s whole ms (JMeter\'s definition): the run kept no µs histograms for these samples')
   if (s.malformed.count) {
     lines.push('', `${s.malformed.count} malformed row${s.malformed.count > 1 ? 's' : ''} skipped, e.g.:`)
     for (const e of s.malformed.examples) lines.push(`  line ${e.line}: ${e.reason}${e.text ? `: ${JSON.stringify(e.text.slice(0, 100))}` : ''}`)

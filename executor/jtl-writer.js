@@ -5,6 +5,7 @@ import { gzip, gzipSync, gunzipSync } from 'node:zlib'
 import { JTL_COLUMNS, writeJsonAtomic } from '../lib/run-files.js'
 import { JtlFeed, scanJtl, isGzipHead } from '../analyzer/samples/jtl-reader.js'
 import { histogramSink, latencyFileOf } from '../analyzer/samples/latency-file.js'
+import { microRecorder } from '../analyzer/samples/micro-latency.js'
 
 /** JMeter 5.6's default CSV JTL columns, in order (formatJtlRow writes them in this order). */
 export const JTL_FIELDS = JTL_COLUMNS
@@ -61,7 +62,8 @@ export function formatJtlRow (s) {
 
 /**
  * @typedef {{ write: (sample: JtlSample) => void, writeLine: (line: string) => void, writeFields: (fields: string[]) =>
- *   void, close: () => Promise<void>, abort: () => void, readonly rows: number, readonly path: string | null }}
+ *   void, micro: (label: string, ms: number) => void, addMicros: (byLabel: Map<string, any>) => void, close: () =>
+ *   Promise<void>, abort: () => void, readonly rows: number, readonly path: string | null }}
  *   JtlWriter
  */
 
@@ -113,18 +115,22 @@ const gzipMember = (data, level) => withLength(gzipSync(data, { level }))
  * format `gz`: each chunk is compressed in the thread pool as a gzip member of its own (concatenated members are one
  * .gz file to gunzip, zcat and the analyzer) and the members are written in order; abort() compresses what is left
  * synchronously. `none`: no file. With `histogramPath` every row also goes through the analyzer's JTL scanner into a
- * histogram per label, written there (latency.json) on close or abort: the run's figures whatever the format.
+ * histogram per label, written there (latency.json) on close or abort: the run's figures whatever the format; and what
+ * the driver gives micro() (each row's time to the fraction of a ms its clock has) into µs histograms kept beside them
+ * (analyzer/samples/micro-latency.js).
  * @param {string | null} path the samples file (null with format none)
- * @param {{ chunkBytes?: number, format?: string, histogramPath?: string, level?: number }} [opts]
+ * @param {{ chunkBytes?: number, format?: string, histogramPath?: string, microsPath?: string, level?: number }} [opts]
+ *   microsPath: where the µs histograms alone go (a generator's part, without the run's histograms)
  * @returns {JtlWriter}
  */
-export function createJtlWriter (path, { chunkBytes = 1 << 20, format = 'jtl', histogramPath, level = GZIP_LEVEL } = {}) {
+export function createJtlWriter (path, { chunkBytes = 1 << 20, format = 'jtl', histogramPath, microsPath, level = GZIP_LEVEL } = {}) {
   const keep = format !== 'none'
   const gz = format === 'gz'
   const tmp = `${path}.tmp`
   const fd = keep ? openSync(tmp, 'w') : -1
   const sink = histogramPath ? histogramSink() : null
   const feed = sink ? new JtlFeed(sink, { file: histogramPath }) : null
+  const micros = sink || microsPath ? microRecorder() : null
   // Rows gather in a short string batch, encoded into a chunk Buffer every ~16 KB: one native call per batch, and
   // row strings die young instead of sitting in a 1 MB rope until the flush (survivors cost the GC far more).
   let batch = ''
@@ -211,12 +217,14 @@ export function createJtlWriter (path, { chunkBytes = 1 << 20, format = 'jtl', h
     if (batch.length >= 16384) encode()
   }
 
-  /** latency.json, written synchronously (close and abort alike, after the samples). */
+  /** latency.json (or the µs histograms alone), written synchronously (close and abort alike, after the samples). */
   function writeHistogram () {
-    if (!sink || !feed || !histogramPath) return
-    const text = JSON.stringify(latencyFileOf(sink, feed.end())) + '\n'
-    writeFileSync(`${histogramPath}.tmp`, text)
-    renameSync(`${histogramPath}.tmp`, histogramPath)
+    const atomically = (file, data) => {
+      writeFileSync(`${file}.tmp`, JSON.stringify(data) + '\n')
+      renameSync(`${file}.tmp`, file)
+    }
+    if (microsPath) atomically(microsPath, micros?.toJSON() ?? null)
+    if (sink && feed && histogramPath) atomically(histogramPath, latencyFileOf(sink, feed.end(), micros?.toJSON()))
   }
 
   return {
@@ -231,6 +239,10 @@ export function createJtlWriter (path, { chunkBytes = 1 << 20, format = 'jtl', h
       for (let i = 0; i < fields.length; i++) line += (i ? ',' : '') + quoteCsv(fields[i])
       append(line + '\n')
     },
+    /** The time of the row just written, in ms to its clock's fraction (nothing without histograms). */
+    micro (label, ms) { if (!done) micros?.record(label, ms) },
+    /** Other writers' µs histograms of the rows written here (the generators' parts a merge writes). */
+    addMicros (byLabel) { for (const [label, h] of byLabel) micros?.add(label, h) },
     async close () {
       if (done) return
       flush()

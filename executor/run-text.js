@@ -1,5 +1,6 @@
 // The human view of a run.json: a few lines a person reads at the end of a run.
 import { formatLoss } from './degraded.js'
+import { microText } from '../analyzer/samples/micro-latency.js'
 
 const f1 = n => (n ?? 0).toFixed(1)
 const int = n => Math.round(n ?? 0).toLocaleString('en')
@@ -15,8 +16,14 @@ export function formatRunSummary (run) {
     `${c.driver} · ${run.environment?.backend}`)
   if (s) {
     lines.push(`  throughput ${int(s.throughput)} req/s · ${int(s.requests)} requests · ${int(s.errors)} errors (${(s.errorRate * 100).toFixed(2)}%)`)
-    const l = s.latency
-    lines.push(`  latency ms  mean ${f1(l.mean)}  p50 ${f1(l.p50)}  p90 ${f1(l.p90)}  p95 ${f1(l.p95)}  p99 ${f1(l.p99)}  max ${f1(l.max)}`)
+    const u = s.latencyUs
+    if (u) {
+      lines.push(`  latency  mean ${microText(u.mean)}  p50 ${microText(u.p50)}  p90 ${microText(u.p90)}  p95 ${microText(u.p95)}  ` +
+        `p99 ${microText(u.p99)}  max ${microText(u.max)}  (the driver's µs clock)`)
+    } else {
+      const l = s.latency
+      lines.push(`  latency ms  mean ${f1(l.mean)}  p50 ${f1(l.p50)}  p90 ${f1(l.p90)}  p95 ${f1(l.p95)}  p99 ${f1(l.p99)}  max ${f1(l.max)}  (whole ms)`)
+    }
   }
   if (run.cpu && run.cpu.samples > 0) {
     const cores = run.cpu.cores.map(x => `core${x.core} ${f1(x.usage)}%`).join('  ')

@@ -155,7 +155,7 @@ test('the open model counts the answers of its steady window: a server that serv
     const rows = []
     /** @type {any} */
     const result = await runOpen(/** @type {any} */ ({ url, rate, duration: 2, warmup: 0.5, timeoutSec: 10, label: 'x', method: 'GET', headers: {} }),
-      /** @type {any} */ ({ write: (row) => rows.push(row) }))
+      /** @type {any} */ ({ write: (row) => rows.push(row), micro () {} }))
     const meanMs = rows.reduce((a, r) => a + r.elapsed, 0) / rows.length
     const { sent, answered, maxLagMs } = result.schedule
     return { schedule: result.schedule, queue: queueGrowth(probeRun({ rate, sent, answered, meanMs, maxLagMs }), rate) }

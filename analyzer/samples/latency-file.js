@@ -5,6 +5,7 @@ import { NsError } from '../../lib/errors.js'
 import { LATENCY_SCHEMA, readJsonBounded } from '../../lib/run-files.js'
 import { LatencyHistogram, MAX_SPAN_TENTHS, MAX_SPARSE } from './latency-histogram.js'
 import { MAX_LABELS } from './jtl-reader.js'
+import { decodeMicros, microsProblem } from './micro-latency.js'
 
 /** latency.json's bound: a file over this is refused before it is parsed (docs/SECURITY.md, "Bounded parsers"). */
 export const MAX_LATENCY_FILE_BYTES = 256 << 20
@@ -49,13 +50,14 @@ export function scanFacts (scan) {
 }
 
 /**
- * latency.json's content: the scan's facts and every histogram.
+ * latency.json's content: the scan's facts and every histogram, and the driver's µs histograms when it kept them.
  * @param {ReturnType<typeof histogramSink>} sink
  * @param {import('./jtl-reader.js').ScanResult} scan
+ * @param {import('./micro-latency.js').MicrosJson | null} [micros]
  */
-export function latencyFileOf (sink, scan) {
+export function latencyFileOf (sink, scan, micros) {
   const byName = (map) => Object.fromEntries([...map].map(([name, h]) => [name, h.toJSON()]))
-  return { schema: LATENCY_SCHEMA, ...scanFacts(scan), labels: byName(sink.plain), controllers: byName(sink.controllers) }
+  return { schema: LATENCY_SCHEMA, ...scanFacts(scan), labels: byName(sink.plain), controllers: byName(sink.controllers), ...(micros ? { micros } : {}) }
 }
 
 /**
@@ -64,7 +66,8 @@ export function latencyFileOf (sink, scan) {
  * @param {{ label?: string }} [opts]
  * @returns {Promise<{ plain: Map<string, LatencyHistogram>, controllers: Map<string, LatencyHistogram>, rows: number,
  *   outsideWindow: number, malformed: { count: number, examples: any[] }, header: { columns: string[], assumed:
- *   boolean } | null }>}
+ *   boolean } | null, micros: Map<string, any> | null }>} micros: the driver's µs histograms by label, where it kept
+ *   them
  * @throws {NsError} NS_ERR_BAD_FILE when it is not one
  */
 export async function readLatencyFile (file, { label } = {}) {
@@ -80,7 +83,8 @@ export async function readLatencyFile (file, { label } = {}) {
     rows: data.rows,
     outsideWindow: data.outsideWindow ?? 0,
     malformed: data.malformed ?? { count: 0, examples: [] },
-    header: data.header ?? null
+    header: data.header ?? null,
+    micros: data.micros ? decodeMicros(data.micros, file) : null
   }
 }
 
@@ -101,6 +105,10 @@ export function latencyFileProblem (data) {
     return 'malformed: not { count, examples }'
   }
   if (data.header != null && !(isObject(data.header) && Array.isArray(data.header.columns))) return 'header: not { columns, assumed }'
+  if (data.micros !== undefined) {
+    const problem = microsProblem(data.micros, MAX_LABELS)
+    if (problem) return problem
+  }
   for (const group of ['labels', 'controllers']) {
     const obj = data[group] ?? {}
     if (!isObject(obj)) return `${group}: not an object of histograms`

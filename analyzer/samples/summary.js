@@ -1,13 +1,14 @@
 // `analyzer summary`: requests, errors, throughput and latency percentiles of a JTL (or a run's latency histograms),
 // per label and in total, as JMeter defines them.
 import { stat } from 'node:fs/promises'
-import { join } from 'node:path'
+import { basename, dirname, join } from 'node:path'
 import { NsError } from '../../lib/errors.js'
 import { RUN_FILES } from '../../lib/run-files.js'
 import { LatencyHistogram } from './latency-histogram.js'
 import { scanJtl } from './jtl-reader.js'
 import { histogramSink, looksLikeJson, readLatencyFile, scanFacts } from './latency-file.js'
 import { steadyStateOf } from './steady-state.js'
+import { MICRO_DEFINITION, microFigures } from './micro-latency.js'
 
 /** The percentile definition, stated once for the docs and --json consumers. */
 export const PERCENTILE_DEFINITION = 'JMeter 5.6 dashboard (statistics.json): commons-math3 Percentile, LEGACY estimation, pos = p(n+1)/100, ' +
@@ -17,8 +18,9 @@ export const PERCENTILE_DEFINITION = 'JMeter 5.6 dashboard (statistics.json): co
 /**
  * @typedef {{ requests: number, errors: number, errorRate: number, throughput: number, latency: { mean: number|null,
  *   p50: number|null, p90: number|null, p95: number|null, p99: number|null, max: number|null, min: number|null },
- *   start: number|null, end: number|null, bytes: number, sentBytes: number, stability: ReturnType<typeof stabilityOf>
- *   }} Summary
+ *   start: number|null, end: number|null, bytes: number, sentBytes: number, stability: ReturnType<typeof stabilityOf>,
+ *   latencyUs?: ReturnType<typeof microFigures> }} Summary latencyUs: the same samples' latency in µs from the driver's
+ *   own clock (micro-latency.js), where it kept them
  */
 
 /**
@@ -103,7 +105,8 @@ export async function resolveJtl (pathOrRunDir) {
  *   stability is counted over (default: from the first completion to the last)
  * @returns {Promise<{ file: string, source: 'samples'|'histogram', rows: number, malformed: { count: number, examples:
  *   { line: number, reason: string, text: string }[] }, total: Summary, labels: Record<string, Summary>, header: {
- *   columns: string[], assumed: boolean } | null, outsideWindow: number, percentiles: string }>}
+ *   columns: string[], assumed: boolean } | null, outsideWindow: number, percentiles: string, micros?: string }>}
+ *   micros: what latencyUs is, when the total has it
  */
 export async function summarize (pathOrRunDir, { label, window, steady } = {}) {
   const file = await resolveJtl(pathOrRunDir)
@@ -116,7 +119,7 @@ export async function summarize (pathOrRunDir, { label, window, steady } = {}) {
   } else {
     const sink = histogramSink({ label })
     const scan = await scanJtl(file, sink, { window })
-    read = { source: /** @type {const} */ ('samples'), plain: sink.plain, controllers: sink.controllers, ...scanFacts(scan) }
+    read = { source: /** @type {const} */ ('samples'), plain: sink.plain, controllers: sink.controllers, ...scanFacts(scan), micros: null }
   }
   const { plain, controllers } = read
   const total = new LatencyHistogram()
@@ -130,15 +133,39 @@ export async function summarize (pathOrRunDir, { label, window, steady } = {}) {
     if (controllers.has(name)) h.merge(controllers.get(name))
     if (h.count) labels[name] = summaryOf(h, { steady })
   }
+  // the driver's µs histograms, where they hold exactly the samples summarised here (a window, a merge of several
+  // generators' rows or JMeter's controllers leave the counts apart: whole ms only, said by latencyUs' absence)
+  const micros = read.micros ?? (window ? null : await microsBeside(file))
+  let everyLabel = plain.size > 0
+  for (const [name, summary] of Object.entries(labels)) {
+    const h = micros?.get(name)
+    if (h && h.totalCount === summary.requests) summary.latencyUs = microFigures([h])
+    else if (plain.has(name)) everyLabel = false
+  }
+  const totalSummary = summaryOf(total, { steady })
+  if (micros && everyLabel) totalSummary.latencyUs = microFigures([...plain.keys()].map(name => micros.get(name)))
   return {
     file,
     source: read.source,
     rows: read.rows,
     malformed: read.malformed,
-    total: summaryOf(total, { steady }),
+    total: totalSummary,
     labels,
     header: read.header,
     outsideWindow: read.outsideWindow,
-    percentiles: PERCENTILE_DEFINITION
+    percentiles: PERCENTILE_DEFINITION,
+    ...(totalSummary.latencyUs ? { micros: MICRO_DEFINITION } : {})
   }
+}
+
+/**
+ * The µs histograms in the latency.json beside a run's samples file, or null (none there, none kept, not readable:
+ * the whole ms are the figures then).
+ * @param {string} file
+ */
+async function microsBeside (file) {
+  if (basename(file) !== RUN_FILES.samples && basename(file) !== RUN_FILES.samplesGz) return null
+  const beside = join(dirname(file), RUN_FILES.latency)
+  if (!await stat(beside).then(f => f.isFile(), () => false)) return null
+  return readLatencyFile(beside).then(r => r.micros, () => null)
 }

@@ -48,16 +48,17 @@ export function runClosed (o, writer) {
   let sentBytes = 0
   let finish
 
-  /** @param {import('../jtl-writer.js').JtlSample} row */
-  function record (row, start) {
+  /** @param {import('../jtl-writer.js').JtlSample} row @param {number} start @param {number} elapsed ms, unrounded */
+  function record (row, start, elapsed) {
     if (start < phases.steadyStart) { phases.warmupRequests++; return }
     if (start >= phases.steadyEnd) return
     phases.count(row.success)
     writer.write(row)
+    writer.micro(label, elapsed)
   }
 
   function failed (start, elapsed, err, threadName, connectMs) {
-    record(failure({ start, elapsed, err, label, threadName, url: o.url, threads: o.concurrency, sentBytes, connect: connectMs }), start)
+    record(failure({ start, elapsed, err, label, threadName, url: o.url, threads: o.concurrency, sentBytes, connect: connectMs }), start, elapsed)
   }
 
   function setupClient (client) {
@@ -114,6 +115,7 @@ export function runClosed (o, writer) {
       phases.count(statusCode < 400)
       const latency = headersAt >= start ? Math.round(headersAt - start) : Math.round(duration)
       writer.writeLine(Math.floor(start) + ',' + Math.round(duration) + ',' + prefixOf(statusCode) + bytes + middle + latency + ',0,' + connectMs + '\n')
+      writer.micro(label, duration)
       connectMs = 0
     })
     // autocannon keeps each body as a string and re-clones an empty context per request for features unused here

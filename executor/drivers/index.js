@@ -68,6 +68,7 @@ export function normalizeLoadOptions (opts) {
     ...(opts.startAt !== undefined ? { startAt: opts.startAt } : {}),
     ...(opts.group !== undefined ? { group: opts.group } : {}),
     ...(opts.histogramPath ? { histogramPath: opts.histogramPath } : {}),
+    ...(opts.microsPath ? { microsPath: opts.microsPath } : {}),
     ...(until ? { until: { minSeconds: until.minSeconds, relHalfWidth: until.relHalfWidth } } : {})
   }
 }
@@ -89,9 +90,10 @@ export function normalizeLoadOptions (opts) {
  *   string, label?: string, timeoutSec?: number, signal?: AbortSignal, onProgress?: (p: { phase: 'warmup'|'steady',
  *   elapsed: number, total: number, requests: number, errors: number }) => void, cpus?: number[], log?: (line: string)
  *   => void, inProcess?: boolean, maxSockets?: number, onSpawn?: (pid: number, engine: 'node'|'java') => void, until?:
- *   import('./load-common.js').Until, samples?: string, histogramPath?: string, startAt?: number, group?: number }}
- *   opts onSpawn: each generator process as it starts (so its CPU can be measured); until: end the steady window early
- *   once the throughput is known well (`duration` its longest); samples: jtl (default), gz or none
+ *   import('./load-common.js').Until, samples?: string, histogramPath?: string, microsPath?: string, startAt?: number,
+ *   group?: number }} opts microsPath: where the autocannon driver's µs histograms alone go (a generator's part);
+ *   onSpawn: each generator process as it starts (so its CPU can be measured); until: end the steady window early once
+ *   the throughput is known well (`duration` its longest); samples: jtl (default), gz or none
  * @returns {Promise<{ driver: string, requests: number, errors: number, warmupRequests: number, steadyStart: number,
  *   steadyEnd: number, interrupted: boolean, jtlPath: string | null, version: string }>}
  */

@@ -9,8 +9,9 @@ export const clock = () => performance.timeOrigin + performance.now()
  * @typedef {{ url: string, method: 'GET'|'POST', headers: Record<string,string>, body?: Buffer, concurrency?: number,
  *   rate?: number, connection?: 'keep-alive'|'close', duration: number, warmup: number, label: string, timeoutSec:
  *   number, maxSockets?: number, signal?: AbortSignal, onProgress?: (p: Progress) => void, until?: Until, samples:
- *   string, histogramPath?: string, startAt?: number, group?: number }} LoadOptions samples: the samples file's format
- *   (jtl, gz, none); histogramPath: where the latency histograms go; startAt: the load's t0 (ms epoch) shared by the
+ *   string, histogramPath?: string, microsPath?: string, startAt?: number, group?: number }} LoadOptions samples: the
+ *   samples file's format (jtl, gz, none); histogramPath: where the latency histograms go; microsPath: where the µs
+ *   histograms alone go (a generator's part); startAt: the load's t0 (ms epoch) shared by the
  *   generators of one run, which wait for it; group: this generator's number among them, the first number of its
  *   thread names (`label 2-7`); connection: close opens a connection per request (default keep-alive)
  * @typedef {{ minSeconds: number, relHalfWidth: number }} Until --duration auto: the steady window ends at the first

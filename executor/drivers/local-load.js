@@ -25,7 +25,7 @@ export async function waitForStart (startAt, signal) {
  * @returns {Promise<import('./load-common.js').LoadResult>}
  */
 export async function runLocalLoad (o, jtlPath) {
-  const writer = createJtlWriter(samplesPathOf(jtlPath, o.samples), { format: o.samples, histogramPath: o.histogramPath })
+  const writer = createJtlWriter(samplesPathOf(jtlPath, o.samples), { format: o.samples, histogramPath: o.histogramPath, microsPath: o.microsPath })
   let result
   let startSkewMs
   try {

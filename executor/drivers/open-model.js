@@ -59,16 +59,19 @@ export function runOpen (o, writer) {
   let finished = false
   let resolveRun
 
-  function record (row, intended) {
+  /** @param {import('../jtl-writer.js').JtlSample} row @param {number} intended @param {number} elapsed unrounded ms */
+  function record (row, intended, elapsed) {
     if (intended < phases.steadyStart) { phases.warmupRequests++; return }
     // sent in the moment between an early end (--duration auto) and the timer that saw it
     if (intended >= phases.steadyEnd) return
     phases.count(row.success)
     writer.write(row)
+    writer.micro(label, elapsed)
   }
 
   function fail (intended, err, threadName, threads, connect = 0) {
-    record(failure({ start: intended, elapsed: clock() - intended, err, label, threadName, url: o.url, threads, sentBytes, connect }), intended)
+    const elapsed = clock() - intended
+    record(failure({ start: intended, elapsed, err, label, threadName, url: o.url, threads, sentBytes, connect }), intended, elapsed)
   }
 
   function send (intended) {
@@ -128,7 +131,7 @@ export function runOpen (o, writer) {
           latency: Math.round(firstByte - intended),
           idleTime: 0,
           connect
-        }, intended)
+        }, intended, end - intended)
         settle()
       })
     })

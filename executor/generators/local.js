@@ -44,6 +44,7 @@ export function localPlace ({ name, group, cpus, dir }) {
           jtlPath,
           samples: 'gz',
           histogramPath: undefined,
+          microsPath: join(dir, 'micros.json'),
           group,
           cpus,
           signal,
@@ -55,7 +56,7 @@ export function localPlace ({ name, group, cpus, dir }) {
         timeline = meter.stop()
       }
       const cpu = summarizeGenerator(timeline, { from: result.steadyStart, to: result.steadyEnd })
-      return { result, cpu, samplesPath: result.jtlPath }
+      return { result, cpu, samplesPath: result.jtlPath, microsPath: join(dir, 'micros.json') }
     }
   }
 }

@@ -5,7 +5,8 @@ import { createReadStream } from 'node:fs'
 import { open } from 'node:fs/promises'
 import { createGunzip } from 'node:zlib'
 import { createJtlWriter, samplesPathOf } from '../jtl-writer.js'
-import { isGzipHead, MAX_ROW_BYTES } from '../../analyzer/samples/jtl-reader.js'
+import { isGzipHead, MAX_LABELS, MAX_ROW_BYTES } from '../../analyzer/samples/jtl-reader.js'
+import { readMicrosFile } from '../../analyzer/samples/micro-latency.js'
 import { NsError } from '../../lib/errors.js'
 
 /** How much of a part is read at a time. */
@@ -128,7 +129,7 @@ async function rowSource (path, offsetMs) {
  * is in that order too). Writes the run's samples file by `samples` (jtl, gz, none) and, with `histogramPath`, the
  * latency histograms of the merged rows. Resolves with the rows taken from each part: a run's summary is the sum of
  * its generators' parts, and their latency the union's.
- * @param {{ path: string, offsetMs?: number }[]} parts
+ * @param {{ path: string, offsetMs?: number, microsPath?: string | null }[]} parts microsPath: the part's µs histograms
  * @param {{ jtlPath: string, samples?: string, histogramPath?: string, steadyStart: number, steadyEnd: number }} out
  * @returns {Promise<{ path: string | null, rows: number, parts: { requests: number, errors: number }[] }>}
  */
@@ -136,6 +137,10 @@ export async function mergeSamples (parts, { jtlPath, samples = 'jtl', histogram
   const sources = await Promise.all(parts.map(p => rowSource(p.path, p.offsetMs ?? 0)))
   const counts = parts.map(() => ({ requests: 0, errors: 0 }))
   const writer = createJtlWriter(samplesPathOf(jtlPath, samples), { format: samples, histogramPath })
+  // the parts' µs histograms, when every part kept them: the summary uses their sum only where it counts exactly the
+  // rows merged here (none cut at the window's edges)
+  const micros = histogramPath ? await Promise.all(parts.map(p => (p.microsPath ? readMicrosFile(p.microsPath, MAX_LABELS) : null))) : []
+  if (micros.length && micros.every(m => m !== null)) for (const m of micros) writer.addMicros(/** @type {Map<string, any>} */ (m))
   try {
     for (;;) {
       let pick = -1

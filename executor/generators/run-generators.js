@@ -16,7 +16,8 @@ import { mergeSamples } from './merge.js'
  * @typedef {{ name: string, group: number, where: Record<string, any>, clock: { offsetMs: number, rttMs: number } |
  *   null, leadMs?: number, run: (opts: any, ctx: { signal: AbortSignal, onProgress: (p: any) => void, onSpawn?: (pid:
  *   number, engine: 'node'|'java') => void, log: (line: string) => void }) => Promise<{ result: any, cpu: any,
- *   samplesPath: string | null }> }} GeneratorPlace
+ *   samplesPath: string | null, microsPath?: string }> }} GeneratorPlace microsPath: its µs histograms (a local
+ *   autocannon generator; the summary's µs figures need every part's)
  */
 
 /** A generator that stopped answering mid-run: when it was last heard, when it was given up, what it had said. */
@@ -138,11 +139,11 @@ export async function runGenerators (places, load, { jtlPath, samples = 'jtl', h
   const offset = (i) => places[i].clock?.offsetMs ?? 0
   const steadyEnd = Math.round(Math.min(...survivors.map(s => s.result.steadyEnd - offset(s.i))))
   const parts = survivors.filter(s => s.samplesPath)
-  const merged = await mergeSamples(parts.map(s => ({ path: s.samplesPath, offsetMs: offset(s.i) })),
+  const merged = await mergeSamples(parts.map(s => ({ path: s.samplesPath, offsetMs: offset(s.i), microsPath: s.microsPath })),
     { jtlPath, samples, histogramPath, steadyStart, steadyEnd })
   // the parts are in the run's samples now (or, with --samples none, not wanted): their files go, and their folders
   // with them when nothing else is left there (JMeter's log stays)
-  await Promise.all(parts.map(s => rm(s.samplesPath, { force: true })))
+  await Promise.all(parts.flatMap(s => [s.samplesPath, s.microsPath].filter(Boolean).map(f => rm(f, { force: true }))))
   for (const d of [...new Set(parts.map(s => dirname(s.samplesPath))), partsDir]) await rmdir(d).catch(() => {})
   const counted = new Map(parts.map((s, k) => [s.i, merged.parts[k]]))
   const seconds = Math.max(0.001, (steadyEnd - steadyStart) / 1000)
