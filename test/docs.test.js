@@ -77,7 +77,7 @@ test('every relative link in README.md and docs/**/*.md reaches a file', () => {
 test('npm run docs:examples finds the README\'s main job as written and its example between the markers', async () => {
   const { README, START, END, mainJobCommand, withExample } = await import('../scripts/docs-examples.js')
   const readme = readFileSync(README, 'utf8')
-  assert.equal(mainJobCommand(readme), 'npx executor run --strategy cm --instances 4 --cpus-per-instance 0.25')
+  assert.equal(mainJobCommand(readme), 'npx executor run --strategy cm --instances 4 --cpus-per-instance 0.25 --warmup 10')
   assert.equal(readme.split(START).length, 2, `one ${START} in README.md`)
   assert.ok(readme.indexOf(END) > readme.indexOf(START), `${END} after ${START}`)
   const when = new Date('2026-11-26T14:00:00Z')
