@@ -1,5 +1,17 @@
-// Help texts of the `analyzer` command: each one teaches its command with examples.
+// Help texts of the `analyzer` command: each one teaches its command with examples. A command's text is what comes
+// before its options and after them; the options' lines are made from its option rows (cli.js), which carry their help.
 import { EXPORT_COLUMNS, FIT_COLUMNS } from './export.js'
+import { optionsHelp } from '../lib/options.js'
+
+/**
+ * A command's --help: its text around the lines of its options, aligned on the longest flag.
+ * @param {{ about: string, after: string }} text
+ * @param {readonly import('../lib/options.js').Option[]} options
+ */
+export function commandHelp (text, options) {
+  const width = Math.max(...options.filter(o => o.help).map(o => `--${o.flag}${o.arg ? ` ${o.arg}` : ''}`.length)) + 2
+  return `${text.about.trimEnd()}\n\nOptions:\n${optionsHelp(options, { width })}\n\n${text.after}`
+}
 
 export const MAIN_HELP = `Usage: analyzer <command> [options]
 
@@ -15,7 +27,8 @@ Commands:
 Every command but report takes --json: the same data as the table, for scripts.
 Exit codes: 0 done · 1 failed · 2 bad input (the message names the flag or file)`
 
-export const SUMMARY_HELP = `Usage: analyzer summary <file.jtl | file.jtl.gz | run-folder> [--label L] [--json]
+export const SUMMARY_HELP = Object.freeze({
+  about: `Usage: analyzer summary <file.jtl | file.jtl.gz | run-folder> [--label L] [--json]
 
 Streams a JMeter CSV JTL, plain or gzip (any size, constant memory) and prints per label and in total:
 requests, errors, error rate, throughput (JMeter's: samples / (last end - first start)),
@@ -23,23 +36,21 @@ and latency of 'elapsed' in ms: mean, p50, p90, p95, p99, max.
 Percentiles follow JMeter's dashboard (commons-math3 LEGACY estimation, pos = p(n+1)/100),
 computed exactly over every sample. Where the run's latency.json holds the autocannon driver's
 µs histograms for exactly these samples, the table shows those instead (µs below 10 ms; within
-0.1%, HdrHistogram's percentiles) and says so; --json keeps both (latency in ms, latencyUs). Malformed rows are counted and shown, never fatal; a gzip
-file cut short (a killed run) gives its rows up to the cut, with a note.
+0.1%, HdrHistogram's percentiles) and says so; --json keeps both (latency in ms, latencyUs).
+Malformed rows are counted and shown, never fatal; a gzip file cut short (a killed run) gives
+its rows up to the cut, with a note.
 A run folder means its samples.jtl, else its samples.jtl.gz, else (a run with --samples none)
 its latency.json: the same figures, per label and in total, from the histograms the run kept.
-
-Options:
-  --label L   only samples with this label
-  --json      print the summary as JSON (file, rows, malformed, total, labels)
-  -h, --help  this help
-
-Examples:
+`,
+  after: `Examples:
   analyzer summary results/20261122-101500-cm2-ab12            # a run folder: its samples
   analyzer summary results/sweep-x/20261122-101500-up1-ab12/samples.jtl.gz
   analyzer summary out.jtl --label "GET /search"
   analyzer summary out.jtl --json | jq .total.latency.p95`
+})
 
-export const FIT_HELP = `Usage: analyzer fit <sweep-folder | points.csv> [options]
+export const FIT_HELP = Object.freeze({
+  about: `Usage: analyzer fit <sweep-folder | points.csv> [options]
 
 Fits Gunther's Universal Scalability Law X(N) = gamma N / (1 + sigma (N-1) + lambda N (N-1))
 (and/or Amdahl: lambda = 0) and says what limits scaling: contention (sigma: serialised work,
@@ -61,30 +72,16 @@ it did not measure the server (validity.ok false: the load generator or the host
 throttled, unstable, errors) is left out and listed per group. A CSV needs a header with an
 N column (n, instances, concurrency, load or processors) and a throughput column; optional
 sd, count, and strategy/benchmark/group; each row is fitted.
-
-Options:
-  --model M        usl | amdahl | both (default usl; both also tests whether lambda > 0 matters)
-  --x X            instances | concurrency | nodes: what N is (default instances); over nodes the
-                   point of each node count is its best instances and concurrency (Ibenchjs Table 4)
-  --group-by F,..  run config fields that make separate curves
-                   (default strategy,benchmark; with --x concurrency also instances)
-  --bootstrap N    also N seeded bootstrap refits (0..100000): the repeats resampled within each
-                   N, or the residuals; not calibrated (shown with --weights none|sd, else --json)
-  --seed S         bootstrap seed (default 1): same seed, same intervals
-  --weights W      relative (default: log throughput, profile intervals) | none (unweighted, as
-                   published fits; t intervals from the Jacobian) | sd: each run by 1/variance of
-                   the runs at its N (needs repeats); none and sd are not calibrated
-  --include-invalid  fit the runs whose validity flags say they did not measure the server too
-  --json           print the fits as JSON
-  -h, --help       this help
-
-Examples:
+`,
+  after: `Examples:
   analyzer fit results/                            # every strategy/benchmark in a sweep
   analyzer fit results/ --model both --bootstrap 2000
   analyzer fit points.csv --json                   # n,throughput rows
   analyzer fit results/ --x concurrency --group-by strategy,instances`
+})
 
-export const COMPARE_HELP = `Usage: analyzer compare <folder|csv>... [options]
+export const COMPARE_HELP = Object.freeze({
+  about: `Usage: analyzer compare <folder|csv>... [options]
 
 Fits each strategy/benchmark group on every run (USL; Amdahl when too few points for USL) and
 prints one table of sigma, lambda, gamma, N*, X(N*) with 95% intervals, sorted by benchmark and
@@ -111,29 +108,15 @@ cells: a floor). sigma and lambda are not tested between groups: at 4 to 8 value
 trade off, so the design cannot tell which differs. Invalid runs (validity.ok false) are left
 out and named per group. A CSV's rows are each a deployment unless a deployment column says
 which rows share one.
-
-Options:
-  --model M        usl | amdahl (default usl)
-  --x X            instances | concurrency | nodes (default instances)
-  --group-by F,..  as for fit (default strategy,benchmark)
-  --bootstrap N    use seeded bootstrap intervals instead of t intervals
-  --seed S         bootstrap seed (default 1)
-  --weights W      relative (default: log throughput, profile intervals) | none | sd (not calibrated)
-  --include-invalid  use the runs whose validity flags say they did not measure the server too
-  --margin P       equivalence margin in percent (default 5: equivalent within +-5%)
-  --effect P       the difference in percent the power is stated for (default 10)
-  --json           print the comparison as JSON: rows, settings, pairs (a, b, family: the tests
-                   Holm corrected over, tests: { quantity, n, label, units, ratio, ci95, p, pHolm,
-                   pEquivalence, pEquivalenceHolm, outcome, why, power { value, unitsFor80, text },
-                   line })
-  -h, --help       this help
-
-Examples:
+`,
+  after: `Examples:
   analyzer compare results/cm-sweep results/hs-sweep
   analyzer compare results/ --margin 10 --effect 20
   analyzer compare results/ --json`
+})
 
-export const REPORT_HELP = `Usage: analyzer report <sweep-folder|csv>... [-o FILE] [options]
+export const REPORT_HELP = Object.freeze({
+  about: `Usage: analyzer report <sweep-folder|csv>... [-o FILE] [options]
 
 Writes one self-contained HTML page (inline SVG charts and CSS, nothing fetched when it is opened):
   - throughput vs N per group, mean ± standard deviation over repeats, and p95 latency vs N
@@ -147,27 +130,15 @@ Writes one self-contained HTML page (inline SVG charts and CSS, nothing fetched 
   - the run environment, and every run with its status (why a failed, interrupted or degraded run
     is no point)
 A group with too few points for a fit gets a note instead of a curve.
-
-Options:
-  -o, --out FILE   where to write (default: report.html in the first sweep folder; the path is printed)
-  --format F       html | md (default html); md prints Markdown tables and verdicts, no charts,
-                   on stdout unless -o is given
-  --title T        the page title (default: nodescale report: <folders>)
-  --x X            instances | concurrency | nodes: what N is (default instances); with nodes the page
-                   also charts p95 and the server's CPU summed over the nodes vs the node count
-  --group-by F,..  run config fields that make separate curves (default strategy,benchmark)
-  --bootstrap N    seeded bootstrap intervals instead of t intervals (0..100000)
-  --seed S         bootstrap seed (default 1)
-  --weights W      relative (default: log throughput, profile intervals) | none | sd (not calibrated)
-  --include-invalid  use the runs whose validity flags say they did not measure the server too
-  -h, --help       this help
-
-Progress goes to stderr. Examples:
+`,
+  after: `Progress goes to stderr. Examples:
   analyzer report results/sweep-20261123                   # writes results/sweep-20261123/report.html
   analyzer report results/cm results/hs -o cm-vs-hs.html
   analyzer report results/sweep --format md >> "$GITHUB_STEP_SUMMARY"`
+})
 
-export const CORRELATE_HELP = `Usage: analyzer correlate <sweep-folder>... [--json]
+export const CORRELATE_HELP = Object.freeze({
+  about: `Usage: analyzer correlate <sweep-folder>... [--json]
 
 Ibenchjs Figure 21: per benchmark, the Pearson correlation r of each factor (nodes, instances) with
   - the mean throughput of a cell,
@@ -181,18 +152,14 @@ skipped and counted).
 "n/a" instead of r, with the reason, where it cannot be said: the factor does not vary (runs
 without --nodes have no node count), fewer than 3 cells (two points always make r = ±1),
 a metric equal in every cell, or no sd (one run per cell: give the sweep repeats: 2 or more).
-
-Options:
-  --json      print { factors, metrics, minCells, skipped, cells, rows } as JSON; each row is
-              { benchmark, factor, values, cells, runs, throughput, sd, relSd }, each of the last
-              three { r, cells, why } (r null and why set for "n/a")
-  -h, --help  this help
-
-Examples:
+`,
+  after: `Examples:
   analyzer correlate results/20261123-120000-ibench-mimn-1a2b
   analyzer correlate results/mimn-a results/mimn-b --json | jq '.rows[] | select(.factor == "nodes")'`
+})
 
-export const REPLICATE_HELP = `Usage: analyzer replicate <sweep-folder>... --study S [--include-invalid] [--json]
+export const REPLICATE_HELP = Object.freeze({
+  about: `Usage: analyzer replicate <sweep-folder>... --study S [--include-invalid] [--json]
 
 Sets finished sweeps of a study nodescale reproduces beside the study's published figures, row by row.
 Several sweep folders make one table: each row is judged on the runs of all of them, pooled, so the
@@ -220,19 +187,15 @@ Studies:
   ibench-mimn    Ibenchjs Table 4: throughput over 1-4 nodes, its sub-linearity, the instances at the maximum
                  (experiments/ibench-mimn.yml; on a local swarm the capacity rows are not comparable: its
                  nodes share one machine's cores)
-
-Options:
-  --study S          which study the sweep reproduces
-  --include-invalid  count runs whose validity flags say not to trust them (left out, and counted, otherwise)
-  --json             the same data, for scripts
-  -h, --help         this help
-
-Examples:
+`,
+  after: `Examples:
   analyzer replicate results/20261124-182604-multicore-c315 --study multicore
   analyzer replicate results/*-ibench-smisn-* results/*-ibench-table5-* results/*-ibench-finding5-* --study ibench-smisn
   analyzer replicate results/20261124-183444-ibench-finding5-f61a --study ibench-smisn --json | jq '.rows[] | .verdict'`
+})
 
-export const EXPORT_HELP = `Usage: analyzer export <folder>... [--format csv|ndjson] [--table runs|fits] [-o FILE]
+export const EXPORT_HELP = Object.freeze({
+  about: `Usage: analyzer export <folder>... [--format csv|ndjson] [--table runs|fits] [-o FILE]
 
 Every run under the folders (run folders, sweep folders, or folders of them: every run.json and
 capacity.json below, at most 8 folders deep) as one row, for R, pandas or a spreadsheet: the same
@@ -247,17 +210,11 @@ With --table fits: one row per group and model instead, each group's valid runs 
 --model both fits them (relative-error weighting; the intervals it prints, empty where a term is not
 identifiable):
 ${FIT_COLUMNS.map(c => `  ${c.name.padEnd(21)}${c.what}`).join('\n')}
-
-Options:
-  --format F       csv (default: RFC 4180, a header line) | ndjson (one JSON object a line)
-  --table T        runs (default: a row per run, probe and capacity search) | fits (a row per group and model)
-  --include-invalid  with --table fits: fit the runs whose validity flags say they did not measure the server too
-  -o, --out FILE   write the rows there (the path is printed); default stdout
-  -h, --help       this help
-
-The files' own formats: schemas/*.schema.json (JSON Schema 2020-12, one per file and version).
+`,
+  after: `The files' own formats: schemas/*.schema.json (JSON Schema 2020-12, one per file and version).
 
 Examples:
   analyzer export results/sw > runs.csv
   analyzer export results/sw --format ndjson | jq 'select(.valid and .status == "done") | .throughput'
   Rscript -e 'r <- read.csv("runs.csv"); r <- subset(r, status == "done" & valid); aggregate(throughput ~ strategy + instances, r, mean)'`
+})

@@ -5,7 +5,7 @@ import { mkdtempSync, writeFileSync, rmSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { runCli } from './helpers/cli.js'
-import { parseArguments } from '../analyzer/cli.js'
+import { COMMANDS, parseArguments } from '../analyzer/cli.js'
 import { writeSweep } from './fixtures/usl/sweep.js'
 
 const JTL = new URL('./fixtures/jtl/jmeter-5.6.3-varied.jtl', import.meta.url).pathname
@@ -16,6 +16,20 @@ function tmp (t) {
   t.after(() => rmSync(dir, { recursive: true, force: true }))
   return dir
 }
+
+test('every option of every analyzer command carries its help, and --help prints each flag once with its value\'s name', () => {
+  for (const [name, spec] of Object.entries(COMMANDS)) {
+    for (const o of spec.options) {
+      assert.ok(o.help, `analyzer ${name} --${o.flag}: a row without help`)
+      const line = `--${o.flag}${o.arg ? ` ${o.arg}` : ''}`
+      const lines = spec.help.split('\n').filter(l => new RegExp(`^ {2}(-${o.short}, | {4})${line.replace(/[.*+?^${}()|[\]\\]/g, '\\$&')} `).test(l))
+      assert.equal(lines.length, 1, `analyzer ${name} --help: the line of ${line}`)
+      if (o.type !== 'boolean') assert.ok(o.arg, `analyzer ${name} --${o.flag}: its value's name`)
+    }
+    assert.match(spec.help, new RegExp(`^Usage: analyzer ${name} `))
+    assert.ok(spec.help.split('\n').every(l => l.length <= 140), `analyzer ${name} --help: a line over 140 columns`)
+  }
+})
 
 test('summary --json prints the summary object and nothing else; exit 0', async () => {
   const r = await runCli('analyzer', ['summary', JTL, '--json'])
