@@ -16,6 +16,7 @@ import { probe } from '../../lib/net.js'
 import { NAMESPACE_LABEL } from './stack-render.js'
 import { RC_PORT } from '../../lib/wire.js'
 import { createServiceWithAuth } from './registry-auth.js'
+import { localAddress } from './stack-deploy.js'
 
 export const CONTROL_PLANE_STACK = 'nodescale'
 const ROLE_LABEL = 'io.nodescale.role'
@@ -116,9 +117,12 @@ export async function controlPlaneState (docker, { service = `${CONTROL_PLANE_ST
   if (!nodes.length || !nodes.every(n => running.some(t => t.NodeID === n.ID))) {
     return { ready: false, rcs: [], failed, image, last: describeTasks(tasks, () => service) || 'no tasks yet' }
   }
+  // this node's RC at docker_gwbridge's gateway, as the load reaches the server (stack-deploy.js localAddress): through
+  // loopback Docker's userland proxy would relay every sample the RC is asked for
+  const local = /** @type {any} */ (docker).modem?.socketPath ? await localAddress(docker) : null
   const rcs = running.map(t => {
     const addr = nodes.find(n => n.ID === t.NodeID)?.Status?.Addr
-    const host = /** @type {any} */ (docker).modem?.socketPath && addr === '127.0.0.1' ? '127.0.0.1' : addr
+    const host = local && addr === '127.0.0.1' ? local : addr
     return { node: t.NodeID, url: `http://${host}:${port}`, containerId: t.Status?.ContainerStatus?.ContainerID ?? null }
   })
   const answers = await Promise.all(rcs.map(r => probe(`${r.url}/healthz`, { timeoutMs: 1000 }).then(x => x.status === 200, () => false)))
