@@ -9,7 +9,7 @@ import { parseExperiment } from '../executor/sweep/experiment.js'
 import { buildCells, buildPlan } from '../executor/sweep/sweep-plan.js'
 import { createSweep, openSweep, saveSweep, sweepStatus, countEntries } from '../executor/sweep/sweep.js'
 import { analyseSweep } from '../executor/sweep/sweep-analysis.js'
-import { formatSweepEnd } from '../executor/sweep/sweep-text.js'
+import { formatRunLine, formatSweepEnd } from '../executor/sweep/sweep-text.js'
 import { writeMimnRun } from './helpers/mimn-runs.js'
 
 function tmp (t) {
@@ -126,4 +126,14 @@ test('the reason of a degraded run: each lost node by label, its clock time, how
   assert.equal(degradedReason({ degraded: two }), 'node nodescale-w2 lost at 10:00:04 (3.0 s into the steady window; its RC does not answer ' +
     '(ECONNREFUSED)), node w3 lost at 10:00:05 (4.2 s into the steady window; the manager marks it down); 0 errors during the loss')
   assert.equal(degradedReason({ status: 'degraded' }), 'a node was lost during the run')
+})
+
+test('a search\'s line names the next rate up that missed, and none where the capacity lies above every miss', () => {
+  const e = { index: 0, label: 'up x1 · cpu · capacity', repeat: 1, status: 'done', seconds: 83.5 }
+  const search = (hi) => ({ probes: new Array(15), capacity: 75.65, atCapacity: { latency: { p99: 147 } }, bounds: { lo: 74.39, hi }, notes: [] })
+  assert.equal(formatRunLine(e, search(77.2), 12),
+    '[ 1/12] up x1 · cpu · capacity · repeat 1  capacity 76 req/s (p99 147 ms, next up 77 misses) · 15 probes  (83.5 s)')
+  // a probit's capacity above the highest miss (75.43 missed, 74.39 met, the 50% point 75.65): no "next up 0 misses"
+  assert.equal(formatRunLine(e, search(null), 12),
+    '[ 1/12] up x1 · cpu · capacity · repeat 1  capacity 76 req/s (p99 147 ms) · 15 probes  (83.5 s)')
 })

@@ -132,8 +132,9 @@ function resultText (e, run) {
 function capacityText (c) {
   const found = c.capacity === null
     ? `NO CAPACITY FOUND (${c.notes[0] ?? `between ${c.bounds.lo ?? '-'} and ${c.bounds.hi ?? '-'} req/s`})`
-    : `capacity ${Math.round(c.capacity).toLocaleString('en')} req/s (p99 ${Math.round(c.atCapacity.latency.p99)} ms, ` +
-      `next up ${Math.round(c.bounds.hi).toLocaleString('en')} misses)`
+    : `capacity ${Math.round(c.capacity).toLocaleString('en')} req/s (p99 ${Math.round(c.atCapacity.latency.p99)} ms` +
+      // the probit's capacity can lie above every rate that missed: then there is no "next up" to name
+      `${c.bounds.hi === null ? '' : `, next up ${Math.round(c.bounds.hi).toLocaleString('en')} misses`})`
   return `${found} · ${c.probes.length} probes`
 }
 
