@@ -10,6 +10,7 @@ import { buildCells, buildPlan } from '../executor/sweep/sweep-plan.js'
 import { createSweep, openSweep, saveSweep, sweepStatus, countEntries } from '../executor/sweep/sweep.js'
 import { analyseSweep } from '../executor/sweep/sweep-analysis.js'
 import { formatRunLine, formatSweepEnd } from '../executor/sweep/sweep-text.js'
+import { formatCapacity } from '../executor/capacity/capacity-text.js'
 import { writeMimnRun } from './helpers/mimn-runs.js'
 
 function tmp (t) {
@@ -136,4 +137,23 @@ test('a search\'s line names the next rate up that missed, and none where the ca
   // a probit's capacity above the highest miss (75.43 missed, 74.39 met, the 50% point 75.65): no "next up 0 misses"
   assert.equal(formatRunLine(e, search(null), 12),
     '[ 1/12] up x1 · cpu · capacity · repeat 1  capacity 76 req/s (p99 147 ms) · 15 probes  (83.5 s)')
+})
+
+test('executor capacity\'s text: the lowest miss above the capacity, or that none above it missed', () => {
+  const c = (hi) => ({
+    config: { strategy: 'up', instances: 1, driver: 'autocannon' },
+    benchmark: 'cpu',
+    objective: 'p99 ≤ 250 ms, errors ≤ 0.1%',
+    capacity: 75.65,
+    interval: { lo: 72.1, hi: 78.3 },
+    meaning: 'the rate a probe meets half the time',
+    bounds: { lo: 74.39, hi },
+    noise: 0.021,
+    probes: [],
+    seconds: 83,
+    notes: [],
+    dir: '/tmp/x'
+  })
+  assert.match(formatCapacity(c(77.2)), /probes near it: 74 req\/s the highest met below, 77 the lowest missed above;/)
+  assert.match(formatCapacity(c(null)), /probes near it: 74 req\/s the highest met below, none above it missed;/)
 })

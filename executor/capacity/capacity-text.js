@@ -20,7 +20,8 @@ export function formatCapacity (c) {
   else if (c.interval) {
     lines.push(`  ${rate(c.capacity)} req/s, 95% interval ${rate(c.interval.lo)}–${rate(c.interval.hi)} req/s`)
     lines.push(`  meaning: ${c.meaning}`)
-    lines.push(`  probes near it: ${rate(c.bounds.lo)} req/s the highest met below, ${rate(c.bounds.hi)} the lowest missed above; ` +
+    const above = c.bounds.hi === null ? 'none above it missed' : `${rate(c.bounds.hi)} the lowest missed above`
+    lines.push(`  probes near it: ${rate(c.bounds.lo)} req/s the highest met below, ${above}; ` +
       `the rate where a probe stops meeting varies by about ${(c.noise * 100).toFixed(1)}% from probe to probe`)
   } else lines.push(`  ${rate(c.capacity)} req/s (the highest rate met, confirmed; the next rate up, ${rate(c.bounds.hi)} req/s, missed)`)
   if (c.limit) {
