@@ -36,6 +36,7 @@ export function localPlace ({ name, group, cpus, dir }) {
       const meter = createGeneratorMeter()
       meter.start()
       const jtlPath = join(dir, 'samples.jtl')
+      const microsPath = join(dir, 'micros.json')
       let result
       let timeline = null
       try {
@@ -44,7 +45,7 @@ export function localPlace ({ name, group, cpus, dir }) {
           jtlPath,
           samples: 'gz',
           histogramPath: undefined,
-          microsPath: join(dir, 'micros.json'),
+          microsPath,
           group,
           cpus,
           signal,
@@ -56,7 +57,7 @@ export function localPlace ({ name, group, cpus, dir }) {
         timeline = meter.stop()
       }
       const cpu = summarizeGenerator(timeline, { from: result.steadyStart, to: result.steadyEnd })
-      return { result, cpu, samplesPath: result.jtlPath, microsPath: join(dir, 'micros.json') }
+      return { result, cpu, samplesPath: result.jtlPath, microsPath }
     }
   }
 }
