@@ -11,7 +11,8 @@ import { join } from 'node:path'
 import { gunzipSync } from 'node:zlib'
 import { setTimeout as sleep } from 'node:timers/promises'
 import { createAgent } from '../executor/load-agent/agent.js'
-import { agentCaller, fetchSamples, samplesLimit } from '../executor/generators/agent-client.js'
+import { agentCaller, agentPlace, fetchSamples, measureClock, samplesLimit } from '../executor/generators/agent-client.js'
+import { mostOnOneMachine } from '../executor/generators/run-generators.js'
 import { AUTH_HEADER, signRequest } from '../lib/request-auth.js'
 
 const TOKEN = 'agent-token-0123456789abcdef'
@@ -116,4 +117,21 @@ test('samples: signed for the request and checked, cut off past the limit naming
   assert.notEqual((await (await fetch(`${g1.base}/healthz`)).json()).id, g1Id)
   // the executor's caller reads the new id and goes on
   assert.equal((await call1('GET', '/status')).status, 200)
+})
+
+test('agents say their machine: two on one machine (as the nodes of executor cluster) count as two JVMs starting together', async (t) => {
+  const dir = mkdtempSync(join(tmpdir(), 'ns-agent-machine-'))
+  t.after(() => rmSync(dir, { recursive: true, force: true }))
+  const agents = [await startAgent(t, join(dir, 'g1')), await startAgent(t, join(dir, 'g2'))]
+  const clocks = await Promise.all(agents.map(a => measureClock(agentCaller(a.base, TOKEN))))
+  const bootId = readFileSync('/proc/sys/kernel/random/boot_id', 'utf8').trim()
+  assert.deepEqual(clocks.map(c => c.machine), [bootId, bootId])
+  const node = (n) => ({ id: `id${n}`, hostname: `nodescale-w${n}`, label: `nodescale-w${n}`, addr: `10.99.0.${n}` })
+  const places = clocks.map((clock, i) =>
+    agentPlace({ name: `g${i + 1}`, group: i + 1, url: agents[i].base, token: TOKEN, node: node(i + 3), task: 't', partsDir: dir, clock }))
+  assert.equal(places[0].where.machine, bootId)
+  assert.ok(!('machine' in places[0].clock), 'the clock is the offset and round trip only')
+  assert.equal(mostOnOneMachine(places), 2, 'two nodes, one machine')
+  // an agent that does not say its machine (an older image) counts by its node
+  assert.equal(mostOnOneMachine(places.map(p => ({ ...p, where: { ...p.where, machine: null } }))), 1)
 })

@@ -228,6 +228,11 @@ export async function runJmeter (o, jtlPath, { cpus, log = () => {}, onSpawn } =
   const steadyStart = steadyAt()
   const steadyEnd = Math.max(steadyStart, Math.min(steadyStart + o.duration * 1000, abortedAt))
   const { path: written, ...copied } = await copySteadyRows(rawPath, jtlPath, steadyStart, steadyEnd, o)
+  if (!aborted && copied.requests + copied.warmupRequests === 0 && o.startAt !== undefined && t0 >= steadyEnd) {
+    throw new NsError('NS_ERR_RUN', `jmeter driver: JMeter's threads started ${Math.round((t0 - o.startAt) / 100) / 10} s after ` +
+      `the shared start, when the ${o.warmup} s warm-up and ${o.duration} s window had ended: its JVM started that slowly here; ` +
+      `a longer --warmup gives it the time (what it sends before the window is warm-up) (log: ${logPath})`)
+  }
   if (!aborted && copied.requests + copied.warmupRequests === 0) {
     throw new NsError('NS_ERR_RUN', `jmeter driver: JMeter ran ${scheduled} s but recorded no sample: ` +
       `${errorLines(logPath, stderr).join(' | ') || 'no error in its log'} (log: ${logPath})`)

@@ -100,33 +100,38 @@ export async function fetchSamples (call, { token, dest, who, maxBytes, timeoutM
  * The agent's clock against ours: for each of a few round trips, its reading minus the midpoint of ours; the round
  * trip that was shortest bounds the error best (half of it).
  * @param {(method: string, path: string) => Promise<Response>} call
- * @returns {Promise<{ offsetMs: number, rttMs: number, probes: number }>}
+ * @returns {Promise<{ offsetMs: number, rttMs: number, probes: number, machine: string | null }>} machine: the agent's
+ *   machine (lib/machine-id.js), null from an agent that does not say it
  */
 export async function measureClock (call) {
   let best = null
+  let machine = null
   for (let i = 0; i < CLOCK_PROBES; i++) {
     const t1 = clock()
-    const { now } = await (await call('GET', '/clock')).json()
+    const answer = await (await call('GET', '/clock')).json()
     const t2 = clock()
     const rtt = t2 - t1
-    if (!best || rtt < best.rttMs) best = { offsetMs: now - (t1 + t2) / 2, rttMs: rtt }
+    machine ??= typeof answer.machine === 'string' ? answer.machine : null
+    if (!best || rtt < best.rttMs) best = { offsetMs: answer.now - (t1 + t2) / 2, rttMs: rtt }
   }
   const r3 = (x) => Math.round(x * 1000) / 1000
-  return { offsetMs: r3(/** @type {any} */ (best).offsetMs), rttMs: r3(/** @type {any} */ (best).rttMs), probes: CLOCK_PROBES }
+  return { offsetMs: r3(/** @type {any} */ (best).offsetMs), rttMs: r3(/** @type {any} */ (best).rttMs), probes: CLOCK_PROBES, machine }
 }
 
 /**
  * A generator place (run-generators.js) for the agent at `url` on a node.
  * @param {{ name: string, group: number, url: string, token: string, node: { id: string, hostname: string, label:
- *   string | null, addr: string }, task: string, partsDir: string, clock: { offsetMs: number, rttMs: number } }} opts
+ *   string | null, addr: string }, task: string, partsDir: string, clock: { offsetMs: number, rttMs: number, machine?:
+ *   string | null } }} opts
  * @returns {import('./run-generators.js').GeneratorPlace}
  */
-export function agentPlace ({ name, group, url, token, node, task, partsDir, clock: offset }) {
+export function agentPlace ({ name, group, url, token, node, task, partsDir, clock: measured }) {
   const call = agentCaller(url, token)
+  const { machine = null, ...offset } = measured
   return {
     name,
     group,
-    where: { kind: 'agent', node: node.hostname, nodeId: node.id, label: node.label, addr: node.addr, task, agent: url },
+    where: { kind: 'agent', node: node.hostname, nodeId: node.id, label: node.label, addr: node.addr, machine, task, agent: url },
     clock: offset,
     // the start request crosses the network: a round trip more than a local child
     leadMs: 1500 + offset.rttMs * 2,

@@ -4,6 +4,7 @@ import { availableParallelism, hostname } from 'node:os'
 import { join } from 'node:path'
 import { runLoad } from '../drivers/index.js'
 import { createGeneratorMeter, summarizeGenerator } from '../../rc/generator-cpu.js'
+import { machineId } from '../../lib/machine-id.js'
 
 /**
  * The core each of `count` generators is pinned to: the cores the server is not pinned to, from the last one down,
@@ -30,7 +31,7 @@ export function localPlace ({ name, group, cpus, dir }) {
   return {
     name,
     group,
-    where: { kind: 'process', host: hostname(), cpus },
+    where: { kind: 'process', host: hostname(), machine: machineId(), cpus },
     clock: null,
     async run (opts, { signal, onProgress, onSpawn, log }) {
       const meter = createGeneratorMeter()

@@ -35,11 +35,26 @@ export class GeneratorLost extends Error {
 /** How long before the shared start the generators are told it: a Node child starts in ~100 ms, a JVM in ~2 s. */
 const LEAD_MS = { autocannon: 800, jmeter: 3500 }
 /**
- * More lead for each further generator started on the same host: their start-ups share its cores. Two JMeters on a
+ * More lead for each further generator started on the same machine: their start-ups share its cores. Two JMeters on a
  * busy 2-core host started 470 ms after a 3.5 s lead, and JMeter's rate, catching up, spilled ~2.6x its rate into the
- * window's first half second (715 requests in a 600-request window).
+ * window's first half second (715 requests in a 600-request window); two on load nodes of `executor cluster` (one
+ * machine's namespaces), counted as two machines, started their threads after a 1 + 4 s window had ended.
  */
 const MORE_ON_HOST_MS = { autocannon: 100, jmeter: 2000 }
+
+/**
+ * How many of the places start on one machine, at most: the kernel's boot id where they said it (the nodes of
+ * `executor cluster` are namespaces of one machine, their JVMs start on its cores together), else their node or host.
+ * @param {GeneratorPlace[]} places
+ */
+export function mostOnOneMachine (places) {
+  const count = new Map()
+  for (const { where } of places) {
+    const key = where.machine ?? where.node ?? where.host
+    count.set(key, (count.get(key) ?? 0) + 1)
+  }
+  return Math.max(...count.values())
+}
 
 /**
  * The figures of a run's generators as one, for the run's validity and diagnosis: their CPU summed, the busiest
@@ -90,14 +105,13 @@ function combineSchedules (schedules) {
 export async function runGenerators (places, load, { jtlPath, samples = 'jtl', histogramPath, signal, onProgress, onSpawn, log = () => {}, flag, partsDir }) {
   const portions = splitLoad(load, places.length, { flag })
   mkdirSync(partsDir, { recursive: true })
-  const perHost = new Map()
-  for (const p of places) perHost.set(p.where.node ?? p.where.host, (perHost.get(p.where.node ?? p.where.host) ?? 0) + 1)
-  const together = Math.max(...perHost.values())
+  const together = mostOnOneMachine(places)
   const lead = Math.max((LEAD_MS[load.driver] ?? 1000) + (MORE_ON_HOST_MS[load.driver] ?? 0) * (together - 1), ...places.map(p => p.leadMs ?? 0))
   const startAt = Math.ceil(clock() + lead)
   const portionsText = places.map((p, i) => `${p.name} ${p.where.node ?? p.where.host}` +
     `${portions[i].concurrency ? ` c=${portions[i].concurrency}` : ` r=${Math.round(portions[i].rate * 10) / 10}`}`).join(', ')
-  log(`load: ${places.length} generator${places.length === 1 ? '' : 's'} (${portionsText}), starting together at ${new Date(startAt).toISOString()}`)
+  const shared = together > 1 ? `; ${together} start on one machine, ${Math.round(lead / 100) / 10} s ahead` : ''
+  log(`load: ${places.length} generator${places.length === 1 ? '' : 's'} (${portionsText}${shared}), starting together at ${new Date(startAt).toISOString()}`)
 
   const controller = new AbortController()
   const abort = () => controller.abort()

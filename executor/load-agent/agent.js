@@ -15,6 +15,7 @@ import { AUTH_HEADER, ANSWER_HEADER, createRequestCheck, newReceiverId, signAnsw
 import { portFromEnv } from '../../lib/net.js'
 import { formatError, exitCodeOf, badEnv } from '../../lib/errors.js'
 import { secretFromEnv } from '../../lib/secret-env.js'
+import { machineId } from '../../lib/machine-id.js'
 import { JMETER_REFUSAL, evaluatedByJmeter } from '../../lib/jmeter-text.js'
 
 /**
@@ -127,7 +128,8 @@ export function createAgent ({ token, dir, log = () => {}, leaseMs = AGENT_LEASE
     const why = check({ method: req.method ?? 'GET', path: req.url ?? '/', header: req.headers[AUTH_HEADER], body: text })
     if (why) return send(res, 401, { error: `not authorised: ${why}` })
     renewedAt = Date.now()
-    if (req.method === 'GET' && path === '/clock') return send(res, 200, { now: clock() })
+    // machine: the executor counts the generators that start on one machine together (their JVMs share its cores)
+    if (req.method === 'GET' && path === '/clock') return send(res, 200, { now: clock(), machine: machineId() })
     if (req.method === 'GET' && path === '/status') {
       if (!job) return send(res, 200, { state: 'idle' })
       const { controller, ...shown } = job
