@@ -29,8 +29,9 @@ const fix = (x, d = 2) => Number(x).toFixed(d)
  * @typedef {{ figure: string, value: number, threshold?: number, op?: string, says: string }} Evidence
  * @typedef {{ instances: any[], workers: any[], roles: Record<string, number> | null, hostIdle: number | null,
  *   hostCores: number | null, server: number | null, allowance: number, throttling: { share: number, msPerSecond:
- *   number } | null, generator: { share: number | null, cores: number | null } | null, generatorFlagged: boolean, lb:
- *   any, latencyMs: number | null, throughput: number | null, behind?: Behind | null }} Facts
+ *   number } | null, generator: { share: number | null, cores: number | null } | null, generatorFlag: { value?:
+ *   number, threshold?: number, message: string } | null, lb: any, latencyMs: number | null, throughput: number |
+ *   null, behind?: Behind | null }} Facts
  * @typedef {{ offered: number, served: number, missed?: { name: string, value: number, threshold: number } }} Behind an
  *   open-model run that did not keep up: the rate offered, the throughput served, and the first latency bound of its
  *   objective it missed (lib/slo.js sloMisses)
@@ -59,7 +60,7 @@ export const BOTTLENECK_RULES = [
     needs: 'the generator meter',
     test: (f) => {
       const share = f.generator?.share ?? null
-      if (!f.generatorFlagged && !(share !== null && share >= T.generatorShare)) return null
+      if (!(share !== null && share >= T.generatorShare) && !(f.generatorFlag && share === null)) return null
       return [{
         figure: 'generator-share',
         value: share ?? 1,
@@ -67,7 +68,7 @@ export const BOTTLENECK_RULES = [
         op: '>=',
         says: share === null
           ? 'the run\'s validity flags the generator saturated'
-          : `the load generator at ${pct(share)} of the cores it may use${f.generatorFlagged ? ' (the run is flagged generator-saturated)' : ''}`
+          : `the load generator at ${pct(share)} of the cores it may use${f.generatorFlag ? ' (the run is flagged generator-saturated)' : ''}`
       }]
     },
     line: (f, ev) => `${ev[0].says}; the server was not the limit`
@@ -208,6 +209,24 @@ export const BOTTLENECK_RULES = [
       ]
     },
     line: (f, ev) => ev.map(e => e.says).join(', ')
+  },
+  {
+    // last: a generator behind its schedule while its own CPU was low did not run out of CPU; its sends waited on
+    // something else (another process on its core, a stalled loop). Where the server shows its limit, that names the
+    // run's bottleneck and this is said beside it (a capacity probe above one loop's rate: ELU 0.99, 11% generator)
+    kind: 'load-generator',
+    needs: 'the open model\'s schedule',
+    test: (f) => {
+      const share = f.generator?.share ?? null
+      if (!f.generatorFlag || share === null || share >= T.generatorShare) return null
+      return [{
+        figure: 'late-sends',
+        value: f.generatorFlag.value ?? 1,
+        ...(f.generatorFlag.threshold === undefined ? {} : { threshold: f.generatorFlag.threshold, op: '>' }),
+        says: `${f.generatorFlag.message} while at ${pct(share)} of the cores it may use`
+      }]
+    },
+    line: (f, ev) => `${ev[0].says}: its sends waited on something besides its own work; the server may not have been the limit`
   }
 ]
 
@@ -293,7 +312,7 @@ export function factsOf ({ config, instances, roles, lb, cpu, generator, validit
     allowance: serverAllowance(config, hostCores ?? 1),
     throttling: cpu?.throttling ?? null,
     generator: generator ?? null,
-    generatorFlagged: Boolean(validity?.flags?.some(x => x.name === 'generator-saturated')),
+    generatorFlag: validity?.flags?.find(x => x.name === 'generator-saturated') ?? null,
     lb,
     latencyMs: summary?.latency?.mean ?? null,
     throughput: summary?.throughput ?? null,
