@@ -104,6 +104,29 @@ test('jmeter GET: a valid JTL of the steady window only, in JTL_FIELDS order', {
   assert.ok(phases.has('steady'))
 })
 
+test('jmeter told a shared start: its threads stop at the shared window\'s end however late its JVM started; no idling out', {
+  timeout: 60000
+}, async (t) => {
+  const srv = await server(t)
+  const jtlPath = join(tmp(t), 'run', 'samples.jtl')
+  // a start sooner than a JVM comes up: its threads begin late, inside the warm-up; before, the plan then ran warm-up +
+  // lead + duration from there, 5.3 s past the window of a 7 s plan
+  const startAt = Math.ceil(now()) + 300
+  const endAt = startAt + 3000
+  const r = await runLoad({ driver: 'jmeter', url: srv.url, concurrency: 2, duration: 1, warmup: 2, jtlPath, label: 'page', startAt })
+  const returned = now()
+  assert.equal(r.interrupted, false)
+  assert.equal(r.steadyEnd, endAt)
+  assert.ok(r.requests > 20, `load ran: ${r.requests}`)
+  assert.ok(r.startSkewMs > 0, `the JVM came up after the shared start (${r.startSkewMs} ms)`)
+  // JMeter counts whole seconds to the end's second: its last request is sent before the second after endAt's
+  const last = Math.max(...srv.arrivals)
+  assert.ok(last < Math.ceil(endAt / 1000) * 1000 + 1000 + 50, `last request ${Math.round(last - endAt)} ms after the window's end`)
+  // and the run returns soon after: JMeter is stopped once it says "... end of run", not left to idle ~1.3 s
+  assert.ok(returned - last < 1200, `returned ${Math.round(returned - last)} ms after the last request`)
+  assert.match(readFileSync(join(dirname(jtlPath), 'jmeter-plan.jmx'), 'utf8'), /ThreadGroup\.duration">\$\{__jexl3\(\d+ - \$\{__time\(\/1000,\)\}/)
+})
+
 test('jmeter POST: the body file arrives intact on every request', { timeout: 60000 }, async (t) => {
   const body = Buffer.concat([Buffer.from('{"k":"v,\\"q\\""}'), Buffer.alloc(2048, 0x61), Buffer.from([0, 1, 2, 255])])
   let intact = 0

@@ -8,7 +8,7 @@ import http from 'node:http'
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
-import { buildJmx } from '../executor/drivers/jmeter-plan.js'
+import { buildJmx, untilEnd } from '../executor/drivers/jmeter-plan.js'
 import { runLoad } from '../executor/drivers/index.js'
 import { createAgent } from '../executor/load-agent/agent.js'
 import { parseExperiment } from '../executor/sweep/experiment.js'
@@ -107,8 +107,14 @@ test('the plan writer never emits ${ from user text: a URL\'s braces are percent
     [{ method: PAYLOAD }, '--method'],
     [{ bodyPath: `/tmp/${PAYLOAD}/body.bin` }, '--body']
   ]
+  // a generator's plan counts to the shared end: nodescale's one expression, of integers, and nothing else evaluated
+  const timed = buildJmx({ ...base, url: `http://127.0.0.1:9/a?x=${PAYLOAD}`, endAt: 1795768209001 })
+  assert.equal(timed.split('${').length - 1, 3, 'the end-time expression only')
+  assert.ok(timed.includes(untilEnd(1795768209001)))
+  assert.match(untilEnd(1795768209001), /^\$\{__jexl3\(1795768210 - \$\{__time\(\/1000,\)\} &gt; 0 \? 1795768210 - \$\{__time\(\/1000,\)\} : 1,\)\}$/)
+  assert.throws(() => untilEnd(Number.NaN), /whole number of ms/)
   for (const [over, flag] of refused) {
-    assert.throws(() => buildJmx({ ...base, url: 'http://127.0.0.1:9/', ...over }), (/** @type {any} */ err) => {
+    assert.throws(() => buildJmx({ ...base, url: 'http://127.0.0.1:9/', endAt: 1795768209001, ...over }), (/** @type {any} */ err) => {
       assert.equal(err.code, 'NS_ERR_BAD_FLAG')
       assert.ok(err.message.startsWith(flag) && err.message.includes('JMeter evaluates'), err.message)
       return true

@@ -43,6 +43,24 @@ export function openModelThreads (rate, maxThreads) {
   return maxThreads ?? Math.min(512, Math.max(10, Math.ceil(rate * 0.1)))
 }
 
+/** Where the thread group's duration goes when it is counted to an end time (untilEnd), after the plan is checked. */
+const UNTIL_END = 'NODESCALE_UNTIL_END'
+
+/**
+ * The thread group's duration as JMeter evaluates it when the group starts: the whole seconds from then to `endAt`
+ * (ms epoch), at least 1 (JMeter runs a duration of 0 for ever). A generator told a shared start begins its threads
+ * when its JVM is up, which takes 1.5 to 8 s; a duration fixed when the plan was written ran on past the window by as
+ * much (5.3 s of a 7 s plan, measured here). nodescale's own expression, of one integer: JMeter's time in seconds
+ * against the end's.
+ * @param {number} endAt
+ */
+export function untilEnd (endAt) {
+  const end = Math.ceil(endAt / 1000)
+  if (!Number.isSafeInteger(end)) throw internalError(`JMeter's end time must be a whole number of ms, not ${endAt}`)
+  const left = `${end} - \${__time(/1000,)}`
+  return `\${__jexl3(${left} &gt; 0 ? ${left} : 1,)}`
+}
+
 function threadGroup (o) {
   const threads = o.rate ? openModelThreads(o.rate, o.maxSockets) : o.concurrency
   const ramp = o.rate ? 0 : rampUpSeconds(o.concurrency, o.warmup)
@@ -58,7 +76,7 @@ function threadGroup (o) {
           ${bool('LoopController.continue_forever', false)}
         </elementProp>
         ${bool('ThreadGroup.scheduler', true)}
-        ${str('ThreadGroup.duration', scheduledSeconds(o))}
+        ${str('ThreadGroup.duration', o.endAt === undefined ? scheduledSeconds(o) : UNTIL_END)}
         ${str('ThreadGroup.delay', 0)}
         ${bool('ThreadGroup.delayedStart', false)}
       </ThreadGroup>`
@@ -133,7 +151,9 @@ function checkLiteral (o) {
  * `${` (the URL's braces are percent-encoded, the rest is refused), and the plan is checked to have none at all.
  * @param {{ url: string, method: string, headers?: Record<string,string>, bodyPath?: string, concurrency?: number,
  *   rate?: number, connection?: 'keep-alive'|'close', warmup: number, duration: number, label: string, timeoutSec:
- *   number, maxSockets?: number }} o connection close: the sampler's Use KeepAlive off (a connection per request)
+ *   number, maxSockets?: number, endAt?: number }} o connection close: the sampler's Use KeepAlive off (a
+ *   connection per request); endAt: when the threads stop (ms epoch), counted when they start (untilEnd), rather
+ *   than warm-up plus duration from then
  * @returns {string}
  */
 export function buildJmx (o) {
@@ -186,7 +206,8 @@ export function buildJmx (o) {
   </hashTree>
 </jmeterTestPlan>
 `
-  // the plan's own text has no `${`: any here came from a value not checked above (a hostname cannot hold one)
+  // the plan's own text has no `${`: any here came from a value not checked above (a hostname cannot hold one); the one
+  // expression nodescale puts in, of integers only, goes in after that check
   if (evaluatedByJmeter(plan)) throw internalError('the JMeter plan would evaluate "${" from the load\'s options')
-  return plan
+  return o.endAt === undefined ? plan : plan.replace(UNTIL_END, untilEnd(o.endAt))
 }

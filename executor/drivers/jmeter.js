@@ -19,6 +19,9 @@ import { buildJmx } from './jmeter-plan.js'
 export const JVM_FLAGS = Object.freeze(['-Xms1g', '-Xmx2g', '-XX:MaxMetaspaceSize=256m', '-XX:+UseG1GC', '-XX:MaxGCPauseMillis=100',
   '-XX:G1ReservePercent=20', '-Djava.security.egd=file:/dev/urandom', '-Djava.awt.headless=true', '-Duser.language=en', '-Duser.country=US'])
 
+/** How long after "... end of run" JMeter may exit by itself before it is sent SIGTERM. */
+const END_GRACE_MS = 200
+
 /**
  * Result-file properties forced on the command line, so JMeter's columns are exactly JTL_FIELDS whatever its
  * jmeter.properties say.
@@ -147,7 +150,9 @@ export async function runJmeter (o, jtlPath, { cpus, log = () => {}, onSpawn } =
   // one of a run's several generators: JMeter starts its threads when its JVM is up, before the shared start if it can;
   // what it sends before then is warm-up, and the windows are the shared ones
   const lead = o.startAt === undefined ? 0 : Math.max(0, Math.ceil((o.startAt - Date.now()) / 1000))
-  writeFileSync(planPath, buildJmx({ ...o, warmup: o.warmup + lead, bodyPath }))
+  // the threads stop at the shared window's end, however long the JVM took to start
+  const endAt = o.startAt === undefined ? undefined : o.startAt + (o.warmup + o.duration) * 1000
+  writeFileSync(planPath, buildJmx({ ...o, warmup: o.warmup + lead, bodyPath, ...(endAt !== undefined && { endAt }) }))
   rmSync(rawPath, { force: true })
 
   const props = Object.entries(CSV_PROPERTIES).map(([k, v]) => `-J${k}=${v}`)
@@ -166,15 +171,24 @@ export async function runJmeter (o, jtlPath, { cpus, log = () => {}, onSpawn } =
   const child = spawn(cmd[0], cmd.slice(1), { stdio: ['ignore', 'pipe', 'pipe'], cwd: dir })
   // taskset execs java in its own process: the pid is the JVM's
   if (child.pid) onSpawn?.(child.pid, 'java')
+  const timers = []
+  // JMeter prints "... end of run" once its listeners have closed the results file; its JVM then idles ~1.3 s more
+  // before it exits (an engine pool thread, not a daemon, waits out its keep-alive): a run need not wait for that
+  let ended = false
+  let out = ''
   child.stdout.setEncoding('utf8').on('data', (d) => {
-    const start = /Starting standalone test @ .*\((\d{12,})\)/.exec(d)
-    if (start) t0 = Number(start[1])
-    const p = /message on port (\d+)/.exec(d)
-    if (p) port = Number(p[1])
+    out = (out + d).slice(-4096)
+    const start = /Starting standalone test @ .*\((\d{12,})\)/.exec(out)
+    if (start && !t0) t0 = Number(start[1])
+    const p = /message on port (\d+)/.exec(out)
+    if (p && !port) port = Number(p[1])
+    if (!ended && /\.\.\. end of run/.test(out)) {
+      ended = true
+      timers.push(setTimeout(() => child.kill('SIGTERM'), END_GRACE_MS), setTimeout(() => child.kill('SIGKILL'), END_GRACE_MS + 4000))
+    }
   })
   child.stderr.setEncoding('utf8').on('data', (d) => { stderr = (stderr + d).slice(-16384) })
 
-  const timers = []
   const onAbort = () => {
     if (aborted) return
     aborted = true
@@ -217,7 +231,7 @@ export async function runJmeter (o, jtlPath, { cpus, log = () => {}, onSpawn } =
     throw new NsError('NS_ERR_MISSING_JAVA', `jmeter driver: cannot start ${cmd[0]}: ${exit.err.message}`,
       { hint: 'apt-get install -y openjdk-17-jre-headless' })
   }
-  if (!aborted && exit.code !== 0) {
+  if (!aborted && !ended && exit.code !== 0) {
     throw new NsError('NS_ERR_RUN', `jmeter driver: JMeter exited with code ${exit.code}${exit.signal ? ` (${exit.signal})` : ''}: ` +
       `${errorLines(logPath, stderr).join(' | ') || 'no error in its log'} (log: ${logPath})`)
   }
