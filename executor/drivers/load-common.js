@@ -19,8 +19,9 @@ export const clock = () => performance.timeOrigin + performance.now()
  *   (analyzer/samples/steady-state.js autoDurationReached; duration is then the longest it may last)
  * @typedef {{ phase: 'warmup'|'steady', elapsed: number, total: number, requests: number, errors: number }} Progress
  * @typedef {{ driver: string, requests: number, errors: number, warmupRequests: number, steadyStart: number,
- *   steadyEnd: number, interrupted: boolean, jtlPath: string | null, version: string, until?: { reached: boolean } }}
- *   LoadResult jtlPath: the samples file written (null with samples none)
+ *   steadyEnd: number, interrupted: boolean, jtlPath: string | null, version: string, until?: { reached: boolean },
+ *   startSkewMs?: number }} LoadResult jtlPath: the samples file written (null with samples none); startSkewMs: with
+ *   a shared start, how late the load began after it
  */
 
 /**
