@@ -31,7 +31,7 @@ export const FAST = Object.freeze([
 /** Serial files that run on the local backend and assert nothing a busy host changes: they run beside HOSTS. */
 export const QUIET = Object.freeze([
   'agent-samples', 'analyzer-report', 'analyzer-summary', 'benchmarks-apps', 'benchmarks-custom', 'capacity-search',
-  'jmeter-literal', 'samples-formats', 'schemas', 'sweep-blocks', 'sweep-status'
+  'jmeter-literal', 'register-launch', 'register-serve', 'samples-formats', 'schemas', 'sweep-blocks', 'sweep-status'
 ].map(name => `test/${name}.test.js`))
 
 /** The serial files that wait on Docker more than they compute: the beside lane runs while they do. */
