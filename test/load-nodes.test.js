@@ -95,6 +95,9 @@ test('load nodes: generators on their own nodes, split, merged, and one lost mid
       // five engines, reached JMeter's first log line 8.4 s after they were started
       const { run, stderr } = await loadRun(2, { driver: 'jmeter', samples: 'gz', warmup: 3 })
       assert.match(stderr, /nodescale\/load-jmeter:/)
+      // the agents' image goes to the load nodes only: the server's workers never run it
+      const loaded = stderr.split('\n').filter(l => /load-jmeter:\S+ loaded into/.test(l))
+      assert.ok(loaded.length <= 1 && loaded.every(l => /loaded into nodescale-w3, nodescale-w4 in/.test(l)), loaded.join('\n'))
       const gens = run.load.generators
       // the two load nodes are namespaces of this machine: their JVMs are given the lead of two on one machine
       assert.ok(gens[0].machine && gens[0].machine === gens[1].machine, JSON.stringify(gens.map(g => g.machine)))

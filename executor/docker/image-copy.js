@@ -38,7 +38,8 @@ async function hasImage (docker, tag) {
  * through the API, all they lack in one archive (images that share layers, such as the register and the RC on one node
  * base, send those layers once). A node that cannot get them fails here, named, before anything is deployed.
  * @param {import('dockerode')} source the engine that has the images (the manager, where they were built)
- * @param {{ name: string, docker: import('dockerode') }[]} targets
+ * @param {{ name: string, docker: import('dockerode'), tags?: string[] }[]} targets tags: the images this one needs
+ *   (default all of `tags`)
  * @param {string[]} tags
  * @param {{ log?: (line: string) => void }} [opts]
  * @returns {Promise<{ tag: string, nodes: string[], ms: number }[]>} what was copied where
@@ -48,7 +49,7 @@ export async function copyImages (source, targets, tags, { log = () => {} } = {}
   const groups = new Map()
   for (const t of targets) {
     const lack = []
-    for (const tag of tags) {
+    for (const tag of t.tags ?? tags) {
       try {
         if (!await hasImage(t.docker, tag)) lack.push(tag)
       } catch (err) {
