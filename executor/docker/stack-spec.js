@@ -70,99 +70,120 @@ export function stackSpecs (doc, { configIds = {}, secretIds = {}, stack: name }
   const stack = name ?? doc['x-nodescale']?.stack
   if (!stack) throw new NsError('NS_ERR_BAD_FILE', 'stack: not a rendered nodescale stack (x-nodescale.stack is missing)')
   const files = doc['x-nodescale']?.files ?? {}
-  const ns = (labels = {}) => ({ ...labels, [NAMESPACE_LABEL]: stack })
+  /** @type {StackContext} */
+  const ctx = { stack, configIds, secretIds, ns: (labels = {}) => ({ ...labels, [NAMESPACE_LABEL]: stack }) }
   const networks = Object.entries(doc.networks ?? {}).map(([name, n]) => ({
     key: name,
     Name: `${stack}_${name}`,
     Driver: n?.driver ?? 'overlay',
     Attachable: Boolean(n?.attachable),
-    Labels: ns(n?.labels),
+    Labels: ctx.ns(n?.labels),
     CheckDuplicate: true
   }))
   const configs = Object.entries(doc.configs ?? {}).map(([name, c]) => {
     const file = String(c.file ?? '').replace(/^\.\//, '')
     const text = c.content ?? files[file]
     if (text === undefined) throw new NsError('NS_ERR_BAD_FILE', `stack ${stack}: config ${name} names ${c.file}, which the rendered stack does not carry`)
-    return { key: name, Name: `${stack}_${name}`, Labels: ns(c.labels), Data: Buffer.from(text).toString('base64') }
+    return { key: name, Name: `${stack}_${name}`, Labels: ctx.ns(c.labels), Data: Buffer.from(text).toString('base64') }
   })
-  const services = Object.entries(doc.services).map(([name, s]) => {
-    const deploy = s.deploy ?? {}
-    const spec = {
-      Name: `${stack}_${name}`,
-      Labels: { ...ns(deploy.labels), 'com.docker.stack.image': s.image },
-      TaskTemplate: {
-        ContainerSpec: {
-          Image: s.image,
-          ...(s.entrypoint ? { Command: [].concat(s.entrypoint) } : {}),
-          ...(s.command ? { Args: [].concat(s.command).map(String) } : {}),
-          Env: envList(s.environment),
-          ...(s.working_dir ? { Dir: String(s.working_dir) } : {}),
-          Labels: ns(s.labels),
-          ...(s.stop_grace_period ? { StopGracePeriod: parseDuration(s.stop_grace_period) } : {}),
-          ...(s.init !== undefined ? { Init: Boolean(s.init) } : {}),
-          // who the container runs as, and what it may do (ContainerSpec keys of Engine API 1.41, Docker 20.10)
-          ...(s.user !== undefined ? { User: String(s.user) } : {}),
-          ...(s.read_only !== undefined ? { ReadOnly: Boolean(s.read_only) } : {}),
-          ...(s.cap_add ? { CapabilityAdd: capabilities(s.cap_add) } : {}),
-          ...(s.cap_drop ? { CapabilityDrop: capabilities(s.cap_drop) } : {}),
-          Mounts: (s.volumes ?? []).map(v => {
-            if (typeof v !== 'object' || !['bind', 'volume'].includes(v.type)) {
-              throw new NsError('NS_ERR_BAD_FILE',
-                `stack ${stack}: service ${name}: only long-form bind and volume mounts are supported (got ${JSON.stringify(v)})`)
-            }
-            // a named volume is the stack's, as docker stack deploy names it
-            const source = v.type === 'volume' ? `${stack}_${v.source}` : v.source
-            return {
-              Type: v.type,
-              Source: source,
-              Target: v.target,
-              ReadOnly: Boolean(v.read_only),
-              ...(v.type === 'volume' ? { VolumeOptions: { Labels: ns({}) } } : {})
-            }
-          }),
-          Secrets: (s.secrets ?? []).map(x => {
-            const ref = typeof x === 'string' ? { source: x } : x
-            if (!secretIds[ref.source]) throw new NsError('NS_ERR_BAD_FILE', `stack ${stack}: service ${name} uses secret ${ref.source}, which was not created`)
-            return {
-              File: { Name: ref.target ?? ref.source, UID: String(ref.uid ?? '0'), GID: String(ref.gid ?? '0'), Mode: ref.mode ?? 0o444 },
-              SecretID: secretIds[ref.source],
-              SecretName: ref.secretName ?? ref.source
-            }
-          }),
-          Configs: (s.configs ?? []).map(c => {
-            const ref = typeof c === 'string' ? { source: c } : c
-            if (!configIds[ref.source]) throw new NsError('NS_ERR_BAD_FILE', `stack ${stack}: service ${name} uses config ${ref.source}, which was not created`)
-            return {
-              File: { Name: ref.target ?? `/${ref.source}`, UID: String(ref.uid ?? '0'), GID: String(ref.gid ?? '0'), Mode: ref.mode ?? 0o444 },
-              ConfigID: configIds[ref.source],
-              ConfigName: `${stack}_${ref.source}`
-            }
-          })
-        },
-        Resources: resources(deploy.resources),
-        RestartPolicy: {
-          Condition: deploy.restart_policy?.condition ?? 'any',
-          Delay: parseDuration(deploy.restart_policy?.delay ?? '5s'),
-          ...(deploy.restart_policy?.max_attempts !== undefined ? { MaxAttempts: deploy.restart_policy.max_attempts } : {})
-        },
-        Placement: {
-          Constraints: [...(deploy.placement?.constraints ?? [])],
-          ...(deploy.placement?.max_replicas_per_node ? { MaxReplicas: Number(deploy.placement.max_replicas_per_node) } : {})
-        },
-        Networks: [].concat(s.networks ?? []).map(n => ({ Target: `${stack}_${n}`, Aliases: [name] }))
-      },
-      Mode: deploy.mode === 'global' ? { Global: {} } : { Replicated: { Replicas: deploy.replicas ?? 1 } },
-      EndpointSpec: {
-        Mode: deploy.endpoint_mode ?? 'vip',
-        Ports: (s.ports ?? []).map(p => ({
-          Protocol: p.protocol ?? 'tcp',
-          TargetPort: Number(p.target),
-          ...(p.published ? { PublishedPort: Number(p.published) } : {}),
-          PublishMode: p.mode ?? 'ingress'
-        }))
-      }
-    }
-    return { key: name, spec }
-  })
+  const services = Object.entries(doc.services).map(([name, s]) => ({ key: name, spec: serviceSpec(ctx, name, s) }))
   return { stack, networks, configs, services }
+}
+
+/**
+ * @typedef {{ stack: string, configIds: Record<string, string>, secretIds: Record<string, string>, ns: (labels?:
+ *   Record<string, string>) => Record<string, string> }} StackContext the stack's name, the ids of its configs and
+ *   secrets once created, and its labels with its namespace label
+ */
+
+/**
+ * One service of the stack as the Engine API takes it: its container, resources, restart policy, placement, networks,
+ * replicas and published ports.
+ * @param {StackContext} ctx @param {string} name @param {any} s the service in the stack file
+ */
+function serviceSpec (ctx, name, s) {
+  const deploy = s.deploy ?? {}
+  return {
+    Name: `${ctx.stack}_${name}`,
+    Labels: { ...ctx.ns(deploy.labels), 'com.docker.stack.image': s.image },
+    TaskTemplate: {
+      ContainerSpec: containerSpec(ctx, name, s),
+      Resources: resources(deploy.resources),
+      RestartPolicy: {
+        Condition: deploy.restart_policy?.condition ?? 'any',
+        Delay: parseDuration(deploy.restart_policy?.delay ?? '5s'),
+        ...(deploy.restart_policy?.max_attempts !== undefined ? { MaxAttempts: deploy.restart_policy.max_attempts } : {})
+      },
+      Placement: {
+        Constraints: [...(deploy.placement?.constraints ?? [])],
+        ...(deploy.placement?.max_replicas_per_node ? { MaxReplicas: Number(deploy.placement.max_replicas_per_node) } : {})
+      },
+      Networks: [].concat(s.networks ?? []).map(n => ({ Target: `${ctx.stack}_${n}`, Aliases: [name] }))
+    },
+    Mode: deploy.mode === 'global' ? { Global: {} } : { Replicated: { Replicas: deploy.replicas ?? 1 } },
+    EndpointSpec: {
+      Mode: deploy.endpoint_mode ?? 'vip',
+      Ports: (s.ports ?? []).map(p => ({
+        Protocol: p.protocol ?? 'tcp',
+        TargetPort: Number(p.target),
+        ...(p.published ? { PublishedPort: Number(p.published) } : {}),
+        PublishMode: p.mode ?? 'ingress'
+      }))
+    }
+  }
+}
+
+/**
+ * A service's container: image, command, environment, who it runs as and what it may do (ContainerSpec keys of Engine
+ * API 1.41, Docker 20.10), its mounts, secrets and configs.
+ * @param {StackContext} ctx @param {string} name @param {any} s
+ */
+function containerSpec (ctx, name, s) {
+  return {
+    Image: s.image,
+    ...(s.entrypoint ? { Command: [].concat(s.entrypoint) } : {}),
+    ...(s.command ? { Args: [].concat(s.command).map(String) } : {}),
+    Env: envList(s.environment),
+    ...(s.working_dir ? { Dir: String(s.working_dir) } : {}),
+    Labels: ctx.ns(s.labels),
+    ...(s.stop_grace_period ? { StopGracePeriod: parseDuration(s.stop_grace_period) } : {}),
+    ...(s.init !== undefined ? { Init: Boolean(s.init) } : {}),
+    ...(s.user !== undefined ? { User: String(s.user) } : {}),
+    ...(s.read_only !== undefined ? { ReadOnly: Boolean(s.read_only) } : {}),
+    ...(s.cap_add ? { CapabilityAdd: capabilities(s.cap_add) } : {}),
+    ...(s.cap_drop ? { CapabilityDrop: capabilities(s.cap_drop) } : {}),
+    Mounts: (s.volumes ?? []).map(v => mountOf(ctx, name, v)),
+    Secrets: (s.secrets ?? []).map(x => fileRef(ctx, name, 'secret', x)),
+    Configs: (s.configs ?? []).map(c => fileRef(ctx, name, 'config', c))
+  }
+}
+
+/** A long-form bind or volume mount; a named volume is the stack's, as docker stack deploy names it. */
+function mountOf (ctx, name, v) {
+  if (typeof v !== 'object' || !['bind', 'volume'].includes(v.type)) {
+    throw new NsError('NS_ERR_BAD_FILE',
+      `stack ${ctx.stack}: service ${name}: only long-form bind and volume mounts are supported (got ${JSON.stringify(v)})`)
+  }
+  return {
+    Type: v.type,
+    Source: v.type === 'volume' ? `${ctx.stack}_${v.source}` : v.source,
+    Target: v.target,
+    ReadOnly: Boolean(v.read_only),
+    ...(v.type === 'volume' ? { VolumeOptions: { Labels: ctx.ns({}) } } : {})
+  }
+}
+
+/**
+ * A secret's or a config's file in the container, by the id it was created with: a secret at /run/secrets/<target>,
+ * a config at /<source> unless a target is given; mode 0444 and root's unless said.
+ * @param {StackContext} ctx @param {string} name @param {'secret'|'config'} kind @param {string | any} x
+ */
+function fileRef (ctx, name, kind, x) {
+  const ref = typeof x === 'string' ? { source: x } : x
+  const id = (kind === 'secret' ? ctx.secretIds : ctx.configIds)[ref.source]
+  if (!id) throw new NsError('NS_ERR_BAD_FILE', `stack ${ctx.stack}: service ${name} uses ${kind} ${ref.source}, which was not created`)
+  const owner = { UID: String(ref.uid ?? '0'), GID: String(ref.gid ?? '0'), Mode: ref.mode ?? 0o444 }
+  return kind === 'secret'
+    ? { File: { Name: ref.target ?? ref.source, ...owner }, SecretID: id, SecretName: ref.secretName ?? ref.source }
+    : { File: { Name: ref.target ?? `/${ref.source}`, ...owner }, ConfigID: id, ConfigName: `${ctx.stack}_${ref.source}` }
 }
