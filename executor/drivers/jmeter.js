@@ -133,6 +133,121 @@ async function copySteadyRows (rawPath, jtlPath, steadyStart, steadyEnd, { sampl
 }
 
 /**
+ * The files of one JMeter run in `dir`, its plan (and body) written: a generator told a shared start starts its
+ * threads when its JVM is up, before the shared start if it can (what it sends before then is warm-up, the windows are
+ * the shared ones), and stops them at the shared window's end however long the JVM took to start.
+ * @param {import('./load-common.js').LoadOptions} o
+ * @param {string} dir
+ */
+function writePlan (o, dir) {
+  const files = { plan: join(dir, 'jmeter-plan.jmx'), raw: join(dir, 'jmeter-raw.jtl'), log: join(dir, 'jmeter.log') }
+  const bodyPath = o.body ? join(dir, 'jmeter-body.bin') : undefined
+  if (bodyPath) writeFileSync(bodyPath, o.body)
+  const lead = o.startAt === undefined ? 0 : Math.max(0, Math.ceil((o.startAt - Date.now()) / 1000))
+  const endAt = o.startAt === undefined ? undefined : o.startAt + (o.warmup + o.duration) * 1000
+  writeFileSync(files.plan, buildJmx({ ...o, warmup: o.warmup + lead, bodyPath, ...(endAt !== undefined && { endAt }) }))
+  rmSync(files.raw, { force: true })
+  return { files, scheduled: o.warmup + lead + o.duration }
+}
+
+/**
+ * The command that runs the plan non-GUI: java with JVM_FLAGS (or NODESCALE_JMETER_JVM_ARGS), the CSV properties,
+ * under taskset when the generator is pinned.
+ * @param {string} jar @param {{ plan: string, raw: string, log: string }} files @param {number[] | undefined} cpus
+ */
+function jmeterCommand (jar, files, cpus) {
+  const props = Object.entries(CSV_PROPERTIES).map(([k, v]) => `-J${k}=${v}`)
+  const jvm = process.env.NODESCALE_JMETER_JVM_ARGS?.trim() ? process.env.NODESCALE_JMETER_JVM_ARGS.trim().split(/\s+/) : JVM_FLAGS
+  const java = ['java', ...jvm, '-jar', jar, '-n', '-t', files.plan, '-l', files.raw, '-j', files.log, ...props]
+  return cpus?.length ? ['taskset', '-c', cpus.join(','), ...java] : java
+}
+
+/**
+ * Runs JMeter to its end: reads its start time and shutdown port from its output, stops it through that port on the
+ * signal, reports progress from its raw JTL once a second, and does not wait for it to idle out once it says
+ * "... end of run" (its results file closed; its JVM would idle ~1.3 s more on an engine pool thread that is not a
+ * daemon).
+ * @param {string[]} cmd
+ * @param {import('./load-common.js').LoadOptions} o
+ * @param {{ dir: string, rawPath: string, log: (line: string) => void, onSpawn?: (pid: number, engine:
+ *   'node'|'java') => void }} env
+ * @returns {Promise<{ exit: { code: number | null, signal: string | null, err: Error | null }, t0: number, aborted:
+ *   boolean, abortedAt: number, ended: boolean, stderr: string }>} t0: JMeter's start (0: never started)
+ */
+async function superviseJmeter (cmd, o, { dir, rawPath, log, onSpawn }) {
+  const state = { t0: 0, aborted: false, abortedAt: Infinity, ended: false, stderr: '' }
+  let port = 0
+  let out = ''
+  const child = spawn(cmd[0], cmd.slice(1), { stdio: ['ignore', 'pipe', 'pipe'], cwd: dir })
+  // taskset execs java in its own process: the pid is the JVM's
+  if (child.pid) onSpawn?.(child.pid, 'java')
+  const timers = []
+  /** SIGTERM after `term` ms, SIGKILL after `kill` ms, unless it has exited by then */
+  const killLater = (term, kill) => { timers.push(setTimeout(() => child.kill('SIGTERM'), term), setTimeout(() => child.kill('SIGKILL'), kill)) }
+  child.stdout.setEncoding('utf8').on('data', (d) => {
+    out = (out + d).slice(-4096)
+    const start = /Starting standalone test @ .*\((\d{12,})\)/.exec(out)
+    if (start && !state.t0) state.t0 = Number(start[1])
+    const p = /message on port (\d+)/.exec(out)
+    if (p && !port) port = Number(p[1])
+    if (!state.ended && /\.\.\. end of run/.test(out)) {
+      state.ended = true
+      killLater(END_GRACE_MS, END_GRACE_MS + 4000)
+    }
+  })
+  child.stderr.setEncoding('utf8').on('data', (d) => { state.stderr = (state.stderr + d).slice(-16384) })
+
+  const onAbort = () => {
+    if (state.aborted) return
+    state.aborted = true
+    state.abortedAt = Date.now()
+    log(`jmeter driver: stopping JMeter (${port ? `StopTestNow on udp port ${port}` : 'SIGTERM, its shutdown port is not open yet'})`)
+    if (port) sendStop(port)
+    else child.kill('SIGTERM')
+    killLater(8000, 12000)
+  }
+  if (o.signal?.aborted) onAbort()
+  else o.signal?.addEventListener('abort', onAbort, { once: true })
+
+  const progress = setInterval(progressReporter(o, rawPath, () => state.t0), 1000)
+  const exit = await new Promise((resolve) => {
+    child.on('error', (err) => resolve({ code: null, signal: null, err }))
+    child.on('close', (code, signal) => resolve({ code, signal, err: null }))
+  })
+  clearInterval(progress)
+  for (const t of timers) clearTimeout(t)
+  o.signal?.removeEventListener('abort', onAbort)
+  return { exit, ...state }
+}
+
+/** When the steady window opens: warmup seconds after JMeter's start, or after the shared start of generators. */
+const steadyStartOf = (o, t0) => (o.startAt ?? t0) + o.warmup * 1000
+
+/**
+ * A once-a-second progress report from the rows JMeter has written so far (warm-up, then steady with its errors).
+ * @param {import('./load-common.js').LoadOptions} o @param {string} rawPath @param {() => number} startOf JMeter's t0
+ */
+function progressReporter (o, rawPath, startOf) {
+  const tail = tailCounter(rawPath)
+  const counts = { warmup: 0, steady: 0, errors: 0 }
+  return () => {
+    const t0 = startOf()
+    const from = steadyStartOf(o, t0)
+    tail((ts, ok) => {
+      if (!t0 || ts < from) counts.warmup++
+      else if (ts < from + o.duration * 1000) { counts.steady++; if (!ok) counts.errors++ }
+    })
+    if (!o.onProgress) return
+    const now = Date.now()
+    if (!t0 || now < from) {
+      o.onProgress({ phase: 'warmup', elapsed: t0 ? (now - t0) / 1000 : 0, total: o.warmup, requests: counts.warmup, errors: 0 })
+    } else {
+      o.onProgress({ phase: 'steady', elapsed: Math.min(o.duration, (now - from) / 1000), total: o.duration, requests: counts.steady, errors: counts.errors })
+    }
+  }
+}
+
+/**
  * @param {import('./load-common.js').LoadOptions} o
  * @param {string} jtlPath
  * @param {{ cpus?: number[], log?: (line: string) => void, onSpawn?: (pid: number, engine: 'node'|'java') => void }}
@@ -142,118 +257,34 @@ async function copySteadyRows (rawPath, jtlPath, steadyStart, steadyEnd, { sampl
 export async function runJmeter (o, jtlPath, { cpus, log = () => {}, onSpawn } = {}) {
   const { jar } = await ensureJmeter({ log })
   const dir = dirname(jtlPath)
-  const planPath = join(dir, 'jmeter-plan.jmx')
-  const rawPath = join(dir, 'jmeter-raw.jtl')
-  const logPath = join(dir, 'jmeter.log')
-  const bodyPath = o.body ? join(dir, 'jmeter-body.bin') : undefined
-  if (bodyPath) writeFileSync(bodyPath, o.body)
-  // one of a run's several generators: JMeter starts its threads when its JVM is up, before the shared start if it can;
-  // what it sends before then is warm-up, and the windows are the shared ones
-  const lead = o.startAt === undefined ? 0 : Math.max(0, Math.ceil((o.startAt - Date.now()) / 1000))
-  // the threads stop at the shared window's end, however long the JVM took to start
-  const endAt = o.startAt === undefined ? undefined : o.startAt + (o.warmup + o.duration) * 1000
-  writeFileSync(planPath, buildJmx({ ...o, warmup: o.warmup + lead, bodyPath, ...(endAt !== undefined && { endAt }) }))
-  rmSync(rawPath, { force: true })
-
-  const props = Object.entries(CSV_PROPERTIES).map(([k, v]) => `-J${k}=${v}`)
-  const jvm = process.env.NODESCALE_JMETER_JVM_ARGS?.trim() ? process.env.NODESCALE_JMETER_JVM_ARGS.trim().split(/\s+/) : JVM_FLAGS
-  const java = ['java', ...jvm, '-jar', jar, '-n', '-t', planPath, '-l', rawPath, '-j', logPath, ...props]
-  const cmd = cpus?.length ? ['taskset', '-c', cpus.join(','), ...java] : java
-  log(`jmeter driver: ${cmd.slice(0, cmd.indexOf('-jar') + 2).join(' ')} -n -t ${planPath}`)
-
-  const scheduled = o.warmup + lead + o.duration
-  let t0 = 0
-  let port = 0
-  let stderr = ''
-  let aborted = false
-  let abortedAt = Infinity
-  const counts = { warmup: 0, steady: 0, errors: 0 }
-  const child = spawn(cmd[0], cmd.slice(1), { stdio: ['ignore', 'pipe', 'pipe'], cwd: dir })
-  // taskset execs java in its own process: the pid is the JVM's
-  if (child.pid) onSpawn?.(child.pid, 'java')
-  const timers = []
-  // JMeter prints "... end of run" once its listeners have closed the results file; its JVM then idles ~1.3 s more
-  // before it exits (an engine pool thread, not a daemon, waits out its keep-alive): a run need not wait for that
-  let ended = false
-  let out = ''
-  child.stdout.setEncoding('utf8').on('data', (d) => {
-    out = (out + d).slice(-4096)
-    const start = /Starting standalone test @ .*\((\d{12,})\)/.exec(out)
-    if (start && !t0) t0 = Number(start[1])
-    const p = /message on port (\d+)/.exec(out)
-    if (p && !port) port = Number(p[1])
-    if (!ended && /\.\.\. end of run/.test(out)) {
-      ended = true
-      timers.push(setTimeout(() => child.kill('SIGTERM'), END_GRACE_MS), setTimeout(() => child.kill('SIGKILL'), END_GRACE_MS + 4000))
-    }
-  })
-  child.stderr.setEncoding('utf8').on('data', (d) => { stderr = (stderr + d).slice(-16384) })
-
-  const onAbort = () => {
-    if (aborted) return
-    aborted = true
-    abortedAt = Date.now()
-    log(`jmeter driver: stopping JMeter (${port ? `StopTestNow on udp port ${port}` : 'SIGTERM, its shutdown port is not open yet'})`)
-    if (port) sendStop(port)
-    else child.kill('SIGTERM')
-    timers.push(setTimeout(() => child.kill('SIGTERM'), 8000), setTimeout(() => child.kill('SIGKILL'), 12000))
-  }
-  if (o.signal?.aborted) onAbort()
-  else o.signal?.addEventListener('abort', onAbort, { once: true })
-
-  const tail = tailCounter(rawPath)
-  // the steady window opens warmup seconds after JMeter's start, or after the shared start of a run's generators
-  const steadyAt = () => (o.startAt ?? t0) + o.warmup * 1000
-  const progress = setInterval(() => {
-    tail((ts, ok) => {
-      if (!t0 || ts < steadyAt()) counts.warmup++
-      else if (ts < steadyAt() + o.duration * 1000) { counts.steady++; if (!ok) counts.errors++ }
-    })
-    if (!o.onProgress) return
-    const now = Date.now()
-    const from = steadyAt()
-    if (!t0 || now < from) {
-      o.onProgress({ phase: 'warmup', elapsed: t0 ? (now - t0) / 1000 : 0, total: o.warmup, requests: counts.warmup, errors: 0 })
-    } else {
-      o.onProgress({ phase: 'steady', elapsed: Math.min(o.duration, (now - from) / 1000), total: o.duration, requests: counts.steady, errors: counts.errors })
-    }
-  }, 1000)
-
-  const exit = await new Promise((resolve) => {
-    child.on('error', (err) => resolve({ code: null, signal: null, err }))
-    child.on('close', (code, signal) => resolve({ code, signal, err: null }))
-  })
-  clearInterval(progress)
-  for (const t of timers) clearTimeout(t)
-  o.signal?.removeEventListener('abort', onAbort)
-
+  const { files, scheduled } = writePlan(o, dir)
+  const cmd = jmeterCommand(jar, files, cpus)
+  log(`jmeter driver: ${cmd.slice(0, cmd.indexOf('-jar') + 2).join(' ')} -n -t ${files.plan}`)
+  const { exit, aborted, abortedAt, ended, stderr, t0: started } = await superviseJmeter(cmd, o, { dir, rawPath: files.raw, log, onSpawn })
+  const why = () => `${errorLines(files.log, stderr).join(' | ') || 'no error in its log'} (log: ${files.log})`
   if (exit.err) {
     throw new NsError('NS_ERR_MISSING_JAVA', `jmeter driver: cannot start ${cmd[0]}: ${exit.err.message}`,
       { hint: 'apt-get install -y openjdk-17-jre-headless' })
   }
   if (!aborted && !ended && exit.code !== 0) {
-    throw new NsError('NS_ERR_RUN', `jmeter driver: JMeter exited with code ${exit.code}${exit.signal ? ` (${exit.signal})` : ''}: ` +
-      `${errorLines(logPath, stderr).join(' | ') || 'no error in its log'} (log: ${logPath})`)
+    throw new NsError('NS_ERR_RUN', `jmeter driver: JMeter exited with code ${exit.code}${exit.signal ? ` (${exit.signal})` : ''}: ${why()}`)
   }
-  if (!t0) {
-    // JMeter never started its test (killed during start-up, or a bad plan): the window is empty
-    t0 = Math.min(abortedAt, Date.now())
-  }
-  const steadyStart = steadyAt()
+  // JMeter never started its test (killed during start-up, or a bad plan): the window is empty
+  const t0 = started || Math.min(abortedAt, Date.now())
+  const steadyStart = steadyStartOf(o, t0)
   const steadyEnd = Math.max(steadyStart, Math.min(steadyStart + o.duration * 1000, abortedAt))
-  const { path: written, ...copied } = await copySteadyRows(rawPath, jtlPath, steadyStart, steadyEnd, o)
-  if (!aborted && copied.requests + copied.warmupRequests === 0 && o.startAt !== undefined && t0 >= steadyEnd) {
-    throw new NsError('NS_ERR_RUN', `jmeter driver: JMeter's threads started ${Math.round((t0 - o.startAt) / 100) / 10} s after ` +
-      `the shared start, when the ${o.warmup} s warm-up and ${o.duration} s window had ended: its JVM started that slowly here; ` +
-      `a longer --warmup gives it the time (what it sends before the window is warm-up) (log: ${logPath})`)
-  }
+  const { path: written, ...copied } = await copySteadyRows(files.raw, jtlPath, steadyStart, steadyEnd, o)
   if (!aborted && copied.requests + copied.warmupRequests === 0) {
-    throw new NsError('NS_ERR_RUN', `jmeter driver: JMeter ran ${scheduled} s but recorded no sample: ` +
-      `${errorLines(logPath, stderr).join(' | ') || 'no error in its log'} (log: ${logPath})`)
+    if (o.startAt !== undefined && t0 >= steadyEnd) {
+      throw new NsError('NS_ERR_RUN', `jmeter driver: JMeter's threads started ${Math.round((t0 - o.startAt) / 100) / 10} s after ` +
+        `the shared start, when the ${o.warmup} s warm-up and ${o.duration} s window had ended: its JVM started that slowly here; ` +
+        `a longer --warmup gives it the time (what it sends before the window is warm-up) (log: ${files.log})`)
+    }
+    throw new NsError('NS_ERR_RUN', `jmeter driver: JMeter ran ${scheduled} s but recorded no sample: ${why()}`)
   }
-  const problems = errorLines(logPath, '')
+  const problems = errorLines(files.log, '')
   if (problems.length) log(`jmeter driver: JMeter logged errors: ${problems.join(' | ')}`)
-  rmSync(rawPath, { force: true })
+  rmSync(files.raw, { force: true })
   return {
     driver: 'jmeter',
     ...copied,
