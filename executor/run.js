@@ -15,7 +15,7 @@ import { PROBE } from './generators/auto.js'
 import { ensureJmeter } from './jmeter-install.js'
 import { resolveBackend } from './backends/index.js'
 import { describeEnvironment, fingerprintLoad } from './environment.js'
-import { AUTO_DURATION, longestSeconds } from '../lib/run-options.js'
+import { AUTO_DURATION, driverValuesOf, longestSeconds } from '../lib/run-options.js'
 import { judgeRunRecord } from './run-judge.js'
 
 /**
@@ -170,12 +170,9 @@ async function measure (runJson, m, { config, prepared, deployment, dir, log, si
     method: request.method,
     headers: request.headers,
     body,
-    concurrency: config.concurrency,
-    rate: config.rate,
-    connection: config.connection,
+    ...driverValuesOf(config),
     duration: longestSeconds(config),
     until: config.duration === 'auto' ? { minSeconds: config.minDuration, relHalfWidth: AUTO_DURATION.relHalfWidth } : undefined,
-    warmup: config.warmup,
     jtlPath: join(dir, RUN_FILES.samples),
     samples: config.samples,
     histogramPath: join(dir, RUN_FILES.latency),

@@ -31,6 +31,8 @@ import { badFlag } from './errors.js'
  *   differ in it need deployments of their own), `load` how the load is driven, `output` what is judged, written or
  *   printed
  * @property {readonly ('capacity'|'calibrate')[]} [also] the commands besides run that take it as run does
+ * @property {true} [toDriver] (`load` rows) the load drivers take the value as it is, under its key: the run passes it,
+ *   a load agent accepts it (the rest of a driver's load is worked out: url, method, headers, duration, label)
  */
 
 /**

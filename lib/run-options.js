@@ -232,6 +232,7 @@ export const RUN_OPTIONS = Object.freeze([
   option({
     flag: 'concurrency',
     side: 'load',
+    toDriver: true,
     short: 'c',
     type: 'whole',
     min: 1,
@@ -244,6 +245,7 @@ export const RUN_OPTIONS = Object.freeze([
   option({
     flag: 'rate',
     side: 'load',
+    toDriver: true,
     short: 'r',
     type: 'number',
     min: 0,
@@ -256,6 +258,7 @@ export const RUN_OPTIONS = Object.freeze([
   option({
     flag: 'connection',
     side: 'load',
+    toDriver: true,
     also: ['capacity', 'calibrate'],
     type: 'choice',
     choices: Object.freeze(['keep-alive', 'close']),
@@ -311,6 +314,7 @@ export const RUN_OPTIONS = Object.freeze([
   option({
     flag: 'warmup',
     side: 'load',
+    toDriver: true,
     short: 'w',
     type: 'number',
     min: 0,
@@ -668,6 +672,16 @@ export const RUN_OPTION = Object.freeze(Object.fromEntries(RUN_OPTIONS.map(o => 
  * @type {Readonly<Record<string, Readonly<Option>>>}
  */
 export const EXPERIMENT_OPTIONS = Object.freeze(Object.fromEntries(RUN_OPTIONS.filter(o => o.experiment).map(o => [o.experiment, o])))
+
+/** The keys of the load rows the drivers take as they are (`toDriver`): a run passes them, an agent accepts them. */
+export const DRIVER_KEYS = Object.freeze(RUN_OPTIONS.filter(o => o.toDriver).map(keyOf))
+
+/**
+ * A run's values of the DRIVER_KEYS, for its load's options (undefined ones too: the drivers read an absent value as
+ * not given).
+ * @param {Record<string, any>} config
+ */
+export const driverValuesOf = (config) => Object.fromEntries(DRIVER_KEYS.map(k => [k, config[k]]))
 
 /** The Options lines of `executor run --help`. */
 export const runOptionsHelp = () => optionsHelp(RUN_OPTIONS)

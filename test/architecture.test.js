@@ -14,6 +14,7 @@ import { RUN_HELP } from '../executor/cli-run.js'
 import { CAPACITY_OPTIONS } from '../executor/capacity/cli-capacity.js'
 import { CALIBRATE_OPTIONS } from '../executor/calibrate/cli-calibrate.js'
 import { shapeKeyOf } from '../executor/shape-runner.js'
+import { LOAD_FIELDS } from '../executor/load-agent/agent.js'
 
 /** The product's folders, bottom layer first. */
 const FOLDERS = ['lib', 'benchmarks', 'rc', 'register', 'analyzer', 'executor', 'bin', 'perf', 'calibration']
@@ -82,6 +83,11 @@ test('every run option says what it decides (side), and capacity and calibrate t
   for (const o of RUN_OPTIONS) {
     assert.ok(['shape', 'load', 'output'].includes(o.side), `${flagOf(o)}: side ${o.side}`)
     for (const c of o.also ?? []) assert.ok(['capacity', 'calibrate'].includes(c), `${flagOf(o)}: also ${c}`)
+    // a value the drivers take as it is: a load row, which a load agent accepts and every run passes
+    if (o.toDriver) {
+      assert.equal(o.side, 'load', `${flagOf(o)}: toDriver on a ${o.side} row`)
+      assert.ok(LOAD_FIELDS.includes(keyOf(o)), `the load agent accepts ${keyOf(o)}`)
+    }
   }
   for (const [command, table] of /** @type {const} */ ([['capacity', CAPACITY_OPTIONS], ['calibrate', CALIBRATE_OPTIONS]])) {
     const takes = new Set(table.map(flagOf))

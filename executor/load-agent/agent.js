@@ -16,15 +16,15 @@ import { portFromEnv } from '../../lib/net.js'
 import { formatError, exitCodeOf, badEnv } from '../../lib/errors.js'
 import { secretFromEnv } from '../../lib/secret-env.js'
 import { machineId } from '../../lib/machine-id.js'
+import { DRIVER_KEYS } from '../../lib/run-options.js'
 import { JMETER_REFUSAL, evaluatedByJmeter } from '../../lib/jmeter-text.js'
 
 /**
- * What a start request carries of the load (the body as base64 besides): the rest (files, signals, the start time on
- * the agent's clock) is the agent's own.
+ * What a start request carries of the load (the body as base64 besides): the run's values the drivers take as they
+ * are (DRIVER_KEYS, from the option table) and what the executor works out for them; the rest (files, signals, the
+ * start time on the agent's clock) is the agent's own.
  */
-export const LOAD_FIELDS = Object.freeze([
-  'url', 'method', 'headers', 'concurrency', 'rate', 'connection', 'duration', 'warmup', 'label', 'timeoutSec', 'maxSockets'
-])
+export const LOAD_FIELDS = Object.freeze(['url', 'method', 'headers', 'duration', 'label', 'timeoutSec', 'maxSockets', ...DRIVER_KEYS])
 
 /**
  * What is wrong with a start request's load, or null: its headers a map of text, and no text JMeter would evaluate
