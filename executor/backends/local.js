@@ -56,86 +56,22 @@ export function createLocalBackend ({ cpus = availableParallelism() } = {}) {
     async deploy (config, { runId, runDir, log, signal }) {
       const shape = deploymentShape(config)
       const partition = cpuPartition(config, cpus)
-      // the server's cores: --server-cpus for every process of every strategy (up's one on the first N of them), else
-      // up's pinned 0..N-1 and the others' every core
-      const pinned = shape.pinnedCores ? Math.min(shape.pinnedCores, partition?.server.length ?? cpus) : 0
-      const affinity = partition
-        ? (pinned ? partition.server.slice(0, pinned) : partition.server)
-        : (pinned ? Array.from({ length: pinned }, (_, c) => c) : undefined)
-      const cleanups = []
-      let tornDown = false
-      const teardown = async () => {
-        if (tornDown) return
-        tornDown = true
-        const errors = []
-        for (const fn of cleanups.reverse()) {
-          try { await fn() } catch (err) { errors.push(err) }
-        }
-        if (errors.length) {
-          throw new NsError('NS_ERR_RUN', errors.map(e => e.message).join('; '), { cause: errors[0] })
-        }
-      }
+      const { pinned, affinity } = serverCores(shape, partition, cpus)
+      const cleanups = createCleanups()
       // the user's own server (--server): run from its folder, ready when its health path answers a 2xx
       const server = config.server === undefined
         ? undefined
         : { entry: config.server, args: config.serverArgs, health: config.health ?? '/', cwd: serverFolder(config.server) }
       try {
         const group = await createCpuGroup({ name: runId })
-        cleanups.push(() => group.remove())
-        const quotaDirs = []
-        const quota = (name, cpusOfGroup) => {
-          if (cpusOfGroup === undefined) return undefined
-          const q = createQuotaGroup({ name, cpus: cpusOfGroup })
-          cleanups.push(() => q.remove())
-          quotaDirs.push(q.path)
-          return q.wrap
-        }
-        const replicas = []
-        for (let i = 1; i <= shape.replicas; i++) {
-          signal?.throwIfAborted()
-          const name = shape.balanced ? `${runId}-r${i}` : runId
-          const h = await launch({
-            benchmark: config.benchmark,
-            app: config.app,
-            params: config.params,
-            server,
-            log,
-            readyTimeoutMs: config.readyTimeout * 1000,
-            shape: shape.process,
-            instances: shape.workers,
-            // one replica answers on the run's port; replicas behind the load balancer each on a free one
-            port: shape.balanced ? 0 : config.port,
-            env: shape.balanced ? { NODESCALE_INSTANCE: `r${i}` } : undefined,
-            affinity,
-            wrap: composeWraps([quota(name, shape.cpusPerReplica), group.wrap]),
-            signal
-          })
-          replicas.push(h)
-          cleanups.push(() => h.stop())
-        }
+        cleanups.add(() => group.remove())
+        const { replicas, quotaDirs } = await launchReplicas(config, { shape, runId, server, affinity, group, cleanups, log, signal })
         // the cores each replica may run on, as the kernel has it once it answers (its taskset, or none: every core the
         // executor may use); its workers and helpers inherit its affinity
         const cpusOf = replicas.map(h => allowedCpus(h.rootPid) ?? h.pids().map(pid => allowedCpus(pid)).find(Boolean) ?? null)
-        let url = replicas[0].url
-        let lb = null
-        if (shape.balanced) {
-          const port = config.port || await freePort()
-          lb = await startHaproxy({ port, backends: replicas.map(h => h.port), runDir, health: server?.health, cpus: partition?.lb })
-          cleanups.push(() => lb.stop())
-          url = `http://127.0.0.1:${port}`
-          try {
-            await waitForInstances(`${url}${server ? server.health : '/healthz'}`, {
-              distinct: shape.answering,
-              ...(server && { ok: is2xx }),
-              timeoutMs: config.readyTimeout * 1000,
-              signal,
-              check: () => { if (!lb.isAlive()) throw new Error('HAProxy exited before it answered') }
-            })
-          } catch (err) {
-            if (signal?.aborted) throw err
-            throw new NsError('NS_ERR_DEPLOY', `HAProxy in front of ${shape.replicas} instances did not answer: ${err.message}\n${lb.output()}`, { cause: err })
-          }
-        }
+        const balanced = shape.balanced ? await startBalancer(config, { shape, replicas, server, runDir, partition, cleanups, signal }) : null
+        const lb = balanced?.lb ?? null
+        const url = balanced?.url ?? replicas[0].url
         const pids = () => replicas.flatMap(h => h.pids())
         const lbPid = lb?.pid
         const statsSocket = lb?.statsSocket
@@ -171,13 +107,118 @@ export function createLocalBackend ({ cpus = availableParallelism() } = {}) {
           partition: partition && { ...partition, lb: shape.balanced ? partition.lb : null },
           /** HAProxy's process and the cores it may use, as the kernel has them (null: no HAProxy). */
           lbPlace: lb ? { pid: lb.pid, cpus: allowedCpus(lb.pid) } : null,
-          teardown
+          teardown: cleanups.teardown
         }
       } catch (err) {
         // the deployment's own error (or the abort) wins; a teardown that also fails is said in the log
-        await teardown().catch(e => log(e.message))
+        await cleanups.teardown().catch(e => log(e.message))
         throw err
       }
     }
   }
+}
+
+/**
+ * The server's cores: --server-cpus for every process of every strategy (up's one on the first N of them), else up's
+ * pinned 0..N-1 and the others' every core (affinity undefined).
+ * @param {ReturnType<typeof deploymentShape>} shape
+ * @param {ReturnType<typeof cpuPartition>} partition
+ * @param {number} cpus
+ */
+function serverCores (shape, partition, cpus) {
+  const pinned = shape.pinnedCores ? Math.min(shape.pinnedCores, partition?.server.length ?? cpus) : 0
+  const affinity = partition
+    ? (pinned ? partition.server.slice(0, pinned) : partition.server)
+    : (pinned ? Array.from({ length: pinned }, (_, c) => c) : undefined)
+  return { pinned, affinity }
+}
+
+/**
+ * What a deployment started, to stop in reverse order once: `teardown` runs every cleanup and fails with all their
+ * errors together; a second teardown does nothing.
+ */
+function createCleanups () {
+  /** @type {(() => any)[]} */
+  const list = []
+  let tornDown = false
+  return {
+    add: (/** @type {() => any} */ fn) => { list.push(fn) },
+    async teardown () {
+      if (tornDown) return
+      tornDown = true
+      const errors = []
+      for (const fn of list.reverse()) {
+        try { await fn() } catch (err) { errors.push(err) }
+      }
+      if (errors.length) throw new NsError('NS_ERR_RUN', errors.map(e => e.message).join('; '), { cause: errors[0] })
+    }
+  }
+}
+
+/**
+ * The server's replicas, one after the other, each in the run's CPU group and, with a quota, a quota group of its own;
+ * one replica answers on the run's port, replicas behind the load balancer each on a free one.
+ * @param {any} config
+ * @param {{ shape: ReturnType<typeof deploymentShape>, runId: string, server: any, affinity: number[] | undefined,
+ *   group: any, cleanups: ReturnType<typeof createCleanups>, log: (line: string) => void, signal?: AbortSignal }} ctx
+ */
+async function launchReplicas (config, { shape, runId, server, affinity, group, cleanups, log, signal }) {
+  const quotaDirs = []
+  const quota = (name, cpusOfGroup) => {
+    if (cpusOfGroup === undefined) return undefined
+    const q = createQuotaGroup({ name, cpus: cpusOfGroup })
+    cleanups.add(() => q.remove())
+    quotaDirs.push(q.path)
+    return q.wrap
+  }
+  const replicas = []
+  for (let i = 1; i <= shape.replicas; i++) {
+    signal?.throwIfAborted()
+    const name = shape.balanced ? `${runId}-r${i}` : runId
+    const h = await launch({
+      benchmark: config.benchmark,
+      app: config.app,
+      params: config.params,
+      server,
+      log,
+      readyTimeoutMs: config.readyTimeout * 1000,
+      shape: shape.process,
+      instances: shape.workers,
+      port: shape.balanced ? 0 : config.port,
+      env: shape.balanced ? { NODESCALE_INSTANCE: `r${i}` } : undefined,
+      affinity,
+      wrap: composeWraps([quota(name, shape.cpusPerReplica), group.wrap]),
+      signal
+    })
+    replicas.push(h)
+    cleanups.add(() => h.stop())
+  }
+  return { replicas, quotaDirs }
+}
+
+/**
+ * HAProxy in front of the replicas, on the run's port (or a free one), checking the server's health path; ready when
+ * every replica has answered through it.
+ * @param {any} config
+ * @param {{ shape: ReturnType<typeof deploymentShape>, replicas: any[], server: any, runDir: string, partition: any,
+ *   cleanups: ReturnType<typeof createCleanups>, signal?: AbortSignal }} ctx
+ */
+async function startBalancer (config, { shape, replicas, server, runDir, partition, cleanups, signal }) {
+  const port = config.port || await freePort()
+  const lb = await startHaproxy({ port, backends: replicas.map(h => h.port), runDir, health: server?.health, cpus: partition?.lb })
+  cleanups.add(() => lb.stop())
+  const url = `http://127.0.0.1:${port}`
+  try {
+    await waitForInstances(`${url}${server ? server.health : '/healthz'}`, {
+      distinct: shape.answering,
+      ...(server && { ok: is2xx }),
+      timeoutMs: config.readyTimeout * 1000,
+      signal,
+      check: () => { if (!lb.isAlive()) throw new Error('HAProxy exited before it answered') }
+    })
+  } catch (err) {
+    if (signal?.aborted) throw err
+    throw new NsError('NS_ERR_DEPLOY', `HAProxy in front of ${shape.replicas} instances did not answer: ${err.message}\n${lb.output()}`, { cause: err })
+  }
+  return { lb, url }
 }
