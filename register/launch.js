@@ -16,6 +16,12 @@ import { START_FAILURE } from './launcher-watch.js'
 const KILL_AFTER_MS = 5000
 const GONE_WAIT_MS = 5000
 const DRAIN_WAIT_MS = 1000
+/**
+ * How long a process that said it cannot start is left to exit by itself before it is stopped: it says so from its
+ * exit handler, and Node prints the error that ended it after that; a SIGTERM sent at once (CI, cm: the primary then
+ * stopped the workers) cut the error out of the output the launcher reports.
+ */
+const SELF_EXIT_WAIT_MS = 500
 const OUTPUT_TAIL_LINES = 40
 // a day of one line a second for a few dozen processes; the oldest go first
 const TELEMETRY_RECORDS = 2_000_000
@@ -198,7 +204,10 @@ export async function launch (opts) {
     })
   } catch (err) {
     if (opts.signal?.aborted) { await stop(); throw err }
-    if (err instanceof Gone) throw await fail(err.message)
+    if (err instanceof Gone) {
+      if (tail.state.startFailure && !exitInfo) await Promise.race([exited, sleep(SELF_EXIT_WAIT_MS, undefined, { ref: false })])
+      throw await fail(err.message)
+    }
     throw await fail(`was not ready after ${readyTimeoutMs} ms: ${err.seen?.length ?? 0} of ${instances} instances answered ${health} ` +
       `(last: ${err.last})${server ? `; ${portsSaid(port, pids())}` : ''}`)
   }
