@@ -74,10 +74,7 @@ test('fastify from npm, unchanged, in up, cm, pm2 and hs: several processes busy
     if (strategy === 'hs') assert.ok(run.diagnosis.roles['load-balancer'] > 0, 'HAProxy in front, checking the health path')
     t.diagnostic(`${strategy} x2 ${Math.round(run.summary.throughput)} req/s (${(run.summary.throughput / x1).toFixed(2)} of x1's ${Math.round(x1)}); ` +
       `validity ${run.validity.ok ? 'ok' : run.validity.flags.map(f => f.name).join(', ')}; roles ${JSON.stringify(run.diagnosis.roles)}`)
-    // twice the quota, twice the work at best; 3 s runs at a quarter core each vary: x2/x1 measured 1.46-2.31 in 9
-    // runs on a quiet machine and 1.39 once in CI (x1 alone 167-261 req/s), so "rising" is held at 1.2, 2 standard
-    // deviations of the log ratio below its mean
-    assert.ok(run.summary.throughput > 1.2 * x1, `${strategy} x2 ${Math.round(run.summary.throughput)} req/s against x1 ${Math.round(x1)} req/s`)
+    assert.ok(run.summary.throughput > 1.4 * x1, `${strategy} x2 ${Math.round(run.summary.throughput)} req/s against x1 ${Math.round(x1)} req/s`)
   }
 })
 
