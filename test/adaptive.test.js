@@ -22,6 +22,19 @@ const throughput = { ...speedup, quantity: /** @type {const} */ ('throughput') }
 test('the cells a question needs: two for a throughput ratio, four for a ratio of speedups', () => {
   assert.deepEqual(cellsNeeded(throughput), ['cm@4', 'up@4'])
   assert.deepEqual(cellsNeeded({ ...speedup, from: 2 }), ['cm@4', 'cm@2', 'up@4', 'up@2'])
+  // a throughput side at an N of its own: cm's 2 workers against raw Node's one process; a side without one takes at
+  assert.deepEqual(cellsNeeded({ ...throughput, compare: ['cm@2', 'up@1'], at: undefined }), ['cm@2', 'up@1'])
+  assert.deepEqual(cellsNeeded({ ...throughput, compare: ['cm@2', 'up'] }), ['cm@2', 'up@4'])
+})
+
+test('a question on cells at different N decides on their ratio and names both cells', () => {
+  const q = { compare: /** @type {[string, string]} */ (['cm@2', 'up@1']), quantity: /** @type {const} */ ('throughput') }
+  const cells = { 'cm@2': spreadValues(2000, 0.03, 4), 'up@1': spreadValues(1000, 0.03, 4) }
+  const d = decideQuestion(q, cells, { look: 4, maxLooks: 4 })
+  assert.equal(d.verdict, 'different')
+  assert.ok(Math.abs(d.estimate.ratio - 2) < 1e-9, String(d.estimate.ratio))
+  assert.match(d.why, /^cm@2\/up@1 throughput is /)
+  assert.deepEqual(d.cells.map(c => c.cell), ['cm@2', 'up@1'])
 })
 
 test('alpha spending: the increments sum to alpha, O\'Brien–Fleming-type saves it for the end, Pocock-type spreads it', () => {
@@ -157,7 +170,10 @@ test('bad questions and plans are refused with a coded error naming the key', ()
   })
   refused({ ...throughput, quantity: 'latency' }, /^question\.quantity: must be one of throughput, speedup, not "latency"/)
   refused({ ...throughput, compare: ['cm'] }, /^question\.compare: two strategies are compared/)
-  refused({ ...throughput, compare: ['cm', 'cm'] }, /^question\.compare: .*not with itself \(cm\)/)
+  refused({ ...throughput, compare: ['cm', 'cm'] }, /^question\.compare: .*not with itself \(cm@4\)/)
+  refused({ ...throughput, compare: ['cm@4', 'cm'] }, /^question\.compare: .*not with itself \(cm@4\)/)
+  refused({ ...throughput, compare: ['cm@2', 'up'], at: undefined }, /^question\.at: must be a whole number/)
+  refused({ ...speedup, compare: ['cm@2', 'up'] }, /^question\.compare: a speedup compares two strategies .*without @N/)
   refused({ ...throughput, at: 0 }, /^question\.at: must be a whole number/)
   refused({ ...speedup, from: 4 }, /^question\.from: the speedup's base/)
   refused({ ...throughput, margin: 5 }, /^question\.margin: must be a fraction/)

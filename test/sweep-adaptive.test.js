@@ -10,7 +10,7 @@ import { experiment as experimentFile, readSweep } from './helpers/sweep-files.j
 import { hostsWereBusy } from './helpers/host.js'
 import { assertValidFile } from './helpers/schemas.js'
 import { decideQuestion } from '../analyzer/stats/adaptive.js'
-import { budgetSeconds, checkUntil, planAdaptive, runAdaptive } from '../executor/sweep/sweep-adaptive.js'
+import { UNMEASURABLE_AFTER, budgetSeconds, checkUntil, planAdaptive, runAdaptive, unmeasurableCell } from '../executor/sweep/sweep-adaptive.js'
 import { planSweep } from '../executor/sweep/sweep-plan.js'
 import { createSweep, isLeft, openSweep, saveSweep } from '../executor/sweep/sweep.js'
 import { seededRandom } from '../lib/random.js'
@@ -152,6 +152,64 @@ test('Ctrl-C after the first look, then --resume: the look taken is kept as it w
   assert.equal(a2.ended, 'answered')
 })
 
+test('a question on cells at N of their own (cm@2 against up@1): only those two cells run, the ratio and its name are ' +
+  'theirs', { timeout: 90000 }, async (t) => {
+  const text = STUDY.replace('instances: [2]', 'instances: { cm: [2], up: [1] }')
+    .replace('question: { compare: [cm, up], quantity: throughput, at: 2 }', 'question: { compare: [cm@2, up@1], quantity: throughput }')
+  const { file, out } = experiment(text)
+  const r = await runCli('executor', ['sweep', file, '--until', 'answered', '--budget', '30s', '--out', out, '--seed', '7', '--no-report'])
+  assert.equal(r.code, 0, r.stderr)
+  const { dir, sweep, runs } = readSweep(out)
+  const a = sweep.adaptive
+  assertValidFile(join(dir, 'sweep.json'))
+  assertLooksAsRuled(a)
+  assert.deepEqual(Object.keys(a.cells).sort(), ['cm@2', 'up@1'])
+  assert.deepEqual([...new Set(runs.map(x => `${x.config.strategy}@${x.config.instances}`))].sort(), ['cm@2', 'up@1'])
+  const lines = r.stderr.match(/^look \d+\/\d+: cm@2\/up@1 = .*$/gm) ?? []
+  assert.equal(lines.length, a.looks.length, r.stderr)
+  assert.match(await status(dir), /question: does cm at N=2 differ from up at N=1 in throughput\? \(the ratio cm@2\/up@1;/)
+  if (shortOfAnswer(t, runs, a, r.stderr)) return
+  // two workers at 200 a second each against one process at 200: the ratio 2
+  const last = a.looks.at(-1)
+  assert.ok(last.estimate.lo > 1 && Math.abs(last.estimate.ratio / 2 - 1) < 0.05, JSON.stringify(last.estimate))
+  assert.match(last.why, /^cm@2\/up@1 throughput is /)
+})
+
+test('a cell is not measurable once 3 of its deployments are flagged not valid and none is valid', () => {
+  const bad = (cell, ...flags) => ({ run: 'x', cell, flags })
+  const invalid = [bad('cm@2', 'host-saturated'), bad('cm@2', 'host-saturated', 'disturbed'), bad('up@1', 'unstable')]
+  assert.equal(unmeasurableCell({ values: { 'cm@2': [], 'up@1': [10] }, invalid }), null)
+  const third = [...invalid, bad('cm@2', 'host-saturated')]
+  assert.deepEqual(unmeasurableCell({ values: { 'cm@2': [], 'up@1': [10] }, invalid: third }),
+    { cell: 'cm@2', runs: 3, flags: 'host-saturated ×3, disturbed ×1' })
+  // one valid deployment: the set-up can measure it, the others were chance
+  assert.equal(unmeasurableCell({ values: { 'cm@2': [20], 'up@1': [10] }, invalid: third }), null)
+})
+
+test('a cell whose every deployment is flagged not valid ends the sweep after 3 of them: not measurable, and why', { timeout: 90000 }, async () => {
+  const text = STUDY.replace(APP, join(ROOT, 'test', 'fixtures', 'apps', 'fails-in-cluster.js'))
+  const { file, out } = experiment(text)
+  const r = await runCli('executor', ['sweep', file, '--until', 'answered', '--budget', '2m', '--out', out, '--seed', '7', '--no-report'])
+  assert.equal(r.code, 0, r.stderr)
+  const { dir, sweep, runs } = readSweep(out)
+  const a = sweep.adaptive
+  assertValidFile(join(dir, 'sweep.json'))
+  assertLooksAsRuled(a)
+  // cm's workers answer 500: each of its runs flagged (errors); up's are valid
+  const cm = runs.filter(x => x.config.strategy === 'cm')
+  assert.equal(cm.length, UNMEASURABLE_AFTER, JSON.stringify(a.looks.map(l => l.next)))
+  assert.ok(cm.every(x => x.validity.flags.some(f => f.name === 'errors')))
+  // (up's runs may be flagged too where the host is busy, but never with errors: the rule stops on cm's)
+  assert.ok(runs.filter(x => x.config.strategy === 'up').every(x => !x.validity.flags.some(f => f.name === 'errors')))
+  assert.equal(a.ended, 'not measurable')
+  assert.equal(a.verdict, 'undecided')
+  assert.ok(a.looks.length < a.maxLooks, `${a.looks.length} of ${a.maxLooks}`)
+  assert.match(a.why, new RegExp(`^cm@2: its ${UNMEASURABLE_AFTER} deployments were all flagged not valid \\([^)]*errors ×${UNMEASURABLE_AFTER}[^)]*\\)`))
+  assert.match(r.stdout, /verdict: UNDECIDED at look \d+ of \d+ \(a cell this set-up does not measure\)/)
+  assert.match(r.stdout, /what more would be needed: a set-up whose runs of that cell are valid/)
+  assert.ok(sweep.plan.filter(e => e.status === 'skipped').every(e => /^not run: cm@2 was not measurable \(look \d+\)$/.test(e.reason)))
+})
+
 test('bad questions and bad --until / --budget: exit 2 naming the key or the flag, before anything is written', async () => {
   /** @type {[string, string[], RegExp][]} */
   const cases = [
@@ -161,6 +219,14 @@ test('bad questions and bad --until / --budget: exit 2 naming the key or the fla
     [STUDY.replace('at: 2 }', 'at: 2, margin: 120% }'), [], /question: margin: "120%" is not allowed/],
     [STUDY.replace('at: 2 }', 'at: 2, spending: greedy }'), [], /study\.yml:9: question: spending: "greedy" is not allowed; one of: obrien-fleming, pocock/],
     [STUDY.replace('quantity: throughput, at: 2', 'quantity: speedup, at: 2'), [], /study\.yml:9: question: from: 1 is not among cm's instances \(2\)/],
+    [STUDY.replace('compare: [cm, up], quantity: throughput, at: 2', 'compare: [cm@3, up@2]'), [],
+      /study\.yml:9: question: compare: 3 is not among cm's instances \(2\)/],
+    [STUDY.replace('compare: [cm, up]', 'compare: [cm@2, up]').replace(', at: 2', ''), [], /study\.yml:9: question: at: missing; give an instance count/],
+    [STUDY.replace('compare: [cm, up]', 'compare: [cm@2, up@2]'), [], /study\.yml:9: question: at: both sides give their own N \(cm@2, up@2\); drop at/],
+    [STUDY.replace('compare: [cm, up], quantity: throughput', 'compare: [cm@2, up], quantity: speedup'), [],
+      /study\.yml:9: question: compare: cm@2: a speedup's sides are strategies, from N = from to N = at; drop @2/],
+    [STUDY.replace('compare: [cm, up]', 'compare: [cm@x, up]'), [],
+      /question: compare: "cm@x" is not a strategy; allowed: .*each with @N for an N of its own \(cm@2\)/],
     [STUDY.replace(/question:.*\n/, ''), [], /--until: answered needs a question in .*study\.yml, and it has no question: key/],
     [STUDY, ['--budget', '30x'], /--budget: "30x" is not a duration; write it in s, m or h/],
     [STUDY, ['--budget', '0s'], /--budget: 0 is out of range/],
@@ -218,6 +284,22 @@ test('the shipped ibench-smisn adaptive profile: --dry-run prints the question, 
   assert.ok(j.plan.every(e => /^(cm|up) x4 cpu capacity$/.test(e.label) && e.fresh && e.block === e.repeat), JSON.stringify(j.plan[0]))
   // K blocks fit the budget by the plan's own estimate; one more would not
   assert.ok(j.estimate.seconds <= 1800 && j.estimate.seconds + j.adaptive.block.seconds > 1800, JSON.stringify(j.estimate))
+})
+
+test('the shipped multicore adaptive profile: raw Node at exhausted against cm x2 at exhausted x cores, cells at N of their own', async () => {
+  const json = sink()
+  const args = [join(ROOT, 'experiments', 'multicore.yml'), '--profile', 'adaptive', '--until', 'answered', '--budget', '15m', '--dry-run', '--json',
+    '--seed', '1']
+  await sweepCommand(args, { stdout: json, stderr: sink() })
+  const j = JSON.parse(json.text)
+  assert.deepEqual(j.adaptive.question.compare, ['cm@2', 'up@1'])
+  assert.deepEqual(Object.keys(j.adaptive.cells).sort(), ['cm@2', 'up@1'])
+  assert.equal(j.plan.length, 2 * j.adaptive.maxLooks)
+  // the level's concurrency is the calibration's (c=? until it is made)
+  const labels = [...new Set(j.plan.map(e => e.label))].sort()
+  assert.equal(labels.length, 2, JSON.stringify(labels))
+  assert.match(labels[0], /^cm x2 page c=\S+ \(exhausted\*cores\)$/)
+  assert.match(labels[1], /^up x1 page c=\S+ \(exhausted\)$/)
 })
 
 test('a speedup question plans its four cells a block; an undecided last look says what more would be needed', async () => {

@@ -9,21 +9,45 @@ export const pct = (x) => `${+(x * 100).toPrecision(2)}%`
 export const small = (x) => (x === null || x === undefined ? '-' : x === 0 ? '0' : x < 1e-3 ? x.toExponential(1) : x.toPrecision(2))
 
 /**
- * @typedef {{ compare: [string, string], quantity: 'throughput' | 'speedup', at: number, from?: number,
+ * @typedef {{ compare: [string, string], quantity: 'throughput' | 'speedup', at?: number, from?: number,
  *   margin: number }} QuestionLike
  */
 
 /**
- * What the question compares, as the ratio's name: "cm/up at N=4", "cm/up speedup N=1→4".
+ * A compared side: "cm" (at the question's N) or "cm@2" (a strategy at an N of its own, a throughput question only).
+ * @param {string} entry
+ * @param {number} [at] the question's N
+ * @returns {{ strategy: string, at: number | undefined, own: boolean }}
+ */
+export function sideOf (entry, at) {
+  const m = /^([^@]+)@(\d+)$/.exec(String(entry))
+  return m ? { strategy: m[1], at: Number(m[2]), own: true } : { strategy: String(entry), at, own: false }
+}
+
+/** A side's cell: "cm@2". @param {{ strategy: string, at?: number }} side */
+const cellOf = (side) => `${side.strategy}@${side.at}`
+
+/** Whether the two sides are at one N: "cm/up at N=4"; else each says its own: "cm@2/up@1". @param {QuestionLike} q */
+const oneN = (q) => !q.compare.some(e => sideOf(e).own)
+
+/**
+ * What the question compares, as the ratio's name: "cm/up at N=4", "cm@2/up@1", "cm/up speedup N=1→4".
  * @param {QuestionLike} q
  */
-export const ratioName = (q) => `${q.compare[0]}/${q.compare[1]} ${q.quantity === 'speedup' ? `speedup N=${q.from}→${q.at}` : `at N=${q.at}`}`
+export const ratioName = (q) => q.quantity === 'speedup'
+  ? `${q.compare[0]}/${q.compare[1]} speedup N=${q.from}→${q.at}`
+  : oneN(q) ? `${q.compare[0]}/${q.compare[1]} at N=${q.at}` : q.compare.map(e => cellOf(sideOf(e, q.at))).join('/')
 
 /**
  * The question in words: "does cm differ from up in throughput at N=4? (equivalent: within ±5%)".
  * @param {QuestionLike} q
  */
 export function questionText (q) {
+  if (q.quantity === 'throughput' && !oneN(q)) {
+    const [a, b] = q.compare.map(e => sideOf(e, q.at))
+    return `does ${a.strategy} at N=${a.at} differ from ${b.strategy} at N=${b.at} in throughput? ` +
+      `(the ratio ${ratioName(q)}; equivalent: within ±${pct(q.margin)})`
+  }
   const what = q.quantity === 'speedup' ? `speedup from N=${q.from} to N=${q.at}` : `throughput at N=${q.at}`
   return `does ${q.compare[0]} differ from ${q.compare[1]} in ${what}? (the ratio ${ratioName(q)}; equivalent: within ±${pct(q.margin)})`
 }

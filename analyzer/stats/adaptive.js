@@ -14,7 +14,7 @@
 import { badFlag, internalError, NsError } from '../../lib/errors.js'
 import { ALPHA, contrastPower, logContrast, normalCdf, normalQuantile } from './inference.js'
 import { incompleteBeta, tCdf, tQuantile } from './stats-math.js'
-import { blockText, pct } from './adaptive-text.js'
+import { blockText, pct, sideOf } from './adaptive-text.js'
 
 /** The quantities a question may compare. */
 export const QUANTITIES = Object.freeze(['throughput', 'speedup'])
@@ -32,8 +32,8 @@ const TINY_ALPHA = 1e-12
 const HETEROGENEITY_P = 0.1
 
 /**
- * @typedef {{ compare: [string, string], quantity: 'throughput' | 'speedup', at: number, from?: number,
- *   margin?: number }} Question
+ * @typedef {{ compare: [string, string], quantity: 'throughput' | 'speedup', at?: number, from?: number,
+ *   margin?: number }} Question  compare: strategies, or (throughput) `strategy@N` for a side at an N of its own
  * @typedef {Map<string, number[]> | Record<string, number[]>} Cells  `${strategy}@${N}` → one value per deployment
  * @typedef {{ look: number, maxLooks: number, alpha?: number, spending?: 'obrien-fleming' | 'pocock',
  *   costs?: Record<string, number> }} DecideOptions
@@ -49,7 +49,8 @@ const HETEROGENEITY_P = 0.1
  */
 
 /**
- * A question checked and completed (from: 1, margin: 0.05), or a coded error naming the key at fault.
+ * A question checked and completed (from: 1, margin: 0.05), or a coded error naming the key at fault. A throughput
+ * question's side may carry an N of its own ("cm@2" against "up@1"); `at` is then needed only for a side without one.
  * @param {Question} question
  */
 export function checkQuestion (question) {
@@ -59,25 +60,31 @@ export function checkQuestion (question) {
   if (!Array.isArray(compare) || compare.length !== 2 || !compare.every(s => typeof s === 'string' && s)) {
     throw bad('compare', `two strategies are compared, e.g. [cm, up], not ${JSON.stringify(compare)}`)
   }
-  if (compare[0] === compare[1]) throw bad('compare', `a strategy is compared with another, not with itself (${compare[0]})`)
   if (!QUANTITIES.includes(quantity)) throw bad('quantity', `must be one of ${QUANTITIES.join(', ')}, not ${JSON.stringify(quantity)}`)
-  if (!Number.isInteger(at) || at < 1) throw bad('at', `must be a whole number of instances >= 1, not ${JSON.stringify(at)}`)
+  const [a, b] = compare.map(e => sideOf(e, at))
+  if (quantity === 'speedup' && (a.own || b.own)) {
+    throw bad('compare', `a speedup compares two strategies from N = from to N = at: give strategies without @N, not ${JSON.stringify(compare)}`)
+  }
+  for (const side of [a, b]) {
+    if (!Number.isInteger(side.at) || side.at < 1) throw bad('at', `must be a whole number of instances >= 1, not ${JSON.stringify(side.at)}`)
+  }
+  if (a.strategy === b.strategy && a.at === b.at) throw bad('compare', `a cell is compared with another, not with itself (${a.strategy}@${a.at})`)
   if (quantity === 'speedup' && (!Number.isInteger(from) || from < 1 || from === at)) {
     throw bad('from', `the speedup's base must be a whole number of instances >= 1 other than at (${at}), not ${JSON.stringify(from)}`)
   }
   if (!(typeof margin === 'number' && margin > 0 && margin < 1)) throw bad('margin', `must be a fraction in (0, 1), e.g. 0.05, not ${JSON.stringify(margin)}`)
-  return { a: compare[0], b: compare[1], quantity, at, from, margin }
+  return { a: a.strategy, b: b.strategy, aAt: a.at, bAt: b.at, quantity, at, from, margin }
 }
 
 /**
- * The cells a question needs and each one's coefficient in the log contrast: throughput a@at − b@at; speedup
- * (a@at − a@from) − (b@at − b@from).
+ * The cells a question needs and each one's coefficient in the log contrast: throughput a@N − b@N (each side at its
+ * own N where it has one); speedup (a@at − a@from) − (b@at − b@from).
  * @param {Question} question
  * @returns {{ cell: string, coef: number }[]}
  */
 export function contrastOf (question) {
   const q = checkQuestion(question)
-  if (q.quantity === 'throughput') return [{ cell: `${q.a}@${q.at}`, coef: 1 }, { cell: `${q.b}@${q.at}`, coef: -1 }]
+  if (q.quantity === 'throughput') return [{ cell: `${q.a}@${q.aAt}`, coef: 1 }, { cell: `${q.b}@${q.bAt}`, coef: -1 }]
   return [{ cell: `${q.a}@${q.at}`, coef: 1 }, { cell: `${q.a}@${q.from}`, coef: -1 }, { cell: `${q.b}@${q.at}`, coef: -1 },
     { cell: `${q.b}@${q.from}`, coef: 1 }]
 }
@@ -262,7 +269,9 @@ export function decideQuestion (question, cells, opts) {
   const increments = spendingBoundary({ maxLooks, alpha, spending })
   const alphaThisLook = look > 0 ? increments[look - 1] : 0
   const alphaSpent = increments.slice(0, look).reduce((a, b) => a + b, 0)
-  const name = q.quantity === 'throughput' ? `${q.a}/${q.b} throughput at N = ${q.at}` : `${q.a}/${q.b} speedup ${q.from}→${q.at}`
+  const name = q.quantity === 'speedup'
+    ? `${q.a}/${q.b} speedup ${q.from}→${q.at}`
+    : q.aAt === q.bAt ? `${q.a}/${q.b} throughput at N = ${q.aAt}` : `${q.a}@${q.aAt}/${q.b}@${q.bAt} throughput`
   const vs = planningVariances(samples)
   const base = {
     look,

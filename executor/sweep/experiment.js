@@ -8,6 +8,7 @@ import { EXPERIMENT_OPTIONS } from '../../lib/run-options.js'
 import { STRATEGIES, strategyOf } from '../../lib/strategies.js'
 import { X_FIELDS } from '../../analyzer/points.js'
 import { QUANTITIES, SPENDINGS, cellsNeeded, checkQuestion as completeQuestion } from '../../analyzer/stats/adaptive.js'
+import { sideOf } from '../../analyzer/stats/adaptive-text.js'
 import { CAPACITY_SEARCH_OPTIONS } from '../capacity/capacity.js'
 import { LEVEL_RE, isMap, checkKeys, stringList, byStrategy, wholeNumbers, concurrencyValues, rateValues } from './experiment-values.js'
 
@@ -78,8 +79,9 @@ export const EXPERIMENT_KEYS = Object.freeze({
   calibration: 'a calibration file (executor calibrate --out FILE), relative to this file; made first when missing',
   calibrate: 'how to make a missing calibration file: { strategy, instances, duration, warmup, confirm, max-concurrency, max-probes }',
   analysis: '{ fit: usl | amdahl | both | none, x: instances | concurrency | nodes, cpu-table: true | false, correlations: true | false }',
-  question: 'what executor sweep --until answered decides: { compare: [a, b] (two strategies), quantity: throughput | speedup, ' +
-    'at: N, from: N (speedup\'s base, default 1), margin: 5% (the ratio within it is "equivalent"), ' +
+  question: 'what executor sweep --until answered decides: { compare: [a, b] (two strategies; in a throughput question cm@2 is a ' +
+    'side at an N of its own), quantity: throughput | speedup, at: N, from: N (speedup\'s base, default 1), ' +
+    'margin: 5% (the ratio within it is "equivalent"), ' +
     'spending: obrien-fleming | pocock (how alpha is spent over the looks: little early, or evenly; default obrien-fleming) }',
   profiles: 'named overrides of these keys: { smoke: {...}, default: {...}, full: {...} }'
 })
@@ -324,24 +326,21 @@ function parseQuestion (value, fail) {
   const bad = (sub, msg) => fail(['question', ...sub], `question: ${msg}`)
   if (!isMap(value)) throw bad([], EXPERIMENT_KEYS.question)
   checkKeys(value, ['question'], QUESTION_KEYS, fail, 'question.')
-  const compare = value.compare
-  if (!Array.isArray(compare) || compare.length !== 2) {
-    throw bad(compare === undefined ? [] : ['compare'],
-      `compare: ${compare === undefined ? 'missing' : JSON.stringify(compare)}; give two strategies, e.g. compare: [cm, up]`)
-  }
-  compare.forEach((s, i) => {
-    if (!STRATEGIES.includes(s)) throw bad(['compare', i], `compare: ${JSON.stringify(s)} is not a strategy; allowed: ${STRATEGIES.join(', ')}`)
-  })
-  if (compare[0] === compare[1]) throw bad(['compare'], `compare: ${compare[0]} twice; give two different strategies, e.g. [cm, up]`)
   const quantity = value.quantity ?? 'throughput'
   if (!QUANTITIES.includes(quantity)) throw bad(['quantity'], `quantity: ${JSON.stringify(quantity)} is not allowed; one of: ${QUANTITIES.join(', ')}`)
+  const compare = value.compare
+  const sides = sidesOf(compare, quantity, bad)
   const whole = (key, v) => {
     if (!Number.isInteger(v) || v < 1) {
       throw bad(v === undefined ? [] : [key], `${key}: ${v === undefined ? 'missing' : JSON.stringify(v)}; give an instance count, a whole number >= 1`)
     }
     return v
   }
-  const at = whole('at', value.at)
+  const own = sides.every(side => side.own)
+  if (own && value.at !== undefined) throw bad(['at'], `at: both sides give their own N (${compare.join(', ')}); drop at`)
+  const at = own ? undefined : whole('at', value.at)
+  const [a, b] = sides.map(side => `${side.strategy}@${side.at ?? at}`)
+  if (a === b) throw bad(['compare'], `compare: ${a} twice; give two different cells, e.g. [cm, up] or [cm@2, up@1]`)
   if (quantity !== 'speedup' && value.from !== undefined) throw bad(['from'], 'from: only a speedup has a base N; drop from, or write quantity: speedup')
   const from = quantity === 'speedup' ? whole('from', value.from ?? 1) : undefined
   if (from !== undefined && from >= at) throw bad(['from'], `from: ${from} is not below at (${at}); a speedup is from a smaller N to a larger one`)
@@ -351,10 +350,34 @@ function parseQuestion (value, fail) {
   }
   const spending = value.spending ?? 'obrien-fleming'
   if (!SPENDINGS.includes(spending)) throw bad(['spending'], `spending: ${JSON.stringify(spending)} is not allowed; one of: ${SPENDINGS.join(', ')}`)
+  const ns = { ...(at === undefined ? {} : { at }), ...(from === undefined ? {} : { from }) }
   /** @type {Question} */
-  const question = { compare: [compare[0], compare[1]], quantity, at, ...(from === undefined ? {} : { from }), margin, spending }
+  const question = { compare: [compare[0], compare[1]], quantity, ...ns, margin, spending }
   // the margin the analyzer's rule uses when the file names none, kept with the question
   return Object.freeze({ ...question, margin: completeQuestion(question).margin })
+}
+
+/**
+ * The question's two sides: strategies (at the question's N), or, in a throughput question, `strategy@N`, a side at
+ * an N of its own (cm with 2 workers against raw Node's one process: [cm@2, up@1]).
+ * @returns {ReturnType<typeof sideOf>[]}
+ */
+function sidesOf (compare, quantity, bad) {
+  if (!Array.isArray(compare) || compare.length !== 2) {
+    throw bad(compare === undefined ? [] : ['compare'],
+      `compare: ${compare === undefined ? 'missing' : JSON.stringify(compare)}; give two strategies, e.g. compare: [cm, up]`)
+  }
+  return compare.map((entry, i) => {
+    const side = typeof entry === 'string' ? sideOf(entry) : null
+    if (!side || !STRATEGIES.includes(side.strategy) || (side.own && side.at < 1)) {
+      throw bad(['compare', i], `compare: ${JSON.stringify(entry)} is not a strategy; allowed: ${STRATEGIES.join(', ')}` +
+        `${quantity === 'speedup' ? '' : ', each with @N for an N of its own (cm@2)'}`)
+    }
+    if (side.own && quantity === 'speedup') {
+      throw bad(['compare', i], `compare: ${entry}: a speedup's sides are strategies, from N = from to N = at; drop @${side.at}`)
+    }
+    return side
+  })
 }
 
 /** "5%", "2.5 %" or 0.05 as a fraction in (0, 1); null when it is none of these. */
@@ -365,8 +388,8 @@ function marginOf (v) {
 }
 
 /**
- * @typedef {{ compare: [string, string], quantity: 'throughput'|'speedup', at: number, from?: number, margin: number,
- *   spending?: 'obrien-fleming'|'pocock' }} Question
+ * @typedef {{ compare: [string, string], quantity: 'throughput'|'speedup', at?: number, from?: number, margin: number,
+ *   spending?: 'obrien-fleming'|'pocock' }} Question  compare: strategies, or `strategy@N` (throughput: a side's own N)
  */
 
 /**
@@ -394,19 +417,27 @@ export function questionInGrid (exp) {
   const fail = (sub, msg) => new NsError('NS_ERR_BAD_FILE',
     `${exp.file}:${exp.lineOf('question', sub)}: question: ${msg}${exp.profile === 'default' ? '' : ` (profile ${exp.profile})`}`)
   if (!q) throw new NsError('NS_ERR_BAD_FILE', `${exp.file}: no question: key; add one, e.g. question: { compare: [cm, up], quantity: throughput, at: 4 }`)
-  q.compare.forEach((s, i) => {
-    if (!exp.strategies.includes(s)) throw fail(['compare', i], `compare: ${s} is not one of this experiment's strategies (${exp.strategies.join(', ')})`)
+  const sides = q.compare.map(e => sideOf(e, q.at))
+  sides.forEach(({ strategy }, i) => {
+    if (!exp.strategies.includes(strategy)) {
+      throw fail(['compare', i], `compare: ${strategy} is not one of this experiment's strategies (${exp.strategies.join(', ')})`)
+    }
   })
   if (exp.perNode) throw fail([], 'needs instances (the total N), not instances-per-node')
+  // the line of the question that gave a cell its N: a side's own (compare: [cm@2, ...]), else at or from
+  const keyOf = (strategy, n) => {
+    const i = sides.findIndex(side => side.own && side.strategy === strategy && side.at === n)
+    return i >= 0 ? ['compare', i] : [n === q.at ? 'at' : 'from']
+  }
   for (const { strategy, instances } of questionCells(q)) {
     const ns = exp.instances[strategy].map(i => i.value)
-    const key = instances === q.at ? 'at' : 'from'
-    if (!ns.includes(instances)) throw fail([key], `${key}: ${instances} is not among ${strategy}'s instances (${ns.join(', ')})`)
+    const key = keyOf(strategy, instances)
+    if (!ns.includes(instances)) throw fail(key, `${key[0]}: ${instances} is not among ${strategy}'s instances (${ns.join(', ')})`)
   }
   const one = (what, n) => { if (n > 1) throw fail([], `needs one cell per strategy and N, and the grid has ${n} ${what}; keep one`) }
   one('benchmarks', exp.benchmarks.length)
-  for (const s of q.compare) one(`loads for ${s}`, exp.loads[s].length)
-  for (const s of q.compare) one(`node counts for ${s}`, exp.nodes?.[s].length ?? 1)
+  for (const { strategy } of sides) one(`loads for ${strategy}`, exp.loads[strategy].length)
+  for (const { strategy } of sides) one(`node counts for ${strategy}`, exp.nodes?.[strategy].length ?? 1)
   return q
 }
 

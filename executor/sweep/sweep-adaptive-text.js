@@ -26,7 +26,8 @@ export function lookLine (look, a) {
 const ENDED = {
   answered: 'answered',
   'last look': 'its last planned look taken',
-  'budget spent': 'the budget spent'
+  'budget spent': 'the budget spent',
+  'not measurable': 'a cell this set-up does not measure'
 }
 
 /**
@@ -40,7 +41,10 @@ export function verdictLines (a, { skipped = 0 } = {}) {
   const lines = [`verdict: ${a.verdict.toUpperCase()} at look ${last.look} of ${a.maxLooks} (${ENDED[a.ended] ?? a.ended})` +
     `${skipped ? ` · ${skipped} planned run${skipped === 1 ? '' : 's'} not run` : ''}`]
   if (a.why) lines.push(`  ${a.why}`)
-  if (a.verdict === 'undecided') {
+  if (a.ended === 'not measurable') {
+    lines.push('  what more would be needed: a set-up whose runs of that cell are valid (analyzer summary on one of them says why ' +
+      'it was not: e.g. the load generator on cores or nodes of its own, --server-cpus or --load-nodes)')
+  } else if (a.verdict === 'undecided') {
     const more = a.needed ? `a fixed experiment of ${a.needed.deployments} deployments a cell (a ${pct(a.needed.effect)} difference, 80% power)` : null
     const next = last.next?.length ? `the next block the rule chose: ${nextText(last)}` : null
     lines.push(`  what more would be needed: ${[next, more].filter(Boolean).join('; ') || 'more deployments than the rule can size (see above)'}`)

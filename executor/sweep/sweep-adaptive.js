@@ -159,17 +159,39 @@ export async function takeLook (sweep, look) {
   }
 }
 
+/** Deployments of a cell, every one flagged not valid, after which this set-up is taken not to measure it. */
+export const UNMEASURABLE_AFTER = 3
+
+/**
+ * A cell this set-up does not measure: UNMEASURABLE_AFTER deployments or more and every one flagged not valid (a flag
+ * that repeats on every deployment is the set-up's, not chance's: on 2 cores cm x2 beside its load generator is
+ * host-saturated each time), with its flags counted; null when every cell has a valid value or too few tries.
+ * @param {{ values: Record<string, number[]>, invalid: { cell: string, flags: string[] }[] }} look
+ */
+export function unmeasurableCell (look) {
+  for (const [cell, values] of Object.entries(look.values)) {
+    const bad = look.invalid.filter(x => x.cell === cell)
+    if (values.length || bad.length < UNMEASURABLE_AFTER) continue
+    const counts = new Map()
+    for (const flag of bad.flatMap(x => x.flags)) counts.set(flag, (counts.get(flag) ?? 0) + 1)
+    const flags = [...counts].sort((x, y) => y[1] - x[1]).map(([flag, n]) => `${flag} ×${n}`).join(', ')
+    return { cell, runs: bad.length, flags }
+  }
+  return null
+}
+
 /**
  * Why the sweep ends after this look, or null when it goes on: the question answered (or the rule's last word), the
- * planned looks all taken, or the budget unable to hold the next block.
+ * planned looks all taken, a cell this set-up does not measure, or the budget unable to hold the next block.
  * @param {any} a sweep.adaptive with this look recorded
  * @param {{ spent: number, nextSeconds: number }} time
- * @returns {null | 'answered' | 'last look' | 'budget spent'}
+ * @returns {null | 'answered' | 'last look' | 'not measurable' | 'budget spent'}
  */
 function endOf (a, { spent, nextSeconds }) {
   const last = a.looks.at(-1)
   if (last.stop || last.verdict !== 'continue') return last.verdict === 'different' || last.verdict === 'equivalent' ? 'answered' : 'last look'
   if (last.look >= a.maxLooks) return 'last look'
+  if (unmeasurableCell(last)) return 'not measurable'
   if (a.budget !== null && spent + nextSeconds > a.budget) return 'budget spent'
   return null
 }
@@ -234,15 +256,21 @@ export async function runAdaptive (sweep, { execute, say, signal, lookLine }) {
  * The verdict recorded, and every entry not done marked skipped with why (it is not run, nor redone on --resume).
  * @param {any} sweep
  * @param {any} look the last look
- * @param {'answered'|'last look'|'budget spent'} ended
+ * @param {'answered'|'last look'|'not measurable'|'budget spent'} ended
  */
 function finish (sweep, look, ended) {
   const a = sweep.adaptive
   const verdict = look.verdict === 'continue' ? 'undecided' : look.verdict
-  Object.assign(a, { verdict, ended, why: look.why, needed: verdict === 'undecided' ? look.needed : null })
+  const cell = ended === 'not measurable' ? unmeasurableCell(look) : null
+  const why = cell
+    ? `${cell.cell}: its ${cell.runs} deployments were all flagged not valid (${cell.flags}); more of them would be too`
+    : look.why
+  Object.assign(a, { verdict, ended, why, needed: verdict === 'undecided' && !cell ? look.needed : null })
   const because = ended === 'answered'
     ? `answered at look ${look.look} (${verdict})`
-    : ended === 'budget spent' ? `the budget was spent at look ${look.look}` : `look ${look.look} was the last`
+    : ended === 'budget spent'
+      ? `the budget was spent at look ${look.look}`
+      : cell ? `${cell.cell} was not measurable (look ${look.look})` : `look ${look.look} was the last`
   for (const e of sweep.plan.filter(isLeft)) {
     e.reason = e.attempts.length
       ? `not redone: ${because}; it was ${e.status}${e.reason ? ` (${String(e.reason).split('\n')[0]})` : ''}`
