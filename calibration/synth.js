@@ -179,3 +179,17 @@ export function deploymentValues (rng, { truth, spread, spreads = {}, block }) {
   }
   return out
 }
+
+/**
+ * Completions per tenth of a second as tenthSeries makes them (a per-second variation `cv` with lag-1 autocorrelation
+ * `rho`, an AR(1) at the tenth; optional drift and warm-up), counted with a noise of `dispersion` times the Poisson
+ * variance: each tenth's count is its level plus a normal of variance dispersion · level, rounded, at least 0 (under 1:
+ * under-dispersed, as a closed model's completions are; over 1: over-dispersed, bursts; 0: no counting noise).
+ * @param {ReturnType<typeof randomSource>} rng
+ * @param {Parameters<typeof tenthSeries>[1] & { dispersion?: number }} o
+ * @returns {number[]}
+ */
+export function dispersedTenthSeries (rng, { dispersion = 1, ...o }) {
+  const level = tenthSeries(rng, { ...o, poisson: false })
+  return level.map(l => Math.max(0, Math.round(l + Math.sqrt(dispersion * l) * rng.normal())))
+}

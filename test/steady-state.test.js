@@ -5,9 +5,10 @@ import { test } from 'node:test'
 import assert from 'node:assert/strict'
 import {
   autocorrelations, batchSizeFor, overlappingBatchMeans, mser, theilSen, batchMeans, steadyStateOf, autoDurationReached, STEADY_STATE,
-  ar1Correction
+  ar1Correction, whiteNoiseOf, splitP, longRunVariance
 } from '../analyzer/samples/steady-state.js'
-import { ar1Series, randomSource } from '../calibration/synth.js'
+import { ar1Series, randomSource, dispersedTenthSeries } from '../calibration/synth.js'
+import { tCdf } from '../analyzer/stats/stats-math.js'
 import { LatencyHistogram } from '../analyzer/samples/latency-histogram.js'
 
 const close = (a, b, tol, what) => assert.ok(Math.abs(a - b) <= tol, `${what}: ${a} vs ${b}`)
@@ -142,4 +143,61 @@ test('LatencyHistogram.perTenth: completions by the tenth they ended in, over a 
   assert.deepEqual(h.perTenth({ from: 900, to: 1100 }), [0, 1], 'a tenth before the first completion counts 0')
   // ten tenths are the per-second count
   assert.deepEqual(h.perSecond({ from: 1000, to: 2000 }), [5])
+})
+
+test('white noise of the tenths: γ0 − γ1 by hand, γ0 + 2γ1 where they alternate; a smooth part leaves it, any dispersion', () => {
+  // 1, 3, 1, 3: mean 2, γ0 = 1, γ1 = −3/4 (alternating): γ0 + 2γ1 = −1/2, held at 0 (no white noise left over a second)
+  assert.equal(whiteNoiseOf([1, 3, 1, 3]).variance, 0)
+  // 1, 2, 3, 4: γ0 = 5/4, γ1 = 5/16 (from autocorrelations' r1 = 1/4): γ0 − γ1 = 15/16
+  close(whiteNoiseOf([1, 2, 3, 4]).variance, 15 / 16, 1e-12, 'ramp')
+  assert.equal(whiteNoiseOf(Array(30).fill(0)).df, 20)
+  // a per-second variation of 5% (ρ 0.5, an AR(1) at the tenth) counted with 0.25, 1 and 3 times Poisson's variance at
+  // 100 per tenth: the white part is what was added (25, 100, 300, and rounding's 1/12), the smooth part leaves its
+  // γ0 (1 − φ) = 35.19 · (1 − 0.8921) = 3.80 (calibration/synth.js tenthProcess), 1.5% of the seconds' 2,500 / 10
+  for (const dispersion of [0, 0.25, 1, 3]) {
+    const xs = dispersedTenthSeries(randomSource(21), { seconds: 4000, rate: 1000, cv: 0.05, rho: 0.5, dispersion })
+    const w = whiteNoiseOf(xs).variance - 3.80 - 1 / 12
+    close(w, 100 * dispersion, 0.5 + 100 * dispersion * 0.04, `dispersion ${dispersion}`)
+  }
+})
+
+test('splitP: Student\'s t where all is coloured, the normal where all is white, and the worst between', () => {
+  const { factor, df } = ar1Correction(0.5, 20)
+  // all coloured: the floor is F · s2, s2 ~ χ²_ν / ν: the tail of Student's t with ν (here at least it, the largest)
+  const t = 2.5
+  const student = 2 * (1 - tCdf(t, df))
+  const p = splitP(t, { factor, df, whiteDf: 1e9 })
+  assert.ok(p >= student - 0.002, `${p} vs Student ${student}`)
+  // the worst is between (the 5% point is 2.50, not Student's 2.20): at Student's 5% point the split's p is 7.4%
+  close(splitP(2.2, { factor, df, whiteDf: 1e9 }), 0.0744, 0.002, 'p at 2.2')
+  close(splitP(2.504, { factor, df, whiteDf: 1e9 }), 0.05, 0.002, 'p at 2.504')
+  assert.equal(splitP(0, { factor, df, whiteDf: 100 }), 1)
+})
+
+test('splitP holds its level: 20,000 simulated slopes against the split floor, white to coloured', () => {
+  // the statistic splitP models, simulated: W = 1, s2 / 10 = (1 + u) X, the truth 1 + F u; rejections at p < 5%
+  const { factor, df } = ar1Correction(0.5, 20)
+  const rng = randomSource(31)
+  for (const u of [0, 1, 10]) {
+    let hits = 0
+    for (let i = 0; i < 20000; i++) {
+      let chi = 0
+      for (let j = 0; j < Math.round(df); j++) chi += rng.normal() ** 2
+      const x = chi / Math.round(df)
+      const floor = 1 + factor * Math.max(0, (1 + u) * x - 1)
+      const slope = rng.normal() * Math.sqrt(1 + factor * u)
+      if (splitP(Math.abs(slope) / Math.sqrt(floor), { factor, df: Math.round(df), whiteDf: 1e9 }) < 0.05) hits++
+    }
+    assert.ok(hits / 20000 <= 0.055, `u ${u}: ${hits / 20000}`)
+  }
+})
+
+test('the drift test\'s floor: the white part of the seconds\' variance gets no AR(1) allowance', () => {
+  // white tenths: the floor is about the seconds' variance / 10 (not ~3 times it), with a model for splitP
+  const rng = randomSource(41)
+  const xs = Array.from({ length: 200 }, () => 100 + 10 * rng.normal())
+  const split = longRunVariance(xs, { white: true })
+  const whole = longRunVariance(xs)
+  assert.ok(split.floor.model && split.floor.longRun < 1.5 * 100 && whole.floor.longRun > 2.5 * 100 * 0.7,
+    `${split.floor.longRun} vs ${whole.floor.longRun}`)
 })

@@ -3,7 +3,8 @@
 // warm-up left in the window found by MSER-5, and a drift measured by a robust slope (Theil–Sen) and tested against the
 // slope's autocorrelation-robust standard error (the batch means' long-run variance). docs/statistics/validity.md says
 // what each figure means and how it was calibrated.
-import { tCdf, tQuantile } from '../stats/stats-math.js'
+import { lnGamma, tCdf, tQuantile } from '../stats/stats-math.js'
+import { normalCdf } from '../stats/inference.js'
 
 /** The rule's constants, one place. */
 export const STEADY_STATE = Object.freeze({
@@ -190,15 +191,41 @@ function slopeOf (xs) {
 }
 
 /**
+ * The variance per tenth of the part of a series of tenths that is white (its counting noise, of whatever dispersion),
+ * read from the tenths themselves: their lag-0 less their lag-1 autocovariance, γ0 − γ1 (a part that changes little
+ * over a tenth, the coloured one, cancels out of it; the white part's γ1 is 0); where γ1 is negative (the tenths
+ * alternate, as a short-range anticorrelated noise makes them), γ0 + 2 γ1, that noise's long-run variance if its memory
+ * is one tenth. About 2n/3 degrees of freedom (white Gaussian tenths: Var(γ̂0 − γ̂1) ≈ 3 ω⁴ / n).
+ * @param {ArrayLike<number>} xs
+ */
+export function whiteNoiseOf (xs) {
+  const n = xs.length
+  const m = meanOf(xs)
+  let c0 = 0
+  let c1 = 0
+  for (let i = 0; i < n; i++) {
+    c0 += (xs[i] - m) ** 2
+    if (i + 1 < n) c1 += (xs[i] - m) * (xs[i + 1] - m)
+  }
+  c0 /= n
+  c1 /= n
+  return { variance: Math.max(0, c1 >= 0 ? c0 - c1 : c0 + 2 * c1), df: 2 * n / 3 }
+}
+
+/**
  * The long-run variance of a series of tenths (Var of its mean = longRun / n) and its degrees of freedom: overlapping
  * batch means with batches of n / minBatches tenths (the longest that make minBatches: the least biased variance,
  * Schmeiser 1982); `needed`, the batch size its autocorrelation asks for (batchSizeFor, on the series less its trend).
  * Where the run is too short to rule out a per-second autocorrelation up to STEADY_STATE.assumedRho, the variance is
  * at least the per-second sums' variance times the AR(1) factor for the largest ρ the data allow (their lag-1
  * autocorrelation + 2 / √seconds, at most assumedRho), with that variance's degrees of freedom (ar1Correction).
+ * `white`: that allowance is made for the seconds' coloured part only: the per-second variance less ten tenths' white
+ * noise (whiteNoiseOf), which cannot correlate from one second to the next; the coloured part's ρ is the seconds'
+ * bound scaled up by the share of their variance it is (white adds to the variance, not to the covariance).
  * @param {number[]} xs
+ * @param {{ white?: boolean }} [opts]
  */
-export function longRunVariance (xs) {
+export function longRunVariance (xs, { white = false } = {}) {
   const T = STEADY_STATE
   const n = xs.length
   const size = Math.floor(n / T.minBatches)
@@ -211,14 +238,87 @@ export function longRunVariance (xs) {
   const r1 = k > 2 ? autocorrelations(seconds, 1)[1] : 0
   // r1 of a few values is biased low by about (1 + 4ρ) / k (Kendall 1954): corrected, then 2 standard errors above
   const corrected = Math.max(0, r1) + (1 + 4 * Math.max(0, r1)) / k
-  const rho = Math.min(T.assumedRho, corrected + 2 / Math.sqrt(k))
-  const ar1 = ar1Correction(rho, k)
-  const floor = s2 / T.perSecond * ar1.factor
+  const bound = corrected + 2 / Math.sqrt(k)
+  const floor = white ? splitFloor(xs, s2, bound, k) : wholeFloor(s2, bound, k)
   // the batch means' own degrees of freedom assume batches long enough for the correlation, which a run too short to
   // rule out assumedRho cannot show: no more than the floor's
-  return obm.longRun >= floor
-    ? { longRun: obm.longRun, df: Math.min(obm.df, ar1.df), size, needed }
-    : { longRun: floor, df: ar1.df, size, needed }
+  return obm.longRun >= floor.longRun
+    ? { longRun: obm.longRun, df: Math.min(obm.df, floor.df), size, needed, floor }
+    : { longRun: floor.longRun, df: floor.df, size, needed, floor }
+}
+
+/** The floor on the whole per-second variance s2 (per tenth): s2 / 10 times the AR(1) factor for ρ ≤ bound. */
+function wholeFloor (s2, bound, k) {
+  const ar1 = ar1Correction(Math.min(STEADY_STATE.assumedRho, bound), k)
+  return { longRun: s2 / STEADY_STATE.perSecond * ar1.factor, df: ar1.df }
+}
+
+/**
+ * The floor with the AR(1) allowance on the coloured part only, per tenth: W + F · coloured, coloured = max(0, s2 / 10
+ * − κ W), W the tenths' white noise (whiteNoiseOf), κ = (k − 2) / (k − 1) the share of it that the seconds' s2 keeps
+ * (the series comes less its line), F the AR(1) factor for the coloured part's ρ_c = min(assumedRho, bound · s2 / (10
+ * · coloured)) (assumedRho where nothing is left for it). Its `model` is what splitP needs: F, the degrees of freedom
+ * ν of s2 (Bartlett's at ρ_c), W's own, and κ.
+ */
+function splitFloor (xs, s2, bound, k) {
+  const T = STEADY_STATE
+  const whole = s2 / T.perSecond
+  const white = whiteNoiseOf(xs)
+  // the seconds of a series less its line keep (k − 2) / (k − 1) of their white variance in s2
+  const kept = (k - 2) / (k - 1)
+  const coloured = Math.max(0, whole - kept * white.variance)
+  const ar1 = ar1Correction(coloured > 0 ? Math.min(T.assumedRho, bound * whole / coloured) : T.assumedRho, k)
+  return {
+    longRun: white.variance + coloured * ar1.factor,
+    df: ar1.df,
+    model: { factor: ar1.factor, df: ar1.df, whiteDf: white.df, kept }
+  }
+}
+
+/** The ratios u of coloured to white variance over which splitP takes its largest tail (u = 1000: all coloured). */
+const SPLIT_U = [0, 0.03, 0.1, 0.2, 0.35, 0.5, 0.6, 0.75, 0.9, 1, 1.25, 1.5, 2, 3, 5, 10, 30, 1000]
+
+/**
+ * The two-sided p of a statistic t = |estimate| / √(its variance by splitFloor), the largest over how much of the
+ * seconds' variance is coloured (SPLIT_U), for a coloured part as correlated as the floor allows. With a white
+ * variance W (its own ν_W degrees of freedom) and a coloured one u · W, s2 / 10 = (κ + u) W X with X ~ χ²_ν / ν (κ:
+ * the share of W that s2 keeps, splitFloor), the floor is W (1 + F ((κ + u) X − κ)₊) against a true W (1 + F u):
+ * P(|T| > t) = E_X[P(|t_νW| > t √(floor / true))]
+ * (the Student tail by its normal approximation z = t (1 − 1 / (4 ν_W)) / √(1 + t² / (2 ν_W)), Abramowitz & Stegun
+ * 26.7.8), integrated over X. At u = 0 it is about the white test's; as u grows, Student's t with ν. Between, the
+ * floor is more variable than s2 alone (F amplifies s2's noise where W is taken out of it), which this holds to α.
+ * @param {number} t @param {{ factor: number, df: number, whiteDf: number, kept?: number }} model
+ */
+export function splitP (t, { factor: F, df: nu, whiteDf, kept = 1 }) {
+  if (!(t > 0)) return 1
+  if (t === Infinity) return 0
+  const tail = (x) => {
+    const z = x * (1 - 1 / (4 * whiteDf)) / Math.sqrt(1 + x * x / (2 * whiteDf))
+    return 2 * (1 - normalCdf(z))
+  }
+  // X's χ²_ν / ν density on a grid in w = X^(ν/2) below ν = 2 (the density is infinite at 0 there), in X above
+  const top = Math.max(8, 1 + 12 * Math.sqrt(2 / nu))
+  const steps = 240
+  const small = nu < 2
+  const end = small ? top ** (nu / 2) : top
+  const logNorm = (nu / 2) * Math.log(nu / 2) - lnGamma(nu / 2)
+  const xs = []
+  const ws = []
+  for (let i = 0; i < steps; i++) {
+    const g = (i + 0.5) * end / steps
+    const x = small ? g ** (2 / nu) : g
+    // density in X, times dX/dw = (2 / ν) X^(1 − ν/2) where the grid is in w
+    const logDensity = logNorm + (nu / 2 - 1) * Math.log(x) - nu * x / 2
+    xs.push(x)
+    ws.push(Math.exp(small ? logDensity + Math.log(2 / nu) + (1 - nu / 2) * Math.log(x) : logDensity) * end / steps)
+  }
+  let worst = 0
+  for (const u of SPLIT_U) {
+    let p = 0
+    for (let i = 0; i < steps; i++) p += ws[i] * tail(t * Math.sqrt((1 + F * Math.max(0, (kept + u) * xs[i] - kept)) / (1 + F * u)))
+    worst = Math.max(worst, p)
+  }
+  return Math.min(1, worst)
 }
 
 /**
@@ -259,11 +359,14 @@ export function driftOf (xs) {
   const r = (x, d = 3) => Math.round(x * 10 ** d) / 10 ** d
   const all = xs.length
   const slope = slopeOf(xs)
-  const residual = longRunVariance(detrended(xs, slope))
+  const residual = longRunVariance(detrended(xs, slope), { white: true })
   const slopeSe = Math.sqrt(residual.longRun * 12 / (all * (all * all - 1)) / 0.955)
   const t = slopeSe > 0 ? Math.abs(slope) / slopeSe : (slope === 0 ? 0 : Infinity)
   // no more degrees of freedom than whole seconds less one: a few seconds cannot tell their own correlation
-  const p = 2 * (1 - tCdf(t, Math.min(residual.df, Math.floor(all / STEADY_STATE.perSecond) - 1)))
+  const tP = 2 * (1 - tCdf(t, Math.min(residual.df, Math.floor(all / STEADY_STATE.perSecond) - 1)))
+  // where the floor is the larger variance its split's p; where the batch means' is, no less than their own t test's
+  const splitModel = residual.floor.model
+  const p = splitModel ? (residual.longRun > residual.floor.longRun ? Math.max(tP, splitP(t, splitModel)) : splitP(t, splitModel)) : tP
   return { drift: r(slope * all / meanOf(xs)), driftP: r(p, 4), driftSignificant: p < STEADY_STATE.driftAlpha }
 }
 
