@@ -5,7 +5,7 @@
 import { test } from 'node:test'
 import assert from 'node:assert/strict'
 import { NsError } from '../lib/errors.js'
-import { cellsNeeded, decideQuestion, deploymentsForPower, spendingBoundary } from '../analyzer/stats/adaptive.js'
+import { cellsNeeded, decideQuestion, deploymentsForPower, deploymentsForPrecision, spendingBoundary } from '../analyzer/stats/adaptive.js'
 import { compareRatio, contrastPower, unitsForPower, welchParts } from '../analyzer/stats/inference.js'
 import { tQuantile } from '../analyzer/stats/stats-math.js'
 
@@ -161,6 +161,34 @@ test('the next block follows costs: a cell 4× as costly gets half the deploymen
   assert.match(d.why, /narrows the interval by \d+% for 600 s/)
 })
 
+test('a question with a precision estimates, never tests: "estimated" once the repeated interval is within it, else the next ' +
+  'block, and at the last look the deployments a fixed experiment would need', () => {
+  const q = { estimate: 'cm@4', precision: 0.05 }
+  const tight = decideQuestion(q, { 'cm@4': spreadValues(2000, 0.001, 4) }, { look: 2, maxLooks: 4 })
+  assert.equal(tight.verdict, 'estimated')
+  assert.ok(Math.abs(tight.estimate.ratio - 2000) < 1e-6, String(tight.estimate.ratio))
+  assert.ok(tight.estimate.hi / tight.estimate.ratio - 1 <= 0.05)
+  assert.equal(tight.p, null)
+  assert.match(tight.why, /^cm@4 throughput is 2000 \(.*: within ±[\d.]+%, the ±5% asked, at look 2 of 4/)
+  const loose = decideQuestion(q, { 'cm@4': spreadValues(2000, 0.2, 4) }, { look: 2, maxLooks: 4 })
+  assert.equal(loose.verdict, 'continue')
+  assert.deepEqual(loose.next, [{ cell: 'cm@4', deployments: 1 }])
+  assert.ok(loose.estimate.hi / loose.estimate.ratio - 1 > 0.05)
+  const last = decideQuestion(q, { 'cm@4': spreadValues(2000, 0.2, 4) }, { look: 4, maxLooks: 4 })
+  assert.equal(last.verdict, 'undecided')
+  // ±5% at 95% with a log spread of 0.2: n ≥ (t · 0.2 / ln 1.05)², 64.5 at the normal's 1.96, a little more at t's
+  const n = deploymentsForPrecision({ coefs: [1], variances: [0.04], precision: 0.05 })
+  assert.ok(n >= 65 && n <= 70, String(n))
+  assert.equal(tQuantile(0.975, n - 1) * 0.2 / Math.sqrt(n) <= Math.log(1.05), true)
+  assert.equal(tQuantile(0.975, n - 2) * 0.2 / Math.sqrt(n - 1) > Math.log(1.05), true)
+  assert.deepEqual(last.needed, { deployments: n, precision: 0.05 })
+  // a ratio to a precision: cm twice up, measured tightly
+  const ratio = decideQuestion({ ...throughput, precision: 0.1 }, { 'cm@4': spreadValues(2000, 0.01, 4), 'up@4': spreadValues(1000, 0.01, 4) },
+    { look: 3, maxLooks: 3 })
+  assert.equal(ratio.verdict, 'estimated')
+  assert.ok(Math.abs(ratio.estimate.ratio - 2) < 1e-9)
+})
+
 test('bad questions and plans are refused with a coded error naming the key', () => {
   const refused = (q, re, opts = { look: 1, maxLooks: 3 }) => assert.throws(() => decideQuestion(q, {}, opts), (err) => {
     assert.ok(err instanceof NsError)
@@ -177,6 +205,11 @@ test('bad questions and plans are refused with a coded error naming the key', ()
   refused({ ...throughput, at: 0 }, /^question\.at: must be a whole number/)
   refused({ ...speedup, from: 4 }, /^question\.from: the speedup's base/)
   refused({ ...throughput, margin: 5 }, /^question\.margin: must be a fraction/)
+  refused({ estimate: 'cm@4' }, /^question\.precision: an estimate needs the precision/)
+  refused({ estimate: 'cm@4', precision: 5 }, /^question\.precision: must be a fraction/)
+  refused({ ...throughput, margin: 0.05, precision: 0.05 }, /^question\.margin: a question asks for a precision .* or a margin .*, not both/)
+  refused({ ...throughput, estimate: 'cm@4', precision: 0.05 }, /^question\.estimate: a question estimates one cell or compares two, not both/)
+  refused({ estimate: 'cm', precision: 0.05 }, /^question\.estimate: one cell, strategy@N/)
   refused(throughput, /^question\.spending: must be one of obrien-fleming, pocock/, { look: 1, maxLooks: 3, spending: 'haybittle' })
   refused(throughput, /^question\.looks: the planned looks/, { look: 1, maxLooks: 0 })
   assert.throws(() => decideQuestion(throughput, { 'cm@4': [1, -2] }, { look: 1, maxLooks: 3 }),

@@ -175,6 +175,30 @@ test('a question on cells at N of their own (cm@2 against up@1): only those two 
   assert.match(last.why, /^cm@2\/up@1 throughput is /)
 })
 
+test('a question with a precision (estimate: cm@2, precision: 5%): only that cell runs, and the sweep stops "estimated" once ' +
+  'its repeated interval is within ±5%', { timeout: 90000 }, async (t) => {
+  const text = STUDY.replace('question: { compare: [cm, up], quantity: throughput, at: 2 }', 'question: { estimate: cm@2, precision: 5% }')
+  const { file, out } = experiment(text)
+  const r = await runCli('executor', ['sweep', file, '--until', 'answered', '--budget', '30s', '--out', out, '--seed', '7', '--no-report'])
+  assert.equal(r.code, 0, r.stderr)
+  const { dir, sweep, runs } = readSweep(out)
+  const a = sweep.adaptive
+  assertValidFile(join(dir, 'sweep.json'))
+  assertLooksAsRuled(a)
+  assert.deepEqual(Object.keys(a.cells), ['cm@2'])
+  assert.ok(runs.every(x => x.config.strategy === 'cm' && x.config.instances === 2))
+  assert.match(await status(dir), /question: how large is cm's throughput at N=2, to within ±5%\?/)
+  if (a.verdict !== 'estimated' && shortOfAnswer(t, runs, a, r.stderr)) return
+  assert.equal(a.verdict, 'estimated', r.stderr)
+  assert.equal(a.ended, 'answered')
+  // two workers at 200 a second each: 400, the interval within ±5% of its value, which is within 5% of 400
+  const last = a.looks.at(-1)
+  assert.ok(last.estimate.hi / last.estimate.ratio - 1 <= 0.05 && 1 - last.estimate.lo / last.estimate.ratio <= 0.05, JSON.stringify(last.estimate))
+  assert.ok(Math.abs(last.estimate.ratio / 400 - 1) < 0.05, JSON.stringify(last.estimate))
+  assert.match(r.stdout, /verdict: ESTIMATED at look \d+ of \d+ \(answered\)/)
+  assert.match(r.stderr, /^look \d+\/\d+: cm@2 = \d+ \[\d+, \d+\] .*→ estimated/m)
+})
+
 test('a cell is not measurable once 3 of its deployments are flagged not valid and none is valid', () => {
   const bad = (cell, ...flags) => ({ run: 'x', cell, flags })
   const invalid = [bad('cm@2', 'host-saturated'), bad('cm@2', 'host-saturated', 'disturbed'), bad('up@1', 'unstable')]
@@ -225,6 +249,10 @@ test('bad questions and bad --until / --budget: exit 2 naming the key or the fla
     [STUDY.replace('compare: [cm, up]', 'compare: [cm@2, up@2]'), [], /study\.yml:9: question: at: both sides give their own N \(cm@2, up@2\); drop at/],
     [STUDY.replace('compare: [cm, up], quantity: throughput', 'compare: [cm@2, up], quantity: speedup'), [],
       /study\.yml:9: question: compare: cm@2: a speedup's sides are strategies, from N = from to N = at; drop @2/],
+    [STUDY.replace('compare: [cm, up], quantity: throughput, at: 2', 'estimate: cm@2'), [],
+      /study\.yml:9: question: precision: missing; an estimate is measured to a precision/],
+    [STUDY.replace('at: 2 }', 'at: 2, margin: 5%, precision: 5% }'), [],
+      /study\.yml:9: question: precision: a question asks for a precision .* or a margin .*, not both/],
     [STUDY.replace('compare: [cm, up]', 'compare: [cm@x, up]'), [],
       /question: compare: "cm@x" is not a strategy; allowed: .*each with @N for an N of its own \(cm@2\)/],
     [STUDY.replace(/question:.*\n/, ''), [], /--until: answered needs a question in .*study\.yml, and it has no question: key/],

@@ -298,22 +298,28 @@ function adaptiveSpec (a) {
       `${ok(l.estimate.hi) ? l.estimate.hi.toFixed(2) : '∞'}] → ${l.verdict}`
   }))
   if (!rows.length) return null
+  // a test's lines: no difference and its margin; an estimate (a precision asked) has neither
   const margin = a.question.margin ?? 0
-  const rules = [1, 1 + margin, 1 / (1 + margin)].map((y, i) => ({ y, what: i ? `±${(margin * 100).toFixed(0)}% margin` : 'no difference' }))
+  const rules = a.question.precision
+    ? []
+    : [1, 1 + margin, 1 / (1 + margin)].map((y, i) => ({ y, what: i ? `±${(margin * 100).toFixed(0)}% margin` : 'no difference' }))
+  const what = a.question.estimate ? `${ratioName(a.question)} throughput` : `ratio ${ratioName(a.question)}`
   const x = { field: 'look', type: 'quantitative', title: 'look (after each block)', scale: { domain: [0.5, a.maxLooks + 0.5] }, axis: { tickMinStep: 1 } }
   return {
     title: {
       text: `${ratioName(a.question)}: the interval look by look`,
-      subtitle: 'the ratio and its repeated 95% interval at each look; it stops once the interval answers'
+      subtitle: `the ${a.question.estimate ? 'value' : 'ratio'} and its repeated 95% interval at each look; it stops once the interval answers`
     },
     width: WIDTH,
     height: HEIGHT,
     layer: [
-      {
-        data: { values: rules },
-        mark: { type: 'rule', strokeDash: [4, 3], color: '#999' },
-        encoding: { y: { field: 'y', type: 'quantitative' }, description: { field: 'what' } }
-      },
+      ...(rules.length
+        ? [{
+            data: { values: rules },
+            mark: { type: 'rule', strokeDash: [4, 3], color: '#999' },
+            encoding: { y: { field: 'y', type: 'quantitative' }, description: { field: 'what' } }
+          }]
+        : []),
       {
         data: { values: rows.filter(r => r.lo !== null && r.hi !== null) },
         mark: { type: 'rule', strokeWidth: 2 },
@@ -324,7 +330,7 @@ function adaptiveSpec (a) {
         mark: { type: 'point', filled: true, size: 60 },
         encoding: {
           x,
-          y: { field: 'ratio', type: 'quantitative', title: `ratio ${ratioName(a.question)} (log scale)`, scale: { type: 'log' } },
+          y: { field: 'ratio', type: 'quantitative', title: `${what} (log scale)`, scale: { type: 'log' } },
           color: { field: 'verdict', type: 'nominal', title: 'verdict' },
           description: { field: 'label' }
         }

@@ -9,8 +9,8 @@ export const pct = (x) => `${+(x * 100).toPrecision(2)}%`
 export const small = (x) => (x === null || x === undefined ? '-' : x === 0 ? '0' : x < 1e-3 ? x.toExponential(1) : x.toPrecision(2))
 
 /**
- * @typedef {{ compare: [string, string], quantity: 'throughput' | 'speedup', at?: number, from?: number,
- *   margin: number }} QuestionLike
+ * @typedef {{ compare?: [string, string], quantity?: 'throughput' | 'speedup', at?: number, from?: number,
+ *   margin?: number | null, precision?: number | null, estimate?: string }} QuestionLike
  */
 
 /**
@@ -28,21 +28,28 @@ export function sideOf (entry, at) {
 const cellOf = (side) => `${side.strategy}@${side.at}`
 
 /** Whether the two sides are at one N: "cm/up at N=4"; else each says its own: "cm@2/up@1". @param {QuestionLike} q */
-const oneN = (q) => !q.compare.some(e => sideOf(e).own)
+const oneN = (q) => !(q.compare ?? []).some(e => sideOf(e).own)
 
 /**
  * What the question compares, as the ratio's name: "cm/up at N=4", "cm@2/up@1", "cm/up speedup N=1→4".
  * @param {QuestionLike} q
  */
-export const ratioName = (q) => q.quantity === 'speedup'
-  ? `${q.compare[0]}/${q.compare[1]} speedup N=${q.from}→${q.at}`
-  : oneN(q) ? `${q.compare[0]}/${q.compare[1]} at N=${q.at}` : q.compare.map(e => cellOf(sideOf(e, q.at))).join('/')
+export const ratioName = (q) => q.estimate
+  ? cellOf(sideOf(q.estimate, q.at))
+  : q.quantity === 'speedup'
+    ? `${q.compare[0]}/${q.compare[1]} speedup N=${q.from}→${q.at}`
+    : oneN(q) ? `${q.compare[0]}/${q.compare[1]} at N=${q.at}` : q.compare.map(e => cellOf(sideOf(e, q.at))).join('/')
 
 /**
  * The question in words: "does cm differ from up in throughput at N=4? (equivalent: within ±5%)".
  * @param {QuestionLike} q
  */
 export function questionText (q) {
+  if (q.estimate) {
+    const side = sideOf(q.estimate, q.at)
+    return `how large is ${side.strategy}'s throughput at N=${side.at}, to within ±${pct(q.precision)}? (its 95% repeated interval)`
+  }
+  if (q.precision) return `how large is the ratio ${ratioName(q)}, to within ±${pct(q.precision)}? (its 95% repeated interval)`
   if (q.quantity === 'throughput' && !oneN(q)) {
     const [a, b] = q.compare.map(e => sideOf(e, q.at))
     return `does ${a.strategy} at N=${a.at} differ from ${b.strategy} at N=${b.at} in throughput? ` +

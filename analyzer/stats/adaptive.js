@@ -1,5 +1,7 @@
-// Adaptive experiments (issue 30): a question about two strategies answered by looks at a growing set of independent
-// deployments, stopped as soon as the answer is known, with its error rates kept over every look.
+// Adaptive experiments (issue 30): a question about two strategies (or one cell's value, to a precision) answered by
+// looks at a growing set of independent deployments, stopped as soon as the answer is known, with its error rates kept
+// over every look. A question with a precision is an estimate, not a test: it stops once the repeated interval is
+// within ±precision of its value (calibration/scenarios/adaptive.js holds the chance of a false "estimated").
 // Group-sequential with Lan–DeMets alpha spending over K planned looks (information fraction k/K): look k's Welch
 // test of the log contrast (logContrast in analyzer/stats/inference.js) is held to the alpha spent at that look, its
 // increment α(t_k) − α(t_{k−1}). By the union bound the chance of a false "different" over all looks is at most the
@@ -32,20 +34,23 @@ const TINY_ALPHA = 1e-12
 const HETEROGENEITY_P = 0.1
 
 /**
- * @typedef {{ compare: [string, string], quantity: 'throughput' | 'speedup', at?: number, from?: number,
- *   margin?: number }} Question  compare: strategies, or (throughput) `strategy@N` for a side at an N of its own
+ * @typedef {{ compare?: [string, string], quantity?: 'throughput' | 'speedup', at?: number, from?: number,
+ *   margin?: number, precision?: number, estimate?: string }} Question  compare: strategies, or (throughput)
+ *   `strategy@N` for a side at an N of its own; precision: the ratio (or, with estimate: `strategy@N`, one cell's
+ *   value) estimated to ±precision instead of tested
  * @typedef {Map<string, number[]> | Record<string, number[]>} Cells  `${strategy}@${N}` → one value per deployment
  * @typedef {{ look: number, maxLooks: number, alpha?: number, spending?: 'obrien-fleming' | 'pocock',
  *   costs?: Record<string, number> }} DecideOptions
  * @typedef {{ cell: string, deployments: number }} Block
- * @typedef {{ verdict: 'different' | 'equivalent' | 'continue' | 'undecided', stop: boolean,
+ * @typedef {{ verdict: 'different' | 'equivalent' | 'estimated' | 'continue' | 'undecided', stop: boolean,
  *   estimate: { ratio: number, lo: number, hi: number, level: number } | null, p: number | null,
  *   pEquivalence: number | null, alphaSpent: number, alphaThisLook: number, direction: 'a>b' | 'a<b' | null,
  *   next: Block[], gain: { narrowsBy: number, seconds: number | null } | null, needed: { deployments: number,
- *   effect: number } | null, look: number, maxLooks: number, cells: { cell: string, n: number, sdLog: number | null
- *   }[], why: string }} Decision
- *   estimate: the ratio and its repeated confidence interval at level 1 − alphaThisLook; pEquivalence: TOST's p within
- *   ±margin; needed (undecided only): deployments a cell for a fixed experiment to detect `effect` with 80% power
+ *   effect?: number, precision?: number } | null, look: number, maxLooks: number, cells: { cell: string, n: number,
+ *   sdLog: number | null }[], why: string }} Decision
+ *   estimate: the ratio (an estimate's: the cell's geometric mean) and its repeated confidence interval at level
+ *   1 − alphaThisLook; pEquivalence: TOST's p within ±margin; needed (undecided only): deployments a cell for a fixed
+ *   experiment to detect `effect` with 80% power, or (an estimate) to make its 95% interval ±precision
  */
 
 /**
@@ -56,6 +61,8 @@ const HETEROGENEITY_P = 0.1
 export function checkQuestion (question) {
   const bad = (key, reason) => badFlag(`question.${key}`, reason, { key: 'question' })
   if (!question || typeof question !== 'object') throw bad('compare', 'a question needs compare: [a, b], quantity and at')
+  const precision = precisionOf(question, bad)
+  if (question.estimate !== undefined) return checkEstimate(question, precision, bad)
   const { compare, quantity, at, from = 1, margin = 0.05 } = question
   if (!Array.isArray(compare) || compare.length !== 2 || !compare.every(s => typeof s === 'string' && s)) {
     throw bad('compare', `two strategies are compared, e.g. [cm, up], not ${JSON.stringify(compare)}`)
@@ -73,7 +80,30 @@ export function checkQuestion (question) {
     throw bad('from', `the speedup's base must be a whole number of instances >= 1 other than at (${at}), not ${JSON.stringify(from)}`)
   }
   if (!(typeof margin === 'number' && margin > 0 && margin < 1)) throw bad('margin', `must be a fraction in (0, 1), e.g. 0.05, not ${JSON.stringify(margin)}`)
-  return { a: a.strategy, b: b.strategy, aAt: a.at, bAt: b.at, quantity, at, from, margin }
+  return { a: a.strategy, b: b.strategy, aAt: a.at, bAt: b.at, quantity, at, from, margin, precision }
+}
+
+/** A question's precision (a fraction in (0, 1)), null where it asks for a test; refused beside a margin. */
+function precisionOf (question, bad) {
+  const { precision, margin } = question
+  if (precision === undefined || precision === null) return null
+  if (!(typeof precision === 'number' && precision > 0 && precision < 1)) {
+    throw bad('precision', `must be a fraction in (0, 1), e.g. 0.05, not ${JSON.stringify(precision)}`)
+  }
+  if (margin !== undefined) throw bad('margin', 'a question asks for a precision (an estimate) or a margin (a test), not both')
+  return precision
+}
+
+/** `estimate: cm@4` (or `estimate: cm` with at): one cell's value, to ±precision. */
+function checkEstimate (question, precision, bad) {
+  const { estimate, at, compare } = question
+  if (compare !== undefined) throw bad('estimate', 'a question estimates one cell or compares two, not both')
+  if (precision === null) throw bad('precision', 'an estimate needs the precision it is measured to, e.g. precision: 0.05')
+  const side = typeof estimate === 'string' && estimate ? sideOf(estimate, at) : null
+  if (!side || !Number.isInteger(side.at) || side.at < 1) {
+    throw bad('estimate', `one cell, strategy@N (cm@4), or a strategy with at, not ${JSON.stringify(estimate)}${side ? ` at ${JSON.stringify(at)}` : ''}`)
+  }
+  return { a: side.strategy, aAt: side.at, quantity: 'throughput', estimate: true, precision, margin: null }
 }
 
 /**
@@ -84,6 +114,7 @@ export function checkQuestion (question) {
  */
 export function contrastOf (question) {
   const q = checkQuestion(question)
+  if (q.estimate) return [{ cell: `${q.a}@${q.aAt}`, coef: 1 }]
   if (q.quantity === 'throughput') return [{ cell: `${q.a}@${q.aAt}`, coef: 1 }, { cell: `${q.b}@${q.bAt}`, coef: -1 }]
   return [{ cell: `${q.a}@${q.at}`, coef: 1 }, { cell: `${q.a}@${q.from}`, coef: -1 }, { cell: `${q.b}@${q.at}`, coef: -1 },
     { cell: `${q.b}@${q.from}`, coef: 1 }]
@@ -269,9 +300,11 @@ export function decideQuestion (question, cells, opts) {
   const increments = spendingBoundary({ maxLooks, alpha, spending })
   const alphaThisLook = look > 0 ? increments[look - 1] : 0
   const alphaSpent = increments.slice(0, look).reduce((a, b) => a + b, 0)
-  const name = q.quantity === 'speedup'
-    ? `${q.a}/${q.b} speedup ${q.from}→${q.at}`
-    : q.aAt === q.bAt ? `${q.a}/${q.b} throughput at N = ${q.aAt}` : `${q.a}@${q.aAt}/${q.b}@${q.bAt} throughput`
+  const name = q.estimate
+    ? `${q.a}@${q.aAt} throughput`
+    : q.quantity === 'speedup'
+      ? `${q.a}/${q.b} speedup ${q.from}→${q.at}`
+      : q.aAt === q.bAt ? `${q.a}/${q.b} throughput at N = ${q.aAt}` : `${q.a}@${q.aAt}/${q.b}@${q.bAt} throughput`
   const vs = planningVariances(samples)
   const base = {
     look,
@@ -309,9 +342,41 @@ export function decideQuestion (question, cells, opts) {
 
   const level = 1 - alphaThisLook
   const estimate = { ratio: test.ratio, lo: test.ci95[0], hi: test.ci95[1], level }
-  const interval = `${num(test.ratio)}× (${levelText(level)} repeated interval ${num(estimate.lo)}–${num(estimate.hi)})`
+  const interval = `${num(test.ratio)}${q.estimate ? '' : '×'} (${levelText(level)} repeated interval ${num(estimate.lo)}–${num(estimate.hi)})`
   const at = `at look ${look} of ${maxLooks}`
   const decided = { ...base, estimate, p: test.p, pEquivalence: test.pEquivalence, next: [], gain: null, needed: null, stop: true }
+  const going = () => {
+    const { next, add, seconds } = nextOf()
+    const now = contrastSe(coefs, vs, ns)
+    const later = contrastSe(coefs, vs, ns.map((n, i) => n + add[i]))
+    const width = (s, a) => tQuantile(1 - Math.max(a, TINY_ALPHA) / 2, s.df) * s.se
+    const narrowsBy = 1 - width(later, increments[look]) / width(now, alphaThisLook)
+    const then = `next: ${blockText(next)} narrows the interval by ${pct(narrowsBy)}${seconds === null ? '' : ` for ${num(seconds)} s`}`
+    return { ...decided, verdict: /** @type {const} */ ('continue'), stop: false, direction: null, next, gain: { narrowsBy, seconds }, then }
+  }
+  if (q.precision !== null) {
+    // an estimate: no test, the interval alone; it stops once the repeated interval is within ±precision of it
+    const within = Math.max(estimate.hi / estimate.ratio - 1, 1 - estimate.lo / estimate.ratio)
+    const p = { p: null, pEquivalence: null, direction: null }
+    if (within <= q.precision) {
+      return { ...decided, ...p, verdict: 'estimated', why: `${name} is ${interval}: within ±${pct(within)}, the ±${pct(q.precision)} asked, ${at}` }
+    }
+    if (look >= maxLooks) {
+      const deployments = deploymentsForPrecision({ coefs, variances: samples.map(logVariance), precision: q.precision, alpha })
+      const more = deployments === null
+        ? `even 1000 deployments a cell would not make its 95% interval ±${pct(q.precision)}`
+        : `a fixed experiment of ${deployments} deployments a cell (now ${Math.min(...ns)}–${Math.max(...ns)}) would make its 95% interval ±${pct(q.precision)}`
+      return {
+        ...decided,
+        ...p,
+        verdict: 'undecided',
+        needed: deployments === null ? null : { deployments, precision: q.precision },
+        why: `undecided after ${look} of ${maxLooks} looks: ${name} is ${interval}, ±${pct(within)}, not within ±${pct(q.precision)}; ${more}`
+      }
+    }
+    const { then, ...rest } = going()
+    return { ...rest, ...p, why: `${name} is ${interval} ${at}: ±${pct(within)}, not yet within ±${pct(q.precision)}; ${then}` }
+  }
   if (test.p < alphaThisLook) {
     const direction = test.ratio > 1 ? 'a>b' : 'a<b'
     const why = `${name} is ${interval}: different ${at} (p = ${pText(test.p)} < ${pText(alphaThisLook)} spent at this look)`
@@ -337,19 +402,20 @@ export function decideQuestion (question, cells, opts) {
       why: `undecided after ${look} of ${maxLooks} looks: ${name} is ${interval}, neither different nor within ±${pct(q.margin)}; ${more}`
     }
   }
-  const { next, add, seconds } = nextOf()
-  const now = contrastSe(coefs, vs, ns)
-  const later = contrastSe(coefs, vs, ns.map((n, i) => n + add[i]))
-  const width = (s, a) => tQuantile(1 - Math.max(a, TINY_ALPHA) / 2, s.df) * s.se
-  const narrowsBy = 1 - width(later, increments[look]) / width(now, alphaThisLook)
-  return {
-    ...decided,
-    verdict: 'continue',
-    stop: false,
-    direction: null,
-    next,
-    gain: { narrowsBy, seconds },
-    why: `${name} is ${interval} ${at}: not yet different nor within ±${pct(q.margin)}; next: ${blockText(next)} narrows the interval ` +
-      `by ${pct(narrowsBy)}${seconds === null ? '' : ` for ${num(seconds)} s`}`
+  const { then, ...rest } = going()
+  return { ...rest, why: `${name} is ${interval} ${at}: not yet different nor within ±${pct(q.margin)}; ${then}` }
+}
+
+/**
+ * Deployments a cell for a fixed experiment (every cell alike) whose 1 − alpha interval of the question's value (or
+ * ratio) is within ±precision, the cells' log values varying by `variances`; null when even `max` does not.
+ * @param {{ coefs: number[], variances: number[], precision: number, alpha?: number, max?: number }} o
+ */
+export function deploymentsForPrecision ({ coefs, variances, precision, alpha = ALPHA, max = 1000 }) {
+  const target = Math.log(1 + precision)
+  for (let n = 2; n <= max; n++) {
+    const { se, df } = contrastSe(coefs, variances, coefs.map(() => n))
+    if (tQuantile(1 - alpha / 2, df) * se <= target) return n
   }
+  return null
 }

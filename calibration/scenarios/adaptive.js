@@ -37,11 +37,13 @@ function truthOf (quantity, ratio) {
   return { 'cm@4': 2000, 'cm@1': 2000 / ratio, 'up@4': 1000, 'up@1': 1000 }
 }
 
+/** @typedef {import('../../analyzer/stats/adaptive.js').Question} Question */
+
 /**
  * One adaptive experiment, as the executor runs it: decideQuestion at look 0 gives the first block; each block is
  * measured, then decideQuestion at the next look says stop or what to measure next.
  * @param {ReturnType<import('../synth.js').randomSource>} rng
- * @param {{ question: ReturnType<typeof questionOf>, truth: Record<string, number>, spread: number,
+ * @param {{ question: Question, truth: Record<string, number>, spread: number,
  *   spreads?: Record<string, number>, maxLooks: number, spending: 'obrien-fleming' | 'pocock' }} o
  */
 export function runExperiment (rng, { question, truth, spread, spreads, maxLooks, spending }) {
@@ -90,6 +92,39 @@ function planGrid (extra = () => ({})) {
     }
   }
   return cells
+}
+
+const PRECISION_GRID = 'one cell\'s value (estimate: cm@4) and a ratio (cm/up at N = 4, true ratio 2) to ±3% and ±5%; ' +
+  'O\'Brien–Fleming- and Pocock-type, K = 6; spread 3–8%'
+/** @param {any} cell */
+const precisionCase = (cell) =>
+  `${cell.what === 'value' ? 'cm@4' : 'cm/up at N = 4'} to ±${cell.precision * 100}%, ${PLAN[cell.spending]}, K = ${cell.maxLooks}`
+
+/**
+ * Adaptive experiments whose question asks for a precision, over PRECISION_GRID: whether the interval printed at the
+ * stop covers the truth, whether it ended "estimated", and whether the truth is then within ±precision of its value.
+ */
+function precisionRuns (rng, trials) {
+  const cells = []
+  for (const what of ['value', 'ratio']) {
+    for (const precision of [0.03, 0.05]) for (const spending of ['obrien-fleming', 'pocock']) cells.push({ what, precision, spending, maxLooks: 6 })
+  }
+  return overGrid(rng, cells, trials, (r, c) => {
+    const value = c.what === 'value'
+    const question = value
+      ? { estimate: 'cm@4', precision: c.precision }
+      : { ...questionOf('throughput'), margin: undefined, precision: c.precision }
+    const trueValue = value ? 2000 : 2
+    const truth = value ? { 'cm@4': trueValue } : truthOf('throughput', trueValue)
+    const { decision } = runExperiment(r, { question, truth, spread: someSpread(r), maxLooks: c.maxLooks, spending: c.spending })
+    const e = decision.estimate
+    const estimated = decision.verdict === 'estimated'
+    return {
+      covered: Boolean(e && e.lo <= trueValue && trueValue <= e.hi),
+      estimated,
+      within: estimated && Math.abs(e.ratio / trueValue - 1) <= c.precision
+    }
+  })
 }
 
 /** @type {import('../harness.js').Scenario[]} */
@@ -170,6 +205,36 @@ export const SCENARIOS = [
       const figures = results.map(({ cell, out }) => ({ case: `${planText(cell)}, true ratio ${cell.ratio}`, value: share(out, Boolean) }))
       const worst = worstOf(figures, 'min')
       return { value: worst.value, worst: worst.case, cells: figures, note: 'Pocock-type: its coverage at ratio 1 is 1 − adaptive.size' }
+    }
+  },
+  {
+    id: 'adaptive.precision-coverage',
+    area: AREA,
+    figure: 'a question with a precision (an estimate, no test): coverage of the repeated interval printed at the look it ' +
+      'stopped, "estimated" or not (nominal ≥ 95%)',
+    grid: PRECISION_GRID,
+    target: { min: 0.93 },
+    trials: { quick: 300, full: 3000 },
+    run ({ trials, rng }) {
+      const figures = precisionRuns(rng, trials).map(({ cell, out }) => ({ case: precisionCase(cell), value: share(out, x => x.covered) }))
+      const worst = worstOf(figures, 'min')
+      return { value: worst.value, worst: worst.case, cells: figures }
+    }
+  },
+  {
+    id: 'adaptive.precision-false-estimate',
+    area: AREA,
+    figure: 'a question with a precision: experiments that end "estimated" with the truth outside ±precision of the value ' +
+      'printed (of all experiments: the error rate the 95% repeated interval bounds)',
+    grid: PRECISION_GRID,
+    target: { max: 0.05 },
+    trials: { quick: 500, full: 4000 },
+    run ({ trials, rng }) {
+      const results = precisionRuns(rng, trials)
+      const figures = results.map(({ cell, out }) => ({ case: precisionCase(cell), value: share(out, x => x.estimated && !x.within) }))
+      const worst = worstOf(figures, 'max')
+      const said = results.map(({ cell, out }) => `${precisionCase(cell)}: estimated ${pct(share(out, x => x.estimated))}`)
+      return { value: worst.value, worst: worst.case, cells: figures, note: `share ending "estimated" within K: ${said.join('; ')}` }
     }
   },
   {

@@ -104,8 +104,9 @@ At the end it prints the fit or the per-core table, the estimate against what th
 report.html (analyzer report). Before anything runs it estimates the time and the disk the runs take and refuses
 (exit 2) when --out's file system has too little room; on --resume the finished runs' figures replace the plan's.
 With --until answered it runs only the cells the file's question: needs, a block of fresh deployments at a time,
-and after each block looks at one value per deployment: it stops once the question is answered (different, or
-equivalent within its margin; the rest of its plan skipped), or runs the block the look chose, until its --budget.
+and after each block looks at one value per deployment: it stops once the question is answered (different,
+equivalent within its margin, or estimated to its precision; the rest of its plan skipped), or a cell's runs are all
+flagged not valid (3 of them: not measurable here), or runs the block the look chose, until its --budget.
 A running sweep owns its folder through <sweep-dir>/sweep.lock: a second --resume of it is refused, a lock left by a
 process of this host that is gone is taken over.
 

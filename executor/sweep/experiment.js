@@ -81,7 +81,8 @@ export const EXPERIMENT_KEYS = Object.freeze({
   analysis: '{ fit: usl | amdahl | both | none, x: instances | concurrency | nodes, cpu-table: true | false, correlations: true | false }',
   question: 'what executor sweep --until answered decides: { compare: [a, b] (two strategies; in a throughput question cm@2 is a ' +
     'side at an N of its own), quantity: throughput | speedup, at: N, from: N (speedup\'s base, default 1), ' +
-    'margin: 5% (the ratio within it is "equivalent"), ' +
+    'margin: 5% (the ratio within it is "equivalent"), precision: 10% (instead of margin: the ratio measured to ±10%, no test), ' +
+    'or estimate: cm@4 with precision: 5% (one cell\'s throughput measured to ±5%), ' +
     'spending: obrien-fleming | pocock (how alpha is spent over the looks: little early, or evenly; default obrien-fleming) }',
   profiles: 'named overrides of these keys: { smoke: {...}, default: {...}, full: {...} }'
 })
@@ -91,7 +92,7 @@ export const ORDERS = Object.freeze(['shapes', 'blocks'])
 const FITS = ['usl', 'amdahl', 'both', 'none']
 const CALIBRATE_KEYS = ['strategy', 'instances', 'duration', 'warmup', 'confirm', 'max-concurrency', 'max-probes']
 const ANALYSIS_KEYS = ['fit', 'x', 'cpu-table', 'correlations']
-const QUESTION_KEYS = ['compare', 'quantity', 'at', 'from', 'margin', 'spending']
+const QUESTION_KEYS = ['compare', 'estimate', 'quantity', 'at', 'from', 'margin', 'precision', 'spending']
 /** Keys that say the same thing two ways: a profile that sets one replaces the other of the file. */
 const ALTERNATIVES = [['benchmark', 'benchmarks'], ['concurrency', 'rate', 'load'], ['instances', 'instances-per-node']]
 
@@ -326,16 +327,42 @@ function parseQuestion (value, fail) {
   const bad = (sub, msg) => fail(['question', ...sub], `question: ${msg}`)
   if (!isMap(value)) throw bad([], EXPERIMENT_KEYS.question)
   checkKeys(value, ['question'], QUESTION_KEYS, fail, 'question.')
-  const quantity = value.quantity ?? 'throughput'
-  if (!QUANTITIES.includes(quantity)) throw bad(['quantity'], `quantity: ${JSON.stringify(quantity)} is not allowed; one of: ${QUANTITIES.join(', ')}`)
-  const compare = value.compare
-  const sides = sidesOf(compare, quantity, bad)
+  const fraction = (key) => {
+    const f = value[key] === undefined ? undefined : marginOf(value[key])
+    if (f === null) {
+      throw bad([key], `${key}: ${JSON.stringify(value[key])} is not allowed; a percent above 0% and below 100% (5%), or a fraction (0.05)`)
+    }
+    return f
+  }
+  const margin = fraction('margin')
+  const precision = fraction('precision')
+  if (margin !== undefined && precision !== undefined) {
+    throw bad(['precision'], 'precision: a question asks for a precision (an estimate) or a margin (a test), not both; drop one')
+  }
+  const spending = value.spending ?? 'obrien-fleming'
+  if (!SPENDINGS.includes(spending)) throw bad(['spending'], `spending: ${JSON.stringify(spending)} is not allowed; one of: ${SPENDINGS.join(', ')}`)
   const whole = (key, v) => {
     if (!Number.isInteger(v) || v < 1) {
       throw bad(v === undefined ? [] : [key], `${key}: ${v === undefined ? 'missing' : JSON.stringify(v)}; give an instance count, a whole number >= 1`)
     }
     return v
   }
+  /** @type {Question} */
+  const question = { ...(value.estimate === undefined ? cellsAsked(value, bad, whole) : estimateAsked(value, precision, bad, whole)), spending }
+  if (precision !== undefined) return Object.freeze({ ...question, precision })
+  // the margin the analyzer's rule uses when the file names none, kept with the question
+  return Object.freeze({ ...question, margin: completeQuestion({ ...question, margin }).margin })
+}
+
+/**
+ * A comparison's keys: compare, quantity, at and (a speedup) from.
+ * @returns {Question}
+ */
+function cellsAsked (value, bad, whole) {
+  const quantity = value.quantity ?? 'throughput'
+  if (!QUANTITIES.includes(quantity)) throw bad(['quantity'], `quantity: ${JSON.stringify(quantity)} is not allowed; one of: ${QUANTITIES.join(', ')}`)
+  const compare = value.compare
+  const sides = sidesOf(compare, quantity, bad)
   const own = sides.every(side => side.own)
   if (own && value.at !== undefined) throw bad(['at'], `at: both sides give their own N (${compare.join(', ')}); drop at`)
   const at = own ? undefined : whole('at', value.at)
@@ -344,17 +371,22 @@ function parseQuestion (value, fail) {
   if (quantity !== 'speedup' && value.from !== undefined) throw bad(['from'], 'from: only a speedup has a base N; drop from, or write quantity: speedup')
   const from = quantity === 'speedup' ? whole('from', value.from ?? 1) : undefined
   if (from !== undefined && from >= at) throw bad(['from'], `from: ${from} is not below at (${at}); a speedup is from a smaller N to a larger one`)
-  const margin = value.margin === undefined ? undefined : marginOf(value.margin)
-  if (margin === null) {
-    throw bad(['margin'], `margin: ${JSON.stringify(value.margin)} is not allowed; a percent above 0% and below 100% (5%), or a fraction (0.05)`)
+  const pair = /** @type {[string, string]} */ ([compare[0], compare[1]])
+  return { compare: pair, quantity, ...(at === undefined ? {} : { at }), ...(from === undefined ? {} : { from }) }
+}
+
+/** An estimate's keys: estimate (strategy@N, or a strategy with at) and its precision. */
+function estimateAsked (value, precision, bad, whole) {
+  for (const key of ['compare', 'quantity', 'from']) {
+    if (value[key] !== undefined) throw bad([key], `${key}: an estimate (estimate: cm@4) is of one cell's throughput; drop ${key}`)
   }
-  const spending = value.spending ?? 'obrien-fleming'
-  if (!SPENDINGS.includes(spending)) throw bad(['spending'], `spending: ${JSON.stringify(spending)} is not allowed; one of: ${SPENDINGS.join(', ')}`)
-  const ns = { ...(at === undefined ? {} : { at }), ...(from === undefined ? {} : { from }) }
-  /** @type {Question} */
-  const question = { compare: [compare[0], compare[1]], quantity, ...ns, margin, spending }
-  // the margin the analyzer's rule uses when the file names none, kept with the question
-  return Object.freeze({ ...question, margin: completeQuestion(question).margin })
+  const side = typeof value.estimate === 'string' ? sideOf(value.estimate) : null
+  if (!side || !STRATEGIES.includes(side.strategy) || (side.own && side.at < 1)) {
+    throw bad(['estimate'], `estimate: ${JSON.stringify(value.estimate)} is not a cell; give strategy@N (cm@4), or a strategy and at`)
+  }
+  if (side.own && value.at !== undefined) throw bad(['at'], `at: ${value.estimate} gives its own N; drop at`)
+  if (precision === undefined) throw bad([], 'precision: missing; an estimate is measured to a precision, e.g. precision: 5%')
+  return { estimate: value.estimate, ...(side.own ? {} : { at: whole('at', value.at) }) }
 }
 
 /**
@@ -388,8 +420,11 @@ function marginOf (v) {
 }
 
 /**
- * @typedef {{ compare: [string, string], quantity: 'throughput'|'speedup', at?: number, from?: number, margin: number,
- *   spending?: 'obrien-fleming'|'pocock' }} Question  compare: strategies, or `strategy@N` (throughput: a side's own N)
+ * @typedef {{ compare?: [string, string], quantity?: 'throughput'|'speedup', at?: number, from?: number,
+ *   margin?: number, precision?: number, estimate?: string, spending?: 'obrien-fleming'|'pocock' }} Question
+ *   compare: strategies, or
+ *   `strategy@N` (throughput: a side's own N); estimate: one cell (strategy@N, or a strategy at `at`) measured to
+ *   ±precision; compare with precision: their ratio measured to ±precision (no test); else a test within ±margin
  */
 
 /**
@@ -399,7 +434,7 @@ function marginOf (v) {
  * @returns {{ key: string, strategy: string, instances: number }[]}
  */
 export function questionCells (q) {
-  return cellsNeeded({ ...q, compare: [q.compare[0], q.compare[1]] }).map(key => {
+  return cellsNeeded(q).map(key => {
     const [strategy, n] = key.split('@')
     return { key, strategy, instances: Number(n) }
   })
@@ -417,18 +452,17 @@ export function questionInGrid (exp) {
   const fail = (sub, msg) => new NsError('NS_ERR_BAD_FILE',
     `${exp.file}:${exp.lineOf('question', sub)}: question: ${msg}${exp.profile === 'default' ? '' : ` (profile ${exp.profile})`}`)
   if (!q) throw new NsError('NS_ERR_BAD_FILE', `${exp.file}: no question: key; add one, e.g. question: { compare: [cm, up], quantity: throughput, at: 4 }`)
-  const sides = q.compare.map(e => sideOf(e, q.at))
-  sides.forEach(({ strategy }, i) => {
+  // the question's cells as written: its sides (compare: [cm@2, up]) or the one it estimates (estimate: cm@4), each
+  // with the line that names it
+  const sides = (q.estimate ? [q.estimate] : q.compare).map((e, i) => ({ ...sideOf(e, q.at), key: q.estimate ? ['estimate'] : ['compare', i] }))
+  for (const { strategy, key } of sides) {
     if (!exp.strategies.includes(strategy)) {
-      throw fail(['compare', i], `compare: ${strategy} is not one of this experiment's strategies (${exp.strategies.join(', ')})`)
+      throw fail(key, `${key[0]}: ${strategy} is not one of this experiment's strategies (${exp.strategies.join(', ')})`)
     }
-  })
+  }
   if (exp.perNode) throw fail([], 'needs instances (the total N), not instances-per-node')
   // the line of the question that gave a cell its N: a side's own (compare: [cm@2, ...]), else at or from
-  const keyOf = (strategy, n) => {
-    const i = sides.findIndex(side => side.own && side.strategy === strategy && side.at === n)
-    return i >= 0 ? ['compare', i] : [n === q.at ? 'at' : 'from']
-  }
+  const keyOf = (strategy, n) => sides.find(side => side.own && side.strategy === strategy && side.at === n)?.key ?? [n === q.at ? 'at' : 'from']
   for (const { strategy, instances } of questionCells(q)) {
     const ns = exp.instances[strategy].map(i => i.value)
     const key = keyOf(strategy, instances)

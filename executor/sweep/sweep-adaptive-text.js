@@ -45,7 +45,8 @@ export function verdictLines (a, { skipped = 0 } = {}) {
     lines.push('  what more would be needed: a set-up whose runs of that cell are valid (analyzer summary on one of them says why ' +
       'it was not: e.g. the load generator on cores or nodes of its own, --server-cpus or --load-nodes)')
   } else if (a.verdict === 'undecided') {
-    const more = a.needed ? `a fixed experiment of ${a.needed.deployments} deployments a cell (a ${pct(a.needed.effect)} difference, 80% power)` : null
+    const sized = a.needed?.precision ? `its 95% interval ±${pct(a.needed.precision)}` : `a ${pct(a.needed?.effect)} difference, 80% power`
+    const more = a.needed ? `a fixed experiment of ${a.needed.deployments} deployments a cell (${sized})` : null
     const next = last.next?.length ? `the next block the rule chose: ${nextText(last)}` : null
     lines.push(`  what more would be needed: ${[next, more].filter(Boolean).join('; ') || 'more deployments than the rule can size (see above)'}`)
     if (a.ended === 'budget spent') lines.push('  a larger --budget (a new sweep: the looks are planned from it) gives the rule more looks')

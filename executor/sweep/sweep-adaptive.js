@@ -189,7 +189,7 @@ export function unmeasurableCell (look) {
  */
 function endOf (a, { spent, nextSeconds }) {
   const last = a.looks.at(-1)
-  if (last.stop || last.verdict !== 'continue') return last.verdict === 'different' || last.verdict === 'equivalent' ? 'answered' : 'last look'
+  if (last.stop || last.verdict !== 'continue') return ['different', 'equivalent', 'estimated'].includes(last.verdict) ? 'answered' : 'last look'
   if (last.look >= a.maxLooks) return 'last look'
   if (unmeasurableCell(last)) return 'not measurable'
   if (a.budget !== null && spent + nextSeconds > a.budget) return 'budget spent'
