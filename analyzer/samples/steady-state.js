@@ -349,10 +349,11 @@ function warmupTest (xs, cut) {
 
 /**
  * The drift over the whole judged window (a warm-up not over is a drift too): Theil–Sen's slope against the slope's
- * standard error with the residuals' long-run variance (longRunVariance, so a per-second autocorrelation up to
- * assumedRho is allowed for where the run cannot measure it), Var = σ²_lr · 12 / (N (N² − 1)) (least squares' on an
- * even grid) over Theil–Sen's efficiency 0.955 at normal errors (Sen 1968); drift is the slope over the window
- * relative to its mean, significant at STEADY_STATE.testAlpha (two-sided).
+ * standard error with the residuals' long-run variance (longRunVariance with `white`, so a per-second autocorrelation
+ * up to assumedRho is allowed for in the seconds' coloured part where the run cannot measure it, and not in their
+ * white counting noise), Var = σ²_lr · 12 / (N (N² − 1)) (least squares' on an even grid) over Theil–Sen's efficiency
+ * 0.955 at normal errors (Sen 1968); drift is the slope over the window relative to its mean, its p splitP's (the
+ * largest over the coloured share), significant at STEADY_STATE.driftAlpha (two-sided).
  * @param {number[]} xs
  */
 export function driftOf (xs) {
