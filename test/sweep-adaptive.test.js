@@ -61,6 +61,21 @@ function shortOfAnswer (t, runs, a, stderr) {
   return true
 }
 
+/**
+ * `executor sweep FILE --until answered` on an experiment of this text, finished: its folder read, sweep.json valid
+ * against its schema and every look as the rule decides it.
+ * @param {string} text @param {string} [budget]
+ */
+async function answered (text, budget = '30s') {
+  const { file, out } = experiment(text)
+  const r = await runCli('executor', ['sweep', file, '--until', 'answered', '--budget', budget, '--out', out, '--seed', '7', '--no-report'])
+  assert.equal(r.code, 0, r.stderr)
+  const read = readSweep(out)
+  assertValidFile(join(read.dir, 'sweep.json'))
+  assertLooksAsRuled(read.sweep.adaptive)
+  return { r, ...read, a: read.sweep.adaptive }
+}
+
 /** sweep --status DIR [--json], as the command prints it. */
 async function status (dir, json = false) {
   const out = sink()
@@ -156,13 +171,7 @@ test('a question on cells at N of their own (cm@2 against up@1): only those two 
   'theirs', { timeout: 90000 }, async (t) => {
   const text = STUDY.replace('instances: [2]', 'instances: { cm: [2], up: [1] }')
     .replace('question: { compare: [cm, up], quantity: throughput, at: 2 }', 'question: { compare: [cm@2, up@1], quantity: throughput }')
-  const { file, out } = experiment(text)
-  const r = await runCli('executor', ['sweep', file, '--until', 'answered', '--budget', '30s', '--out', out, '--seed', '7', '--no-report'])
-  assert.equal(r.code, 0, r.stderr)
-  const { dir, sweep, runs } = readSweep(out)
-  const a = sweep.adaptive
-  assertValidFile(join(dir, 'sweep.json'))
-  assertLooksAsRuled(a)
+  const { r, dir, runs, a } = await answered(text)
   assert.deepEqual(Object.keys(a.cells).sort(), ['cm@2', 'up@1'])
   assert.deepEqual([...new Set(runs.map(x => `${x.config.strategy}@${x.config.instances}`))].sort(), ['cm@2', 'up@1'])
   const lines = r.stderr.match(/^look \d+\/\d+: cm@2\/up@1 = .*$/gm) ?? []
@@ -178,13 +187,7 @@ test('a question on cells at N of their own (cm@2 against up@1): only those two 
 test('a question with a precision (estimate: cm@2, precision: 5%): only that cell runs, and the sweep stops "estimated" once ' +
   'its repeated interval is within ±5%', { timeout: 90000 }, async (t) => {
   const text = STUDY.replace('question: { compare: [cm, up], quantity: throughput, at: 2 }', 'question: { estimate: cm@2, precision: 5% }')
-  const { file, out } = experiment(text)
-  const r = await runCli('executor', ['sweep', file, '--until', 'answered', '--budget', '30s', '--out', out, '--seed', '7', '--no-report'])
-  assert.equal(r.code, 0, r.stderr)
-  const { dir, sweep, runs } = readSweep(out)
-  const a = sweep.adaptive
-  assertValidFile(join(dir, 'sweep.json'))
-  assertLooksAsRuled(a)
+  const { r, dir, runs, a } = await answered(text)
   assert.deepEqual(Object.keys(a.cells), ['cm@2'])
   assert.ok(runs.every(x => x.config.strategy === 'cm' && x.config.instances === 2))
   assert.match(await status(dir), /question: how large is cm's throughput at N=2, to within ±5%\?/)
@@ -212,13 +215,7 @@ test('a cell is not measurable once 3 of its deployments are flagged not valid a
 
 test('a cell whose every deployment is flagged not valid ends the sweep after 3 of them: not measurable, and why', { timeout: 90000 }, async () => {
   const text = STUDY.replace(APP, join(ROOT, 'test', 'fixtures', 'apps', 'fails-in-cluster.js'))
-  const { file, out } = experiment(text)
-  const r = await runCli('executor', ['sweep', file, '--until', 'answered', '--budget', '2m', '--out', out, '--seed', '7', '--no-report'])
-  assert.equal(r.code, 0, r.stderr)
-  const { dir, sweep, runs } = readSweep(out)
-  const a = sweep.adaptive
-  assertValidFile(join(dir, 'sweep.json'))
-  assertLooksAsRuled(a)
+  const { r, sweep, runs, a } = await answered(text, '2m')
   // cm's workers answer 500: each of its runs flagged (errors); up's are valid
   const cm = runs.filter(x => x.config.strategy === 'cm')
   assert.equal(cm.length, UNMEASURABLE_AFTER, JSON.stringify(a.looks.map(l => l.next)))
