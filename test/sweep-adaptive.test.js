@@ -202,7 +202,7 @@ test('a question with a precision (estimate: cm@2, precision: 5%): only that cel
   assert.match(r.stderr, /^look \d+\/\d+: cm@2 = \d+ \[\d+, \d+\] .*→ estimated/m)
 })
 
-test('a cell is not measurable once 3 of its deployments are flagged not valid and none is valid', () => {
+test('a cell is not measurable once 3 of its deployments are flagged not valid by the set-up and none is valid', () => {
   const bad = (cell, ...flags) => ({ run: 'x', cell, flags })
   const invalid = [bad('cm@2', 'host-saturated'), bad('cm@2', 'host-saturated', 'disturbed'), bad('up@1', 'unstable')]
   assert.equal(unmeasurableCell({ values: { 'cm@2': [], 'up@1': [10] }, invalid }), null)
@@ -211,6 +211,9 @@ test('a cell is not measurable once 3 of its deployments are flagged not valid a
     { cell: 'cm@2', runs: 3, flags: 'host-saturated ×3, disturbed ×1' })
   // one valid deployment: the set-up can measure it, the others were chance
   assert.equal(unmeasurableCell({ values: { 'cm@2': [20], 'up@1': [10] }, invalid: third }), null)
+  // other work on the host is chance's: runs flagged only disturbed are not counted
+  const disturbed = [bad('cm@2', 'disturbed'), bad('cm@2', 'disturbed'), bad('cm@2', 'disturbed'), bad('cm@2', 'host-saturated')]
+  assert.equal(unmeasurableCell({ values: { 'cm@2': [], 'up@1': [10] }, invalid: disturbed }), null)
 })
 
 test('a cell whose every deployment is flagged not valid ends the sweep after 3 of them: not measurable, and why', { timeout: 90000 }, async () => {

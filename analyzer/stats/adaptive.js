@@ -285,18 +285,37 @@ const pText = (p) => (p < 1e-4 ? p.toExponential(1) : p.toPrecision(2))
  * @returns {Decision}
  */
 export function decideQuestion (question, cells, opts) {
+  const look = lookOf(question, cells, opts)
+  const { q, keys, coefs, samples, ns, alphaThisLook } = look
+  const short = keys.filter((_, i) => ns[i] < 2)
+  const test = short.length ? null : logContrast(samples, coefs, { margin: q.margin, alpha: Math.max(alphaThisLook, TINY_ALPHA) })
+  if (!test?.se) return untested(look, short)
+  const level = 1 - alphaThisLook
+  const estimate = { ratio: test.ratio, lo: test.ci95[0], hi: test.ci95[1], level }
+  const said = {
+    interval: `${num(test.ratio)}${q.estimate ? '' : '×'} (${levelText(level)} repeated interval ${num(estimate.lo)}–${num(estimate.hi)})`,
+    at: `at look ${look.look} of ${look.maxLooks}`
+  }
+  const decided = { ...look.base, estimate, p: test.p, pEquivalence: test.pEquivalence, next: [], gain: null, needed: null, stop: true }
+  return q.precision !== null ? estimateVerdict(look, decided, said) : testVerdict(look, test, decided, said)
+}
+
+/**
+ * What a look decides from: the question checked, its cells' values, costs and planning variances, the alpha this
+ * look may spend and has spent, the ratio's name, and the fields every decision carries.
+ * @param {Question} question @param {Cells} cells @param {DecideOptions} opts
+ */
+function lookOf (question, cells, opts) {
   const q = checkQuestion(question)
   const contrast = contrastOf(question)
   const { look, maxLooks, alpha = ALPHA, spending = 'obrien-fleming', costs = {} } = opts ?? /** @type {any} */ ({})
   checkPlan({ maxLooks, alpha, spending })
   if (!Number.isInteger(look) || look < 0 || look > maxLooks) throw internalError(`look ${look} is not a whole number from 0 to maxLooks (${maxLooks})`)
   const keys = contrast.map(x => x.cell)
-  const coefs = contrast.map(x => x.coef)
   const samples = keys.map(k => valuesOf(cells, k))
   const ns = samples.map(xs => xs.length)
   const costOf = keys.map(k => costs[k])
   const known = costOf.every(c => typeof c === 'number' && c > 0)
-  const unitCosts = known ? costOf : keys.map(() => 1)
   const increments = spendingBoundary({ maxLooks, alpha, spending })
   const alphaThisLook = look > 0 ? increments[look - 1] : 0
   const alphaSpent = increments.slice(0, look).reduce((a, b) => a + b, 0)
@@ -305,7 +324,6 @@ export function decideQuestion (question, cells, opts) {
     : q.quantity === 'speedup'
       ? `${q.a}/${q.b} speedup ${q.from}→${q.at}`
       : q.aAt === q.bAt ? `${q.a}/${q.b} throughput at N = ${q.aAt}` : `${q.a}@${q.aAt}/${q.b}@${q.bAt} throughput`
-  const vs = planningVariances(samples)
   const base = {
     look,
     maxLooks,
@@ -313,70 +331,119 @@ export function decideQuestion (question, cells, opts) {
     alphaThisLook,
     cells: keys.map((cell, i) => ({ cell, n: ns[i], sdLog: ns[i] >= 2 ? Math.sqrt(logVariance(samples[i])) : null }))
   }
-  const nextOf = () => {
-    const add = allocate(coefs, vs, ns, unitCosts)
-    const next = keys.map((cell, i) => ({ cell, deployments: add[i] })).filter(x => x.deployments > 0)
-    const seconds = known ? add.reduce((a, m, i) => a + m * unitCosts[i], 0) : null
-    return { next, add, seconds }
+  return {
+    question,
+    q,
+    look,
+    maxLooks,
+    alpha,
+    keys,
+    coefs: contrast.map(x => x.coef),
+    samples,
+    ns,
+    vs: planningVariances(samples),
+    known,
+    unitCosts: known ? costOf : keys.map(() => 1),
+    increments,
+    alphaThisLook,
+    name,
+    base
   }
+}
 
-  const short = keys.filter((_, i) => ns[i] < 2)
-  const test = short.length ? null : logContrast(samples, coefs, { margin: q.margin, alpha: Math.max(alphaThisLook, TINY_ALPHA) })
-  if (!test?.se) {
-    const cause = short.length
-      ? `${short.join(', ')} need${short.length === 1 ? 's' : ''} 2 deployments`
-      : 'no value varies (identical values carry no noise estimate)'
-    const none = { ...base, estimate: null, p: null, pEquivalence: null, direction: null, gain: null, needed: null }
-    if (look >= maxLooks) {
-      return { ...none, verdict: 'undecided', stop: true, next: [], why: `undecided after ${look} of ${maxLooks} looks: ${cause} before ${name} can be tested` }
-    }
-    const { next, seconds } = nextOf()
+/** @typedef {ReturnType<typeof lookOf>} Look */
+
+/**
+ * The next block (allocate) and its seconds where the cells' costs are known.
+ * @param {Look} o
+ */
+function nextBlock ({ coefs, vs, ns, unitCosts, keys, known }) {
+  const add = allocate(coefs, vs, ns, unitCosts)
+  const next = keys.map((cell, i) => ({ cell, deployments: add[i] })).filter(x => x.deployments > 0)
+  const seconds = known ? add.reduce((a, m, i) => a + m * unitCosts[i], 0) : null
+  return { next, add, seconds }
+}
+
+/**
+ * A look before anything can be tested (a cell short of 2 deployments, or no value varying): undecided at the last
+ * look, else the block that fills the cells.
+ * @param {Look} o @param {string[]} short
+ * @returns {Decision}
+ */
+function untested (o, short) {
+  const { look, maxLooks, name } = o
+  const cause = short.length
+    ? `${short.join(', ')} need${short.length === 1 ? 's' : ''} 2 deployments`
+    : 'no value varies (identical values carry no noise estimate)'
+  const none = { ...o.base, estimate: null, p: null, pEquivalence: null, direction: null, gain: null, needed: null }
+  if (look >= maxLooks) {
+    return { ...none, verdict: 'undecided', stop: true, next: [], why: `undecided after ${look} of ${maxLooks} looks: ${cause} before ${name} can be tested` }
+  }
+  const { next, seconds } = nextBlock(o)
+  return {
+    ...none,
+    verdict: 'continue',
+    stop: false,
+    next,
+    why: `${cause} before ${name} can be tested; next: ${blockText(next)}${seconds === null ? '' : ` (${num(seconds)} s)`}`
+  }
+}
+
+/**
+ * A look that goes on: the next block and how much it narrows the repeated interval (the next look's alpha included),
+ * with `then`, the words for it.
+ * @param {Look} o @param {any} decided
+ */
+function goingOn (o, decided) {
+  const { next, add, seconds } = nextBlock(o)
+  const now = contrastSe(o.coefs, o.vs, o.ns)
+  const later = contrastSe(o.coefs, o.vs, o.ns.map((n, i) => n + add[i]))
+  const width = (s, a) => tQuantile(1 - Math.max(a, TINY_ALPHA) / 2, s.df) * s.se
+  const narrowsBy = 1 - width(later, o.increments[o.look]) / width(now, o.alphaThisLook)
+  const then = `next: ${blockText(next)} narrows the interval by ${pct(narrowsBy)}${seconds === null ? '' : ` for ${num(seconds)} s`}`
+  return { ...decided, verdict: /** @type {const} */ ('continue'), stop: false, direction: null, next, gain: { narrowsBy, seconds }, then }
+}
+
+/**
+ * A question with a precision: no test, the interval alone; "estimated" once the repeated interval is within
+ * ±precision of the value.
+ * @param {Look} o @param {any} decided @param {{ interval: string, at: string }} said
+ * @returns {Decision}
+ */
+function estimateVerdict (o, decided, { interval, at }) {
+  const { q, name, look, maxLooks, ns } = o
+  const { ratio, lo, hi } = decided.estimate
+  const within = Math.max(hi / ratio - 1, 1 - lo / ratio)
+  const p = { p: null, pEquivalence: null, direction: null }
+  if (within <= q.precision) {
+    return { ...decided, ...p, verdict: 'estimated', why: `${name} is ${interval}: within ±${pct(within)}, the ±${pct(q.precision)} asked, ${at}` }
+  }
+  if (look >= maxLooks) {
+    const deployments = deploymentsForPrecision({ coefs: o.coefs, variances: o.samples.map(logVariance), precision: q.precision, alpha: o.alpha })
+    const more = deployments === null
+      ? `even 1000 deployments a cell would not make its 95% interval ±${pct(q.precision)}`
+      : `a fixed experiment of ${deployments} deployments a cell (now ${Math.min(...ns)}–${Math.max(...ns)}) would make its 95% interval ±${pct(q.precision)}`
     return {
-      ...none,
-      verdict: 'continue',
-      stop: false,
-      next,
-      why: `${cause} before ${name} can be tested; next: ${blockText(next)}${seconds === null ? '' : ` (${num(seconds)} s)`}`
+      ...decided,
+      ...p,
+      verdict: 'undecided',
+      needed: deployments === null ? null : { deployments, precision: q.precision },
+      why: `undecided after ${look} of ${maxLooks} looks: ${name} is ${interval}, ±${pct(within)}, not within ±${pct(q.precision)}; ${more}`
     }
   }
+  const { then, ...rest } = goingOn(o, decided)
+  return { ...rest, ...p, why: `${name} is ${interval} ${at}: ±${pct(within)}, not yet within ±${pct(q.precision)}; ${then}` }
+}
 
-  const level = 1 - alphaThisLook
-  const estimate = { ratio: test.ratio, lo: test.ci95[0], hi: test.ci95[1], level }
-  const interval = `${num(test.ratio)}${q.estimate ? '' : '×'} (${levelText(level)} repeated interval ${num(estimate.lo)}–${num(estimate.hi)})`
-  const at = `at look ${look} of ${maxLooks}`
-  const decided = { ...base, estimate, p: test.p, pEquivalence: test.pEquivalence, next: [], gain: null, needed: null, stop: true }
-  const going = () => {
-    const { next, add, seconds } = nextOf()
-    const now = contrastSe(coefs, vs, ns)
-    const later = contrastSe(coefs, vs, ns.map((n, i) => n + add[i]))
-    const width = (s, a) => tQuantile(1 - Math.max(a, TINY_ALPHA) / 2, s.df) * s.se
-    const narrowsBy = 1 - width(later, increments[look]) / width(now, alphaThisLook)
-    const then = `next: ${blockText(next)} narrows the interval by ${pct(narrowsBy)}${seconds === null ? '' : ` for ${num(seconds)} s`}`
-    return { ...decided, verdict: /** @type {const} */ ('continue'), stop: false, direction: null, next, gain: { narrowsBy, seconds }, then }
-  }
-  if (q.precision !== null) {
-    // an estimate: no test, the interval alone; it stops once the repeated interval is within ±precision of it
-    const within = Math.max(estimate.hi / estimate.ratio - 1, 1 - estimate.lo / estimate.ratio)
-    const p = { p: null, pEquivalence: null, direction: null }
-    if (within <= q.precision) {
-      return { ...decided, ...p, verdict: 'estimated', why: `${name} is ${interval}: within ±${pct(within)}, the ±${pct(q.precision)} asked, ${at}` }
-    }
-    if (look >= maxLooks) {
-      const deployments = deploymentsForPrecision({ coefs, variances: samples.map(logVariance), precision: q.precision, alpha })
-      const more = deployments === null
-        ? `even 1000 deployments a cell would not make its 95% interval ±${pct(q.precision)}`
-        : `a fixed experiment of ${deployments} deployments a cell (now ${Math.min(...ns)}–${Math.max(...ns)}) would make its 95% interval ±${pct(q.precision)}`
-      return {
-        ...decided,
-        ...p,
-        verdict: 'undecided',
-        needed: deployments === null ? null : { deployments, precision: q.precision },
-        why: `undecided after ${look} of ${maxLooks} looks: ${name} is ${interval}, ±${pct(within)}, not within ±${pct(q.precision)}; ${more}`
-      }
-    }
-    const { then, ...rest } = going()
-    return { ...rest, ...p, why: `${name} is ${interval} ${at}: ±${pct(within)}, not yet within ±${pct(q.precision)}; ${then}` }
-  }
+/**
+ * A test question: different (Welch's p under the alpha this look spends), equivalent (TOST within ±margin), else
+ * undecided at the last look with what a fixed experiment would need, or the next block.
+ * @param {Look} o @param {ReturnType<typeof logContrast>} test @param {any} decided
+ * @param {{ interval: string, at: string }} said
+ * @returns {Decision}
+ */
+function testVerdict (o, test, decided, { interval, at }) {
+  const { q, name, look, maxLooks, ns, alphaThisLook } = o
   if (test.p < alphaThisLook) {
     const direction = test.ratio > 1 ? 'a>b' : 'a<b'
     const why = `${name} is ${interval}: different ${at} (p = ${pText(test.p)} < ${pText(alphaThisLook)} spent at this look)`
@@ -389,7 +456,7 @@ export function decideQuestion (question, cells, opts) {
   }
   if (look >= maxLooks) {
     const effect = Math.exp(Math.max(Math.abs(Math.log(test.ratio)), Math.log(1 + q.margin))) - 1
-    const deployments = deploymentsForPower({ question, effect, variances: samples.map(logVariance), alpha })
+    const deployments = deploymentsForPower({ question: o.question, effect, variances: o.samples.map(logVariance), alpha: o.alpha })
     const more = deployments === null
       ? `even 1000 deployments a cell would not detect a ${pct(effect)} difference with ${pct(NEEDED_POWER)} power`
       : `a fixed experiment of ${deployments} deployments a cell (now ${Math.min(...ns)}–${Math.max(...ns)}) would detect a ${pct(effect)} ` +
@@ -402,7 +469,7 @@ export function decideQuestion (question, cells, opts) {
       why: `undecided after ${look} of ${maxLooks} looks: ${name} is ${interval}, neither different nor within ±${pct(q.margin)}; ${more}`
     }
   }
-  const { then, ...rest } = going()
+  const { then, ...rest } = goingOn(o, decided)
   return { ...rest, why: `${name} is ${interval} ${at}: not yet different nor within ±${pct(q.margin)}; ${then}` }
 }
 

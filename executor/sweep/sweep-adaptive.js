@@ -162,15 +162,19 @@ export async function takeLook (sweep, look) {
 /** Deployments of a cell, every one flagged not valid, after which this set-up is taken not to measure it. */
 export const UNMEASURABLE_AFTER = 3
 
+/** Flags that say the host's other work disturbed a run: chance's, not the set-up's (unmeasurableCell). */
+const CHANCE_FLAGS = ['disturbed']
+
 /**
- * A cell this set-up does not measure: UNMEASURABLE_AFTER deployments or more and every one flagged not valid (a flag
- * that repeats on every deployment is the set-up's, not chance's: on 2 cores cm x2 beside its load generator is
- * host-saturated each time), with its flags counted; null when every cell has a valid value or too few tries.
+ * A cell this set-up does not measure: UNMEASURABLE_AFTER deployments or more flagged not valid by the set-up and none
+ * valid (a flag that repeats on every deployment is the set-up's, not chance's: on 2 cores cm x2 beside its load
+ * generator is host-saturated each time; a run flagged only for other work on the host is not counted), with its
+ * flags counted; null when every cell has a valid value or too few such tries.
  * @param {{ values: Record<string, number[]>, invalid: { cell: string, flags: string[] }[] }} look
  */
 export function unmeasurableCell (look) {
   for (const [cell, values] of Object.entries(look.values)) {
-    const bad = look.invalid.filter(x => x.cell === cell)
+    const bad = look.invalid.filter(x => x.cell === cell && x.flags.some(f => !CHANCE_FLAGS.includes(f)))
     if (values.length || bad.length < UNMEASURABLE_AFTER) continue
     const counts = new Map()
     for (const flag of bad.flatMap(x => x.flags)) counts.set(flag, (counts.get(flag) ?? 0) + 1)
