@@ -181,6 +181,119 @@ function intervalsOf (d, model, f) {
 }
 
 /**
+ * The fitted curve itself: sigma, lambda (0 for Amdahl), gamma, X(N), its peak N* (USL with lambda > 0 and sigma < 1)
+ * and, where it has no peak, its asymptote gamma / sigma.
+ * @param {'usl'|'amdahl'} model
+ * @param {import('./fit-log.js').LogFit} f
+ */
+function curveOf (model, f) {
+  const shape = { sigma: f.shape.sigma, lambda: model === 'usl' ? f.shape.lambda : 0 }
+  const gamma = Math.exp(f.a)
+  const peak = model === 'usl' && shape.lambda > 0 && shape.sigma < 1 ? Math.sqrt((1 - shape.sigma) / shape.lambda) : null
+  /** @param {number} n */
+  const xAt = n => gamma * n / (1 + shape.sigma * (n - 1) + shape.lambda * n * (n - 1))
+  const asymptote = peak === null && shape.sigma > 0 ? gamma / shape.sigma : null
+  return { shape, gamma, peak, xAt, asymptote }
+}
+
+/**
+ * Linearised standard errors (logVariances) and gamma's t interval on the log scale: the degrees of freedom and the
+ * variance over the parameters not held at a bound.
+ * @param {LogData} d
+ * @param {'usl'|'amdahl'} model
+ * @param {number} ssr
+ * @param {{ shape: { sigma: number, lambda: number }, gamma: number }} curve
+ */
+function spreadOf (d, model, ssr, { shape, gamma }) {
+  const free = 1 + (shape.sigma > 0 && shape.sigma < 1 ? 1 : 0) + (model === 'usl' && shape.lambda > 0 ? 1 : 0)
+  const dofGamma = d.rows - free
+  const t = dofGamma >= 1 ? tQuantile(0.975, dofGamma) : NaN
+  const variances = dofGamma >= 1 && ssr > 0 ? logVariances(d, shape, model, ssr / dofGamma) : null
+  /** @param {number} j */
+  const se = j => (variances && variances[j] !== null ? Math.sqrt(variances[j]) : null)
+  const seA = se(0)
+  return {
+    se: { gamma: seA === null ? null : gamma * seA, sigma: se(1), lambda: model === 'usl' ? se(2) : null },
+    gammaCi: seA === null ? null : pair(gamma * Math.exp(-t * seA), gamma * Math.exp(t * seA))
+  }
+}
+
+/**
+ * What is said of sigma and of lambda (USL only): termOf where there are profile regions, else that the runs leave
+ * no degrees of freedom for an interval.
+ * @param {LogData} d
+ * @param {'usl'|'amdahl'} model
+ * @param {{ sigma: number, lambda: number }} shape
+ * @param {ReturnType<typeof curveRegions> | null} regions
+ * @param {number} s2
+ * @param {number} dof
+ */
+function termsOf (d, model, shape, regions, s2, dof) {
+  const noDof = `no interval: ${d.rows} runs leave ${Math.max(0, dof)} degrees of freedom for ${PARAMETERS[model]} parameters`
+  const sigma = regions ? termOf(d, regions.sigma, 'sigma', shape, s2) : { ci: null, identified: false, bound: null, text: `σ: ${noDof}` }
+  const lambda = model !== 'usl'
+    ? null
+    : regions ? termOf(d, regions.lambda, 'lambda', shape, s2) : { ci: null, identified: false, bound: null, text: `λ: ${noDof}` }
+  return { sigma, lambda }
+}
+
+/**
+ * The terms' fields of the result, in its order: identified, bound95, identify, identifyAt.
+ * @param {ReturnType<typeof termsOf>} terms
+ */
+function termFields ({ sigma, lambda }) {
+  return {
+    identified: { sigma: sigma.identified, lambda: lambda ? lambda.identified : null },
+    bound95: { sigma: sigma.bound, lambda: lambda?.bound ?? null },
+    identify: { sigma: sigma.text, lambda: lambda?.text ?? null },
+    identifyAt: { sigma: sigma.at ?? null, lambda: lambda?.at ?? null }
+  }
+}
+
+/**
+ * R² on the log scale (the pure error included in the total), and adjusted for the degrees of freedom.
+ * @param {LogData} d
+ * @param {number} ssr
+ * @param {number} dof
+ */
+function goodnessOf (d, ssr, dof) {
+  const yMean = d.means.reduce((a, m, j) => a + d.counts[j] * m, 0) / d.rows
+  const sst = d.pure + d.means.reduce((a, m, j) => a + d.counts[j] * (m - yMean) ** 2, 0)
+  const r2 = sst > 0 ? 1 - ssr / sst : null
+  return { r2, adjustedR2: r2 !== null && dof > 0 ? 1 - (1 - r2) * (d.rows - 1) / dof : null }
+}
+
+/**
+ * The parameters held at a bound: sigma at 0 or 1, lambda (USL) at 0.
+ * @param {'usl'|'amdahl'} model
+ * @param {{ sigma: number, lambda: number }} shape
+ */
+function boundsOf (model, shape) {
+  const bounds = []
+  if (shape.sigma <= 0) bounds.push('sigma=0')
+  else if (shape.sigma >= 1) bounds.push('sigma=1')
+  if (model === 'usl' && shape.lambda <= 0) bounds.push('lambda=0')
+  return bounds
+}
+
+/**
+ * The model choice as the result shows it: every model's fit, and the intervals of the one AICc chose where it is
+ * neither the model asked for nor the ceiling (intervalsOf).
+ * @param {LogData} d
+ * @param {Choice} choice
+ * @param {'usl'|'amdahl'} model
+ */
+function choiceShown (d, choice, model) {
+  return {
+    model: choice.model,
+    aicc: choice.aicc,
+    line: choice.line,
+    fits: Object.fromEntries(Object.entries(choice.fits).map(([m, x]) => [m, { gamma: x.gamma, ...x.shape, ssr: x.ssr }])),
+    read: choice.model === model || choice.model === 'ceiling' ? null : intervalsOf(d, /** @type {'usl'|'amdahl'} */ (choice.model), choice.fits[choice.model])
+  }
+}
+
+/**
  * USL or Amdahl fitted to runs with relative-error weighting (least squares on log throughput), with 95% profile
  * intervals. The result keeps fit-stats.js's FitResult fields (ssr and r2 on the log scale; ci95.sigma and
  * ci95.lambda null where not identifiable, said in `identify`) and adds the reading (readingOf).
@@ -190,39 +303,17 @@ function intervalsOf (d, model, f) {
  */
 export function fitRelative (rows, { model, unit }) {
   const { d, choice, ceilingFit, fell } = readingOf(rows)
-  const k = PARAMETERS[model]
   const f = choice.fits[model] ?? fitShape(d, model)
-  const dof = d.rows - k
-  const shape = { sigma: f.shape.sigma, lambda: model === 'usl' ? f.shape.lambda : 0 }
-  const gamma = Math.exp(f.a)
+  const dof = d.rows - PARAMETERS[model]
   const s2 = dof > 0 ? f.ssr / dof : NaN
   const usable = dof >= 1 && s2 > 0
   const regions = usable ? curveRegions(d, model, f, dof) : null
-  // gamma's t interval: the degrees of freedom and variance over the parameters not held at a bound
-  const free = 1 + (shape.sigma > 0 && shape.sigma < 1 ? 1 : 0) + (model === 'usl' && shape.lambda > 0 ? 1 : 0)
-  const dofGamma = d.rows - free
-  const t = dofGamma >= 1 ? tQuantile(0.975, dofGamma) : NaN
-  const variances = dofGamma >= 1 && f.ssr > 0 ? logVariances(d, shape, model, f.ssr / dofGamma) : null
-  const noDof = `no interval: ${d.rows} runs leave ${Math.max(0, dof)} degrees of freedom for ${k} parameters`
-  const sigmaTerm = regions ? termOf(d, regions.sigma, 'sigma', shape, s2) : { ci: null, identified: false, bound: null, text: `σ: ${noDof}` }
-  const lambdaTerm = model !== 'usl'
-    ? null
-    : regions ? termOf(d, regions.lambda, 'lambda', shape, s2) : { ci: null, identified: false, bound: null, text: `λ: ${noDof}` }
-  const peak = model === 'usl' && shape.lambda > 0 && shape.sigma < 1 ? Math.sqrt((1 - shape.sigma) / shape.lambda) : null
-  const xAt = n => gamma * n / (1 + shape.sigma * (n - 1) + shape.lambda * n * (n - 1))
-  const asymptote = peak === null && shape.sigma > 0 ? gamma / shape.sigma : null
-  const asym = model === 'amdahl' && usable && asymptote !== null ? asymptoteRegion(d, f, dof) : null
-  const nStarRegion = regions?.nStar
+  const curve = curveOf(model, f)
+  const { shape, gamma, peak, xAt } = curve
+  const spread = spreadOf(d, model, f.ssr, curve)
+  const terms = termsOf(d, model, shape, regions, s2, dof)
+  const asym = model === 'amdahl' && usable && curve.asymptote !== null ? asymptoteRegion(d, f, dof) : null
   const fitted = rows.map(r => xAt(r.n))
-  const yMean = d.means.reduce((a, m, j) => a + d.counts[j] * m, 0) / d.rows
-  const sst = d.pure + d.means.reduce((a, m, j) => a + d.counts[j] * (m - yMean) ** 2, 0)
-  const r2 = sst > 0 ? 1 - f.ssr / sst : null
-  const bounds = []
-  if (shape.sigma <= 0) bounds.push('sigma=0')
-  else if (shape.sigma >= 1) bounds.push('sigma=1')
-  if (model === 'usl' && shape.lambda <= 0) bounds.push('lambda=0')
-  const se = j => (variances && variances[j] !== null ? Math.sqrt(variances[j]) : null)
-  const seA = se(0)
   return {
     model,
     weighting: 'relative',
@@ -230,8 +321,7 @@ export function fitRelative (rows, { model, unit }) {
     sigma: shape.sigma,
     lambda: shape.lambda,
     gamma,
-    r2,
-    adjustedR2: r2 !== null && dof > 0 ? 1 - (1 - r2) * (d.rows - 1) / dof : null,
+    ...goodnessOf(d, f.ssr, dof),
     ssr: f.ssr,
     aicc: choice.aicc[model] ?? null,
     points: d.ns.length,
@@ -239,34 +329,25 @@ export function fitRelative (rows, { model, unit }) {
     dof,
     range: { min: d.ns[0], max: d.ns.at(-1) },
     residuals: rows.map((r, i) => ({ n: r.n, throughput: r.throughput, fitted: fitted[i], residual: r.throughput - fitted[i] })),
-    se: { gamma: seA === null ? null : gamma * seA, sigma: se(1), lambda: model === 'usl' ? se(2) : null },
+    se: spread.se,
     ci95: {
-      gamma: seA === null ? null : pair(gamma * Math.exp(-t * seA), gamma * Math.exp(t * seA)),
-      sigma: sigmaTerm.ci,
-      lambda: lambdaTerm?.ci ?? null,
-      nStar: peak !== null && nStarRegion ? pair(nStarRegion.lo, nStarRegion.hi) : null,
+      gamma: spread.gammaCi,
+      sigma: terms.sigma.ci,
+      lambda: terms.lambda?.ci ?? null,
+      nStar: peak !== null && regions?.nStar ? pair(regions.nStar.lo, regions.nStar.hi) : null,
       xStar: null,
       ceiling: asym ? pair(asym.lo, asym.hi) : null
     },
-    identified: { sigma: sigmaTerm.identified, lambda: lambdaTerm ? lambdaTerm.identified : null },
-    bound95: { sigma: sigmaTerm.bound, lambda: lambdaTerm?.bound ?? null },
-    identify: { sigma: sigmaTerm.text, lambda: lambdaTerm?.text ?? null },
-    identifyAt: { sigma: sigmaTerm.at ?? null, lambda: lambdaTerm?.at ?? null },
-    bounds,
+    ...termFields(terms),
+    bounds: boundsOf(model, shape),
     nStar: peak,
     xStar: peak === null ? null : xAt(peak),
-    ceiling: asymptote,
+    ceiling: curve.asymptote,
     limitedBy: '',
     efficiency: meansByN(rows).map(m => ({ n: m.n, efficiency: m.throughput / (gamma * m.n), model: xAt(m.n) / (gamma * m.n) })),
     verdict: '',
     unit: unit ?? 'N',
-    choice: {
-      model: choice.model,
-      aicc: choice.aicc,
-      line: choice.line,
-      fits: Object.fromEntries(Object.entries(choice.fits).map(([m, x]) => [m, { gamma: x.gamma, ...x.shape, ssr: x.ssr }])),
-      read: choice.model === model || choice.model === 'ceiling' ? null : intervalsOf(d, choice.model, choice.fits[choice.model])
-    },
+    choice: choiceShown(d, choice, model),
     ceilingFit,
     fell
   }
