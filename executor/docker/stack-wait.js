@@ -95,7 +95,6 @@ export async function waitReady (docker, {
 }) {
   const ok = any2xx ? is2xx : (status) => status === 200
   const healthOnly = readiness === 'health-only'
-  let answered = false
   const started = Date.now()
   const deadline = started + timeoutMs
   const nameOf = (id) => services.find(s => s.id === id)?.name ?? id.slice(0, 12)
@@ -107,33 +106,9 @@ export async function waitReady (docker, {
   let target = null
   while (Date.now() < deadline) {
     signal?.throwIfAborted()
-    try {
-      tasks = await docker.listTasks({ filters: { service: services.map(s => s.name) } })
-    } catch (err) {
-      throw dockerError(err, 'listing tasks')
-    }
-    tasks = tasks.filter(t => services.some(s => s.id === t.ServiceID))
-    const failed = tasks.filter(t => FAILED.has(t.Status?.State))
-    if (failed.length) {
-      const logs = (await Promise.all(failed.slice(0, 3).map(t => taskLogs(docker, t)))).filter(Boolean)
-      throw new NsError('NS_ERR_DEPLOY', `a task failed while the stack started: ${describeTasks(failed, nameOf, await nodeNames(docker))}` +
-        `${logs.length ? `\n--- container output ---\n${logs.join('\n---\n')}` : ''}`, {
-        hint: missingImageHint(failed),
-        details: { tasks: failed.map(t => ({ id: t.ID, state: t.Status?.State, err: t.Status?.Err })) }
-      })
-    }
-    const now = Date.now()
-    for (const t of tasks) {
-      if (t.Status?.State === 'pending' && t.Status?.Err) {
-        if (!pendingSince.has(t.ID)) pendingSince.set(t.ID, now)
-        if (now - pendingSince.get(t.ID) >= pendingGraceMs) {
-          throw new NsError('NS_ERR_DEPLOY', `the scheduler cannot place ${nameOf(t.ServiceID)}: ${t.Status.Err} ` +
-            `(pending for ${now - pendingSince.get(t.ID)} ms; lower --cpus-per-instance or --instances, or add nodes)`)
-        }
-      } else {
-        pendingSince.delete(t.ID)
-      }
-    }
+    tasks = await stackTasks(docker, services)
+    await failOnFailed(docker, tasks, nameOf)
+    failOnUnplaceable(tasks, pendingSince, pendingGraceMs, nameOf)
     const live = tasks.filter(t => t.DesiredState === 'running' && t.Status?.State === 'running')
     const wasRunning = running
     running = services.every(s => live.filter(t => t.ServiceID === s.id).length >= s.replicas)
@@ -143,23 +118,9 @@ export async function waitReady (docker, {
       if (!target) {
         lastProbe = 'the published port is not known yet'
       } else {
-        for (let i = 0; i < Math.max(2, expect * 2) && seen.size < expect && !answered; i++) {
-          let res
-          try {
-            res = await probe(`${target}${health}`, { timeoutMs: 1000 })
-          } catch (err) {
-            lastProbe = err.code ?? err.message
-            break
-          }
-          if (any2xx && settled(res.status)) {
-            throw new NsError('NS_ERR_DEPLOY',
-              `the server answers its health path ${health} with HTTP ${res.status}: give the path it answers with a 2xx (--health PATH)`)
-          }
-          if (ok(res.status) && healthOnly) answered = true
-          else if (ok(res.status) && res.instance) seen.add(res.instance)
-          else lastProbe = `HTTP ${res.status}${res.instance ? '' : ` without ${INSTANCE_HEADER}`}`
-        }
-        if (answered) {
+        const probed = await probeHealth(`${target}${health}`, { expect, ok, any2xx, healthOnly, seen, health })
+        lastProbe = probed.lastProbe ?? lastProbe
+        if (probed.answered) {
           log(`swarm: ${target}${health} answers a 2xx after ${Date.now() - started} ms (every task runs; the image names no instance)`)
           return { tasks: live, instances: [], url: target }
         }
@@ -177,4 +138,71 @@ export async function waitReady (docker, {
     : `${seen.size} of ${expect} instances answered ${target ?? 'the published port'}${health}`
   throw new NsError('NS_ERR_DEPLOY', `the stack did not get ready within ${timeoutMs} ms: ${running ? 'all tasks run' : 'not all tasks run'} ` +
     `(${states}); ${answers} (last: ${lastProbe})`)
+}
+
+/** The stack's services' tasks (those of other services of the same name left out). */
+async function stackTasks (docker, services) {
+  let tasks
+  try {
+    tasks = await docker.listTasks({ filters: { service: services.map(s => s.name) } })
+  } catch (err) {
+    throw dockerError(err, 'listing tasks')
+  }
+  return tasks.filter(t => services.some(s => s.id === t.ServiceID))
+}
+
+/** A task that failed while the stack started fails the deploy, with what its containers printed. */
+async function failOnFailed (docker, tasks, nameOf) {
+  const failed = tasks.filter(t => FAILED.has(t.Status?.State))
+  if (!failed.length) return
+  const logs = (await Promise.all(failed.slice(0, 3).map(t => taskLogs(docker, t)))).filter(Boolean)
+  throw new NsError('NS_ERR_DEPLOY', `a task failed while the stack started: ${describeTasks(failed, nameOf, await nodeNames(docker))}` +
+    `${logs.length ? `\n--- container output ---\n${logs.join('\n---\n')}` : ''}`, {
+    hint: missingImageHint(failed),
+    details: { tasks: failed.map(t => ({ id: t.ID, state: t.Status?.State, err: t.Status?.Err })) }
+  })
+}
+
+/**
+ * A task the scheduler cannot place (pending with an error for pendingGraceMs) fails the deploy; `pendingSince` keeps
+ * when each such task was first seen, across polls.
+ */
+function failOnUnplaceable (tasks, pendingSince, pendingGraceMs, nameOf) {
+  const now = Date.now()
+  for (const t of tasks) {
+    if (t.Status?.State === 'pending' && t.Status?.Err) {
+      if (!pendingSince.has(t.ID)) pendingSince.set(t.ID, now)
+      if (now - pendingSince.get(t.ID) >= pendingGraceMs) {
+        throw new NsError('NS_ERR_DEPLOY', `the scheduler cannot place ${nameOf(t.ServiceID)}: ${t.Status.Err} ` +
+          `(pending for ${now - pendingSince.get(t.ID)} ms; lower --cpus-per-instance or --instances, or add nodes)`)
+      }
+    } else {
+      pendingSince.delete(t.ID)
+    }
+  }
+}
+
+/**
+ * Up to max(2, 2 · expect) probes of the health URL, until `expect` instances (added to `seen`) or, health-only, one
+ * 2xx answered: `answered` (health-only) and the last probe's failure (null where none failed). A user's server that
+ * answers with a 4xx that waiting will not change fails at once.
+ */
+async function probeHealth (healthUrl, { expect, ok, any2xx, healthOnly, seen, health }) {
+  let lastProbe = null
+  for (let i = 0; i < Math.max(2, expect * 2) && seen.size < expect; i++) {
+    let res
+    try {
+      res = await probe(healthUrl, { timeoutMs: 1000 })
+    } catch (err) {
+      return { answered: false, lastProbe: err.code ?? err.message }
+    }
+    if (any2xx && settled(res.status)) {
+      throw new NsError('NS_ERR_DEPLOY',
+        `the server answers its health path ${health} with HTTP ${res.status}: give the path it answers with a 2xx (--health PATH)`)
+    }
+    if (ok(res.status) && healthOnly) return { answered: true, lastProbe }
+    if (ok(res.status) && res.instance) seen.add(res.instance)
+    else lastProbe = `HTTP ${res.status}${res.instance ? '' : ` without ${INSTANCE_HEADER}`}`
+  }
+  return { answered: false, lastProbe }
 }
