@@ -396,49 +396,9 @@ export function createSwarmBackend ({ connect = connectDocker } = {}) {
     /** Connects, makes sure of a swarm, builds (or reuses) the images the run needs; nothing is deployed yet. */
     async prepare (config, { log = () => {} } = {}) {
       docker = await connect()
-      await ensureSwarm(docker, { log })
-      // a user's image is checked first: one that cannot run is exit 2 before anything is built
-      const own = config.image !== undefined ? await userImage(docker, config, log) : null
-      // --server: the server's folder goes into our image, at /server
-      const server = config.image === undefined ? config.server : undefined
-      const register = await buildImage(docker, { kind: 'register', apps: config.app ? [config.app] : [], server, log })
-      const launcher = own && !own.asIs ? await buildLauncherImage(docker, { image: own.image, log }) : null
-      const app = own ? (launcher ?? { tag: await userImageTag(docker, own.image), id: own.image.id }) : register
-      const rc = await buildImage(docker, { kind: 'rc', log })
-      const nodes = await listNodes(docker)
-      const plan = planPlacement(nodes, config)
-      log(`swarm: placement: ${plan.rule}`)
-      // before the ingress probe, whose service runs the register image on any node; HAProxy runs on the manager only
-      const lbWanted = deploymentShape(config).balanced && config.lb !== 'ingress'
-      const lbImage = lbWanted ? await buildImage(docker, { kind: 'haproxy', log }) : null
-      // --load-nodes: the generators' agents run on the load nodes, from an image of their own
-      const jmeterHome = config.loadNodes !== undefined && config.driver === 'jmeter' ? (await ensureJmeter({ log })).home : null
-      const load = config.loadNodes !== undefined ? await buildImage(docker, { kind: 'load', jmeterHome, log }) : null
-      const tags = [...new Set([app.tag, register.tag, rc.tag, ...(load ? [load.tag] : [])])]
-      // labelled load nodes take the agents (--load-placement free: any node may)
-      const loadOnly = load && config.loadPlacement !== 'free' ? { [load.tag]: isLoadNode } : {}
-      const { refs, copied, via } = await imagesOnNodes(docker, config, tags, nodes, log, lbImage ? [lbImage.tag] : [], loadOnly)
-      const ref = (tag) => refs[tag] ?? tag
-      const lbMode = await resolveLb(docker, config, log, ref(register.tag))
-      const lb = lbMode === 'haproxy' ? lbImage : null
-      /** @type {import('../docker/stack-render.js').ServerSpec | null} */
-      const serverSpec = own
-        ? own.server
-        : register.server && { entry: register.server.entry, args: config.serverArgs, workingDir: SERVER_DIR, registerDir: '/app/register' }
-      parts = {
-        register: { ...register, tag: ref(register.tag) },
-        rc: { ...rc, tag: ref(rc.tag) },
-        lb: lb && { ...lb, tag: ref(lb.tag) },
-        lbMode,
-        load: load && { ...load, tag: ref(load.tag) },
-        app: { tag: ref(app.tag), id: app.id },
-        server: serverSpec,
-        asIs: own?.asIs ?? false,
-        targetPort: own?.port ?? APP_PORT
-      }
-      let version
-      try { version = await docker.version() } catch (err) { throw dockerError(err, 'reading the engine version') }
-      return preparedRecord({ config, version, swarm: await swarmInfo(docker), own, launcher, register, rc, lb, load, app, ref, lbMode, via, copied })
+      const prepared = await prepareParts(docker, config, log)
+      parts = prepared.parts
+      return prepared.record
     },
 
     /** Resolves when the Docker daemon answers (waiting through a restart, up to 10 min): see the contract. */
@@ -467,6 +427,59 @@ export function createSwarmBackend ({ connect = connectDocker } = {}) {
       return deploymentHandle(engine, { deployment, nodes, plan, plane, parts, log })
     }
   }
+}
+
+/**
+ * A swarm made sure of and the images a run needs built (or reused) and put where they run: the parts the deploy uses
+ * and what run.json records of them. A user's image is checked first: one that cannot run is exit 2 before anything is
+ * built.
+ * @param {import('dockerode')} docker @param {any} config @param {(line: string) => void} log
+ */
+async function prepareParts (docker, config, log) {
+  await ensureSwarm(docker, { log })
+  // a user's image is checked first: one that cannot run is exit 2 before anything is built
+  const own = config.image !== undefined ? await userImage(docker, config, log) : null
+  // --server: the server's folder goes into our image, at /server
+  const server = config.image === undefined ? config.server : undefined
+  const register = await buildImage(docker, { kind: 'register', apps: config.app ? [config.app] : [], server, log })
+  const launcher = own && !own.asIs ? await buildLauncherImage(docker, { image: own.image, log }) : null
+  const app = own ? (launcher ?? { tag: await userImageTag(docker, own.image), id: own.image.id }) : register
+  const rc = await buildImage(docker, { kind: 'rc', log })
+  const nodes = await listNodes(docker)
+  const plan = planPlacement(nodes, config)
+  log(`swarm: placement: ${plan.rule}`)
+  // before the ingress probe, whose service runs the register image on any node; HAProxy runs on the manager only
+  const lbWanted = deploymentShape(config).balanced && config.lb !== 'ingress'
+  const lbImage = lbWanted ? await buildImage(docker, { kind: 'haproxy', log }) : null
+  // --load-nodes: the generators' agents run on the load nodes, from an image of their own
+  const jmeterHome = config.loadNodes !== undefined && config.driver === 'jmeter' ? (await ensureJmeter({ log })).home : null
+  const load = config.loadNodes !== undefined ? await buildImage(docker, { kind: 'load', jmeterHome, log }) : null
+  const tags = [...new Set([app.tag, register.tag, rc.tag, ...(load ? [load.tag] : [])])]
+  // labelled load nodes take the agents (--load-placement free: any node may)
+  const loadOnly = load && config.loadPlacement !== 'free' ? { [load.tag]: isLoadNode } : {}
+  const { refs, copied, via } = await imagesOnNodes(docker, config, tags, nodes, log, lbImage ? [lbImage.tag] : [], loadOnly)
+  const ref = (tag) => refs[tag] ?? tag
+  const lbMode = await resolveLb(docker, config, log, ref(register.tag))
+  const lb = lbMode === 'haproxy' ? lbImage : null
+  /** @type {import('../docker/stack-render.js').ServerSpec | null} */
+  const serverSpec = own
+    ? own.server
+    : register.server && { entry: register.server.entry, args: config.serverArgs, workingDir: SERVER_DIR, registerDir: '/app/register' }
+  const parts = {
+    register: { ...register, tag: ref(register.tag) },
+    rc: { ...rc, tag: ref(rc.tag) },
+    lb: lb && { ...lb, tag: ref(lb.tag) },
+    lbMode,
+    load: load && { ...load, tag: ref(load.tag) },
+    app: { tag: ref(app.tag), id: app.id },
+    server: serverSpec,
+    asIs: own?.asIs ?? false,
+    targetPort: own?.port ?? APP_PORT
+  }
+  let version
+  try { version = await docker.version() } catch (err) { throw dockerError(err, 'reading the engine version') }
+  const swarm = await swarmInfo(docker)
+  return { parts, record: preparedRecord({ config, version, swarm, own, launcher, register, rc, lb, load, app, ref, lbMode, via, copied }) }
 }
 
 /**
