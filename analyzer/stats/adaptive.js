@@ -16,7 +16,7 @@
 import { badFlag, internalError, NsError } from '../../lib/errors.js'
 import { ALPHA, contrastPower, logContrast, normalCdf, normalQuantile } from './inference.js'
 import { incompleteBeta, tCdf, tQuantile } from './stats-math.js'
-import { blockText, pct, sideOf } from './adaptive-text.js'
+import { blockText, pct, ratioName, sideOf } from './adaptive-text.js'
 
 /** The quantities a question may compare. */
 export const QUANTITIES = Object.freeze(['throughput', 'speedup'])
@@ -113,7 +113,11 @@ function checkEstimate (question, precision, bad) {
  * @returns {{ cell: string, coef: number }[]}
  */
 export function contrastOf (question) {
-  const q = checkQuestion(question)
+  return contrastOfChecked(checkQuestion(question))
+}
+
+/** contrastOf for a question already checked (checkQuestion). @param {ReturnType<typeof checkQuestion>} q */
+function contrastOfChecked (q) {
   if (q.estimate) return [{ cell: `${q.a}@${q.aAt}`, coef: 1 }]
   if (q.quantity === 'throughput') return [{ cell: `${q.a}@${q.aAt}`, coef: 1 }, { cell: `${q.b}@${q.bAt}`, coef: -1 }]
   return [{ cell: `${q.a}@${q.at}`, coef: 1 }, { cell: `${q.a}@${q.from}`, coef: -1 }, { cell: `${q.b}@${q.at}`, coef: -1 },
@@ -307,7 +311,7 @@ export function decideQuestion (question, cells, opts) {
  */
 function lookOf (question, cells, opts) {
   const q = checkQuestion(question)
-  const contrast = contrastOf(question)
+  const contrast = contrastOfChecked(q)
   const { look, maxLooks, alpha = ALPHA, spending = 'obrien-fleming', costs = {} } = opts ?? /** @type {any} */ ({})
   checkPlan({ maxLooks, alpha, spending })
   if (!Number.isInteger(look) || look < 0 || look > maxLooks) throw internalError(`look ${look} is not a whole number from 0 to maxLooks (${maxLooks})`)
@@ -319,11 +323,8 @@ function lookOf (question, cells, opts) {
   const increments = spendingBoundary({ maxLooks, alpha, spending })
   const alphaThisLook = look > 0 ? increments[look - 1] : 0
   const alphaSpent = increments.slice(0, look).reduce((a, b) => a + b, 0)
-  const name = q.estimate
-    ? `${q.a}@${q.aAt} throughput`
-    : q.quantity === 'speedup'
-      ? `${q.a}/${q.b} speedup ${q.from}→${q.at}`
-      : q.aAt === q.bAt ? `${q.a}/${q.b} throughput at N = ${q.aAt}` : `${q.a}@${q.aAt}/${q.b}@${q.bAt} throughput`
+  // the ratio as the sweep's lines name it (ratioName), and of what
+  const name = `${ratioName({ ...question, from: q.from })}${q.quantity === 'speedup' ? '' : ' throughput'}`
   const base = {
     look,
     maxLooks,

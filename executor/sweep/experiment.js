@@ -422,9 +422,9 @@ function marginOf (v) {
 /**
  * @typedef {{ compare?: [string, string], quantity?: 'throughput'|'speedup', at?: number, from?: number,
  *   margin?: number, precision?: number, estimate?: string, spending?: 'obrien-fleming'|'pocock' }} Question
- *   compare: strategies, or
- *   `strategy@N` (throughput: a side's own N); estimate: one cell (strategy@N, or a strategy at `at`) measured to
- *   ±precision; compare with precision: their ratio measured to ±precision (no test); else a test within ±margin
+ *   compare: strategies, or `strategy@N` (throughput: a side's own N); estimate: one cell (strategy@N, or a strategy at
+ *   `at`) measured to ±precision; compare with precision: their ratio measured to ±precision (no test); else a test
+ *   within ±margin
  */
 
 /**
