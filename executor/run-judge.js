@@ -54,6 +54,7 @@ export async function judgeRunRecord (runJson, { config, dir, timeline, telemetr
     cpu: runJson.cpu,
     generator,
     generators: runJson.load.generators,
+    warmupMs: runJson.load.startAt === undefined ? undefined : runJson.load.steadyStart - runJson.load.startAt,
     schedule: runJson.load.schedule,
     roles: figures?.roles,
     slo: config.slo

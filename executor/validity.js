@@ -167,6 +167,27 @@ export const VALIDITY_CHECKS = [
     }
   },
   {
+    name: 'late-start',
+    severity: 'invalid',
+    // several generators start together at one shared time (executor/generators/run-generators.js); each says how late
+    // it began (startSkewMs): one that began after the warm-up had ended left the steady window's first part without
+    // its share of the load
+    check ({ generators, warmupMs }) {
+      const timed = (generators ?? []).filter(g => typeof g.startSkewMs === 'number')
+      if (timed.length < 2 || typeof warmupMs !== 'number') return { unchecked: 'one generator: no shared start to keep' }
+      const last = timed.reduce((a, g) => (g.startSkewMs > a.startSkewMs ? g : a))
+      if (last.startSkewMs <= warmupMs) return null
+      const s = (ms) => `${Math.round(ms / 100) / 10} s`
+      const heard = last.startAnsweredMs > 0 ? ` (its agent answered the start ${s(last.startAnsweredMs)} after that time: it heard of it late)` : ''
+      return {
+        value: last.startSkewMs / 1000,
+        threshold: warmupMs / 1000,
+        message: `generator ${last.name} began its load ${s(last.startSkewMs)} after the generators' shared start${heard}, ` +
+          `when the ${s(warmupMs)} warm-up had ended: the steady window began without its share of the load; a longer --warmup gives it the time`
+      }
+    }
+  },
+  {
     name: 'errors',
     severity: 'invalid',
     check ({ summary, slo }) {
@@ -184,9 +205,10 @@ export const VALIDITY_CHECKS = [
 /**
  * Judges a run's measurements: every check of VALIDITY_CHECKS that flags makes a flag; a run is ok when none of its
  * flags is of the invalid kind (a warning says something to keep in mind).
- * @param {{ summary?: any, cpu?: any, generator: any, generators?: any[], schedule?: any, roles?: { roles:
- *   Record<string, number>, hostCores: number } | null, slo?: import('../lib/slo.js').Slo }} run roles: the CPU by role
- *   (analyzer/diagnosis/diagnosis-figures.js); generators: run.json's load.generators (a run's several)
+ * @param {{ summary?: any, cpu?: any, generator: any, generators?: any[], warmupMs?: number, schedule?: any,
+ *   roles?: { roles: Record<string, number>, hostCores: number } | null, slo?: import('../lib/slo.js').Slo }} run
+ *   roles: the CPU by role (analyzer/diagnosis/diagnosis-figures.js); generators: run.json's load.generators (a run's
+ *   several); warmupMs: from their shared start to the steady window's
  * @param {{ only?: string[] }} [opts] only these checks (a generator of several: GENERATOR_CHECKS)
  * @returns {Validity}
  */

@@ -117,6 +117,9 @@ test('executor run --load-procs 2 (autocannon): two pinned generators, one share
   assert.ok(gens.every(g => g.requests > 0 && Math.abs(g.startSkewMs) < 50 && g.cpu.share !== null && g.validity.checked.includes('generator-saturated')),
     JSON.stringify(gens))
   assert.equal(run.load.steadyStart, run.load.startAt + 1000)
+  // a local child has no agent to answer the start; the run checked that both began within the warm-up
+  assert.ok(gens.every(g => g.startAnsweredMs === null), JSON.stringify(gens))
+  assert.ok(run.validity.checked.includes('late-start'))
   const threads = new Set(readFileSync(join(dir, 'samples.jtl'), 'utf8').split('\n').slice(1, -1).map(l => l.split(',')[5].split(' ').pop().split('-')[0]))
   assert.deepEqual([...threads].sort(), ['1', '2'], 'each generator names its threads after itself')
   assert.ok(run.validity.unchecked.some(u => u.name === 'clock-offset'), 'one clock: nothing to check')

@@ -95,7 +95,7 @@ test('each check flags its own figure with the threshold it crossed; only warnin
   assert.equal(throttled.ok, true)
   // no quota, no generator process: not measured, and said so
   const unmeasured = judgeRun({ ...fine, cpu: { throttling: null }, generator: { share: null, cores: null, hostIdle: null }, roles: null })
-  assert.deepEqual(unmeasured.unchecked.map(u => u.name), ['generator-saturated', 'host-saturated', 'disturbed', 'throttled', 'clock-offset'])
+  assert.deepEqual(unmeasured.unchecked.map(u => u.name), ['generator-saturated', 'host-saturated', 'disturbed', 'throttled', 'clock-offset', 'late-start'])
   // generators on other nodes: a clock known to within a JTL's ms is fine; one off by more than the median latency is
   // said, and the run stays valid (its timestamps were corrected)
   const p50 = 2
@@ -112,6 +112,18 @@ test('each check flags its own figure with the threshold it crossed; only warnin
   assert.match(off.flags[0].message, /generator g2's clock is -5\.00 ms off the executor's, known to ±0\.30 ms/)
   assert.equal(off.ok, true)
   assert.deepEqual(names(withClock({ offsetMs: 0, rttMs: 8 })), ['clock-offset'], 'an offset known to ±4 ms only')
+  // generators that start together: one that began after the 1 s warm-up left the steady window's start without its
+  // load (not valid), with what its agent said of the start; one that began within the warm-up is fine
+  const started = (g2) => judgeRun({ ...fine, warmupMs: 1000, generators: [{ name: 'g1', startSkewMs: 3 }, { name: 'g2', ...g2 }] })
+  assert.deepEqual(names(started({ startSkewMs: 990 })), [])
+  assert.ok(started({ startSkewMs: 990 }).checked.includes('late-start'))
+  const late = started({ startSkewMs: 1650, startAnsweredMs: 1210 })
+  assert.deepEqual([names(late), late.ok, late.flags[0].value, late.flags[0].threshold], [['late-start'], false, 1.65, 1])
+  assert.match(late.flags[0].message, new RegExp('^generator g2 began its load 1\\.7 s after the generators\' shared start ' +
+    '\\(its agent answered the start 1\\.2 s after that time: it heard of it late\\), when the 1 s warm-up had ended'))
+  assert.doesNotMatch(started({ startSkewMs: 1650, startAnsweredMs: -1400 }).flags[0].message, /heard/)
+  const one = judgeRun({ ...fine, warmupMs: 1000, generators: [{ name: 'g1', startSkewMs: 5000 }] })
+  assert.deepEqual([one.ok, one.unchecked.find(u => u.name === 'late-start')?.why], [true, 'one generator: no shared start to keep'])
   // the usual rest of the host (the kernel, the engine): not a disturbance
   assert.equal(judgeRun({ ...fine, roles: { roles: { workers: 1, other: 0.09 }, hostCores: 2 } }).ok, true)
 })

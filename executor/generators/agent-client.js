@@ -139,6 +139,8 @@ export function agentPlace ({ name, group, url, token, node, task, partsDir, clo
       const { driver, startAt, body } = opts
       const load = { ...Object.fromEntries(LOAD_FIELDS.map(k => [k, opts[k]])), body: body ? Buffer.from(body).toString('base64') : undefined }
       const started = await call('POST', '/start', { body: { driver, load, startAt: startAt + offset.offsetMs, group }, timeoutMs: 5000 })
+      // after the shared start (> 0), the agent heard of it too late to begin with the others
+      const startAnsweredMs = Math.round(clock() - startAt)
       if (!started.ok) {
         throw new NsError('NS_ERR_RUN', `generator ${name} on ${node.hostname}: the agent refused the load (${started.status} ${await started.text()})`)
       }
@@ -188,7 +190,7 @@ export function agentPlace ({ name, group, url, token, node, task, partsDir, clo
         throw new GeneratorLost(`its samples could not be fetched from ${url}: ${err.message}`, { lastSeenAt, lostAt: now, progress: last?.progress ?? null })
       }
       log(`${name}: ${last.result.requests} requests from ${node.label ?? node.hostname}`)
-      return { result: last.result, cpu: last.cpu, samplesPath }
+      return { result: last.result, cpu: last.cpu, samplesPath, startAnsweredMs }
     }
   }
 }

@@ -16,8 +16,9 @@ import { mergeSamples } from './merge.js'
  * @typedef {{ name: string, group: number, where: Record<string, any>, clock: { offsetMs: number, rttMs: number } |
  *   null, leadMs?: number, run: (opts: any, ctx: { signal: AbortSignal, onProgress: (p: any) => void, onSpawn?: (pid:
  *   number, engine: 'node'|'java') => void, log: (line: string) => void }) => Promise<{ result: any, cpu: any,
- *   samplesPath: string | null, microsPath?: string }> }} GeneratorPlace microsPath: its µs histograms (a local
- *   autocannon generator; the summary's µs figures need every part's)
+ *   samplesPath: string | null, microsPath?: string, startAnsweredMs?: number }> }} GeneratorPlace microsPath: its µs
+ *   histograms (a local autocannon generator; the summary's µs figures need every part's); startAnsweredMs: an agent's
+ *   answer to the start, ms after the shared start
  */
 
 /** A generator that stopped answering mid-run: when it was last heard, when it was given up, what it had said. */
@@ -186,6 +187,8 @@ export async function runGenerators (places, load, { jtlPath, samples = 'jtl', h
       errors: c.errors,
       throughput: Math.round(c.requests / seconds * 10) / 10,
       startSkewMs: result.startSkewMs ?? null,
+      // an agent's answer to the start, ms after the shared start (> 0: it heard of the start late)
+      startAnsweredMs: s.value.startAnsweredMs ?? null,
       version: result.version,
       interrupted: result.interrupted,
       schedule: result.schedule,
