@@ -16,10 +16,11 @@
 import { badFlag, internalError, NsError } from '../../lib/errors.js'
 import { ALPHA, contrastPower, logContrast, normalCdf, normalQuantile } from './inference.js'
 import { incompleteBeta, tCdf, tQuantile } from './stats-math.js'
-import { blockText, pct, ratioName, sideOf } from './adaptive-text.js'
+import { blockText, pct, ratioName } from './adaptive-text.js'
+import { checkQuestion } from './adaptive-question.js'
 
-/** The quantities a question may compare. */
-export const QUANTITIES = Object.freeze(['throughput', 'speedup'])
+export { QUANTITIES, checkQuestion } from './adaptive-question.js'
+
 /** The alpha-spending functions (Lan–DeMets): O'Brien–Fleming-type (the default) and Pocock-type. */
 export const SPENDINGS = Object.freeze(['obrien-fleming', 'pocock'])
 /** The power the "what more would be needed" of an undecided verdict is sized for. */
@@ -52,59 +53,6 @@ const HETEROGENEITY_P = 0.1
  *   1 − alphaThisLook; pEquivalence: TOST's p within ±margin; needed (undecided only): deployments a cell for a fixed
  *   experiment to detect `effect` with 80% power, or (an estimate) to make its 95% interval ±precision
  */
-
-/**
- * A question checked and completed (from: 1, margin: 0.05), or a coded error naming the key at fault. A throughput
- * question's side may carry an N of its own ("cm@2" against "up@1"); `at` is then needed only for a side without one.
- * @param {Question} question
- */
-export function checkQuestion (question) {
-  const bad = (key, reason) => badFlag(`question.${key}`, reason, { key: 'question' })
-  if (!question || typeof question !== 'object') throw bad('compare', 'a question needs compare: [a, b], quantity and at')
-  const precision = precisionOf(question, bad)
-  if (question.estimate !== undefined) return checkEstimate(question, precision, bad)
-  const { compare, quantity, at, from = 1, margin = 0.05 } = question
-  if (!Array.isArray(compare) || compare.length !== 2 || !compare.every(s => typeof s === 'string' && s)) {
-    throw bad('compare', `two strategies are compared, e.g. [cm, up], not ${JSON.stringify(compare)}`)
-  }
-  if (!QUANTITIES.includes(quantity)) throw bad('quantity', `must be one of ${QUANTITIES.join(', ')}, not ${JSON.stringify(quantity)}`)
-  const [a, b] = compare.map(e => sideOf(e, at))
-  if (quantity === 'speedup' && (a.own || b.own)) {
-    throw bad('compare', `a speedup compares two strategies from N = from to N = at: give strategies without @N, not ${JSON.stringify(compare)}`)
-  }
-  for (const side of [a, b]) {
-    if (!Number.isInteger(side.at) || side.at < 1) throw bad('at', `must be a whole number of instances >= 1, not ${JSON.stringify(side.at)}`)
-  }
-  if (a.strategy === b.strategy && a.at === b.at) throw bad('compare', `a cell is compared with another, not with itself (${a.strategy}@${a.at})`)
-  if (quantity === 'speedup' && (!Number.isInteger(from) || from < 1 || from === at)) {
-    throw bad('from', `the speedup's base must be a whole number of instances >= 1 other than at (${at}), not ${JSON.stringify(from)}`)
-  }
-  if (!(typeof margin === 'number' && margin > 0 && margin < 1)) throw bad('margin', `must be a fraction in (0, 1), e.g. 0.05, not ${JSON.stringify(margin)}`)
-  return { a: a.strategy, b: b.strategy, aAt: a.at, bAt: b.at, quantity, at, from, margin, precision }
-}
-
-/** A question's precision (a fraction in (0, 1)), null where it asks for a test; refused beside a margin. */
-function precisionOf (question, bad) {
-  const { precision, margin } = question
-  if (precision === undefined || precision === null) return null
-  if (!(typeof precision === 'number' && precision > 0 && precision < 1)) {
-    throw bad('precision', `must be a fraction in (0, 1), e.g. 0.05, not ${JSON.stringify(precision)}`)
-  }
-  if (margin !== undefined) throw bad('margin', 'a question asks for a precision (an estimate) or a margin (a test), not both')
-  return precision
-}
-
-/** `estimate: cm@4` (or `estimate: cm` with at): one cell's value, to ±precision. */
-function checkEstimate (question, precision, bad) {
-  const { estimate, at, compare } = question
-  if (compare !== undefined) throw bad('estimate', 'a question estimates one cell or compares two, not both')
-  if (precision === null) throw bad('precision', 'an estimate needs the precision it is measured to, e.g. precision: 0.05')
-  const side = typeof estimate === 'string' && estimate ? sideOf(estimate, at) : null
-  if (!side || !Number.isInteger(side.at) || side.at < 1) {
-    throw bad('estimate', `one cell, strategy@N (cm@4), or a strategy with at, not ${JSON.stringify(estimate)}${side ? ` at ${JSON.stringify(at)}` : ''}`)
-  }
-  return { a: side.strategy, aAt: side.at, quantity: 'throughput', estimate: true, precision, margin: null }
-}
 
 /**
  * The cells a question needs and each one's coefficient in the log contrast: throughput a@N − b@N (each side at its

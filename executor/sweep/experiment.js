@@ -7,7 +7,7 @@ import { checkOption, keyOf, readOption, typeProblem } from '../../lib/options.j
 import { EXPERIMENT_OPTIONS } from '../../lib/run-options.js'
 import { STRATEGIES, strategyOf } from '../../lib/strategies.js'
 import { X_FIELDS } from '../../analyzer/points.js'
-import { QUANTITIES, SPENDINGS, cellsNeeded, checkQuestion as completeQuestion } from '../../analyzer/stats/adaptive.js'
+import { SPENDINGS, cellsNeeded, checkQuestion } from '../../analyzer/stats/adaptive.js'
 import { sideOf } from '../../analyzer/stats/adaptive-text.js'
 import { CAPACITY_SEARCH_OPTIONS } from '../capacity/capacity.js'
 import { LEVEL_RE, isMap, checkKeys, stringList, byStrategy, wholeNumbers, concurrencyValues, rateValues } from './experiment-values.js'
@@ -319,97 +319,33 @@ function parseAnalysis (value, bad, hasNodes) {
 }
 
 /**
- * The `question` key's form (the grid's cells it needs are checked by questionCells, under the profile that runs).
+ * The `question` key: its keys and values typed here ("5%" a fraction), its rules checked by the analyzer's one
+ * checkQuestion (each refusal at the line of the key at fault); the grid cells it needs are checked by
+ * questionInGrid, under the profile that runs.
  * @returns {Question|null}
  */
 function parseQuestion (value, fail) {
   if (value === undefined) return null
-  const bad = (sub, msg) => fail(['question', ...sub], `question: ${msg}`)
-  if (!isMap(value)) throw bad([], EXPERIMENT_KEYS.question)
+  if (!isMap(value)) throw fail(['question'], `question: ${EXPERIMENT_KEYS.question}`)
   checkKeys(value, ['question'], QUESTION_KEYS, fail, 'question.')
+  /** @type {import('../../analyzer/stats/adaptive-question.js').BadQuestion} */
+  const bad = (key, reason, at = [key]) => fail(['question', ...at], `question: ${key}: ${reason}`)
   const fraction = (key) => {
     const f = value[key] === undefined ? undefined : marginOf(value[key])
-    if (f === null) {
-      throw bad([key], `${key}: ${JSON.stringify(value[key])} is not allowed; a percent above 0% and below 100% (5%), or a fraction (0.05)`)
-    }
+    if (f === null) throw bad(key, `${JSON.stringify(value[key])} is not allowed; a percent above 0% and below 100% (5%), or a fraction (0.05)`)
     return f
   }
-  const margin = fraction('margin')
-  const precision = fraction('precision')
-  if (margin !== undefined && precision !== undefined) {
-    throw bad(['precision'], 'precision: a question asks for a precision (an estimate) or a margin (a test), not both; drop one')
-  }
   const spending = value.spending ?? 'obrien-fleming'
-  if (!SPENDINGS.includes(spending)) throw bad(['spending'], `spending: ${JSON.stringify(spending)} is not allowed; one of: ${SPENDINGS.join(', ')}`)
-  const whole = (key, v) => {
-    if (!Number.isInteger(v) || v < 1) {
-      throw bad(v === undefined ? [] : [key], `${key}: ${v === undefined ? 'missing' : JSON.stringify(v)}; give an instance count, a whole number >= 1`)
-    }
-    return v
-  }
+  if (!SPENDINGS.includes(spending)) throw bad('spending', `${JSON.stringify(spending)} is not allowed; one of: ${SPENDINGS.join(', ')}`)
+  const typed = { ...value, margin: fraction('margin'), precision: fraction('precision') }
+  const q = checkQuestion(typed, { bad })
+  const { estimate, compare, at } = value
   /** @type {Question} */
-  const question = { ...(value.estimate === undefined ? cellsAsked(value, bad, whole) : estimateAsked(value, precision, bad, whole)), spending }
-  if (precision !== undefined) return Object.freeze({ ...question, precision })
-  // the margin the analyzer's rule uses when the file names none, kept with the question
-  return Object.freeze({ ...question, margin: completeQuestion({ ...question, margin }).margin })
-}
-
-/**
- * A comparison's keys: compare, quantity, at and (a speedup) from.
- * @returns {Question}
- */
-function cellsAsked (value, bad, whole) {
-  const quantity = value.quantity ?? 'throughput'
-  if (!QUANTITIES.includes(quantity)) throw bad(['quantity'], `quantity: ${JSON.stringify(quantity)} is not allowed; one of: ${QUANTITIES.join(', ')}`)
-  const compare = value.compare
-  const sides = sidesOf(compare, quantity, bad)
-  const own = sides.every(side => side.own)
-  if (own && value.at !== undefined) throw bad(['at'], `at: both sides give their own N (${compare.join(', ')}); drop at`)
-  const at = own ? undefined : whole('at', value.at)
-  const [a, b] = sides.map(side => `${side.strategy}@${side.at ?? at}`)
-  if (a === b) throw bad(['compare'], `compare: ${a} twice; give two different cells, e.g. [cm, up] or [cm@2, up@1]`)
-  if (quantity !== 'speedup' && value.from !== undefined) throw bad(['from'], 'from: only a speedup has a base N; drop from, or write quantity: speedup')
-  const from = quantity === 'speedup' ? whole('from', value.from ?? 1) : undefined
-  if (from !== undefined && from >= at) throw bad(['from'], `from: ${from} is not below at (${at}); a speedup is from a smaller N to a larger one`)
-  const pair = /** @type {[string, string]} */ ([compare[0], compare[1]])
-  return { compare: pair, quantity, ...(at === undefined ? {} : { at }), ...(from === undefined ? {} : { from }) }
-}
-
-/** An estimate's keys: estimate (strategy@N, or a strategy with at) and its precision. */
-function estimateAsked (value, precision, bad, whole) {
-  for (const key of ['compare', 'quantity', 'from']) {
-    if (value[key] !== undefined) throw bad([key], `${key}: an estimate (estimate: cm@4) is of one cell's throughput; drop ${key}`)
-  }
-  const side = typeof value.estimate === 'string' ? sideOf(value.estimate) : null
-  if (!side || !STRATEGIES.includes(side.strategy) || (side.own && side.at < 1)) {
-    throw bad(['estimate'], `estimate: ${JSON.stringify(value.estimate)} is not a cell; give strategy@N (cm@4), or a strategy and at`)
-  }
-  if (side.own && value.at !== undefined) throw bad(['at'], `at: ${value.estimate} gives its own N; drop at`)
-  if (precision === undefined) throw bad([], 'precision: missing; an estimate is measured to a precision, e.g. precision: 5%')
-  return { estimate: value.estimate, ...(side.own ? {} : { at: whole('at', value.at) }) }
-}
-
-/**
- * The question's two sides: strategies (at the question's N), or, in a throughput question, `strategy@N`, a side at
- * an N of its own (cm with 2 workers against raw Node's one process: [cm@2, up@1]).
- * @returns {ReturnType<typeof sideOf>[]}
- */
-function sidesOf (compare, quantity, bad) {
-  if (!Array.isArray(compare) || compare.length !== 2) {
-    throw bad(compare === undefined ? [] : ['compare'],
-      `compare: ${compare === undefined ? 'missing' : JSON.stringify(compare)}; give two strategies, e.g. compare: [cm, up]`)
-  }
-  return compare.map((entry, i) => {
-    const side = typeof entry === 'string' ? sideOf(entry) : null
-    if (!side || !STRATEGIES.includes(side.strategy) || (side.own && side.at < 1)) {
-      throw bad(['compare', i], `compare: ${JSON.stringify(entry)} is not a strategy; allowed: ${STRATEGIES.join(', ')}` +
-        `${quantity === 'speedup' ? '' : ', each with @N for an N of its own (cm@2)'}`)
-    }
-    if (side.own && quantity === 'speedup') {
-      throw bad(['compare', i], `compare: ${entry}: a speedup's sides are strategies, from N = from to N = at; drop @${side.at}`)
-    }
-    return side
-  })
+  const question = q.estimate
+    ? { estimate, ...(sideOf(estimate).own ? {} : { at }), spending }
+    : { compare: [compare[0], compare[1]], quantity: q.quantity, ...(at === undefined ? {} : { at }), ...(q.from ? { from: q.from } : {}), spending }
+  // a test keeps the margin the analyzer's rule uses when the file names none
+  return Object.freeze(q.precision !== null ? { ...question, precision: q.precision } : { ...question, margin: q.margin })
 }
 
 /** "5%", "2.5 %" or 0.05 as a fraction in (0, 1); null when it is none of these. */
