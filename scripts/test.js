@@ -22,7 +22,7 @@ export const FAST = Object.freeze([
   'adaptive', 'analyzer-cli', 'analyzer-correlate', 'analyzer-fit-relative', 'analyzer-mimn', 'analyzer-replicate',
   'analyzer-replicate-ibench', 'analyzer-report-adaptive', 'analyzer-sweep', 'analyzer-tests', 'analyzer-usl-fit',
   'architecture', 'compare-inference', 'docs', 'errors-documented', 'executor-config', 'experiment-validation',
-  'export-fits', 'host-busy', 'inference', 'jtl-writer', 'load-service-spec', 'micro-latency', 'parsers-fuzz', 'rc-cgroup',
+  'export-fits', 'host-busy', 'http-connection', 'inference', 'jtl-writer', 'load-service-spec', 'micro-latency', 'parsers-fuzz', 'rc-cgroup',
   'rc-container-pid', 'rc-cpu-summary', 'rc-proc-stat', 'rc-sampler', 'registry-probe', 'replication-published',
   'replication-rules', 'request-auth', 'server-image-context', 'stats-calibration', 'steady-state', 'swarm-render',
   'sweep-degraded', 'sweep-folder', 'sweep-plan', 'tenth-series', 'with-timeout'

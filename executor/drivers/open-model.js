@@ -1,7 +1,7 @@
 // Open-model load: requests leave on a fixed schedule (t0 + i/R) whatever the server does; latency counts from the
 // intended send time.
-import http from 'node:http'
 import { clock, failure, phaseClock } from './load-common.js'
+import { createConnection, requestBytes } from './http-connection.js'
 
 /** How many sockets the open model may hold open at most, unless the caller says otherwise. */
 export const DEFAULT_MAX_SOCKETS = 512
@@ -10,8 +10,9 @@ const SWEEP_MS = 100
 export const LATE_MS = 10
 
 /**
- * Sends request i at t0 + i*1000/R over a keep-alive agent (a new connection each with `connection: 'close'`) with at
- * most `maxSockets` requests in flight. When the bound is hit (the server is slower than R * latency allows), due
+ * Sends request i at t0 + i*1000/R over keep-alive connections (a new connection each with `connection: 'close'`),
+ * each on a raw socket (http-connection.js: node:http's client cost ~4x more CPU a request), with at most `maxSockets`
+ * requests in flight. When the bound is hit (the server is slower than R * latency allows), due
  * requests wait in order and their wait is part of their latency: `elapsed` = answer end - intended send time,
  * `timeStamp` = the intended send time. This is the coordinated-omission-free measurement autocannon's overallRate does
  * not give (it times from the actual send). A request not answered within timeoutSec of its intended time is a failed
@@ -30,18 +31,16 @@ export function runOpen (o, writer) {
   const rate = o.rate
   const timeoutMs = o.timeoutSec * 1000
   const bound = o.maxSockets ?? DEFAULT_MAX_SOCKETS
-  const agent = new http.Agent({ keepAlive: true, maxSockets: bound, maxFreeSockets: bound, scheduling: 'fifo' })
   const phases = phaseClock(o)
   let total = Math.ceil((o.warmup + o.duration) * rate)
+  /** @type {Set<{ conn: any, intended: number, threads: number, done: boolean, timedOut: boolean }>} */
   const inflight = new Set()
-  const socketIds = new WeakMap()
+  // connection close: the request says so, and the server's answer ends its connection; the next request opens one
+  const request = requestBytes(url, { method: o.method, headers: o.headers, body: o.body, close: o.connection === 'close' })
+  const sentBytes = request.length
+  /** keep-alive connections with no request on them, the longest idle first (a FIFO, as node:http's agent) */
+  const idle = []
   let sockets = 0
-  // connection close: the request's Connection: close makes node:http end its socket after the answer, so the next
-  // request opens one of its own (the agent's keepAlive: false would not: with maxSockets bounded it still reuses them)
-  const headers = { ...o.headers, ...(o.connection === 'close' && { connection: 'close' }) }
-  if (o.body) headers['content-length'] = String(o.body.length)
-  const options = { agent, host: url.hostname, port: url.port || 80, path: url.pathname + url.search, method: o.method, headers }
-  let sentBytes = 0
   let next = 0
   // the steady window's schedule: sends planned, made, late by the generator's fault; and the worst such lag
   const schedule = { planned: 0, sent: 0, late: 0, queued: 0, maxLagMs: 0, answered: 0 }
@@ -74,76 +73,74 @@ export function runOpen (o, writer) {
     record(failure({ start: intended, elapsed, err, label, threadName, url: o.url, threads, sentBytes, connect }), intended, elapsed)
   }
 
+  /** An idle connection, or a new one (numbered: its requests' thread name). */
+  function connection () {
+    const ready = idle.shift()
+    if (ready) return ready
+    const id = ++sockets
+    const conn = createConnection({
+      host: url.hostname,
+      port: Number(url.port || 80),
+      request,
+      clock,
+      onAnswer: (answer) => answered(conn, answer),
+      onFail: (why) => failedOn(conn, why),
+      onIdleClose: () => { const i = idle.indexOf(conn); if (i >= 0) idle.splice(i, 1) }
+    })
+    return Object.assign(conn, { threadName: `${label} ${o.group ?? 1}-${id}`, entry: null })
+  }
+
   function send (intended) {
-    const threads = inflight.size + 1
-    const req = http.request(options)
-    const entry = { req, intended, done: false, timedOut: false }
+    const conn = connection()
+    const entry = { conn, intended, threads: inflight.size + 1, done: false, timedOut: false }
+    conn.entry = entry
     inflight.add(entry)
-    let threadName = `${label} ${o.group ?? 1}-0`
-    let connect = 0
-    let firstByte = 0
-    const settle = () => {
-      resolved()
-      entry.done = true
-      inflight.delete(entry)
-      if (!finished) pump()
-    }
-    req.on('socket', (socket) => {
-      let id = socketIds.get(socket)
-      if (id === undefined) socketIds.set(socket, id = ++sockets)
-      threadName = `${label} ${o.group ?? 1}-${id}`
-      if (socket.connecting) {
-        const t = clock()
-        socket.once('connect', () => { connect = Math.round(clock() - t) })
-      }
-    })
-    req.on('response', (res) => {
-      firstByte = clock()
-      // status line + raw headers + blank line: what JMeter counts as header bytes
-      let bytes = 15 + (res.statusMessage?.length ?? 0) + 2
-      for (let i = 0; i < res.rawHeaders.length; i += 2) bytes += res.rawHeaders[i].length + res.rawHeaders[i + 1].length + 4
-      res.on('data', (chunk) => { bytes += chunk.length })
-      res.on('error', (err) => {
-        if (entry.done) return
-        fail(intended, entry.timedOut ? { code: 'SocketTimeout', message: `no answer within ${o.timeoutSec} s of the intended send time` } : err,
-          threadName, threads, connect)
-        settle()
-      })
-      res.on('end', () => {
-        if (entry.done) return
-        const end = clock()
-        const code = res.statusCode
-        const ok = code < 400
-        record({
-          timeStamp: Math.floor(intended),
-          elapsed: Math.round(end - intended),
-          label,
-          responseCode: code,
-          responseMessage: res.statusMessage ?? '',
-          threadName,
-          success: ok,
-          failureMessage: ok ? '' : `HTTP ${code} ${res.statusMessage ?? ''}`.trim(),
-          bytes,
-          sentBytes,
-          grpThreads: threads,
-          allThreads: threads,
-          URL: o.url,
-          latency: Math.round(firstByte - intended),
-          idleTime: 0,
-          connect
-        }, intended, end - intended)
-        settle()
-      })
-    })
-    req.on('error', (err) => {
-      if (entry.done) return
-      fail(intended, entry.timedOut ? { code: 'SocketTimeout', message: `no answer within ${o.timeoutSec} s of the intended send time` } : err,
-        threadName, threads, connect)
-      settle()
-    })
-    req.end(o.body)
-    // @ts-ignore the header block Node wrote: its length is the request's size without the body
-    if (!sentBytes && req._header) sentBytes = Buffer.byteLength(req._header) + (o.body?.length ?? 0)
+    conn.send()
+  }
+
+  function settle (entry) {
+    resolved()
+    entry.done = true
+    inflight.delete(entry)
+    if (!finished) pump()
+  }
+
+  /** @param {any} conn @param {import('./http-connection.js').Answer} answer */
+  function answered (conn, answer) {
+    const entry = conn.entry
+    if (!entry || entry.done) return
+    const end = clock()
+    const { intended, threads } = entry
+    const ok = answer.status < 400
+    record({
+      timeStamp: Math.floor(intended),
+      elapsed: Math.round(end - intended),
+      label,
+      responseCode: answer.status,
+      responseMessage: answer.message,
+      threadName: conn.threadName,
+      success: ok,
+      failureMessage: ok ? '' : `HTTP ${answer.status} ${answer.message}`.trim(),
+      bytes: answer.bytes,
+      sentBytes,
+      grpThreads: threads,
+      allThreads: threads,
+      URL: o.url,
+      latency: Math.round(answer.firstByteAt - intended),
+      idleTime: 0,
+      connect: conn.connectMs
+    }, intended, end - intended)
+    if (conn.open && !finished) idle.push(conn)
+    settle(entry)
+  }
+
+  /** @param {any} conn @param {import('./http-connection.js').Failure} why */
+  function failedOn (conn, why) {
+    const entry = conn.entry
+    if (!entry || entry.done) return
+    fail(entry.intended, entry.timedOut ? { code: 'SocketTimeout', message: `no answer within ${o.timeoutSec} s of the intended send time` } : why,
+      conn.threadName, entry.threads, conn.connectMs)
+    settle(entry)
   }
 
   function pump () {
@@ -184,7 +181,7 @@ export function runOpen (o, writer) {
     for (const entry of inflight) {
       if (now - entry.intended >= timeoutMs) {
         entry.timedOut = true
-        entry.req.destroy()
+        entry.conn.destroy({ code: 'SocketTimeout', message: 'timed out' })
       }
     }
     pump()
@@ -198,12 +195,12 @@ export function runOpen (o, writer) {
     // the schedule's window is the planned one: its last send is due 1/R before the end, and may be answered before it
     phases.end(interrupted ? undefined : Infinity)
     // requests cut off by an abort are not recorded: they have no outcome
-    for (const entry of inflight) { entry.done = true; entry.req.destroy() }
+    for (const entry of inflight) { entry.done = true; entry.conn.destroy() }
     inflight.clear()
-    agent.destroy()
+    for (const conn of idle.splice(0)) conn.destroy()
     schedule.planned = Math.round((phases.steadyEnd - phases.steadyStart) * rate / 1000)
     resolvedAt.forEach((n, ms) => { if (ms < phases.steadyEnd - phases.steadyStart) schedule.answered += n })
-    resolveRun({ ...phases.result({ interrupted, version: `nodescale open-model scheduler (node:http, node ${process.version})` }), schedule })
+    resolveRun({ ...phases.result({ interrupted, version: `nodescale open-model scheduler (raw sockets, node ${process.version})` }), schedule })
   }
 
   return new Promise((resolve) => {

@@ -1,0 +1,168 @@
+// One HTTP/1.1 connection of a load generator on a raw socket: it sends a request built once and reads each answer
+// with no more parsing than a JTL row needs (the status, the sizes, when its first byte came), at a fraction of
+// node:http's cost per request (perf/generator-cost.js). One request at a time (no pipelining); keep-alive unless the
+// request or the server says close.
+import net from 'node:net'
+
+const CRLF2 = Buffer.from('\r\n\r\n')
+
+/**
+ * The request's bytes, built once: its line, Host, the caller's headers, Content-Length for a body, Connection.
+ * @param {URL} url @param {{ method?: string, headers?: Record<string, string>, body?: Buffer, close?: boolean }} o
+ */
+export function requestBytes (url, { method = 'GET', headers = {}, body, close = false }) {
+  const given = Object.fromEntries(Object.entries(headers).map(([k, v]) => [k.toLowerCase(), [k, v]]))
+  const lines = [`${method} ${url.pathname}${url.search} HTTP/1.1`]
+  if (!given.host) lines.push(`Host: ${url.host}`)
+  for (const [k, v] of Object.values(given)) if (k.toLowerCase() !== 'connection' && k.toLowerCase() !== 'content-length') lines.push(`${k}: ${v}`)
+  if (body?.length || given['content-length']) lines.push(`Content-Length: ${body?.length ?? given['content-length'][1]}`)
+  lines.push(`Connection: ${close || /^close$/i.test(given.connection?.[1] ?? '') ? 'close' : 'keep-alive'}`)
+  const head = Buffer.from(lines.join('\r\n') + '\r\n\r\n', 'latin1')
+  return body?.length ? Buffer.concat([head, body]) : head
+}
+
+/**
+ * @typedef {{ status: number, message: string, bytes: number, firstByteAt: number }} Answer bytes: the answer's, its
+ *   status line and headers included (as JMeter counts them); firstByteAt: on `clock`
+ * @typedef {{ code: string, message: string }} Failure
+ */
+
+/**
+ * A connection to `port` at `host` that sends `request` on send() and calls onAnswer or onFail once per send. A send on
+ * a connection not yet open opens it (connectMs: how long that took; 0 on a reused one). A connection the server
+ * closed, or that a close answer ended, is opened again by the next send; `open` says whether it is now.
+ * @param {{ host: string, port: number, request: Buffer, clock: () => number, onAnswer: (a: Answer) => void, onFail:
+ *   (f: Failure) => void, onIdleClose?: () => void }} o onIdleClose: the server closed it while no request was on it
+ */
+export function createConnection (o) {
+  /** @type {net.Socket | null} */
+  let socket = null
+  let busy = false
+  let buf = /** @type {Buffer | null} */ (null)
+  let firstByteAt = 0
+  /** @type {ReturnType<typeof parseHead> | null} the answer's head, once it has all come */
+  let head = null
+  let openedAt = 0
+  const conn = { connectMs: 0, get open () { return socket !== null }, get busy () { return busy }, send, destroy }
+
+  function send () {
+    busy = true
+    buf = null
+    head = null
+    firstByteAt = 0
+    conn.connectMs = 0
+    if (socket) { socket.write(o.request); return }
+    openedAt = o.clock()
+    const s = net.connect({ host: o.host, port: o.port, noDelay: true })
+    socket = s
+    s.once('connect', () => { conn.connectMs = Math.round(o.clock() - openedAt); s.write(o.request) })
+    s.on('data', (chunk) => read(chunk))
+    s.on('error', (err) => drop(s, { code: /** @type {any} */ (err).code ?? 'Error', message: err.message }))
+    s.on('close', () => {
+      // an answer with neither a length nor chunks ends where the server closes the connection
+      if (s === socket && busy && head && head.length < 0 && !head.chunked) {
+        head.close = true
+        answer(buf?.length ?? 0)
+        return
+      }
+      drop(s, { code: 'NoHttpResponse', message: 'the server closed the connection before answering' })
+    })
+  }
+
+  /** The socket is gone: a request on it failed with `why`; the next send opens another. */
+  function drop (s, why) {
+    if (s !== socket) return
+    socket = null
+    s.destroy()
+    if (busy) { busy = false; o.onFail(why) } else o.onIdleClose?.()
+  }
+
+  function read (chunk) {
+    if (!busy) return
+    if (!firstByteAt) firstByteAt = o.clock()
+    buf = buf ? Buffer.concat([buf, chunk]) : chunk
+    for (;;) {
+      if (!head) {
+        const end = buf.indexOf(CRLF2)
+        if (end < 0) return
+        head = parseHead(buf, end)
+        // an interim answer (100 Continue): the real one follows
+        if (head.status >= 100 && head.status < 200 && head.status !== 101) {
+          buf = buf.subarray(head.bodyAt)
+          head = null
+          continue
+        }
+      }
+      const size = head.chunked ? chunkedSize(buf, head.bodyAt) : head.length >= 0 ? head.bodyAt + head.length : -1
+      if (size < 0 || buf.length < size) return
+      answer(size)
+      return
+    }
+  }
+
+  function answer (size) {
+    const h = /** @type {NonNullable<typeof head>} */ (head)
+    busy = false
+    const a = { status: h.status, message: h.message, bytes: size, firstByteAt }
+    buf = null
+    head = null
+    if (h.close && socket) { const s = socket; socket = null; s.destroy() }
+    o.onAnswer(a)
+  }
+
+  /** Closes it; a request on it fails with `why` (when given). @param {Failure} [why] */
+  function destroy (why) {
+    const s = socket
+    socket = null
+    s?.destroy()
+    if (busy) { busy = false; if (why) o.onFail(why) }
+  }
+
+  return conn
+}
+
+/**
+ * The head of an answer that ends at `end` (its blank line): the status, its text, where the body starts, and how the
+ * body's end is known (a length, chunks, or the connection's close: length -1, not chunked).
+ * @param {Buffer} buf @param {number} end
+ */
+function parseHead (buf, end) {
+  const text = buf.toString('latin1', 0, end)
+  const lineEnd = text.indexOf('\r\n')
+  const statusLine = lineEnd < 0 ? text : text.slice(0, lineEnd)
+  const status = Number(statusLine.slice(9, 12))
+  const message = statusLine.slice(13)
+  let length = -1
+  let chunked = false
+  let close = statusLine.startsWith('HTTP/1.0')
+  for (let at = lineEnd; at >= 0 && at < text.length;) {
+    const next = text.indexOf('\r\n', at + 2)
+    const line = text.slice(at + 2, next < 0 ? text.length : next)
+    const colon = line.indexOf(':')
+    const name = line.slice(0, colon).toLowerCase()
+    if (name === 'content-length') length = Number(line.slice(colon + 1).trim())
+    else if (name === 'transfer-encoding') chunked = /chunked/i.test(line.slice(colon + 1))
+    else if (name === 'connection') close = /close/i.test(line.slice(colon + 1)) || (close && !/keep-alive/i.test(line.slice(colon + 1)))
+    at = next
+  }
+  // no body: 204 and 304 (the drivers send GET and POST only, never HEAD)
+  if (status === 204 || status === 304) { length = 0; chunked = false }
+  return { status, message, bodyAt: end + 4, length: chunked ? -1 : length, chunked, close }
+}
+
+/** Where a chunked body that starts at `at` ends (its last chunk and trailers read); -1 while it has not all come. */
+function chunkedSize (buf, at) {
+  for (;;) {
+    const lineEnd = buf.indexOf('\r\n', at, 'latin1')
+    if (lineEnd < 0) return -1
+    const size = parseInt(buf.toString('latin1', at, lineEnd), 16)
+    if (!(size > 0)) {
+      // the last chunk: trailers (usually none) up to a blank line
+      if (buf.length >= lineEnd + 4 && buf[lineEnd + 2] === 13 && buf[lineEnd + 3] === 10) return lineEnd + 4
+      const end = buf.indexOf(CRLF2, lineEnd)
+      return end < 0 ? -1 : end + 4
+    }
+    at = lineEnd + 2 + size + 2
+    if (buf.length < at) return -1
+  }
+}

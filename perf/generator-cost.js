@@ -1,0 +1,126 @@
+#!/usr/bin/env node
+// Benchmark of what a request costs the load generator: requests per CPU-second of the generator's processes, wrk
+// against nodescale's autocannon driver as a run drives it (closed model, and open model at 80% of what wrk reached),
+// recording its JTL, each pinned to the same core while one pinned server answers. Alternated over rounds in one
+// invocation; prints each side's median and its ratio to wrk (issue 26's target: >= 0.5). The CPU is the kernel's
+// account of the command and everything it started (a shell's waited-for children, /proc/<pid>/stat), start-up
+// included, as a user's run pays it.
+import { spawnSync } from 'node:child_process'
+import { mkdtempSync, rmSync } from 'node:fs'
+import { tmpdir } from 'node:os'
+import { join } from 'node:path'
+import { median } from 'simple-statistics'
+import { runLoad } from '../executor/drivers/index.js'
+import { launch } from '../register/launch.js'
+import { option, parseCommandLine, withDefaults } from '../lib/options.js'
+
+const SERVER_CPU = 1
+const LOAD_CPU = 0
+const CONNECTIONS = 10
+const TARGET = 0.5
+const TICKS = 100
+
+const OPTIONS = [
+  option({ flag: 'duration', type: 'whole', min: 2, max: 600, default: 6, help: 'seconds of load a side, warm-up included' }),
+  option({ flag: 'rounds', type: 'whole', min: 1, max: 50, default: 3 }),
+  option({ flag: 'json', type: 'boolean', default: false }),
+  // internal: one driver's run in this process (the side being measured)
+  option({ flag: 'child', type: 'text', help: 'closed or open: run that load here and print its requests' }),
+  option({ flag: 'url', type: 'text' }),
+  option({ flag: 'rate', type: 'number', min: 1 }),
+  option({ flag: 'out', type: 'text' })
+]
+
+/**
+ * Runs a command pinned to the load's core and answers its requests (read from its last stdout line by `count`) and
+ * the CPU-seconds it and its children used: a shell runs it and then prints its own stat line, whose cutime and cstime
+ * hold every child it waited for.
+ * @param {string[]} argv @param {(stdout: string) => number} count
+ */
+function measured (argv, count) {
+  const quoted = argv.map(a => `'${a.replace(/'/g, "'\\''")}'`).join(' ')
+  const r = spawnSync('sh', ['-c', `taskset -c ${LOAD_CPU} ${quoted}; echo; cat /proc/$$/stat`], { encoding: 'utf8' })
+  if (r.status !== 0) throw new Error(`${argv[0]} failed: ${r.stderr.slice(-2000)}`)
+  const lines = r.stdout.trim().split('\n')
+  const stat = lines.pop() ?? ''
+  const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ')
+  // fields from the state on (the third of proc(5)): cutime and cstime are the 16th and 17th of the line
+  const cpu = (Number(fields[13]) + Number(fields[14])) / TICKS
+  const requests = count(lines.join('\n'))
+  return { requests, cpu, perCpuSecond: requests / cpu }
+}
+
+function wrk (url, duration) {
+  return measured(['wrk', '-t1', `-c${CONNECTIONS}`, `-d${duration}s`, url], (out) => {
+    const m = /(\d+) requests in/.exec(out)
+    if (!m) throw new Error(`wrk printed no request count:\n${out}`)
+    return Number(m[1])
+  })
+}
+
+function driver (model, url, duration, rate, dir) {
+  const args = [process.execPath, import.meta.filename, '--child', model, '--url', url, '--duration', String(duration), '--out', dir,
+    ...(rate ? ['--rate', String(Math.round(rate))] : [])]
+  return measured(args, (out) => Number(out.trim().split('\n').pop()))
+}
+
+/** The side measured: nodescale's driver as a run drives it, its JTL written; prints every request it made. */
+async function child (o) {
+  const r = await runLoad({
+    driver: 'autocannon',
+    url: o.url,
+    ...(o.child === 'open' ? { rate: o.rate } : { concurrency: CONNECTIONS }),
+    duration: o.duration - 1,
+    warmup: 1,
+    jtlPath: join(o.out, `${o.child}.jtl`),
+    label: 'baseline'
+  })
+  console.log(r.requests + r.warmupRequests)
+}
+
+async function main () {
+  const o = withDefaults(parseCommandLine(process.argv.slice(2), OPTIONS).values, OPTIONS)
+  if (o.child) return child(o)
+  const server = await launch({ shape: 'single', instances: 1, benchmark: 'baseline', affinity: [SERVER_CPU] })
+  const url = `${server.url.replace(/\/$/, '')}/baseline/`
+  const dir = mkdtempSync(join(tmpdir(), 'nodescale-bench-cost-'))
+  const sides = ['wrk', 'closed', 'open']
+  const runs = Object.fromEntries(sides.map(s => [s, /** @type {ReturnType<typeof measured>[]} */ ([])]))
+  const say = (line) => { if (!o.json) console.log(line) }
+  say(`server: register's baseline app, one process pinned to cpu ${SERVER_CPU}; generators pinned to cpu ${LOAD_CPU}, ` +
+    `${CONNECTIONS} connections, ${o.duration} s a side, ${o.rounds} rounds`)
+  try {
+    for (let round = 0; round < o.rounds; round++) {
+      const w = wrk(url, o.duration)
+      runs.wrk.push(w)
+      // the closed and open models in turn, the open one at 80% of what wrk reached this round
+      for (const model of round % 2 ? ['open', 'closed'] : ['closed', 'open']) {
+        runs[model].push(driver(model, url, o.duration, model === 'open' ? 0.8 * w.requests / o.duration : undefined, dir))
+      }
+      say(`  round ${round + 1}  ${sides.map(s => `${s} ${Math.round(runs[s][round].perCpuSecond).toLocaleString('en')}`).join('  ')} requests per CPU-second`)
+    }
+  } finally {
+    await server.stop()
+    rmSync(dir, { recursive: true, force: true })
+  }
+  const med = Object.fromEntries(sides.map(s => [s, median(runs[s].map(r => r.perCpuSecond))]))
+  // each round's ratio (the tools a minute apart at most) is steadier than the ratio of medians on a drifting machine
+  const paired = (s) => median(runs[s].map((r, i) => r.perCpuSecond / runs.wrk[i].perCpuSecond))
+  say('\nside      requests per CPU-second (median)   vs wrk (median of rounds)')
+  for (const s of sides) say(`${s.padEnd(9)} ${Math.round(med[s]).toLocaleString('en').padStart(34)}   ${paired(s).toFixed(3).padStart(6)}`)
+  const pass = paired('closed') >= TARGET && paired('open') >= TARGET
+  say(`\nthe driver's closed and open models against wrk: target >= ${TARGET}: ${pass ? 'PASS' : 'FAIL'}`)
+  console.log(JSON.stringify({
+    bench: 'generator-cost',
+    connections: CONNECTIONS,
+    duration: o.duration,
+    rounds: o.rounds,
+    perCpuSecond: Object.fromEntries(sides.map(s => [s, Math.round(med[s])])),
+    ratio: { closed: Number(paired('closed').toFixed(3)), open: Number(paired('open').toFixed(3)) },
+    target: TARGET,
+    pass
+  }))
+  process.exitCode = pass ? 0 : 1
+}
+
+main().catch(err => { console.error(err); process.exit(1) })
