@@ -63,7 +63,7 @@ for (const inProcess of [false, true]) {
     assert.equal(r.driver, 'autocannon')
     assert.equal(r.interrupted, false)
     assert.equal(r.jtlPath, jtlPath)
-    assert.match(r.version, /^autocannon \d+\.\d+/)
+    assert.match(r.version, /^nodescale closed-model clients \(raw sockets, node v\d+/)
     assert.ok(Math.abs(r.steadyEnd - r.steadyStart - 2000) <= 2, `steady window is 2 s: ${r.steadyEnd - r.steadyStart}`)
     const rows = readJtl(jtlPath)
     assert.equal(rows.length, r.requests)

@@ -1,6 +1,8 @@
-// What the in-process load models share: a ms clock, failed-sample rows, and the warm-up/steady window with its
-// counters (and, for --duration auto, the rule that ends it once the mean throughput is known well enough).
+// What the in-process load models share: a ms clock, answer and failed-sample rows, and the warm-up/steady window with
+// its counters (and, for --duration auto, the rule that ends it once the mean throughput is known well enough).
+import { STATUS_CODES } from 'node:http'
 import { autoDurationReached } from '../../analyzer/samples/steady-state.js'
+import { quoteCsv } from '../jtl-writer.js'
 
 /** Milliseconds since the epoch with sub-ms resolution (monotonic within a process). */
 export const clock = () => performance.timeOrigin + performance.now()
@@ -23,6 +25,51 @@ export const clock = () => performance.timeOrigin + performance.now()
  *   startSkewMs?: number }} LoadResult jtlPath: the samples file written (null with samples none); startSkewMs: with
  *   a shared start, how late the load began after it
  */
+
+/**
+ * An answer's row, written on the hot path: what is the same on every row of one thread and status (its label, code,
+ * reason, thread, success and failure text) is built once and kept; the numbers are joined around it. The row is a
+ * JTL row as formatJtlRow writes one (jtl-writer.js).
+ * @param {string} label @param {string} threadName @param {string} url
+ * @returns {(a: { status: number, message: string, bytes: number }, start: number, end: number, firstByteAt: number,
+ *   sentBytes: number, threads: number, connect: number) => string}
+ */
+export function answerRows (label, threadName, url) {
+  const prefixes = new Map()
+  const quotedUrl = quoteCsv(url)
+  const prefixOf = (code, message) => {
+    let p = prefixes.get(code)
+    if (p === undefined) {
+      const ok = code < 400
+      const text = message || STATUS_CODES[code] || ''
+      p = [quoteCsv(label), code, quoteCsv(text), quoteCsv(threadName), 'text', ok, ok ? '' : quoteCsv(`HTTP ${code} ${text}`.trim())].join(',') + ','
+      prefixes.set(code, p)
+    }
+    return p
+  }
+  return (a, start, end, firstByteAt, sentBytes, threads, connect) => Math.floor(start) + ',' + Math.round(end - start) + ',' +
+    prefixOf(a.status, a.message) + a.bytes + ',' + sentBytes + ',' + threads + ',' + threads + ',' + quotedUrl + ',' +
+    Math.round(firstByteAt - start) + ',0,' + connect + '\n'
+}
+
+/**
+ * How a load model records a request's outcome: its row (an answer's line, or a failed sample) is written when the
+ * request was sent (closed model) or due (open model) in the steady window; one before it counts as warm-up, one at or
+ * after its end (sent in the moment an early end, --duration auto, was being seen) is left out.
+ * @param {ReturnType<typeof phaseClock>} phases @param {import('../jtl-writer.js').JtlWriter} writer
+ * @param {string} label
+ * @returns {(start: number, elapsed: number, ok: boolean, row: string | import('../jtl-writer.js').JtlSample) => void}
+ */
+export function outcomeRecorder (phases, writer, label) {
+  return (start, elapsed, ok, row) => {
+    if (start < phases.steadyStart) { phases.warmupRequests++; return }
+    if (start >= phases.steadyEnd) return
+    phases.count(ok)
+    if (typeof row === 'string') writer.writeLine(row)
+    else writer.write(row)
+    writer.micro(label, elapsed)
+  }
+}
 
 /**
  * A failed sample (no HTTP answer) in JMeter's style: "Non HTTP response code: <cause>".

@@ -1,6 +1,6 @@
 // Open-model load: requests leave on a fixed schedule (t0 + i/R) whatever the server does; latency counts from the
 // intended send time.
-import { clock, failure, phaseClock } from './load-common.js'
+import { answerRows, clock, failure, outcomeRecorder, phaseClock } from './load-common.js'
 import { createConnection, requestBytes } from './http-connection.js'
 
 /** How many sockets the open model may hold open at most, unless the caller says otherwise. */
@@ -32,6 +32,7 @@ export function runOpen (o, writer) {
   const timeoutMs = o.timeoutSec * 1000
   const bound = o.maxSockets ?? DEFAULT_MAX_SOCKETS
   const phases = phaseClock(o)
+  const record = outcomeRecorder(phases, writer, label)
   let total = Math.ceil((o.warmup + o.duration) * rate)
   /** @type {Set<{ conn: any, intended: number, threads: number, done: boolean, timedOut: boolean }>} */
   const inflight = new Set()
@@ -58,19 +59,9 @@ export function runOpen (o, writer) {
   let finished = false
   let resolveRun
 
-  /** @param {import('../jtl-writer.js').JtlSample} row @param {number} intended @param {number} elapsed unrounded ms */
-  function record (row, intended, elapsed) {
-    if (intended < phases.steadyStart) { phases.warmupRequests++; return }
-    // sent in the moment between an early end (--duration auto) and the timer that saw it
-    if (intended >= phases.steadyEnd) return
-    phases.count(row.success)
-    writer.write(row)
-    writer.micro(label, elapsed)
-  }
-
   function fail (intended, err, threadName, threads, connect = 0) {
     const elapsed = clock() - intended
-    record(failure({ start: intended, elapsed, err, label, threadName, url: o.url, threads, sentBytes, connect }), intended, elapsed)
+    record(intended, elapsed, false, failure({ start: intended, elapsed, err, label, threadName, url: o.url, threads, sentBytes, connect }))
   }
 
   /** An idle connection, or a new one (numbered: its requests' thread name). */
@@ -87,7 +78,8 @@ export function runOpen (o, writer) {
       onFail: (why) => failedOn(conn, why),
       onIdleClose: () => { const i = idle.indexOf(conn); if (i >= 0) idle.splice(i, 1) }
     })
-    return Object.assign(conn, { threadName: `${label} ${o.group ?? 1}-${id}`, entry: null })
+    const threadName = `${label} ${o.group ?? 1}-${id}`
+    return Object.assign(conn, { threadName, row: answerRows(label, threadName, o.url), entry: null })
   }
 
   function send (intended) {
@@ -102,7 +94,9 @@ export function runOpen (o, writer) {
     resolved()
     entry.done = true
     inflight.delete(entry)
-    if (!finished) pump()
+    // a freed socket matters to requests waiting for one, and the last answer ends the run; otherwise the timer set
+    // for the next intended send stands (re-arming it on every answer costs more than the answer's row)
+    if (!finished && (backlog || next >= total)) pump()
   }
 
   /** @param {any} conn @param {import('./http-connection.js').Answer} answer */
@@ -110,26 +104,8 @@ export function runOpen (o, writer) {
     const entry = conn.entry
     if (!entry || entry.done) return
     const end = clock()
-    const { intended, threads } = entry
-    const ok = answer.status < 400
-    record({
-      timeStamp: Math.floor(intended),
-      elapsed: Math.round(end - intended),
-      label,
-      responseCode: answer.status,
-      responseMessage: answer.message,
-      threadName: conn.threadName,
-      success: ok,
-      failureMessage: ok ? '' : `HTTP ${answer.status} ${answer.message}`.trim(),
-      bytes: answer.bytes,
-      sentBytes,
-      grpThreads: threads,
-      allThreads: threads,
-      URL: o.url,
-      latency: Math.round(answer.firstByteAt - intended),
-      idleTime: 0,
-      connect: conn.connectMs
-    }, intended, end - intended)
+    const { intended } = entry
+    record(intended, end - intended, answer.status < 400, conn.row(answer, intended, end, answer.firstByteAt, sentBytes, entry.threads, conn.connectMs))
     if (conn.open && !finished) idle.push(conn)
     settle(entry)
   }
