@@ -44,9 +44,13 @@ const hosts = all.filter(f => HOSTS.includes(f))
 const serial = all.filter(f => !FAST.includes(f) && !QUIET.includes(f) && !HOSTS.includes(f))
 const only = process.argv.includes('--fast')
 
-/** @param {string[]} files @param {number} concurrency */
+/**
+ * --test-force-exit: a file ends once its tests have (their after hooks run), whatever it left running: a test whose
+ * load model never finished kept a timer alive, and its file, and the lane after it, hung until CI's limit.
+ * @param {string[]} files @param {number} concurrency
+ */
 function args (files, concurrency) {
-  return ['--test', `--test-concurrency=${concurrency}`, '--test-reporter=spec', ...files]
+  return ['--test', `--test-concurrency=${concurrency}`, '--test-force-exit', '--test-reporter=spec', ...files]
 }
 
 /**
