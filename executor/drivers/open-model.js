@@ -34,7 +34,7 @@ export function runOpen (o, writer) {
   const phases = phaseClock(o)
   const record = outcomeRecorder(phases, writer, label)
   let total = Math.ceil((o.warmup + o.duration) * rate)
-  /** @type {Set<{ conn: any, intended: number, threads: number, done: boolean, timedOut: boolean }>} */
+  /** @type {Set<{ conn: any, intended: number, threads: number, done: boolean }>} */
   const inflight = new Set()
   // connection close: the request says so, and the server's answer ends its connection; the next request opens one
   const request = requestBytes(url, { method: o.method, headers: o.headers, body: o.body, close: o.connection === 'close' })
@@ -84,7 +84,7 @@ export function runOpen (o, writer) {
 
   function send (intended) {
     const conn = connection()
-    const entry = { conn, intended, threads: inflight.size + 1, done: false, timedOut: false }
+    const entry = { conn, intended, threads: inflight.size + 1, done: false }
     conn.entry = entry
     inflight.add(entry)
     conn.send()
@@ -114,8 +114,7 @@ export function runOpen (o, writer) {
   function failedOn (conn, why) {
     const entry = conn.entry
     if (!entry || entry.done) return
-    fail(entry.intended, entry.timedOut ? { code: 'SocketTimeout', message: `no answer within ${o.timeoutSec} s of the intended send time` } : why,
-      conn.threadName, entry.threads, conn.connectMs)
+    fail(entry.intended, why, conn.threadName, entry.threads, conn.connectMs)
     settle(entry)
   }
 
@@ -156,8 +155,8 @@ export function runOpen (o, writer) {
     const now = clock()
     for (const entry of inflight) {
       if (now - entry.intended >= timeoutMs) {
-        entry.timedOut = true
-        entry.conn.destroy({ code: 'SocketTimeout', message: 'timed out' })
+        // its connection goes, and the request fails with why (failedOn)
+        entry.conn.destroy({ code: 'SocketTimeout', message: `no answer within ${o.timeoutSec} s of the intended send time` })
       }
     }
     pump()
