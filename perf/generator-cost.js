@@ -64,6 +64,14 @@ function driver (model, url, duration, rate, dir) {
   return measured(args, (out) => Number(out.trim().split('\n').pop()))
 }
 
+/**
+ * A side's round: requests per CPU-second, and what they came from (its requests a second and the share of its core it
+ * used: a generator that waits on the server pays its wake-ups per answer, one that is busy batches them).
+ * @param {ReturnType<typeof measured>} r @param {number} duration
+ */
+const sideFigures = (r, duration) => `${Math.round(r.perCpuSecond).toLocaleString('en')}/CPU-s ` +
+  `(${Math.round(r.requests / duration).toLocaleString('en')} req/s, ${Math.round(100 * r.cpu / duration)}% of its core)`
+
 /** The side measured: nodescale's driver as a run drives it, its JTL written; prints every request it made. */
 async function child (o) {
   const r = await runLoad({
@@ -97,7 +105,7 @@ async function main () {
       for (const model of round % 2 ? ['open', 'closed'] : ['closed', 'open']) {
         runs[model].push(driver(model, url, o.duration, model === 'open' ? 0.8 * w.requests / o.duration : undefined, dir))
       }
-      say(`  round ${round + 1}  ${sides.map(s => `${s} ${Math.round(runs[s][round].perCpuSecond).toLocaleString('en')}`).join('  ')} requests per CPU-second`)
+      say(`  round ${round + 1}  ${sides.map(s => `${s} ${sideFigures(runs[s][round], o.duration)}`).join('  ')}`)
     }
   } finally {
     await server.stop()

@@ -87,7 +87,7 @@ export const EXPERIMENT_KEYS = Object.freeze({
   profiles: 'named overrides of these keys: { smoke: {...}, default: {...}, full: {...} }'
 })
 const NOT_IN_PROFILES = ['name', 'description', 'question', 'profiles']
-export const PROFILE_NAMES = Object.freeze(['smoke', 'default', 'full', 'thesis-machine', 'verdict', 'adaptive'])
+export const PROFILE_NAMES = Object.freeze(['smoke', 'default', 'full', 'thesis-machine', 'verdict', 'adaptive', 'adaptive-thesis-machine'])
 export const ORDERS = Object.freeze(['shapes', 'blocks'])
 const FITS = ['usl', 'amdahl', 'both', 'none']
 const CALIBRATE_KEYS = ['strategy', 'instances', 'duration', 'warmup', 'confirm', 'max-concurrency', 'max-probes']
