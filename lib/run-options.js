@@ -361,8 +361,8 @@ export const RUN_OPTIONS = Object.freeze([
     arg: 'P',
     help: [
       'drive the load from P generator processes on this machine, each pinned to a core apart',
-      'from the server\'s, the load split between them; auto (default, local): as many as the load',
-      'needs for none to pass 90% of its core, probed for 2.5 s before the run, one while a single core',
+      'from the server\'s, the load split between them; auto (default, local): as many as a 2.5 s probe',
+      'before the run finds needed for none to pass 60% of its core (room to grow: the flag is at 90%), one while a single core',
       'or none is free of the server (none free: one, unpinned); run.json\'s load.procs says why'
     ],
     experiment: 'load-procs'
