@@ -228,7 +228,8 @@ async function measure (runJson, m, { config, prepared, deployment, dir, log, si
       .catch(err => { log(`telemetry: ${err.message}`); return [] })
   }
   runJson.status = load.interrupted ? 'interrupted' : m.losses.length ? 'degraded' : 'done'
-  runJson.cpu = summarizeCpu(m.timeline, { from: load.steadyStart, to: load.steadyEnd })
+  // locally the table is of the cores the server was given (pinned or partitioned), as the study's of its server
+  runJson.cpu = summarizeCpu(m.timeline, { from: load.steadyStart, to: load.steadyEnd }, { serverCores: runJson.load?.sharing?.server })
 }
 
 /**

@@ -11,18 +11,24 @@ import { summarizeThrottle } from './throttle.js'
 const round1 = (x) => Math.round(x * 10) / 10
 const round2 = (x) => Math.round(x * 100) / 100
 
-/** Mean per core of the rows' arrays, and the table of it. */
-function table (rows, cpus) {
+/**
+ * Mean per core of the rows' arrays, and the table of it: highest, lowest and overall over `over` (the cores the
+ * server was given; every core when not said), `cores` and `sum` over every core.
+ * @param {any[]} rows @param {number} cpus @param {readonly number[] | null} [over]
+ */
+function table (rows, cpus, over = null) {
   const sums = new Array(cpus).fill(0)
   for (const r of rows) for (let i = 0; i < cpus; i++) sums[i] += Number.isFinite(r?.[i]) ? r[i] : 0
   const means = sums.map(s => rows.length ? s / rows.length : 0)
-  let hi = 0
-  let lo = 0
-  for (let i = 1; i < cpus; i++) {
+  const ranked = over?.length ? over.filter(i => i >= 0 && i < cpus) : means.map((_, i) => i)
+  let hi = ranked[0] ?? 0
+  let lo = ranked[0] ?? 0
+  for (const i of ranked) {
     if (means[i] > means[hi]) hi = i
     if (means[i] < means[lo]) lo = i
   }
   const sum = means.reduce((a, b) => a + b, 0)
+  const rankedSum = ranked.reduce((a, i) => a + means[i], 0)
   return {
     means,
     sum,
@@ -34,7 +40,7 @@ function table (rows, cpus) {
       lowest: round1(means[lo] ?? 0),
       lowestCore: lo,
       spread: round1((means[hi] ?? 0) - (means[lo] ?? 0)),
-      overall: round1(cpus ? sum / cpus : 0)
+      overall: round1(ranked.length ? rankedSum / ranked.length : 0)
     }
   }
 }
@@ -58,24 +64,30 @@ export function samplesInWindow (timeline, { from = -Infinity, to = Infinity } =
  * for the server's own CPU over [from, to] (ms epoch, the steady window), and the same for the whole host.
  * A sample covers (t - intervalMs, t]; it is in the window when its midpoint is. Usage is the mean percent of that core
  * (0-100, 1 decimal), overall the mean over cores, spread = highest - lowest, total = the server's CPU in cores.
- * An empty window gives zeros and samples: 0, never NaN.
+ * An empty window gives zeros and samples: 0, never NaN. Where the server was given some of the cores (`serverCores`,
+ * the local backend's pinned or partitioned server), highest, lowest, spread and overall are over those (the table of
+ * the machine it was given, as the thesis's dual-core server), `cores` and `total` over every core, and the output
+ * says which (`serverCores`).
  * @param {import('./sampler.js').Timeline & { nodes?: any[] }} timeline a sampler's timeline; a merged Swarm one also
  *   has `nodes`
  * @param {{ from?: number, to?: number }} [window]
+ * @param {{ serverCores?: readonly number[] | null }} [opts]
  * @returns {CoreTable & { source: string, total: number, samples: number, host: { cores: CoreUsage[], highest: number,
  *   lowest: number, spread: number, overall: number }, containers: any[], nodes?: any[], throttling: ReturnType<typeof
- *   summarizeThrottle> }}
+ *   summarizeThrottle>, serverCores?: number[] }}
  */
-export function summarizeCpu (timeline, window = {}) {
+export function summarizeCpu (timeline, window = {}, { serverCores = null } = {}) {
   const all = timeline?.samples ?? []
   const cpus = timeline?.cpus ?? Math.max(0, ...all.map(s => s.server?.length ?? 0))
   const inWindow = samplesInWindow(timeline, window)
-  const server = table(inWindow.map(s => s.server), cpus)
+  const given = serverCores?.length && serverCores.length < cpus ? [...serverCores].sort((a, b) => a - b) : null
+  const server = table(inWindow.map(s => s.server), cpus, given)
   const host = table(inWindow.map(s => s.host), cpus)
   const seconds = inWindow.length * (timeline?.intervalMs ?? 1000) / 1000
   return {
     source: timeline?.source ?? 'threads',
     ...server.out,
+    ...(given && { serverCores: given }),
     total: round2(server.sum / 100),
     samples: inWindow.length,
     throttling: summarizeThrottle(inWindow, seconds),

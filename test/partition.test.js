@@ -104,18 +104,21 @@ for (const strategy of ['up', 'cm', 'pm2', 'hs']) {
   })
 }
 
-test('experiments/multicore.yml thesis-machine: the server on cores 0-1, the load on the rest; refused where no core is left', async () => {
-  const { loadExperiment } = await import('../executor/sweep/experiment.js')
-  const { buildCells } = await import('../executor/sweep/sweep-plan.js')
-  const file = join(ROOT, 'experiments', 'multicore.yml')
-  const exp = await loadExperiment(file, { profile: 'thesis-machine' })
-  assert.equal(exp.settings.serverCpus, '0-1')
-  assert.equal(exp.settings.loadCpus, undefined, 'the load\'s cores derived: the rest')
-  if (cores < 3) {
-    assert.throws(() => buildCells(exp, { out: tmp(), backend: 'local' }), /multicore\.yml:\d+: server-cpus .*0-1 gives the server every core of this machine/)
-    return
-  }
-  const cells = buildCells(exp, { out: tmp(), backend: 'local' })
-  assert.ok(cells.length > 0 && cells.every(c => c.config.serverCpus === '0-1'))
-  assert.throws(() => buildCells(exp, { out: tmp(), backend: 'swarm' }), /--server-cpus: only applies to --backend local/)
-})
+for (const profile of ['thesis-machine', 'adaptive-thesis-machine']) {
+  test(`experiments/multicore.yml ${profile}: the server on cores 0-1, the load on the rest; refused where no core is left`, async () => {
+    const { loadExperiment } = await import('../executor/sweep/experiment.js')
+    const { buildCells } = await import('../executor/sweep/sweep-plan.js')
+    const file = join(ROOT, 'experiments', 'multicore.yml')
+    const exp = await loadExperiment(file, { profile })
+    assert.equal(exp.settings.serverCpus, '0-1')
+    assert.equal(exp.settings.loadCpus, undefined, 'the load\'s cores derived: the rest')
+    if (cores < 3) {
+      assert.throws(() => buildCells(exp, { out: tmp(), backend: 'local' }),
+        /multicore\.yml:\d+: server-cpus .*0-1 gives the server every core of this machine/)
+      return
+    }
+    const cells = buildCells(exp, { out: tmp(), backend: 'local' })
+    assert.ok(cells.length > 0 && cells.every(c => c.config.serverCpus === '0-1'))
+    assert.throws(() => buildCells(exp, { out: tmp(), backend: 'swarm' }), /--server-cpus: only applies to --backend local/)
+  })
+}

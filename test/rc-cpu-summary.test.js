@@ -54,6 +54,20 @@ test('reproduces the raw Node.js row of the thesis\' Table 4.3.1 (relaxed load)'
   assert.deepEqual([s.highest, s.highestCore, s.lowest, s.lowestCore, s.spread, s.overall], [77.7, 0, 1.9, 1, 75.8, 39.8])
 })
 
+test('a server given some of the cores: highest, lowest, spread and overall over those, every core listed and in the total', () => {
+  // 4 cores: the server on 1 and 2 (its partition), the generator's CPU is not the server's: 0 and 3 near idle
+  const four = tl({ intervalMs: 1000, cpus: 4, source: 'cgroup-v2', samples: [sample(1000, [0.5, 90, 30, 0], [60, 91, 31, 95])] })
+  const s = summarizeCpu(four, {}, { serverCores: [2, 1] })
+  assert.deepEqual([s.highest, s.highestCore, s.lowest, s.lowestCore, s.spread, s.overall, s.total], [90, 1, 30, 2, 60, 60, 1.21])
+  assert.deepEqual(s.serverCores, [1, 2])
+  assert.equal(s.cores.length, 4)
+  assert.deepEqual(s.host, { cores: s.host.cores, highest: 95, lowest: 31, spread: 64, overall: 69.3 }, 'the host: every core')
+  // every core given (or none said): the table of every core, no serverCores
+  for (const all of [summarizeCpu(four, {}, { serverCores: [0, 1, 2, 3] }), summarizeCpu(four)]) {
+    assert.deepEqual([all.lowest, all.lowestCore, all.overall, all.serverCores], [0, 3, 30.1, undefined])
+  }
+})
+
 test('an empty window or timeline gives zeros and samples: 0, never NaN', () => {
   for (const s of [
     summarizeCpu(timeline, { from: 10000, to: 20000 }),
