@@ -45,9 +45,10 @@ function measured (argv, count) {
   const stat = lines.pop() ?? ''
   const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ')
   // fields from the state on (the third of proc(5)): cutime and cstime are the 16th and 17th of the line
-  const cpu = (Number(fields[13]) + Number(fields[14])) / TICKS
+  const user = Number(fields[13]) / TICKS
+  const cpu = user + Number(fields[14]) / TICKS
   const requests = count(lines.join('\n'))
-  return { requests, cpu, perCpuSecond: requests / cpu }
+  return { requests, cpu, user, perCpuSecond: requests / cpu }
 }
 
 function wrk (url, duration) {
@@ -70,7 +71,8 @@ function driver (model, url, duration, rate, dir) {
  * @param {ReturnType<typeof measured>} r @param {number} duration
  */
 const sideFigures = (r, duration) => `${Math.round(r.perCpuSecond).toLocaleString('en')}/CPU-s ` +
-  `(${Math.round(r.requests / duration).toLocaleString('en')} req/s, ${Math.round(100 * r.cpu / duration)}% of its core)`
+  `(${Math.round(r.requests / duration).toLocaleString('en')} req/s, ${Math.round(100 * r.cpu / duration)}% of its core, ` +
+  `${Math.round(100 * r.user / r.cpu)}% user)`
 
 /** The side measured: nodescale's driver as a run drives it, its JTL written; prints every request it made. */
 async function child (o) {

@@ -6,7 +6,7 @@
 # It writes OUT_DIR/log.txt (every run's text, each step's exit code and seconds) and OUT_DIR/runs.tgz (each run's
 # run.json, the sweep's folder; RUNS sets where the runs are written). Each step is bounded (STEP_S seconds, default
 # 150; the sweep THESIS_S, 270, with BUDGET 3m); D and W set the runs' measured and warm-up seconds (default 5 and 2).
-# What each step shows:
+# ONLY="name ..." runs those steps alone. What each step shows:
 #   hs1, hs4       HAProxy in front of saturated replicas: slow, not dead (errors near 0, no replica marked down)
 #   up4, cm12, pm2 the bottleneck's narration per strategy (one thread's core for up; idle cores for more workers)
 #   cm8-base       --load-procs auto (the default) sizing generators on the 8 cores the server is not given
@@ -20,9 +20,12 @@ mkdir -p "$out" "$runs"
 log=$out/log.txt
 : > "$log"
 echo "many-core check: $(nproc) cores, $(uname -r), node $(node --version), $(date -u +%FT%TZ)" | tee -a "$log"
+# the cores' siblings (SMT): a generator on one thread of a core the server's thread shares is slowed by it
+(lscpu -e=CPU,CORE,SOCKET,MAXMHZ 2>/dev/null || grep -H . /sys/devices/system/cpu/cpu*/topology/thread_siblings_list) >> "$log"
 
 step () {
   local name=$1; shift
+  if [ -n "${ONLY:-}" ] && [[ " $ONLY " != *" $name "* ]]; then return; fi
   local t0; t0=$(date +%s)
   echo "=== $name: $*" >> "$log"
   timeout "${STEP_S:-150}" "$@" >> "$log" 2>&1
