@@ -8,7 +8,8 @@ import { readFileSync } from 'node:fs'
 import { join } from 'node:path'
 import { judgeBottleneck, factsOf, BOTTLENECK_THRESHOLDS as T, BOTTLENECK_RULES } from '../analyzer/diagnosis/bottleneck.js'
 import { summarizeInstances, summarizeLb, summarizeRoles } from '../analyzer/diagnosis/diagnosis-figures.js'
-import { whyCurvesBend, storyOf } from '../analyzer/diagnosis/why-bends.js'
+import { whyCurvesBend, storyOf, perCoreWhy } from '../analyzer/diagnosis/why-bends.js'
+import { cpuTable } from '../analyzer/report/report-runs.js'
 import { formatTelemetry, parseTelemetry } from '../lib/telemetry.js'
 import { startTelemetry } from '../register/telemetry.js'
 import { parseHaproxyStat } from '../executor/haproxy.js'
@@ -272,7 +273,8 @@ test('why the curves bend, told per strategy: up\'s one thread cannot use more c
   // the group's key names the strategy when the runs' configs are not at hand
   const [up] = whyCurvesBend([{ ...cm, name: 'up/cpu', key: { strategy: 'up' } }], runs.map(r => ({ ...r, config: undefined })))
   assert.match(up.sentence, /^up\/cpu: at every N \(8\.\.12\) its one thread uses one core's worth: more vCPUs go unused; /)
-  assert.equal(storyOf('event-loop', 'pm2', 0.2), 'each worker\'s event loop is full and the host has no core idle: more workers would share the same cores')
+  assert.equal(storyOf('event-loop', 'pm2', 0.2),
+    'each worker\'s event loop is full and none of the host\'s cores is idle: more workers would share the same cores')
   assert.equal(storyOf('cpu-quota', 'cm', 3), 'the instances are held at their CPU quota: throughput follows the quota')
 })
 
@@ -301,4 +303,29 @@ test('why the curves bend: each N\'s bottleneck from its runs (by folder), the l
   const [none] = whyCurvesBend([{ ...group, observations: [{ n: 1, run: '/other' }] }], runs)
   assert.equal(none.kind, null)
   assert.match(none.sentence, /no run of this group has a diagnosis/)
+})
+
+test('the per-core table tells each strategy\'s story: up\'s one thread; cm\'s workers and the idle cores of those it was given', () => {
+  // the thesis's machine on 16 cores (--server-cpus 0-1): both of cm's cores full, 14 others idle but not its own
+  const cpu = (usage) => ({
+    cores: usage.map((u, core) => ({ core, usage: core < 2 ? u : 0.1 })),
+    highest: 99,
+    lowest: 95,
+    spread: 4,
+    overall: 97,
+    serverCores: [0, 1],
+    host: { cores: usage.map((u, core) => ({ core, usage: u })), overall: 20 }
+  })
+  const busy = [99, 97, ...new Array(14).fill(5)]
+  const diagnosis = { bottleneck: { kind: 'event-loop' }, instances: [{ elu: 1 }] }
+  const entry = /** @type {any} */ ({ config: { benchmark: 'page', strategy: 'cm', instances: 2, concurrency: 2048 }, cpu: cpu(busy), diagnosis })
+  const [row] = cpuTable([entry])
+  assert.equal(row.given, true)
+  assert.ok(Math.abs(row.idleCores - 0.04) < 1e-9, `${row.idleCores}: 1% and 3% of cores 0 and 1, not the 14 others`)
+  assert.match(perCoreWhy(row), /^cm x2 at 2048 connections: event-loop \(busiest core 99%, idlest 95%.*\): /)
+  assert.match(perCoreWhy(row), /: each worker's event loop is full and none of the cores it was given is idle: more workers would share the same cores$/)
+  // the same on a host whose cores it may all use: the idle ones are the host's, which more workers would use
+  const free = { ...row, given: false, idleCores: 13.2 }
+  assert.match(perCoreWhy(free), /each worker's event loop is full with 13\.2 of the host's cores idle: more workers would use them$/)
+  assert.match(perCoreWhy({ ...free, strategy: 'up', instances: 4 }), /: its one thread uses one core's worth: more vCPUs go unused$/)
 })

@@ -22,14 +22,15 @@ export const KIND_STORY = Object.freeze({
  * processes (cm, pm2, hs) each full while the host has cores idle would use more of them with more workers.
  * @param {string} kind
  * @param {string | null} strategy
- * @param {number | null} idleCores the host's idle cores at the last N (null: not measured)
+ * @param {number | null} idleCores the idle cores at the last N (null: not measured)
+ * @param {string} [place] whose cores those are: the host's, or those the server was given (--server-cpus)
  */
-export function storyOf (kind, strategy, idleCores) {
+export function storyOf (kind, strategy, idleCores, place = 'the host\'s cores') {
   if (kind !== 'event-loop' || !strategy) return KIND_STORY[kind] ?? kind
   if (strategy === 'up') return 'its one thread uses one core\'s worth: more vCPUs go unused'
   if (idleCores === null) return 'each worker\'s event loop is full: more workers would use more cores, where the host has them idle'
-  if (idleCores < 0.5) return 'each worker\'s event loop is full and the host has no core idle: more workers would share the same cores'
-  return `each worker's event loop is full with ${fix(idleCores, 1)} of the host's cores idle: more workers would use them`
+  if (idleCores < 0.5) return `each worker's event loop is full and none of ${place} is idle: more workers would share the same cores`
+  return `each worker's event loop is full with ${fix(idleCores, 1)} of ${place} idle: more workers would use them`
 }
 
 /**
@@ -149,10 +150,12 @@ function coefficientOf (fit) {
 
 /**
  * Why a row of the per-core table (analyzer/report/report-runs.js cpuTable) looks as it does: what limited its runs,
- * and for a
- * saturated loop with cores left idle, that the idle cores have nothing of it to run (the multi-core study's raw Node).
+ * and for a saturated loop with cores left idle, that the idle cores have nothing of it to run (the multi-core study's
+ * raw Node); otherwise the strategy's story (storyOf: for cm, pm2 and hs what more workers would do with the idle cores
+ * of those the server may use).
  * @param {{ strategy: string | null, instances: number | null, load: string, highest: number | null, lowest: number |
- *   null, spread: number | null, bottleneck: string | null, elu: number | null }} row
+ *   null, spread: number | null, bottleneck: string | null, elu: number | null, idleCores?: number | null, given?:
+ *   boolean }} row
  * @returns {string | null}
  */
 export function perCoreWhy (row) {
@@ -166,5 +169,5 @@ export function perCoreWhy (row) {
       `saturated (ELU ${fix(row.elu)}), so the idle core has nothing of it to run`
   }
   return `${label}: ${row.bottleneck}${cores ? ` (${cores}${Number.isFinite(row.elu) ? `, busiest loop ELU ${fix(row.elu)}` : ''})` : ''}: ` +
-    `${KIND_STORY[row.bottleneck] ?? row.bottleneck}`
+    storyOf(row.bottleneck, row.strategy, row.idleCores ?? null, row.given ? 'the cores it was given' : 'the host\'s cores')
 }

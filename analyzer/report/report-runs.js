@@ -154,11 +154,25 @@ export function cpuTable (runs) {
       spread: pick(cpu => cpu.spread),
       overall: pick(cpu => cpu.overall),
       hostOverall: pick(cpu => cpu.host?.overall),
+      idleCores: pick(idleOfGiven),
+      given: list.some(cpu => Array.isArray(cpu.serverCores)),
       cores: coreIds.map(core => ({ core, usage: pick(cpu => cpu.cores.find(x => x.core === core)?.usage) })),
       ...bottleneckOf(diagnoses)
     }
   }).sort((a, b) => String(a.benchmark).localeCompare(String(b.benchmark)) || String(a.strategy).localeCompare(String(b.strategy)) ||
     (a.instances ?? 0) - (b.instances ?? 0) || (a.nodes ?? 0) - (b.nodes ?? 0) || a.loadValue - b.loadValue)
+}
+
+/**
+ * A run's idle cores (the host's, as htop counts them) among those the server may use: every core, or its
+ * `serverCores`; null without the host's per-core figures.
+ * @param {any} cpu run.json's `cpu`
+ */
+function idleOfGiven (cpu) {
+  const host = cpu.host?.cores
+  if (!Array.isArray(host) || !host.length) return null
+  const given = new Set(cpu.serverCores ?? host.map(c => c.core))
+  return host.filter(c => given.has(c.core)).reduce((a, c) => a + Math.max(0, 100 - c.usage) / 100, 0)
 }
 
 /**
