@@ -74,9 +74,14 @@ const sideFigures = (r, duration) => `${Math.round(r.perCpuSecond).toLocaleStrin
   `(${Math.round(r.requests / duration).toLocaleString('en')} req/s, ${Math.round(100 * r.cpu / duration)}% of its core, ` +
   `${Math.round(100 * r.user / r.cpu)}% user)`
 
-/** The side measured: nodescale's driver as a run drives it, its JTL written; prints every request it made. */
+/**
+ * The side measured: nodescale's driver as a run drives it, its JTL written, in this process: a run's generator is one
+ * process (executor/drivers/load-child.js, running the same runLocalLoad), and a second Node process here to spawn it
+ * would add a start-up (~0.12 CPU-s) that no run's generator pays. Prints every request it made.
+ */
 async function child (o) {
   const r = await runLoad({
+    inProcess: true,
     driver: 'autocannon',
     url: o.url,
     ...(o.child === 'open' ? { rate: o.rate } : { concurrency: CONNECTIONS }),

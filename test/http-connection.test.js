@@ -89,3 +89,24 @@ test('Connection: close, asked or answered, ends the connection after its answer
   assert.deepEqual(opened, [false, false])
   assert.deepEqual(outcomes.map(o => [o.status, o.open]), [[200, false], [200, false]])
 })
+
+test('answers that come in pieces on two connections at once: each read shares one buffer, an unfinished answer is kept whole', async (t) => {
+  // a raw server: each connection's answer (its own status and sizes) in 3 pieces 15 ms apart, both connections writing
+  // in the same moments, so one connection's reads land between the other's: a piece not copied out of the shared
+  // buffer would be overwritten by the other's, and its status or length read wrong
+  const expected = []
+  const port = await serve(t, net.createServer(s => {
+    const i = expected.length
+    const body = 'b'.repeat(1000 + 500 * i)
+    const whole = `HTTP/1.1 ${200 + i} OK\r\nX-Pad: ${'p'.repeat(300 + 200 * i)}\r\nContent-Length: ${body.length}\r\n\r\n${body}`
+    expected.push({ status: 200 + i, bytes: whole.length })
+    s.once('data', () => {
+      const cuts = [0, 12, whole.length - 300, whole.length]
+      cuts.slice(1).forEach((end, k) => setTimeout(() => s.write(whole.slice(cuts[k], end)), 15 * k))
+    })
+  }))
+  const request = requestBytes(new URL(`http://127.0.0.1:${port}/`), {})
+  const both = await Promise.all([exchange(port, request), exchange(port, request)])
+  const got = both.map(({ outcomes: [o] }) => ({ status: o.status, bytes: o.bytes })).sort((x, y) => x.status - y.status)
+  assert.deepEqual(got, expected)
+})

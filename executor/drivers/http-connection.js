@@ -5,6 +5,11 @@
 import net from 'node:net'
 
 const CRLF2 = Buffer.from('\r\n\r\n')
+/**
+ * Where every connection's reads land (net's `onread`): the socket hands each read to `read` in this buffer, without a
+ * Buffer made per read or the stream's 'data' machinery; what a read leaves unfinished is copied out before the next.
+ */
+const READ_BUFFER = Buffer.allocUnsafe(64 * 1024)
 
 /**
  * The request's bytes, built once: its line, Host, the caller's headers, Content-Length for a body, Connection.
@@ -53,10 +58,14 @@ export function createConnection (o) {
     conn.connectMs = 0
     if (socket) { socket.write(o.request); return }
     openedAt = o.clock()
-    const s = net.connect({ host: o.host, port: o.port, noDelay: true })
+    const s = net.connect({
+      host: o.host,
+      port: o.port,
+      noDelay: true,
+      onread: { buffer: READ_BUFFER, callback: (n) => { read(READ_BUFFER.subarray(0, n)); return true } }
+    })
     socket = s
     s.once('connect', () => { conn.connectMs = Math.round(o.clock() - openedAt); s.write(o.request) })
-    s.on('data', (chunk) => read(chunk))
     s.on('error', (err) => drop(s, { code: /** @type {any} */ (err).code ?? 'Error', message: err.message }))
     s.on('close', () => {
       // an answer with neither a length nor chunks ends where the server closes the connection
@@ -77,6 +86,7 @@ export function createConnection (o) {
     if (busy) { busy = false; o.onFail(why) } else o.onIdleClose?.()
   }
 
+  /** @param {Buffer} chunk a view of READ_BUFFER, valid until this returns */
   function read (chunk) {
     if (!busy) return
     if (!firstByteAt) firstByteAt = o.clock()
@@ -84,7 +94,7 @@ export function createConnection (o) {
     for (;;) {
       if (!head) {
         const end = buf.indexOf(CRLF2)
-        if (end < 0) return
+        if (end < 0) return keep()
         head = parseHead(buf, end)
         // an interim answer (100 Continue): the real one follows
         if (head.status >= 100 && head.status < 200 && head.status !== 101) {
@@ -94,10 +104,15 @@ export function createConnection (o) {
         }
       }
       const size = head.chunked ? chunkedSize(buf, head.bodyAt) : head.length >= 0 ? head.bodyAt + head.length : -1
-      if (size < 0 || buf.length < size) return
+      if (size < 0 || buf.length < size) return keep()
       answer(size)
       return
     }
+  }
+
+  /** An answer not finished in this read: its bytes so far copied out of READ_BUFFER, which the next read reuses. */
+  function keep () {
+    if (buf && buf.buffer === READ_BUFFER.buffer) buf = Buffer.from(buf)
   }
 
   function answer (size) {
@@ -121,6 +136,9 @@ export function createConnection (o) {
   return conn
 }
 
+/** The headers an answer's head is read for, by their names' length. */
+const HEADS_READ = new Map(['content-length', 'transfer-encoding', 'connection'].map(name => [name.length, name]))
+
 /**
  * The head of an answer that ends at `end` (its blank line): the status, its text, where the body starts, and how the
  * body's end is known (a length, chunks, or the connection's close: length -1, not chunked).
@@ -136,13 +154,18 @@ function parseHead (buf, end) {
   let chunked = false
   let close = statusLine.startsWith('HTTP/1.0')
   for (let at = lineEnd; at >= 0 && at < text.length;) {
-    const next = text.indexOf('\r\n', at + 2)
-    const line = text.slice(at + 2, next < 0 ? text.length : next)
-    const colon = line.indexOf(':')
-    const name = line.slice(0, colon).toLowerCase()
-    if (name === 'content-length') length = Number(line.slice(colon + 1).trim())
-    else if (name === 'transfer-encoding') chunked = /chunked/i.test(line.slice(colon + 1))
-    else if (name === 'connection') close = /close/i.test(line.slice(colon + 1)) || (close && !/keep-alive/i.test(line.slice(colon + 1)))
+    const from = at + 2
+    const next = text.indexOf('\r\n', from)
+    const to = next < 0 ? text.length : next
+    const colon = text.indexOf(':', from)
+    // only three names matter: a header of another length is passed over without being read (most of them)
+    const named = colon > 0 && colon < to ? HEADS_READ.get(colon - from) : undefined
+    if (named && text.slice(from, colon).toLowerCase() === named) {
+      const value = text.slice(colon + 1, to)
+      if (named === 'content-length') length = Number(value.trim())
+      else if (named === 'transfer-encoding') chunked = /chunked/i.test(value)
+      else close = /close/i.test(value) || (close && !/keep-alive/i.test(value))
+    }
     at = next
   }
   // no body: 204 and 304 (the drivers send GET and POST only, never HEAD)
