@@ -42,16 +42,19 @@ export function requestBytes (url, { method = 'GET', headers = {}, body, close =
 export function createConnection (o) {
   /** @type {net.Socket | null} */
   let socket = null
-  let busy = false
   let buf = /** @type {Buffer | null} */ (null)
   let firstByteAt = 0
   /** @type {ReturnType<typeof parseHead> | null} the answer's head, once it has all come */
   let head = null
   let openedAt = 0
-  const conn = { connectMs: 0, get open () { return socket !== null }, get busy () { return busy }, send, destroy }
+  // plain fields, not getters: a getter is a function of its own per connection, which gives every connection a map
+  // of its own, and the models' reads of hundreds of them (the open model's pool) went megamorphic
+  const conn = { connectMs: 0, open: false, busy: false, send, destroy }
+  /** @param {net.Socket | null} s */
+  const use = (s) => { socket = s; conn.open = s !== null }
 
   function send () {
-    busy = true
+    conn.busy = true
     buf = null
     head = null
     firstByteAt = 0
@@ -64,12 +67,12 @@ export function createConnection (o) {
       noDelay: true,
       onread: { buffer: READ_BUFFER, callback: (n) => { read(READ_BUFFER.subarray(0, n)); return true } }
     })
-    socket = s
+    use(s)
     s.once('connect', () => { conn.connectMs = Math.round(o.clock() - openedAt); s.write(o.request) })
     s.on('error', (err) => drop(s, { code: /** @type {any} */ (err).code ?? 'Error', message: err.message }))
     s.on('close', () => {
       // an answer with neither a length nor chunks ends where the server closes the connection
-      if (s === socket && busy && head && head.length < 0 && !head.chunked) {
+      if (s === socket && conn.busy && head && head.length < 0 && !head.chunked) {
         head.close = true
         answer(buf?.length ?? 0)
         return
@@ -81,14 +84,14 @@ export function createConnection (o) {
   /** The socket is gone: a request on it failed with `why`; the next send opens another. */
   function drop (s, why) {
     if (s !== socket) return
-    socket = null
+    use(null)
     s.destroy()
-    if (busy) { busy = false; o.onFail(why) } else o.onIdleClose?.()
+    if (conn.busy) { conn.busy = false; o.onFail(why) } else o.onIdleClose?.()
   }
 
   /** @param {Buffer} chunk a view of READ_BUFFER, valid until this returns */
   function read (chunk) {
-    if (!busy) return
+    if (!conn.busy) return
     if (!firstByteAt) firstByteAt = o.clock()
     buf = buf ? Buffer.concat([buf, chunk]) : chunk
     for (;;) {
@@ -117,20 +120,20 @@ export function createConnection (o) {
 
   function answer (size) {
     const h = /** @type {NonNullable<typeof head>} */ (head)
-    busy = false
+    conn.busy = false
     const a = { status: h.status, message: h.message, bytes: size, firstByteAt }
     buf = null
     head = null
-    if (h.close && socket) { const s = socket; socket = null; s.destroy() }
+    if (h.close && socket) { const s = socket; use(null); s.destroy() }
     o.onAnswer(a)
   }
 
   /** Closes it; a request on it fails with `why` (when given). @param {Failure} [why] */
   function destroy (why) {
     const s = socket
-    socket = null
+    use(null)
     s?.destroy()
-    if (busy) { busy = false; if (why) o.onFail(why) }
+    if (conn.busy) { conn.busy = false; if (why) o.onFail(why) }
   }
 
   return conn
