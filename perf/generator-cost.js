@@ -4,8 +4,10 @@
 // recording its JTL, each pinned to the same core while one pinned server answers. Alternated over rounds in one
 // invocation; prints each side's median and its ratio to wrk (issue 26's target: >= 0.5). The CPU is the kernel's
 // account of the command and everything it started (a shell's waited-for children, /proc/<pid>/stat), start-up
-// included, as a user's run pays it.
-import { spawnSync } from 'node:child_process'
+// included, as a user's run pays it. Then the wall: the requests a second one process of each (wrk, the closed model)
+// drives from its core against a raw server faster than it, which is what sizes the generators of a fast server.
+import { spawn, spawnSync } from 'node:child_process'
+import { once } from 'node:events'
 import { mkdtempSync, rmSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
@@ -66,6 +68,21 @@ function driver (model, url, duration, rate, dir) {
 }
 
 /**
+ * A server faster than any one generator: a raw socket that answers every read with the same 2-byte answer. Against it
+ * a generator runs as fast as its own core lets it: the wall one generator process is.
+ */
+const CANNED = `require('net').createServer(s => { s.setNoDelay(true); s.on('error', () => {}); ` +
+  `s.on('data', () => s.write('HTTP/1.1 200 OK\\r\\nContent-Length: 2\\r\\n\\r\\nok')) })` +
+  `.listen(0, '127.0.0.1', function () { console.log(this.address().port) })`
+
+/** Starts the canned server pinned to the server's core; resolves with its URL and a stop. */
+async function cannedServer () {
+  const child = spawn('taskset', ['-c', String(SERVER_CPU), process.execPath, '-e', CANNED], { stdio: ['ignore', 'pipe', 'inherit'] })
+  const [port] = await once(child.stdout.setEncoding('utf8'), 'data')
+  return { url: `http://127.0.0.1:${Number(port)}/`, stop: () => child.kill() }
+}
+
+/**
  * A side's round: requests per CPU-second, and what they came from (its requests a second and the share of its core it
  * used: a generator that waits on the server pays its wake-ups per answer, one that is busy batches them).
  * @param {ReturnType<typeof measured>} r @param {number} duration
@@ -116,8 +133,21 @@ async function main () {
     }
   } finally {
     await server.stop()
+  }
+  // the wall: requests a second of one generator process on its core against the canned server on the other, wrk's
+  // and the closed model's in turn (wrk may be held by the server: then the ratio is at least what it says)
+  const wall = { wrk: /** @type {number[]} */ ([]), closed: /** @type {number[]} */ ([]) }
+  const canned = await cannedServer()
+  try {
+    for (let round = 0; round < o.rounds; round++) {
+      wall.wrk.push(wrk(canned.url, o.duration).requests / o.duration)
+      wall.closed.push(driver('closed', canned.url, o.duration, undefined, dir).requests / o.duration)
+    }
+  } finally {
+    canned.stop()
     rmSync(dir, { recursive: true, force: true })
   }
+  const wallRatio = median(wall.closed.map((c, i) => c / wall.wrk[i]))
   const med = Object.fromEntries(sides.map(s => [s, median(runs[s].map(r => r.perCpuSecond))]))
   // each round's ratio (the tools a minute apart at most) is steadier than the ratio of medians on a drifting machine
   const paired = (s) => median(runs[s].map((r, i) => r.perCpuSecond / runs.wrk[i].perCpuSecond))
@@ -125,6 +155,9 @@ async function main () {
   for (const s of sides) say(`${s.padEnd(9)} ${Math.round(med[s]).toLocaleString('en').padStart(34)}   ${paired(s).toFixed(3).padStart(6)}`)
   const pass = paired('closed') >= TARGET && paired('open') >= TARGET
   say(`\nthe driver's closed and open models against wrk: target >= ${TARGET}: ${pass ? 'PASS' : 'FAIL'}`)
+  say(`the wall (one process, ${CONNECTIONS} connections, against a raw server faster than it): wrk ` +
+    `${Math.round(median(wall.wrk)).toLocaleString('en')} req/s, closed ${Math.round(median(wall.closed)).toLocaleString('en')} req/s ` +
+    `(${wallRatio.toFixed(3)} of wrk's, median of rounds)`)
   console.log(JSON.stringify({
     bench: 'generator-cost',
     connections: CONNECTIONS,
@@ -133,7 +166,8 @@ async function main () {
     perCpuSecond: Object.fromEntries(sides.map(s => [s, Math.round(med[s])])),
     ratio: { closed: Number(paired('closed').toFixed(3)), open: Number(paired('open').toFixed(3)) },
     target: TARGET,
-    pass
+    pass,
+    wall: { wrk: Math.round(median(wall.wrk)), closed: Math.round(median(wall.closed)), ratio: Number(wallRatio.toFixed(3)) }
   }))
   process.exitCode = pass ? 0 : 1
 }
