@@ -71,13 +71,20 @@ function driver (model, url, duration, rate, dir) {
  * A server faster than any one generator: a raw socket that answers every read with the same 2-byte answer. Against it
  * a generator runs as fast as its own core lets it: the wall one generator process is.
  */
-const CANNED = `require('net').createServer(s => { s.setNoDelay(true); s.on('error', () => {}); ` +
-  `s.on('data', () => s.write('HTTP/1.1 200 OK\\r\\nContent-Length: 2\\r\\n\\r\\nok')) })` +
-  `.listen(0, '127.0.0.1', function () { console.log(this.address().port) })`
+function canned () {
+  import('node:net').then(({ default: net }) => {
+    const server = net.createServer(s => {
+      s.setNoDelay(true)
+      s.on('error', () => {})
+      s.on('data', () => s.write('HTTP/1.1 200 OK\r\nContent-Length: 2\r\n\r\nok'))
+    })
+    server.listen(0, '127.0.0.1', () => console.log(/** @type {any} */ (server.address()).port))
+  })
+}
 
 /** Starts the canned server pinned to the server's core; resolves with its URL and a stop. */
 async function cannedServer () {
-  const child = spawn('taskset', ['-c', String(SERVER_CPU), process.execPath, '-e', CANNED], { stdio: ['ignore', 'pipe', 'inherit'] })
+  const child = spawn('taskset', ['-c', String(SERVER_CPU), process.execPath, '-e', `(${canned})()`], { stdio: ['ignore', 'pipe', 'inherit'] })
   const [port] = await once(child.stdout.setEncoding('utf8'), 'data')
   return { url: `http://127.0.0.1:${Number(port)}/`, stop: () => child.kill() }
 }
