@@ -5,6 +5,8 @@ import { test } from 'node:test'
 import assert from 'node:assert/strict'
 import { mkdtempSync, writeFileSync, readFileSync, existsSync } from 'node:fs'
 import { gzipSync } from 'node:zlib'
+import { spawn } from 'node:child_process'
+import { once } from 'node:events'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { splitLoad } from '../executor/generators/split.js'
@@ -204,3 +206,36 @@ test('--load-procs auto probes for real where two cores are the load\'s: each pr
     await server.stop()
   }
 })
+
+test('--load-procs auto adds a generator for real: against a server faster than one generator, the probe asks for a second',
+  { timeout: 60000 }, async (t) => {
+    const { generatorPlaces } = await import('../executor/generators/index.js')
+    const { runGenerators } = await import('../executor/generators/run-generators.js')
+    const { PROBE, SETTLE_SHARE } = await import('../executor/generators/auto.js')
+    // a raw server on core 0 that answers every read at once: one generator on core 1 fills its core against it
+    const code = 'require("net").createServer(s => { s.on("error", () => {}); s.on("data", () => s.write(' +
+      '"HTTP/1.1 200 OK\\r\\nContent-Length: 2\\r\\n\\r\\nok")) }).listen(0, "127.0.0.1", function () { console.log(this.address().port) })'
+    const server = spawn('taskset', ['-c', '0', process.execPath, '-e', code], { stdio: ['ignore', 'pipe', 'inherit'] })
+    t.after(() => server.kill())
+    const [port] = await once(server.stdout.setEncoding('utf8'), 'data')
+    const dir = mkdtempSync(join(tmpdir(), 'ns-probe-fast-'))
+    const load = { driver: 'autocannon', url: `http://127.0.0.1:${Number(port)}/`, method: 'GET', concurrency: 8, connection: 'keep-alive', label: 'fast' }
+    /** @type {any} */
+    let procs = null
+    const made = await generatorPlaces(/** @type {any} */ ({ loadProcs: 'auto', duration: 2, driver: 'autocannon', concurrency: 8 }), {
+      deployment: { pinnedCores: 0, partition: { server: [0], load: [0, 1], lb: null, derived: [] } },
+      dir,
+      log: () => {},
+      probeLoad: (places, where) => runGenerators(places, { ...load, ...PROBE }, { jtlPath: join(where, 'samples.jtl'), samples: 'none', partsDir: where }),
+      onProcs: (p) => { procs = p }
+    })
+    const first = Math.max(...procs.probes[0].shares)
+    // the premise, from the probe's own figure: a host busy with other work may not let the generator fill its core
+    if (first < SETTLE_SHARE) return t.skip(`the probe's generator used ${Math.round(first * 100)}% of its core: the host did not let it fill`)
+    assert.deepEqual([procs.count, procs.probes.map(p => p.procs), procs.cores], [2, [1, 2], [1, 0]], JSON.stringify(procs))
+    assert.equal(procs.probes[1].shares.length, 2)
+    assert.ok(procs.probes[1].throughput > 0, 'the second probe drove load from both')
+    // two kept either way: settled under 60%, or over it with no third core free
+    assert.match(procs.why, /^the probe of 2( generators)?: the busiest at \d+% of its core, (under|over) the 60% a probe settles at/)
+    assert.deepEqual(made.places.map(p => p.where.cpus), [[1], [0]])
+  })
