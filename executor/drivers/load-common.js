@@ -108,92 +108,120 @@ export function failure ({ start, elapsed, err, label, threadName, url, threads,
  * @param {LoadOptions} o
  */
 export function phaseClock (o) {
-  const timers = []
-  const st = {
-    t0: 0,
-    steadyStart: Infinity,
-    steadyEnd: Infinity,
-    ended: false,
-    requests: 0,
-    errors: 0,
-    warmupRequests: 0,
-    /** responses per tenth of a second of the steady window, by arrival (only counted with `until`) */
-    perTenth: /** @type {number[]} */ ([]),
-    reached: false,
-    /** @param {boolean} ok */
-    count (ok) {
-      st.requests++
-      if (!ok) st.errors++
-      if (o.until) {
-        const i = Math.floor((clock() - st.steadyStart) / 100)
-        if (i >= 0) st.perTenth[i] = (st.perTenth[i] ?? 0) + 1
-      }
-    },
-    /** @param {{ onEnd: () => void, onAbort: () => void, signal?: AbortSignal, t0?: number }} h */
-    // --duration auto puts t0 on a tenth of a second: the summary counts completions per tenth
-    // (analyzer/samples/latency-histogram.js), so the seconds judged here are the seconds it judges
-    start ({ onEnd, onAbort, signal, t0 = o.startAt ?? (o.until ? Math.ceil(clock() / 100) * 100 : Math.ceil(clock())) }) {
-      st.t0 = t0
-      st.steadyStart = t0 + o.warmup * 1000
-      st.steadyEnd = st.steadyStart + o.duration * 1000
-      if (signal?.aborted) { queueMicrotask(onAbort); return }
-      const abort = () => onAbort()
-      signal?.addEventListener('abort', abort, { once: true })
-      timers.push({ clear: () => signal?.removeEventListener('abort', abort) })
-      const endTimer = setTimeout(onEnd, Math.max(0, st.steadyEnd - clock()))
-      timers.push({ clear: () => clearTimeout(endTimer) })
-      if (o.onProgress) {
-        const tick = setInterval(() => o.onProgress(st.progress()), 1000)
-        timers.push({ clear: () => clearInterval(tick) })
-      }
-      if (o.until) st.checkAt(Math.ceil(o.until.minSeconds), onEnd)
-    },
-    /** --duration auto: at the end of the steady window's k-th second, end it there if its throughput is known well. */
-    checkAt (k, onEnd) {
-      if (k >= o.duration) return
-      const timer = setTimeout(() => {
-        if (st.ended) return
-        const tenths = Array.from({ length: 10 * k }, (_, i) => st.perTenth[i] ?? 0)
-        if (autoDurationReached(tenths, o.until.relHalfWidth).reached) {
-          st.reached = true
-          st.steadyEnd = st.steadyStart + k * 1000
-          onEnd()
-        } else st.checkAt(k + 1, onEnd)
-      }, Math.max(0, st.steadyStart + k * 1000 - clock()))
-      timers.push({ clear: () => clearTimeout(timer) })
-    },
-    /** @returns {Progress} */
-    progress () {
-      const now = clock()
-      return now < st.steadyStart
-        ? { phase: 'warmup', elapsed: (now - st.t0) / 1000, total: o.warmup, requests: st.warmupRequests, errors: 0 }
-        : { phase: 'steady', elapsed: Math.min(o.duration, (now - st.steadyStart) / 1000), total: o.duration, requests: st.requests, errors: st.errors }
-    },
-    /**
-     * Stops the timers; an early end (abort) pulls steadyEnd in to `at` (now). The open model ends on its schedule,
-     * whose last send is due before the window's end: it passes Infinity when nothing was cut short.
-     */
-    end (at = clock()) {
-      st.ended = true
-      for (const t of timers) t.clear()
-      st.steadyEnd = Math.min(st.steadyEnd, at)
-      if (st.steadyStart > st.steadyEnd) st.steadyStart = st.steadyEnd
-    },
-    /** @param {{ interrupted: boolean, version: string }} r */
-    result ({ interrupted, version }) {
-      return {
-        driver: 'autocannon',
-        requests: st.requests,
-        errors: st.errors,
-        warmupRequests: st.warmupRequests,
-        steadyStart: Math.floor(st.steadyStart),
-        steadyEnd: Math.ceil(st.steadyEnd),
-        interrupted,
-        jtlPath: '',
-        version,
-        ...(o.until ? { until: { reached: st.reached } } : {})
-      }
+  return new PhaseClock(o)
+}
+
+class PhaseClock {
+  t0 = 0
+  steadyStart = Infinity
+  steadyEnd = Infinity
+  ended = false
+  requests = 0
+  errors = 0
+  warmupRequests = 0
+  /** responses per tenth of a second of the steady window, by arrival (only counted with `until`) @type {number[]} */
+  perTenth = []
+  reached = false
+  /** @type {{ clear: () => void }[]} */
+  #timers = []
+  #o
+
+  /** @param {LoadOptions} o */
+  constructor (o) {
+    this.#o = o
+  }
+
+  /** @param {boolean} ok */
+  count (ok) {
+    this.requests++
+    if (!ok) this.errors++
+    if (this.#o.until) {
+      const i = Math.floor((clock() - this.steadyStart) / 100)
+      if (i >= 0) this.perTenth[i] = (this.perTenth[i] ?? 0) + 1
     }
   }
-  return st
+
+  /**
+   * Sets the phases from t0 and the timers that end them. --duration auto puts t0 on a tenth of a second: the
+   * summary counts completions per tenth (analyzer/samples/latency-histogram.js), so the seconds judged here are
+   * those it judges.
+   * @param {{ onEnd: () => void, onAbort: () => void, signal?: AbortSignal, t0?: number }} h
+   */
+  start ({ onEnd, onAbort, signal, t0 = this.#defaultT0() }) {
+    const o = this.#o
+    this.t0 = t0
+    this.steadyStart = t0 + o.warmup * 1000
+    this.steadyEnd = this.steadyStart + o.duration * 1000
+    if (signal?.aborted) { queueMicrotask(onAbort); return }
+    const abort = () => onAbort()
+    signal?.addEventListener('abort', abort, { once: true })
+    this.#timers.push({ clear: () => signal?.removeEventListener('abort', abort) })
+    const endTimer = setTimeout(onEnd, Math.max(0, this.steadyEnd - clock()))
+    this.#timers.push({ clear: () => clearTimeout(endTimer) })
+    if (o.onProgress) {
+      const tick = setInterval(() => o.onProgress(this.progress()), 1000)
+      this.#timers.push({ clear: () => clearInterval(tick) })
+    }
+    if (o.until) this.checkAt(Math.ceil(o.until.minSeconds), onEnd)
+  }
+
+  #defaultT0 () {
+    const o = this.#o
+    return o.startAt ?? (o.until ? Math.ceil(clock() / 100) * 100 : Math.ceil(clock()))
+  }
+
+  /**
+   * --duration auto: at the end of the steady window's k-th second, end it there if its throughput is known well.
+   * @param {number} k @param {() => void} onEnd
+   */
+  checkAt (k, onEnd) {
+    const o = this.#o
+    if (k >= o.duration) return
+    const timer = setTimeout(() => {
+      if (this.ended) return
+      const tenths = Array.from({ length: 10 * k }, (_, i) => this.perTenth[i] ?? 0)
+      if (autoDurationReached(tenths, o.until.relHalfWidth).reached) {
+        this.reached = true
+        this.steadyEnd = this.steadyStart + k * 1000
+        onEnd()
+      } else this.checkAt(k + 1, onEnd)
+    }, Math.max(0, this.steadyStart + k * 1000 - clock()))
+    this.#timers.push({ clear: () => clearTimeout(timer) })
+  }
+
+  /** @returns {Progress} */
+  progress () {
+    const o = this.#o
+    const now = clock()
+    return now < this.steadyStart
+      ? { phase: 'warmup', elapsed: (now - this.t0) / 1000, total: o.warmup, requests: this.warmupRequests, errors: 0 }
+      : { phase: 'steady', elapsed: Math.min(o.duration, (now - this.steadyStart) / 1000), total: o.duration, requests: this.requests, errors: this.errors }
+  }
+
+  /**
+   * Stops the timers; an early end (abort) pulls steadyEnd in to `at` (now). The open model ends on its schedule,
+   * whose last send is due before the window's end: it passes Infinity when nothing was cut short.
+   */
+  end (at = clock()) {
+    this.ended = true
+    for (const t of this.#timers) t.clear()
+    this.steadyEnd = Math.min(this.steadyEnd, at)
+    if (this.steadyStart > this.steadyEnd) this.steadyStart = this.steadyEnd
+  }
+
+  /** @param {{ interrupted: boolean, version: string }} r */
+  result ({ interrupted, version }) {
+    return {
+      driver: 'autocannon',
+      requests: this.requests,
+      errors: this.errors,
+      warmupRequests: this.warmupRequests,
+      steadyStart: Math.floor(this.steadyStart),
+      steadyEnd: Math.ceil(this.steadyEnd),
+      interrupted,
+      jtlPath: '',
+      version,
+      ...(this.#o.until ? { until: { reached: this.reached } } : {})
+    }
+  }
 }
