@@ -11,6 +11,7 @@ import { once } from 'node:events'
 import { mkdtempSync, rmSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
+import { fileURLToPath } from 'node:url'
 import { median } from 'simple-statistics'
 import { runLoad } from '../executor/drivers/index.js'
 import { launch } from '../register/launch.js'
@@ -67,24 +68,10 @@ function driver (model, url, duration, rate, dir) {
   return measured(args, (out) => Number(out.trim().split('\n').pop()))
 }
 
-/**
- * A server faster than any one generator: a raw socket that answers every read with the same 2-byte answer. Against it
- * a generator runs as fast as its own core lets it: the wall one generator process is.
- */
-function canned () {
-  import('node:net').then(({ default: net }) => {
-    const server = net.createServer(s => {
-      s.setNoDelay(true)
-      s.on('error', () => {})
-      s.on('data', () => s.write('HTTP/1.1 200 OK\r\nContent-Length: 2\r\n\r\nok'))
-    })
-    server.listen(0, '127.0.0.1', () => console.log(/** @type {any} */ (server.address()).port))
-  })
-}
-
-/** Starts the canned server pinned to the server's core; resolves with its URL and a stop. */
+/** Starts perf/canned-server.js (a raw server faster than any generator) pinned to the server's core. */
 async function cannedServer () {
-  const child = spawn('taskset', ['-c', String(SERVER_CPU), process.execPath, '-e', `(${canned})()`], { stdio: ['ignore', 'pipe', 'inherit'] })
+  const script = fileURLToPath(new URL('./canned-server.js', import.meta.url))
+  const child = spawn('taskset', ['-c', String(SERVER_CPU), process.execPath, script], { stdio: ['ignore', 'pipe', 'inherit'] })
   const [port] = await once(child.stdout.setEncoding('utf8'), 'data')
   return { url: `http://127.0.0.1:${Number(port)}/`, stop: () => child.kill() }
 }

@@ -12,11 +12,12 @@ import { join } from 'node:path'
 import { splitLoad } from '../executor/generators/split.js'
 import { mergeSamples } from '../executor/generators/merge.js'
 import { generatorCores } from '../executor/generators/local.js'
-import { settleLoadProcs } from '../executor/generators/auto.js'
+import { settleLoadProcs, SETTLE_SHARE } from '../executor/generators/auto.js'
 import { freeCores } from '../executor/generators/index.js'
 import { JTL_HEADER } from '../executor/jtl-writer.js'
 import { parse } from 'csv-parse/sync'
 import { runCli, readRun } from './helpers/cli.js'
+import { ROOT } from '../lib/paths.js'
 
 test('the load splits into whole connections that differ by one at most, or equal rates; too few connections is exit 2', () => {
   assert.deepEqual(splitLoad({ concurrency: 10 }, 3), [{ concurrency: 4 }, { concurrency: 3 }, { concurrency: 3 }])
@@ -168,27 +169,37 @@ test('bad combinations of generators are exit 2 naming the flag, before anything
   }
 })
 
+/**
+ * --load-procs auto's probes for real against `url`, the load's cores 1 and 0 (a machine with two free of the server
+ * is what this stands for; the server is on core 0): the decision, the places made and the lines logged.
+ * @param {string} url @param {string} label
+ */
+async function probeAuto (url, label) {
+  const { generatorPlaces } = await import('../executor/generators/index.js')
+  const { runGenerators } = await import('../executor/generators/run-generators.js')
+  const { PROBE } = await import('../executor/generators/auto.js')
+  const dir = mkdtempSync(join(tmpdir(), 'ns-probe-'))
+  const load = { driver: 'autocannon', url, method: 'GET', concurrency: 8, connection: 'keep-alive', label }
+  /** @type {any} */
+  let procs = null
+  /** @type {string[]} */
+  const lines = []
+  const made = await generatorPlaces(/** @type {any} */ ({ loadProcs: 'auto', duration: 2, driver: 'autocannon', concurrency: 8 }), {
+    deployment: { pinnedCores: 0, partition: { server: [0], load: [0, 1], lb: null, derived: [] } },
+    dir,
+    log: (l) => lines.push(l),
+    probeLoad: (places, where) => runGenerators(places, { ...load, ...PROBE }, { jtlPath: join(where, 'samples.jtl'), samples: 'none', partsDir: where }),
+    onProcs: (p) => { procs = p }
+  })
+  return { procs, made, lines }
+}
+
 test('--load-procs auto probes for real where two cores are the load\'s: each probe\'s generators measured, the count what the rule ' +
   'makes of them', { timeout: 60000 }, async () => {
   const { launch } = await import('../register/launch.js')
-  const { generatorPlaces } = await import('../executor/generators/index.js')
-  const { runGenerators } = await import('../executor/generators/run-generators.js')
-  const { PROBE, SETTLE_SHARE } = await import('../executor/generators/auto.js')
   const server = await launch({ shape: 'single', instances: 1, benchmark: 'baseline', affinity: [0] })
   try {
-    const dir = mkdtempSync(join(tmpdir(), 'ns-probe-'))
-    const load = { driver: 'autocannon', url: `${server.url}/baseline/`, method: 'GET', concurrency: 8, connection: 'keep-alive', label: 'baseline' }
-    /** @type {any} */
-    let procs = null
-    const lines = []
-    // the load's cores are 1 and 0 here (a machine with two free of the server is what this stands for): a real probe
-    const made = await generatorPlaces(/** @type {any} */ ({ loadProcs: 'auto', duration: 2, driver: 'autocannon', concurrency: 8 }), {
-      deployment: { pinnedCores: 0, partition: { server: [0], load: [0, 1], lb: null, derived: [] } },
-      dir,
-      log: (l) => lines.push(l),
-      probeLoad: (places, where) => runGenerators(places, { ...load, ...PROBE }, { jtlPath: join(where, 'samples.jtl'), samples: 'none', partsDir: where }),
-      onProcs: (p) => { procs = p }
-    })
+    const { procs, made, lines } = await probeAuto(`${server.url}/baseline/`, 'baseline')
     assert.ok(procs && procs.mode === 'auto' && procs.probes.length >= 1, JSON.stringify(procs))
     assert.equal(procs.probes.at(-1).procs, procs.count, 'the last probe is of the count kept')
     for (const p of procs.probes) {
@@ -209,26 +220,11 @@ test('--load-procs auto probes for real where two cores are the load\'s: each pr
 
 test('--load-procs auto adds a generator for real: against a server faster than one generator, the probe asks for a second',
   { timeout: 60000 }, async (t) => {
-    const { generatorPlaces } = await import('../executor/generators/index.js')
-    const { runGenerators } = await import('../executor/generators/run-generators.js')
-    const { PROBE, SETTLE_SHARE } = await import('../executor/generators/auto.js')
-    // a raw server on core 0 that answers every read at once: one generator on core 1 fills its core against it
-    const code = 'require("net").createServer(s => { s.on("error", () => {}); s.on("data", () => s.write(' +
-      '"HTTP/1.1 200 OK\\r\\nContent-Length: 2\\r\\n\\r\\nok")) }).listen(0, "127.0.0.1", function () { console.log(this.address().port) })'
-    const server = spawn('taskset', ['-c', '0', process.execPath, '-e', code], { stdio: ['ignore', 'pipe', 'inherit'] })
+    // perf/canned-server.js on core 0 answers every read at once: one generator on core 1 fills its core against it
+    const server = spawn('taskset', ['-c', '0', process.execPath, join(ROOT, 'perf', 'canned-server.js')], { stdio: ['ignore', 'pipe', 'inherit'] })
     t.after(() => server.kill())
     const [port] = await once(server.stdout.setEncoding('utf8'), 'data')
-    const dir = mkdtempSync(join(tmpdir(), 'ns-probe-fast-'))
-    const load = { driver: 'autocannon', url: `http://127.0.0.1:${Number(port)}/`, method: 'GET', concurrency: 8, connection: 'keep-alive', label: 'fast' }
-    /** @type {any} */
-    let procs = null
-    const made = await generatorPlaces(/** @type {any} */ ({ loadProcs: 'auto', duration: 2, driver: 'autocannon', concurrency: 8 }), {
-      deployment: { pinnedCores: 0, partition: { server: [0], load: [0, 1], lb: null, derived: [] } },
-      dir,
-      log: () => {},
-      probeLoad: (places, where) => runGenerators(places, { ...load, ...PROBE }, { jtlPath: join(where, 'samples.jtl'), samples: 'none', partsDir: where }),
-      onProcs: (p) => { procs = p }
-    })
+    const { procs, made } = await probeAuto(`http://127.0.0.1:${Number(port)}/`, 'fast')
     const first = Math.max(...procs.probes[0].shares)
     // the premise, from the probe's own figure: a host busy with other work may not let the generator fill its core
     if (first < SETTLE_SHARE) return t.skip(`the probe's generator used ${Math.round(first * 100)}% of its core: the host did not let it fill`)
