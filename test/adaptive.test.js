@@ -8,6 +8,8 @@ import { NsError } from '../lib/errors.js'
 import { cellsNeeded, decideQuestion, deploymentsForPower, deploymentsForPrecision, spendingBoundary } from '../analyzer/stats/adaptive.js'
 import { compareRatio, contrastPower, unitsForPower, welchParts } from '../analyzer/stats/inference.js'
 import { tQuantile } from '../analyzer/stats/stats-math.js'
+import { firstPoints } from '../analyzer/stats/adaptive-knee.js'
+import { throughputAt } from '../analyzer/fit/usl-model.js'
 
 /** Values whose logs have mean log(center) and standard deviation exactly sd (symmetric, evenly spaced). */
 function spreadValues (center, sd, n) {
@@ -221,4 +223,66 @@ test('bad questions and plans are refused with a coded error naming the key', ()
   assert.throws(() => decideQuestion(throughput, { 'cm@4': [1, -2] }, { look: 1, maxLooks: 3 }),
     { code: 'NS_ERR_BAD_DATA', message: /cell cm@4: .*positive number, not -2/ })
   assert.throws(() => decideQuestion(throughput, {}, { look: 4, maxLooks: 3 }), { code: 'NS_ERR_INTERNAL' })
+})
+
+/** Deployments of a USL curve (gamma 100) at each N, `deployments` each, its log values spread by exactly sd. */
+function uslCells (shape, ns, deployments, sd) {
+  return Object.fromEntries(ns.map(n => [`cm@${n}`, spreadValues(throughputAt(n, { gamma: 100, ...shape }), sd, deployments)]))
+}
+const knee = (between, precision = 0.2) => ({ knee: 'cm', between: /** @type {[number, number]} */ (between), precision })
+
+test('a knee question may measure every N within its bounds; its first block is 4 of them spread on the log scale, twice each', () => {
+  assert.deepEqual(cellsNeeded(knee([2, 5])), ['cm@2', 'cm@3', 'cm@4', 'cm@5'])
+  assert.deepEqual(firstPoints([1, 16]), [1, 3, 6, 16])
+  assert.deepEqual(firstPoints([1, 4]), [1, 2, 3, 4])
+  assert.deepEqual(firstPoints([10, 12 + 1]), [10, 11, 12, 13])
+  const d = decideQuestion(knee([1, 16]), {}, { look: 0, maxLooks: 6 })
+  assert.equal(d.verdict, 'continue')
+  assert.deepEqual(d.next, [1, 3, 6, 16].map(n => ({ cell: `cm@${n}`, deployments: 2 })))
+})
+
+test('a knee\'s next block goes where the peak is decided (known best): above the N measured when they all lie below it, ' +
+  'and below the costly N when those cost 50× as much', () => {
+  // a peak at N* = 9.9 (sigma 0.02, lambda 0.01), measured only at N = 1..4: the curve there barely bends
+  const shape = { sigma: 0.02, lambda: 0.01 }
+  const cells = uslCells(shape, [1, 2, 3, 4], 3, 0.03)
+  const d = decideQuestion(knee([1, 16]), cells, { look: 2, maxLooks: 8 })
+  assert.equal(d.verdict, 'continue', d.why)
+  assert.ok(d.next.every(x => Number(x.cell.split('@')[1]) >= 8), JSON.stringify(d.next))
+  assert.ok(d.gain.narrowsBy > 0, JSON.stringify(d.gain))
+  // the same, N above 6 costing 50× a deployment: the block stays where it is cheap, and says for how long
+  const costs = Object.fromEntries(cellsNeeded(knee([1, 16])).map(k => [k, Number(k.split('@')[1]) > 6 ? 5000 : 100]))
+  const cheap = decideQuestion(knee([1, 16]), cells, { look: 2, maxLooks: 8, costs })
+  assert.ok(cheap.next.every(x => Number(x.cell.split('@')[1]) <= 6), JSON.stringify(cheap.next))
+  assert.match(cheap.why, /next: cm@\d+ ×\d.* narrows the interval by \d+(\.\d+)?% for \d+ s/)
+})
+
+test('a knee is "estimated" once its repeated interval is within ±precision (the truth inside); "beyond" when the ' +
+  'interval lies above the bounds; undecided at the last look otherwise', () => {
+  const shape = { sigma: 0.02, lambda: 0.01 }
+  const truth = Math.sqrt(0.98 / 0.01)
+  const ns = [1, 3, 6, 8, 10, 12, 16]
+  const d = decideQuestion(knee([1, 16]), uslCells(shape, ns, 3, 0.01), { look: 3, maxLooks: 6 })
+  assert.equal(d.verdict, 'estimated', d.why)
+  assert.ok(d.estimate.lo <= truth && truth <= d.estimate.hi, JSON.stringify(d.estimate))
+  assert.ok(d.estimate.hi / d.estimate.ratio - 1 <= 0.2 && 1 - d.estimate.lo / d.estimate.ratio <= 0.2)
+  assert.match(d.why, /^cm's peak N\* is [\d.]+ \([\d.]+% repeated interval [\d.]+–[\d.]+\): within ±[\d.]+%, the ±20% asked, at look 3 of 6$/)
+  // linear throughput up to 8: no peak, and none below the bounds' top
+  const linear = decideQuestion(knee([1, 8]), uslCells({ sigma: 0, lambda: 0 }, [1, 2, 4, 8], 2, 0.01), { look: 1, maxLooks: 4 })
+  assert.equal(linear.verdict, 'beyond', linear.why)
+  assert.equal(linear.estimate.hi, null)
+  assert.ok(linear.estimate.lo > 8)
+  // noisy and at the last look: undecided, with where more deployments would go
+  const noisy = decideQuestion(knee([1, 16], 0.05), uslCells(shape, [1, 3, 6, 16], 2, 0.08), { look: 2, maxLooks: 2 })
+  assert.equal(noisy.verdict, 'undecided', noisy.why)
+  assert.match(noisy.why, /^undecided after 2 of 2 looks: cm's peak N\* is .* not within ±5%; more deployments where the design puts them/)
+})
+
+test('bad knee questions are refused naming the key', () => {
+  const refuse = (q, re) => assert.throws(() => cellsNeeded(q), (e) => e instanceof NsError && re.test(e.message), JSON.stringify(q))
+  refuse({ knee: 'cm', between: [1, 3], precision: 0.2 }, /question\.between: \[1,3\]; give the least and the most instances .* spanning 4 N at least/)
+  refuse({ knee: 'cm', between: [1, 65], precision: 0.2 }, /question\.between/)
+  refuse({ knee: 'cm', between: [1, 16] }, /question\.precision: missing; a knee is estimated to a precision/)
+  refuse({ knee: 'xx', between: [1, 16], precision: 0.2 }, /question\.knee: "xx" is not a strategy/)
+  refuse({ knee: 'cm', between: [1, 16], precision: 0.2, at: 4 }, /question\.at: a knee question .* drop at/)
 })

@@ -41,7 +41,7 @@ const sink = () => ({ text: '', isTTY: false, write (s) { this.text += s; return
  */
 function assertLooksAsRuled (a) {
   for (const look of a.looks) {
-    const again = decideQuestion(a.question, look.values, { look: look.look, maxLooks: a.maxLooks })
+    const again = decideQuestion(a.question, look.values, { look: look.look, maxLooks: a.maxLooks, spending: a.question.spending })
     assert.equal(again.verdict, look.verdict, `look ${look.look}`)
     assert.equal(again.alphaSpent, look.alphaSpent)
   }
@@ -200,6 +200,26 @@ test('a question with a precision (estimate: cm@2, precision: 5%): only that cel
   assert.ok(Math.abs(last.estimate.ratio / 400 - 1) < 0.05, JSON.stringify(last.estimate))
   assert.match(r.stdout, /verdict: ESTIMATED at look \d+ of \d+ \(answered\)/)
   assert.match(r.stderr, /^look \d+\/\d+: cm@2 = \d+ \[\d+, \d+\] .*→ estimated/m)
+})
+
+test('a knee question (knee: cm, between: [1, 4]) measures N outside the grid (instances: [2]); a server whose throughput ' +
+  'rises with every worker ends "beyond": its peak lies above the bounds', { timeout: 90000 }, async (t) => {
+  const text = STUDY.replace('strategies: [cm, up]', 'strategies: [cm]')
+    .replace('question: { compare: [cm, up], quantity: throughput, at: 2 }', 'question: { knee: cm, between: [1, 4], precision: 20%, spending: pocock }')
+  const { r, dir, runs, a } = await answered(text, '60s')
+  assert.deepEqual(Object.keys(a.cells), ['cm@1', 'cm@2', 'cm@3', 'cm@4'])
+  // the first block: N = 1, 2, 3, 4 twice each, each a deployment of its own; 1, 3 and 4 are not in the file's grid
+  assert.deepEqual([...new Set(runs.map(x => x.config.instances))].sort(), [1, 2, 3, 4])
+  assert.ok(runs.every(x => x.config.strategy === 'cm'))
+  assert.equal(new Set(runs.map(x => JSON.stringify(x.placement.map(p => p.pid)))).size, runs.length)
+  assert.match(await status(dir), /question: where does cm's throughput peak \(the USL's N\*\), measured between N=1 and 4, to within ±20%\?/)
+  assert.match(r.stderr, /^look 1\/\d+: cm's peak N\* = /m)
+  if (a.verdict !== 'beyond' && shortOfAnswer(t, runs, a, r.stderr)) return
+  assert.equal(a.verdict, 'beyond', r.stderr)
+  assert.equal(a.ended, 'answered')
+  const last = a.looks.at(-1)
+  assert.ok(last.estimate.lo > 4 && last.estimate.hi === null, JSON.stringify(last.estimate))
+  assert.match(r.stdout, /verdict: BEYOND at look \d+ of \d+ \(answered\)/)
 })
 
 test('a cell is not measurable once 3 of its deployments are flagged not valid by the set-up and none is valid', () => {

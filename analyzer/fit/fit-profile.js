@@ -140,27 +140,47 @@ export function curveRegions (d, model, fit, dof) {
   const up = lambda > 0 ? [lambda * 1.3, ...grid.filter(g => g > lambda * 1.3)] : grid.slice(1)
   const down = lambda > 0 ? [lambda * 0.75, ...grid.filter(g => g > 0 && g < lambda * 0.75).reverse(), 0] : []
   const rl = identify(regionOf(x => stat({ lambda: x }), lambda, { up, down, c95, c90, bound: 'lo' }), dof, false)
-  // N* = sqrt((1 - sigma) / lambda): held at m, lambda follows sigma; no peak (lambda = 0) is N* at infinity
-  const nStar = lambda > 0 && sigma < 1 ? Math.sqrt((1 - sigma) / lambda) : null
-  let rn = null
-  if (nStar !== null) {
-    const tie = m => ({ tie: s => (1 - s) / (m * m) })
-    const noPeak = stat({ lambda: 0 })
-    rn = regionOf(m => stat(tie(m)), nStar, {
-      up: [1.05, 1.15, 1.3, 1.6, 2, 3, 5, 10, 30, 100].map(f => nStar * f),
-      down: [0.95, 0.85, 0.7, 0.5, 0.3, 0.15].map(f => nStar * f),
-      c95,
-      c90,
-      openHi: true
-    })
-    // an open top: the peak may lie beyond any N; the region then also holds "no peak" when lambda = 0 is in
-    if (rn.hi === null || noPeak <= c95) {
-      rn.hi = null
-      rn.atBound = noPeak <= c95
-      rn.lo = oneSidedEnd(m => stat(tie(m)), nStar, [0.95, 0.85, 0.7, 0.5, 0.3, 0.15].map(f => nStar * f), c90)
-    }
-  }
+  const rn = lambda > 0 && sigma < 1 ? peakRegion(d, fit, dof, { c95, c90 }) : null
   return { sigma: rs, lambda: rl, nStar: rn }
+}
+
+/**
+ * The profile region of the USL's peak N* = sqrt((1 - sigma) / lambda) (held at m, lambda follows sigma) at the
+ * cutoffs given (95%: cutoffs(dof); an adaptive look's level: its own). An open top: the peak may lie beyond any N,
+ * and then the region also holds "no peak" when lambda = 0 is in; its low end is then a one-sided bound. A fit with no
+ * peak (lambda = 0) has only that low end: the least N* the data allow.
+ * @param {LogData} d
+ * @param {{ shape: { sigma?: number, lambda?: number }, ssr: number }} fit a USL fit
+ * @param {number} dof
+ * @param {{ c95: number, c90: number }} cut
+ * @returns {Region}
+ */
+export function peakRegion (d, fit, dof, { c95, c90 }) {
+  const stat = statistic(d, 'usl', fit.ssr, fit.ssr / dof)
+  const { sigma = 0, lambda = 0 } = fit.shape
+  const atM = m => stat({ tie: s => (1 - s) / (m * m) })
+  const down = [0.95, 0.85, 0.7, 0.5, 0.3, 0.15]
+  if (!(lambda > 0 && sigma < 1)) {
+    // from far beyond the largest N (where the curve is the no-peak fit's) down to below the smallest
+    const far = d.ns.at(-1) * 1e4
+    const lo = oneSidedEnd(atM, far, [1e3, 100, 30, 10, 5, 3, 2, 1.5, 1.2, 1, 0.8, 0.6, 0.4, 0.25, 0.1, 0.03].map(f => d.ns.at(-1) * f), c90)
+    return { lo, hi: null, atBound: true, boundStat: null }
+  }
+  const nStar = Math.sqrt((1 - sigma) / lambda)
+  const noPeak = stat({ lambda: 0 })
+  const rn = regionOf(atM, nStar, {
+    up: [1.05, 1.15, 1.3, 1.6, 2, 3, 5, 10, 30, 100].map(f => nStar * f),
+    down: down.map(f => nStar * f),
+    c95,
+    c90,
+    openHi: true
+  })
+  if (rn.hi === null || noPeak <= c95) {
+    rn.hi = null
+    rn.atBound = noPeak <= c95
+    rn.lo = oneSidedEnd(atM, nStar, down.map(f => nStar * f), c90)
+  }
+  return rn
 }
 
 /**

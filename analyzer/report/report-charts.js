@@ -303,12 +303,13 @@ function adaptiveSpec (a) {
   const rules = a.question.precision
     ? []
     : [1, 1 + margin, 1 / (1 + margin)].map((y, i) => ({ y, what: i ? `±${(margin * 100).toFixed(0)}% margin` : 'no difference' }))
-  const what = a.question.estimate ? `${ratioName(a.question)} throughput` : `ratio ${ratioName(a.question)}`
+  const what = a.question.knee ? ratioName(a.question) : a.question.estimate ? `${ratioName(a.question)} throughput` : `ratio ${ratioName(a.question)}`
   const x = { field: 'look', type: 'quantitative', title: 'look (after each block)', scale: { domain: [0.5, a.maxLooks + 0.5] }, axis: { tickMinStep: 1 } }
   return {
     title: {
       text: `${ratioName(a.question)}: the interval look by look`,
-      subtitle: `the ${a.question.estimate ? 'value' : 'ratio'} and its repeated 95% interval at each look; it stops once the interval answers`
+      subtitle: `the ${a.question.estimate || a.question.knee ? 'value' : 'ratio'} and its repeated 95% interval at each look; ` +
+        'it stops once the interval answers'
     },
     width: WIDTH,
     height: HEIGHT,

@@ -3,11 +3,13 @@
 // refusal names the key at fault through the caller's `bad`: a coded error naming `question.<key>` by default, the
 // file's line in an experiment (executor/sweep/experiment.js).
 import { badFlag } from '../../lib/errors.js'
-import { STRATEGIES } from '../../lib/strategies.js'
+import { INSTANCES, STRATEGIES } from '../../lib/strategies.js'
 import { sideOf } from './adaptive-text.js'
 
 /** The quantities a question may compare. */
 export const QUANTITIES = Object.freeze(['throughput', 'speedup'])
+/** The fewest instance counts a knee question's bounds span: its first block measures 4 of them (adaptive-knee.js). */
+export const KNEE_SPAN = 4
 
 /**
  * How a refusal is made: `key` is the key named in the message, `at` the path under `question` that holds the fault
@@ -24,8 +26,9 @@ const badKey = (key, reason) => badFlag(`question.${key}`, reason, { key: 'quest
  * without one. Margins and precisions are fractions here (an experiment file's "5%" is typed before).
  * @param {any} question
  * @param {{ bad?: BadQuestion }} [opts]
- * @returns {{ a: string, b?: string, aAt: number, bAt?: number, quantity: 'throughput'|'speedup', at?: number,
- *   from?: number, margin: number | null, precision: number | null, estimate?: true }}
+ * @returns {{ a: string, b?: string, aAt?: number, bAt?: number, quantity: 'throughput'|'speedup', at?: number,
+ *   from?: number, margin: number | null, precision: number | null, estimate?: true, knee?: true,
+ *   between?: [number, number] }}
  */
 export function checkQuestion (question, { bad = badKey } = {}) {
   if (!question || typeof question !== 'object' || Array.isArray(question)) {
@@ -36,6 +39,7 @@ export function checkQuestion (question, { bad = badKey } = {}) {
   if (precision !== null && margin !== null) {
     throw bad('precision', 'a question asks for a precision (an estimate) or a margin (a test), not both; drop one')
   }
+  if (question.knee !== undefined) return checkKnee(question, precision, bad)
   if (question.estimate !== undefined) return checkEstimate(question, precision, bad)
   /** @type {'throughput'|'speedup'} */
   const quantity = question.quantity ?? 'throughput'
@@ -67,6 +71,29 @@ function checkEstimate (question, precision, bad) {
   if (precision === null) throw bad('precision', 'missing; an estimate is measured to a precision, e.g. precision: 5%', [])
   const aAt = side.own ? side.at : whole('at', at, bad)
   return { a: side.strategy, aAt, quantity: /** @type {'throughput'} */ ('throughput'), estimate: /** @type {true} */ (true), precision, margin: null }
+}
+
+/**
+ * `knee: cm, between: [1, 16]`: where the strategy's throughput peaks (the USL's N*), to ±precision, measured at any
+ * whole N within the bounds (the grid's instances or not).
+ */
+function checkKnee (question, precision, bad) {
+  const { knee, between } = question
+  for (const key of ['compare', 'estimate', 'quantity', 'at', 'from']) {
+    if (question[key] !== undefined) throw bad(key, `a knee question (knee: cm, between: [1, 16]) is of one strategy's peak; drop ${key}`)
+  }
+  if (!STRATEGIES.includes(knee)) throw bad('knee', `${JSON.stringify(knee)} is not a strategy; allowed: ${STRATEGIES.join(', ')}`)
+  const [lo, hi] = Array.isArray(between) && between.length === 2 ? between : []
+  const whole = (n) => Number.isInteger(n) && n >= INSTANCES.min && n <= INSTANCES.max
+  if (!whole(lo) || !whole(hi) || hi - lo + 1 < KNEE_SPAN) {
+    throw bad('between', `${between === undefined ? 'missing' : JSON.stringify(between)}; give the least and the most instances to ` +
+      `measure, [lo, hi], whole numbers from ${INSTANCES.min} to ${INSTANCES.max} spanning ${KNEE_SPAN} N at least (between: [1, 16])`,
+    between === undefined ? [] : ['between'])
+  }
+  if (precision === null) throw bad('precision', 'missing; a knee is estimated to a precision, e.g. precision: 20%', [])
+  /** @type {[number, number]} */
+  const bounds = [lo, hi]
+  return { a: knee, quantity: /** @type {'throughput'} */ ('throughput'), knee: /** @type {true} */ (true), between: bounds, precision, margin: null }
 }
 
 /**

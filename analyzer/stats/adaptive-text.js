@@ -1,16 +1,19 @@
 // An adaptive experiment's question and looks in words (sweep.json's adaptive record): what the sweep prints as it
 // goes and what the report shows afterwards.
 
-/** A ratio or a bound: "2.04", "181", "3.4e+9"; an interval's unbounded end "∞". */
-export const num = (x) => (x === Infinity ? '∞' : Math.abs(x) >= 1e6 ? x.toPrecision(2) : Math.abs(x) >= 100 ? x.toFixed(0) : x.toFixed(2))
+/** A ratio or a bound: "2.04", "181", "3.4e+9"; an unbounded end (Infinity, or null as JSON keeps it) "∞". */
+export const num = (x) => (x === Infinity || x === null ? '∞' : Math.abs(x) >= 1e6 ? x.toPrecision(2) : Math.abs(x) >= 100 ? x.toFixed(0) : x.toFixed(2))
 /** A share as a percentage with two significant digits: "38%". */
 export const pct = (x) => `${+(x * 100).toPrecision(2)}%`
+/** A level such as 0.99991 as 99.9911%: enough digits to tell it from 100%. */
+export const levelText = (level) => `${(level * 100).toFixed(Math.min(10, Math.max(0, Math.ceil(-Math.log10((1 - level) * 100))) + 1))}%`
 /** A small probability with its first two significant digits: 0.012, 3.4e-5. */
 export const small = (x) => (x === null || x === undefined ? '-' : x === 0 ? '0' : x < 1e-3 ? x.toExponential(1) : x.toPrecision(2))
 
 /**
  * @typedef {{ compare?: [string, string], quantity?: 'throughput' | 'speedup', at?: number, from?: number,
- *   margin?: number | null, precision?: number | null, estimate?: string }} QuestionLike
+ *   margin?: number | null, precision?: number | null, estimate?: string, knee?: string, between?: [number, number] }}
+ *   QuestionLike
  */
 
 /**
@@ -34,17 +37,23 @@ const oneN = (q) => !(q.compare ?? []).some(e => sideOf(e).own)
  * What the question compares, as the ratio's name: "cm/up at N=4", "cm@2/up@1", "cm/up speedup N=1→4".
  * @param {QuestionLike} q
  */
-export const ratioName = (q) => q.estimate
-  ? cellOf(sideOf(q.estimate, q.at))
-  : q.quantity === 'speedup'
-    ? `${q.compare[0]}/${q.compare[1]} speedup N=${q.from}→${q.at}`
-    : oneN(q) ? `${q.compare[0]}/${q.compare[1]} at N=${q.at}` : q.compare.map(e => cellOf(sideOf(e, q.at))).join('/')
+export const ratioName = (q) => q.knee
+  ? `${q.knee}'s peak N*`
+  : q.estimate
+    ? cellOf(sideOf(q.estimate, q.at))
+    : q.quantity === 'speedup'
+      ? `${q.compare[0]}/${q.compare[1]} speedup N=${q.from}→${q.at}`
+      : oneN(q) ? `${q.compare[0]}/${q.compare[1]} at N=${q.at}` : q.compare.map(e => cellOf(sideOf(e, q.at))).join('/')
 
 /**
  * The question in words: "does cm differ from up in throughput at N=4? (equivalent: within ±5%)".
  * @param {QuestionLike} q
  */
 export function questionText (q) {
+  if (q.knee) {
+    return `where does ${q.knee}'s throughput peak (the USL's N*), measured between N=${q.between[0]} and ${q.between[1]}, ` +
+      `to within ±${pct(q.precision)}? (its 95% repeated interval)`
+  }
   if (q.estimate) {
     const side = sideOf(q.estimate, q.at)
     return `how large is ${side.strategy}'s throughput at N=${side.at}, to within ±${pct(q.precision)}? (its 95% repeated interval)`
@@ -80,7 +89,8 @@ export const estimateText = (look) => (look.estimate
  * @returns {{ header: string[], rows: string[][] }}
  */
 export function looksTable (a) {
-  const cells = Object.keys(a.cells ?? {})
+  // the cells measured at some look (a knee question may measure any of dozens)
+  const cells = Object.keys(a.cells ?? {}).filter(c => a.looks.some(look => look.values?.[c]?.length))
   return {
     header: ['look', ...cells.map(c => `${c} deployments`), `${ratioName(a.question)} [interval]`, 'α spent', 'verdict', 'next block'],
     rows: a.looks.map(look => [

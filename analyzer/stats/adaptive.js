@@ -13,16 +13,17 @@
 // cell's log-scale variance, shrunk toward the cells' pooled one, over its cost), above one deployment of every cell.
 // Pure functions: the executor measures, this decides. calibration/scenarios/adaptive.js holds its error rates,
 // coverage, power and time saved.
-import { badFlag, internalError, NsError } from '../../lib/errors.js'
-import { ALPHA, contrastPower, logContrast, normalCdf, normalQuantile } from './inference.js'
+import { internalError, NsError } from '../../lib/errors.js'
+import { ALPHA, contrastPower, logContrast, normalQuantile } from './inference.js'
 import { incompleteBeta, tCdf, tQuantile } from './stats-math.js'
-import { blockText, pct, ratioName } from './adaptive-text.js'
+import { blockText, levelText, pct, ratioName } from './adaptive-text.js'
 import { checkQuestion } from './adaptive-question.js'
+import { checkPlan, spendingBoundary } from './adaptive-spending.js'
+import { decideKnee, kneeCells } from './adaptive-knee.js'
 
 export { QUANTITIES, checkQuestion } from './adaptive-question.js'
+export { SPENDINGS, alphaSpentAt, spendingBoundary } from './adaptive-spending.js'
 
-/** The alpha-spending functions (Lan–DeMets): O'Brien–Fleming-type (the default) and Pocock-type. */
-export const SPENDINGS = Object.freeze(['obrien-fleming', 'pocock'])
 /** The power the "what more would be needed" of an undecided verdict is sized for. */
 export const NEEDED_POWER = 0.8
 /** Pseudo degrees of freedom of the pooled log variance each cell's own is shrunk toward (choosing the next block). */
@@ -43,7 +44,7 @@ const HETEROGENEITY_P = 0.1
  * @typedef {{ look: number, maxLooks: number, alpha?: number, spending?: 'obrien-fleming' | 'pocock',
  *   costs?: Record<string, number> }} DecideOptions
  * @typedef {{ cell: string, deployments: number }} Block
- * @typedef {{ verdict: 'different' | 'equivalent' | 'estimated' | 'continue' | 'undecided', stop: boolean,
+ * @typedef {{ verdict: 'different' | 'equivalent' | 'estimated' | 'beyond' | 'continue' | 'undecided', stop: boolean,
  *   estimate: { ratio: number, lo: number, hi: number, level: number } | null, p: number | null,
  *   pEquivalence: number | null, alphaSpent: number, alphaThisLook: number, direction: 'a>b' | 'a<b' | null,
  *   next: Block[], gain: { narrowsBy: number, seconds: number | null } | null, needed: { deployments: number,
@@ -77,46 +78,8 @@ function contrastOfChecked (q) {
  * @param {Question} question
  */
 export function cellsNeeded (question) {
-  return contrastOf(question).map(x => x.cell)
-}
-
-/**
- * The alpha spent by information fraction t (Lan & DeMets 1983): O'Brien–Fleming-type 2 − 2Φ(z_{1−α/2} / √t),
- * Pocock-type α · ln(1 + (e − 1) t). Both are 0 at t = 0 and alpha at t = 1.
- * @param {number} t in [0, 1]
- * @param {number} alpha
- * @param {'obrien-fleming' | 'pocock'} spending
- */
-export function alphaSpentAt (t, alpha, spending) {
-  if (t <= 0) return 0
-  if (t >= 1) return alpha
-  if (spending === 'pocock') return alpha * Math.log(1 + (Math.E - 1) * t)
-  return 2 - 2 * normalCdf(normalQuantile(1 - alpha / 2) / Math.sqrt(t))
-}
-
-/**
- * The alpha each of K planned looks may spend (information fraction k/K): the increments α(t_k) − α(t_{k−1}), which
- * sum to alpha. A look rejects when its p-value is below its increment.
- * @param {{ maxLooks: number, alpha?: number, spending?: 'obrien-fleming' | 'pocock' }} o
- * @returns {number[]}
- */
-export function spendingBoundary ({ maxLooks, alpha = ALPHA, spending = 'obrien-fleming' }) {
-  checkPlan({ maxLooks, alpha, spending })
-  const spent = Array.from({ length: maxLooks + 1 }, (_, k) => alphaSpentAt(k / maxLooks, alpha, spending))
-  return spent.slice(1).map((s, k) => s - spent[k])
-}
-
-function checkPlan ({ maxLooks, alpha, spending }) {
-  if (!Number.isInteger(maxLooks) || maxLooks < 1 || maxLooks > 100) {
-    throw badFlag('question.looks', `the planned looks must be a whole number from 1 to 100, not ${JSON.stringify(maxLooks)}`,
-      { key: 'question' })
-  }
-  if (!(typeof alpha === 'number' && alpha > 0 && alpha < 0.5)) {
-    throw badFlag('question.alpha', `must be in (0, 0.5), not ${JSON.stringify(alpha)}`, { key: 'question' })
-  }
-  if (!SPENDINGS.includes(spending)) {
-    throw badFlag('question.spending', `must be one of ${SPENDINGS.join(', ')}, not ${JSON.stringify(spending)}`, { key: 'question' })
-  }
+  const q = checkQuestion(question)
+  return q.knee ? kneeCells(q) : contrastOfChecked(q).map(x => x.cell)
 }
 
 /** @param {Cells} cells @param {string} key @returns {number[]} */
@@ -224,8 +187,6 @@ export function deploymentsForPower ({ question, effect, cv, variances, target =
 }
 
 const num = (x) => (x >= 100 ? x.toFixed(0) : x.toPrecision(3))
-/** A level such as 0.99991 as 99.9911%: enough digits to tell it from 100%. */
-const levelText = (level) => `${(level * 100).toFixed(Math.min(10, Math.max(0, Math.ceil(-Math.log10((1 - level) * 100))) + 1))}%`
 const pText = (p) => (p < 1e-4 ? p.toExponential(1) : p.toPrecision(2))
 
 /**
@@ -237,6 +198,8 @@ const pText = (p) => (p < 1e-4 ? p.toExponential(1) : p.toPrecision(2))
  * @returns {Decision}
  */
 export function decideQuestion (question, cells, opts) {
+  const checked = checkQuestion(question)
+  if (checked.knee) return decideKnee(checked, Object.fromEntries(kneeCells(checked).map(k => [k, valuesOf(cells, k)])), opts)
   const look = lookOf(question, cells, opts)
   const { q, keys, coefs, samples, ns, alphaThisLook } = look
   const short = keys.filter((_, i) => ns[i] < 2)

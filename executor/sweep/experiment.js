@@ -83,6 +83,7 @@ export const EXPERIMENT_KEYS = Object.freeze({
     'side at an N of its own), quantity: throughput | speedup, at: N, from: N (speedup\'s base, default 1), ' +
     'margin: 5% (the ratio within it is "equivalent"), precision: 10% (instead of margin: the ratio measured to ±10%, no test), ' +
     'or estimate: cm@4 with precision: 5% (one cell\'s throughput measured to ±5%), ' +
+    'or knee: cm with between: [1, 16] and precision: 20% (where cm\'s throughput peaks, the USL\'s N*, measured at any N within the bounds), ' +
     'spending: obrien-fleming | pocock (how alpha is spent over the looks: little early, or evenly; default obrien-fleming) }',
   profiles: 'named overrides of these keys: { smoke: {...}, default: {...}, full: {...} }'
 })
@@ -92,7 +93,7 @@ export const ORDERS = Object.freeze(['shapes', 'blocks'])
 const FITS = ['usl', 'amdahl', 'both', 'none']
 const CALIBRATE_KEYS = ['strategy', 'instances', 'duration', 'warmup', 'confirm', 'max-concurrency', 'max-probes']
 const ANALYSIS_KEYS = ['fit', 'x', 'cpu-table', 'correlations']
-const QUESTION_KEYS = ['compare', 'estimate', 'quantity', 'at', 'from', 'margin', 'precision', 'spending']
+const QUESTION_KEYS = ['compare', 'estimate', 'knee', 'between', 'quantity', 'at', 'from', 'margin', 'precision', 'spending']
 /** Keys that say the same thing two ways: a profile that sets one replaces the other of the file. */
 const ALTERNATIVES = [['benchmark', 'benchmarks'], ['concurrency', 'rate', 'load'], ['instances', 'instances-per-node']]
 
@@ -341,9 +342,11 @@ function parseQuestion (value, fail) {
   const q = checkQuestion(typed, { bad })
   const { estimate, compare, at } = value
   /** @type {Question} */
-  const question = q.estimate
-    ? { estimate, ...(sideOf(estimate).own ? {} : { at }), spending }
-    : { compare: [compare[0], compare[1]], quantity: q.quantity, ...(at === undefined ? {} : { at }), ...(q.from ? { from: q.from } : {}), spending }
+  const question = q.knee
+    ? { knee: q.a, between: /** @type {[number, number]} */ (q.between), spending }
+    : q.estimate
+      ? { estimate, ...(sideOf(estimate).own ? {} : { at }), spending }
+      : { compare: [compare[0], compare[1]], quantity: q.quantity, ...(at === undefined ? {} : { at }), ...(q.from ? { from: q.from } : {}), spending }
   // a test keeps the margin the analyzer's rule uses when the file names none
   return Object.freeze(q.precision !== null ? { ...question, precision: q.precision } : { ...question, margin: q.margin })
 }
@@ -357,7 +360,8 @@ function marginOf (v) {
 
 /**
  * @typedef {{ compare?: [string, string], quantity?: 'throughput'|'speedup', at?: number, from?: number,
- *   margin?: number, precision?: number, estimate?: string, spending?: 'obrien-fleming'|'pocock' }} Question
+ *   margin?: number, precision?: number, estimate?: string, knee?: string, between?: [number, number],
+ *   spending?: 'obrien-fleming'|'pocock' }} Question
  *   compare: strategies, or `strategy@N` (throughput: a side's own N); estimate: one cell (strategy@N, or a strategy at
  *   `at`) measured to ±precision; compare with precision: their ratio measured to ±precision (no test); else a test
  *   within ±margin
@@ -388,6 +392,7 @@ export function questionInGrid (exp) {
   const fail = (sub, msg) => new NsError('NS_ERR_BAD_FILE',
     `${exp.file}:${exp.lineOf('question', sub)}: question: ${msg}${exp.profile === 'default' ? '' : ` (profile ${exp.profile})`}`)
   if (!q) throw new NsError('NS_ERR_BAD_FILE', `${exp.file}: no question: key; add one, e.g. question: { compare: [cm, up], quantity: throughput, at: 4 }`)
+  if (q.knee) return kneeInGrid(exp, fail)
   // the question's cells as written: its sides (compare: [cm@2, up]) or the one it estimates (estimate: cm@4), each
   // with the line that names it
   const sides = (q.estimate ? [q.estimate] : q.compare).map((e, i) => ({ ...sideOf(e, q.at), key: q.estimate ? ['estimate'] : ['compare', i] }))
@@ -409,6 +414,39 @@ export function questionInGrid (exp) {
   for (const { strategy } of sides) one(`loads for ${strategy}`, exp.loads[strategy].length)
   for (const { strategy } of sides) one(`node counts for ${strategy}`, exp.nodes?.[strategy].length ?? 1)
   return q
+}
+
+/**
+ * A knee question in this profile: its strategy among the experiment's, one cell per N (one benchmark, load and node
+ * count); its N are any within its bounds, the grid's instances or not (withQuestionCells adds them).
+ * @param {Experiment} exp @param {(sub: (string|number)[], msg: string) => Error} fail
+ */
+function kneeInGrid (exp, fail) {
+  const q = /** @type {Question} */ (exp.question)
+  const s = /** @type {string} */ (q.knee)
+  if (!exp.strategies.includes(s)) throw fail(['knee'], `knee: ${s} is not one of this experiment's strategies (${exp.strategies.join(', ')})`)
+  if (exp.perNode) throw fail([], 'needs instances (the total N), not instances-per-node')
+  const one = (what, n) => { if (n > 1) throw fail([], `needs one cell per N, and the grid has ${n} ${what}; keep one`) }
+  one('benchmarks', exp.benchmarks.length)
+  one(`loads for ${s}`, exp.loads[s].length)
+  one(`node counts for ${s}`, exp.nodes?.[s].length ?? 1)
+  return q
+}
+
+/**
+ * The experiment an adaptive sweep plans: a knee question's strategy given every N within its bounds (the grid's
+ * instances and the others, each at the question's line); any other question's grid as it is.
+ * @param {Experiment} exp
+ * @returns {Experiment}
+ */
+export function withQuestionCells (exp) {
+  const q = exp.question
+  if (!q?.knee) return exp
+  const [lo, hi] = /** @type {[number, number]} */ (q.between)
+  const grid = exp.instances[q.knee]
+  const added = Array.from({ length: hi - lo + 1 }, (_, i) => lo + i).filter(n => !grid.some(g => g.value === n))
+  const all = [...grid, ...added.map(value => ({ value, path: ['question', 'between'] }))].sort((x, y) => x.value - y.value)
+  return { ...exp, instances: { ...exp.instances, [q.knee]: all } }
 }
 
 /**

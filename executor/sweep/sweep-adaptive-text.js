@@ -61,9 +61,13 @@ export function verdictLines (a, { skipped = 0 } = {}) {
  */
 export function adaptivePlanLines (a) {
   const budget = a.budget === null ? 'no --budget: the file\'s repeats' : `--budget ${duration(a.budget)}`
+  const keys = Object.keys(a.cells)
+  // a knee question's cells are every N within its bounds; its first block is larger than the ones the looks place
+  const cells = a.question.knee ? `any of ${keys[0]}..${keys.at(-1).split('@')[1]}` : keys.join(', ')
+  const first = a.first ? `a first block of ${a.first.runs} about ${duration(a.first.seconds)}, then ` : ''
   return [
     `question: ${questionText(a.question)}`,
-    `until answered: up to ${a.maxLooks} looks (K, from ${budget}; a block of ${a.block.runs} fresh deployments is about ${duration(a.block.seconds)}), ` +
-      `a look after each block; cells ${Object.keys(a.cells).join(', ')}; the plan holds the most it runs`
+    `until answered: up to ${a.maxLooks} looks (K, from ${budget}; ${first}a block of ${a.block.runs} fresh deployments is about ` +
+      `${duration(a.block.seconds)}), a look after each block; cells ${cells}; the plan holds the most it runs`
   ]
 }

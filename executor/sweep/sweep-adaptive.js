@@ -6,9 +6,10 @@ import { relative } from 'node:path'
 import { badFlag } from '../../lib/errors.js'
 import { badOption } from '../../lib/options.js'
 import { seededRandom } from '../../lib/random.js'
-import { decideQuestion } from '../../analyzer/stats/adaptive.js'
+import { checkQuestion, decideQuestion } from '../../analyzer/stats/adaptive.js'
+import { FIRST_DEPLOYMENTS, KNEE_BLOCK, firstBlock } from '../../analyzer/stats/adaptive-knee.js'
 import { readRuns } from '../../analyzer/points.js'
-import { questionInGrid, questionCells } from './experiment.js'
+import { questionInGrid, questionCells, withQuestionCells } from './experiment.js'
 import { buildPlan, estimateBackend, estimatePlan, shuffle } from './sweep-plan.js'
 import { cellConfigs, countEntries, isLeft, pendingEntry, saveSweep, sweepStatus } from './sweep.js'
 import { measuredCosts } from './sweep-estimate.js'
@@ -32,7 +33,7 @@ export function budgetSeconds (text, option) {
 
 /**
  * The question's check for --until answered: the file has one, and this profile's grid has its cells (the question's
- * own line named when not).
+ * own line named when not). Returns the experiment to plan: a knee question's N within its bounds added to the grid.
  * @param {import('./experiment.js').Experiment} exp
  */
 export function checkUntil (exp) {
@@ -40,7 +41,8 @@ export function checkUntil (exp) {
     throw badFlag('--until', `answered needs a question in ${exp.file}, and it has no question: key; ` +
       'add one, e.g. question: { compare: [cm, up], quantity: throughput, at: 4 }')
   }
-  return questionInGrid(exp)
+  questionInGrid(exp)
+  return withQuestionCells(exp)
 }
 
 /**
@@ -52,26 +54,34 @@ export function checkUntil (exp) {
  */
 export function planAdaptive (planned, { budget }) {
   const { exp, cells, seed, calibration, backend } = planned
-  const question = checkUntil(exp)
+  const question = questionInGrid(exp)
   const needed = questionCells(question).map(q => ({
     ...q,
     cell: cells.find(c => c.config.strategy === q.strategy && c.config.instances === q.instances).index
   }))
+  const keyCell = Object.fromEntries(needed.map(n => [n.key, n.cell]))
   const backendName = estimateBackend(exp, backend)
+  const seconds = (entries) => estimatePlan(entries, cells, { backendName, calibration, sweepBytes: false })
   const neededCells = needed.map(n => cells[n.cell])
-  const block = estimatePlan(blockEntries(neededCells, 1, seed), cells, { backendName, calibration, sweepBytes: false })
-  const maxLooks = Math.max(MIN_LOOKS, budget ? Math.floor(budget / Math.max(1, block.seconds)) : exp.repeats)
-  const plan = blockEntries(neededCells, maxLooks, seed)
+  // a knee question's first block (its first N, twice each) and later ones (placed by each look) differ
+  const first = question.knee ? seconds(specEntries(firstKneeBlock(question), 1, keyCell, seed)) : null
+  const block = seconds(question.knee ? specEntries(laterBlock({ question, cells: keyCell }), 2, keyCell, seed) : blockEntries(neededCells, 1, seed))
+  const room = budget ? Math.floor((budget - (first?.seconds ?? 0)) / Math.max(1, block.seconds)) + (first ? 1 : 0) : exp.repeats
+  const maxLooks = Math.max(MIN_LOOKS, room)
+  const plan = question.knee
+    ? kneeEntries({ question, cells: keyCell }, maxLooks, seed)
+    : blockEntries(neededCells, maxLooks, seed)
   return {
     ...planned,
     plan,
     estimate: estimatePlan(plan, cells, { backendName, calibration }),
     adaptive: {
       question,
-      cells: Object.fromEntries(needed.map(n => [n.key, n.cell])),
+      cells: keyCell,
       maxLooks,
       budget: budget ?? null,
       block: { runs: block.runs, seconds: block.seconds },
+      ...(first ? { first: { runs: first.runs, seconds: first.seconds } } : {}),
       looks: [],
       verdict: null,
       ended: null,
@@ -90,6 +100,47 @@ export function planAdaptive (planned, { budget }) {
  */
 function blockEntries (cells, blocks, seed, after = 0) {
   return buildPlan(cells, { repeats: blocks, order: 'blocks', seed }).map(e => ({ ...e, repeat: e.repeat + after, block: e.repeat + after, fresh: true }))
+}
+
+/**
+ * Entries of a block given as cells and deployments (`strategy@N` ×k), in a seeded order, numbered from `from`.
+ * @param {{ cell: string, deployments: number }[]} block
+ * @param {number} no the block's number
+ * @param {Record<string, number>} keyCell `strategy@N` → the cell's index
+ * @param {number} seed
+ * @param {number} [from]
+ */
+function specEntries (block, no, keyCell, seed, from = 0) {
+  const cells = block.flatMap(b => Array.from({ length: b.deployments }, () => keyCell[b.cell]))
+  return shuffle(cells, seededRandom(seed + no)).map((cell, i) => ({ index: from + i, cell, repeat: no, block: no, fresh: true }))
+}
+
+/** A knee question's first block: its first N, FIRST_DEPLOYMENTS each. @param {any} question */
+const firstKneeBlock = (question) => firstBlock(checkQuestion(question), FIRST_DEPLOYMENTS)
+
+/**
+ * A later block as planned before the look that places it: one deployment of each cell, or a knee question's
+ * KNEE_BLOCK deployments, held at its most instances until a look places them (the plan's time is then an upper bound).
+ * @param {{ question: any, cells: Record<string, number> }} a
+ * @returns {{ cell: string, deployments: number }[]}
+ */
+function laterBlock (a) {
+  if (a.question.knee) return [{ cell: `${a.question.knee}@${a.question.between[1]}`, deployments: KNEE_BLOCK }]
+  return Object.keys(a.cells).map(cell => ({ cell, deployments: 1 }))
+}
+
+/**
+ * A knee question's plan from block `after` + 1 to maxLooks: the first block (when it is among them), then placeholder
+ * later blocks; numbered from `from`.
+ * @param {{ question: any, cells: Record<string, number> }} a
+ * @param {number} maxLooks @param {number} seed @param {number} [after] @param {number} [from]
+ */
+function kneeEntries (a, maxLooks, seed, after = 0, from = 0) {
+  const out = []
+  for (let no = after + 1; no <= maxLooks; no++) {
+    out.push(...specEntries(no === 1 ? firstKneeBlock(a.question) : laterBlock(a), no, a.cells, seed, from + out.length))
+  }
+  return out
 }
 
 /**
@@ -159,6 +210,9 @@ export async function takeLook (sweep, look) {
   }
 }
 
+/** The verdicts that answer a question (a knee's "beyond": its peak lies above the bounds). */
+const ANSWERS = Object.freeze(['different', 'equivalent', 'estimated', 'beyond'])
+
 /** Deployments of a cell, every one flagged not valid, after which this set-up is taken not to measure it. */
 export const UNMEASURABLE_AFTER = 3
 
@@ -193,7 +247,7 @@ export function unmeasurableCell (look) {
  */
 function endOf (a, { spent, nextSeconds }) {
   const last = a.looks.at(-1)
-  if (last.stop || last.verdict !== 'continue') return ['different', 'equivalent', 'estimated'].includes(last.verdict) ? 'answered' : 'last look'
+  if (last.stop || last.verdict !== 'continue') return ANSWERS.includes(last.verdict) ? 'answered' : 'last look'
   if (last.look >= a.maxLooks) return 'last look'
   if (unmeasurableCell(last)) return 'not measurable'
   if (a.budget !== null && spent + nextSeconds > a.budget) return 'budget spent'
@@ -214,16 +268,20 @@ function planAfter (sweep, look) {
   const next = shuffle(blockAfter(look, a).flatMap(n => Array.from({ length: n.deployments }, () => a.cells[n.cell])), random)
     .map(cell => ({ cell, repeat: look.look + 1, block: look.look + 1, fresh: true }))
   const rest = a.maxLooks - look.look - 1
-  const later = rest > 0 ? blockEntries(Object.values(a.cells).map(i => cells[i]), rest, sweep.seed + look.look, look.look + 1) : []
+  const later = rest <= 0
+    ? []
+    : a.question.knee
+      ? kneeEntries(a, a.maxLooks, sweep.seed + look.look, look.look + 1)
+      : blockEntries(Object.values(a.cells).map(i => cells[i]), rest, sweep.seed + look.look, look.look + 1)
   const tail = [...next, ...later].map((e, i) => pendingEntry({ ...e, index: kept.length + i }, cells))
   sweep.plan = [...kept, ...tail]
 }
 
 /**
- * The block after a look: the one it chose, else one deployment of each cell.
+ * The block after a look: the one it chose, else the default later block (laterBlock).
  * @returns {{ cell: string, deployments: number }[]}
  */
-const blockAfter = (look, a) => (look.next.length ? look.next : Object.keys(a.cells).map(cell => ({ cell, deployments: 1 })))
+const blockAfter = (look, a) => (look.next.length ? look.next : laterBlock(a))
 
 /** The seconds the next block takes by the cells' costs. */
 const blockSeconds = (look, a, costs) => blockAfter(look, a).reduce((t, n) => t + (costs[n.cell] ?? 0) * n.deployments, 0)

@@ -314,13 +314,14 @@ async function calibrationOf (exp, { backend, say, onProbe, signal }) {
  * line; for a dry run, a warning.
  * @param {string} file the experiment file
  * @param {{ profile?: string, out: string, backend?: string, connection?: string, seed?: number, dryRun?: boolean,
- *   say?: (line: string) => void, onProbe?: (probe: any) => void, signal?: AbortSignal, check?: (exp: any) => void }}
+ *   say?: (line: string) => void, onProbe?: (probe: any) => void, signal?: AbortSignal, check?: (exp: any) => any }}
  *   opts say: what it does, in lines; onProbe: each calibration probe; connection: overrides the file's (as backend
- *   does); check: refuses the experiment before anything else (--until answered's question)
+ *   does); check: refuses the experiment before anything else (--until answered's question), or returns the one to plan
+ *   (a knee question's N added)
  */
 export async function planSweep (file, { profile, out, backend, connection, seed = newSeed(), dryRun = false, say = () => {}, onProbe, signal, check }) {
-  const read = await loadExperiment(file, { profile })
-  check?.(read)
+  const loaded = await loadExperiment(file, { profile })
+  const read = check?.(loaded) ?? loaded
   const exp = connection ? { ...read, connection, settings: { ...read.settings, connection } } : read
   // a dry run writes nothing; a sweep's folder must be writable before a calibration or a run starts
   if (!dryRun) await makeWritableDir(out, { flag: '--out' })
