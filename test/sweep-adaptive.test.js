@@ -16,6 +16,7 @@ import { createSweep, isLeft, openSweep, saveSweep } from '../executor/sweep/swe
 import { seededRandom } from '../lib/random.js'
 import { lookLine, verdictLines } from '../executor/sweep/sweep-adaptive-text.js'
 import { SWEEP_OPTIONS, sweepCommand } from '../executor/sweep/cli-sweep.js'
+import { throughputAt } from '../analyzer/fit/usl-model.js'
 
 const APP = join(ROOT, 'test', 'fixtures', 'apps', 'fixed-rate.js')
 // 200 requests a second per process: cm x2's two workers serve 400, up x2's one process 200 (the ratio is 2)
@@ -456,4 +457,40 @@ test('the look loop on a known truth: equal rates end equivalent; a budget that 
   // block 2 was not run again; the blocks after it were
   assert.ok(ran.length && ran.every(b => b > 2), JSON.stringify(ran))
   assert.equal(ran.length, reopened.plan.filter(e => e.block > 2 && e.status === 'done').length)
+})
+
+test('a knee question\'s look loop on a known truth: the blocks after the first are the ones its looks chose, at N ' +
+  'outside the grid, until N* is estimated; a resume after a kill goes on from the next block', async () => {
+  const text = STUDY.replace('strategies: [cm, up]', 'strategies: [cm]')
+    .replace('question: { compare: [cm, up], quantity: throughput, at: 2 }', 'question: { knee: cm, between: [1, 12], precision: 20% }')
+  // a USL curve peaking at N* = 6.2 (sigma 0.05, lambda 0.025)
+  const shape = { gamma: 200, sigma: 0.05, lambda: 0.025 }
+  const truth = Object.fromEntries(Array.from({ length: 12 }, (_, i) => [`cm@${i + 1}`, throughputAt(i + 1, shape)]))
+  const { file, out } = experiment(text)
+  const sweep = await createSweep({ ...planAdaptive(await planSweep(file, { out, seed: 9, check: checkUntil }), { budget: 600 }), out })
+  const firstBlock = /** @type {any[]} */ (sweep.plan).filter(e => e.block === 1)
+  assert.deepEqual(firstBlock.map(e => sweep.cells[e.cell].values.instances).sort((x, y) => x - y), [1, 1, 2, 2, 5, 5, 12, 12])
+  // 10 min of 2-run blocks would be over a hundred looks: the plan holds the most the rule takes
+  assert.equal(sweep.adaptive.maxLooks, 100)
+  const execute = measureTruth(sweep, { truth, cv: 0.03, seconds: 5, seed: 5 })
+  const killAfter2 = async (only) => { await execute(only); if (sweep.adaptive.looks.length === 2) throw new Error('killed') }
+  await runAdaptive(sweep, { execute: killAfter2, say: () => {}, lookLine })
+    .catch(err => assert.equal(err.message, 'killed'))
+  await saveSweep(sweep)
+  const reopened = await openSweep(sweep.dir)
+  const lines = []
+  await runAdaptive(reopened, { execute: measureTruth(reopened, { truth, cv: 0.03, seconds: 5, seed: 6 }), say: line => lines.push(line), lookLine })
+  const a = reopened.adaptive
+  assertLooksAsRuled(a)
+  assert.equal(a.verdict, 'estimated', lines.join('\n'))
+  const last = a.looks.at(-1)
+  const peak = Math.sqrt(0.95 / 0.025)
+  assert.ok(last.estimate.lo <= peak && peak <= last.estimate.hi, JSON.stringify(last.estimate))
+  // each block after the first: the deployments the look before it chose, nothing else
+  const ran = (b) => reopened.plan.filter(e => e.block === b && e.status === 'done').map(e => `cm@${reopened.cells[e.cell].values.instances}`).sort()
+  for (const look of a.looks.slice(0, -1)) {
+    assert.deepEqual(ran(look.look + 1), look.next.flatMap(n => Array(n.deployments).fill(n.cell)).sort(), `block ${look.look + 1}`)
+  }
+  assert.ok(a.looks.length >= 2 && a.looks.length < a.maxLooks, `${a.looks.length} looks of ${a.maxLooks}`)
+  assert.match(lines.join('\n'), /^look \d+\/\d+: cm's peak N\* = [\d.]+ \[[\d.]+, [\d.]+\] \(α spent [\d.e-]+\) → estimated$/m)
 })

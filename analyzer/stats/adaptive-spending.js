@@ -3,6 +3,9 @@
 import { badFlag } from '../../lib/errors.js'
 import { ALPHA, normalCdf, normalQuantile } from './inference.js'
 
+/** The most looks a plan may hold. */
+export const MAX_LOOKS = 100
+
 /** The alpha-spending functions (Lan–DeMets): O'Brien–Fleming-type (the default) and Pocock-type. */
 export const SPENDINGS = Object.freeze(['obrien-fleming', 'pocock'])
 
@@ -37,8 +40,8 @@ export function spendingBoundary ({ maxLooks, alpha = ALPHA, spending = 'obrien-
  * @param {{ maxLooks: number, alpha: number, spending: string }} o
  */
 export function checkPlan ({ maxLooks, alpha, spending }) {
-  if (!Number.isInteger(maxLooks) || maxLooks < 1 || maxLooks > 100) {
-    throw badFlag('question.looks', `the planned looks must be a whole number from 1 to 100, not ${JSON.stringify(maxLooks)}`,
+  if (!Number.isInteger(maxLooks) || maxLooks < 1 || maxLooks > MAX_LOOKS) {
+    throw badFlag('question.looks', `the planned looks must be a whole number from 1 to ${MAX_LOOKS}, not ${JSON.stringify(maxLooks)}`,
       { key: 'question' })
   }
   if (!(typeof alpha === 'number' && alpha > 0 && alpha < 0.5)) {

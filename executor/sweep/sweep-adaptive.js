@@ -8,6 +8,7 @@ import { badOption } from '../../lib/options.js'
 import { seededRandom } from '../../lib/random.js'
 import { checkQuestion, decideQuestion } from '../../analyzer/stats/adaptive.js'
 import { FIRST_DEPLOYMENTS, KNEE_BLOCK, firstBlock } from '../../analyzer/stats/adaptive-knee.js'
+import { MAX_LOOKS } from '../../analyzer/stats/adaptive-spending.js'
 import { readRuns } from '../../analyzer/points.js'
 import { questionInGrid, questionCells, withQuestionCells } from './experiment.js'
 import { buildPlan, estimateBackend, estimatePlan, shuffle } from './sweep-plan.js'
@@ -47,7 +48,8 @@ export function checkUntil (exp) {
 
 /**
  * A new adaptive sweep's plan from planSweep's: the question's cells, one fresh deployment each per block in a seeded
- * order, as many blocks as the budget holds by the plan's own estimate (at least MIN_LOOKS; without a budget, the
+ * order (a knee question: its first N twice each, then KNEE_BLOCK deployments a block, placed by the looks), as many
+ * blocks as the budget holds by the plan's own estimate (at least MIN_LOOKS, at most MAX_LOOKS; without a budget, the
  * file's repeats), each block a look.
  * @param {Awaited<ReturnType<typeof import('./sweep-plan.js').planSweep>>} planned
  * @param {{ budget?: number }} opts budget: seconds
@@ -67,7 +69,8 @@ export function planAdaptive (planned, { budget }) {
   const first = question.knee ? seconds(specEntries(firstKneeBlock(question), 1, keyCell, seed)) : null
   const block = seconds(question.knee ? specEntries(laterBlock({ question, cells: keyCell }), 2, keyCell, seed) : blockEntries(neededCells, 1, seed))
   const room = budget ? Math.floor((budget - (first?.seconds ?? 0)) / Math.max(1, block.seconds)) + (first ? 1 : 0) : exp.repeats
-  const maxLooks = Math.max(MIN_LOOKS, room)
+  // a budget of many small blocks holds at most MAX_LOOKS looks (beyond, the alpha of a look is next to nothing)
+  const maxLooks = Math.min(MAX_LOOKS, Math.max(MIN_LOOKS, room))
   const plan = question.knee
     ? kneeEntries({ question, cells: keyCell }, maxLooks, seed)
     : blockEntries(neededCells, maxLooks, seed)
