@@ -105,7 +105,7 @@ export function looksTable (a) {
 }
 
 /** What the looks table shows, for the report. */
-export const ADAPTIVE_HINT = 'After each block of fresh deployments the sweep looked: the ratio with its repeated 95% interval ' +
+export const ADAPTIVE_HINT = 'After each block of fresh deployments the sweep looked: the ratio (or the value estimated) with its repeated 95% interval ' +
   '(valid at whichever look the sweep stops), the share of alpha spent so far (Lan–DeMets spending over the planned looks), ' +
   'and the verdict; it stops at the first look that answers (docs/statistics/adaptive.md).'
 
