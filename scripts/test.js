@@ -30,8 +30,9 @@ export const FAST = Object.freeze([
 
 /** Serial files that run on the local backend and assert nothing a busy host changes: they run beside HOSTS. */
 export const QUIET = Object.freeze([
-  'agent-samples', 'analyzer-report', 'analyzer-summary', 'benchmarks-apps', 'benchmarks-custom', 'capacity-search',
-  'jmeter-literal', 'register-launch', 'register-serve', 'samples-formats', 'schemas', 'sweep-blocks', 'sweep-status'
+  'affinity', 'agent-samples', 'analyzer-report', 'analyzer-summary', 'benchmarks-apps', 'benchmarks-custom',
+  'capacity-search', 'executor-contract', 'jmeter-literal', 'partition', 'register-launch', 'register-serve',
+  'samples-formats', 'schemas', 'sweep-blocks', 'sweep-local', 'sweep-status'
 ].map(name => `test/${name}.test.js`))
 
 /** The serial files that wait on Docker more than they compute: the beside lane runs while they do. */
