@@ -2,8 +2,8 @@
 // The test suite in three parts. The files that need nothing but Node (no server under load, Docker, JMeter or cores
 // of their own: FAST) and a few serial files that measure nothing (QUIET: local runs whose assertions hold on a busy
 // host) run one at a time beside the two multi-node Swarm files (HOSTS), whose runs leave the 2-core host about half
-// idle (56% idle on average, sampled every 5 s through test/load-nodes.test.js); then every other file one at a time,
-// as the machine is theirs alone.
+// idle (56% idle on average, sampled every 5 s through test/load-nodes.test.js); then PAIRED's two lanes at once; then
+// every other file one at a time, as the machine is theirs alone.
 // `node scripts/test.js --fast` runs FAST only, two at a time: the inner loop. Each file's time is printed at the
 // end, slowest first (where the suite's time goes).
 // A file is in FAST only when it starts no load, no Docker service and measures no core; in QUIET only when it runs on
@@ -38,11 +38,23 @@ export const QUIET = Object.freeze([
 /** The serial files that wait on Docker more than they compute: the beside lane runs while they do. */
 export const HOSTS = Object.freeze(['cluster-run', 'load-nodes'].map(name => `test/${name}.test.js`))
 
+/**
+ * After the hosts, two lanes at once, each one file at a time: single-node Swarm files that assert no throughput, CPU
+ * share or bottleneck of a kind, and local files that deploy nothing on the swarm and assert only what their own
+ * fixtures fix (a server that refuses its 31st connection, an installed package that runs). Neither lane lists or
+ * removes what the other deploys.
+ */
+export const PAIRED = Object.freeze([
+  ['registry-security', 'swarm-image', 'swarm-stacks', 'whole-server-swarm'],
+  ['package', 'sweep-calibrate']
+].map(lane => lane.map(name => `test/${name}.test.js`)))
+
 const all = readdirSync(join(ROOT, 'test')).filter(f => f.endsWith('.test.js')).sort().map(f => `test/${f}`)
 const fast = all.filter(f => FAST.includes(f))
 const quiet = all.filter(f => QUIET.includes(f))
 const hosts = all.filter(f => HOSTS.includes(f))
-const serial = all.filter(f => !FAST.includes(f) && !QUIET.includes(f) && !HOSTS.includes(f))
+const paired = PAIRED.map(lane => all.filter(f => lane.includes(f)))
+const serial = all.filter(f => !FAST.includes(f) && !QUIET.includes(f) && !HOSTS.includes(f) && !PAIRED.flat().includes(f))
 const only = process.argv.includes('--fast')
 
 /**
@@ -110,9 +122,16 @@ if (only) {
   const besideLane = await lane
   record(`${fast.length + quiet.length} files one at a time beside ${hosts.length} (ended after ${Math.round((laneEnded - started) / 1000)} s)`,
     besideLane, started)
-  for (const file of serial) {
+  // the first paired lane prints as it goes, the other each file's output once it ends
+  await Promise.all(paired.map((files, i) => oneAtATime(files, i === 0, ` (paired lane ${i + 1})`)))
+  await oneAtATime(serial, true, '')
+}
+
+/** @param {string[]} files @param {boolean} live @param {string} note */
+async function oneAtATime (files, live, note) {
+  for (const file of files) {
     const t0 = Date.now()
-    record(file, await runFiles([file], 1, true), t0)
+    record(`${file}${note}`, await runFiles([file], 1, live), t0)
   }
 }
 const s = (ms) => `${Math.round(ms / 1000)} s`
