@@ -187,29 +187,16 @@ function createSession ({ containers, roles = {}, cgroupRoot, procRoot, interval
  */
 export const RC_LEASE_MS = 30_000
 
+/** @typedef {ReturnType<typeof createSession> & { renewedAt: number }} LeasedSession a session and its last read */
+
 /**
- * The RC's express app. Every route but /healthz needs a request signed for this RC (lib/request-auth.js: the key
- * is the token's for this RC's id, which /healthz says; the token itself never crosses the network). POST /start
- * {containers: [id...], roles?: {id: role}} -> {session, leaseMs}; GET /timeline?session=[&since=t[&drop=1]];
- * POST /stop {session} -> timeline (after drops, what is left); GET /snapshot?containers=id,id. A session not read
- * for leaseMs ends by itself (its slot freed, its samples gone). A container's network bytes are those of its pid's
- * /proc/<pid>/net/dev: the pid from pidOf when given, else from cgroup and proc files (rc/container-pid.js; no engine
- * socket).
- * @param {{ token: string, cgroupRoot?: string, procRoot?: string, intervalMs?: number, pidOf?: (id: string) =>
- *   Promise<number | null>, maxSessions?: number, maxSamples?: number, leaseMs?: number,
- *   log?: (line: string) => void, receiverId?: string }} opts receiverId: this RC's id (a new random one by default)
- * @returns {{ app: import('express').Express, close: () => void, id: string }}
+ * The RC's sessions by id, and a sweeper that ends the sessions nobody read for a lease: their executor is gone
+ * (killed, or cut off from this node). close stops the sweeper and every session.
+ * @param {number} leaseMs @param {(line: string) => void} log
  */
-export function createRcApp ({
-  token, cgroupRoot = '/sys/fs/cgroup', procRoot = '/proc', intervalMs = 1000, pidOf, maxSessions = 16, maxSamples = 86_400,
-  leaseMs = RC_LEASE_MS, log = () => {}, receiverId = newReceiverId()
-}) {
-  if (!token || token.length < 16) throw new Error('the RC needs a token of at least 16 characters')
-  if (!(Number.isFinite(leaseMs) && leaseMs > 0)) throw new Error(`the RC's lease must be a number of ms > 0 (got ${leaseMs})`)
-  const check = createRequestCheck(token, { receiver: receiverId })
-  /** @type {Map<string, ReturnType<typeof createSession> & { renewedAt: number }>} */
+function createSessionTable (leaseMs, log) {
+  /** @type {Map<string, LeasedSession>} */
   const sessions = new Map()
-  // the sessions nobody read for a lease end: their executor is gone (killed, or cut off from this node)
   const expire = () => {
     const now = Date.now()
     for (const [id, s] of sessions) {
@@ -221,48 +208,62 @@ export function createRcApp ({
   }
   const sweeper = setInterval(expire, Math.max(50, Math.min(1000, leaseMs / 4)))
   sweeper.unref()
-  /** A request's containers' pids: pidOf's, else one pass over the cgroup and proc files for all of them. */
-  const pidsOf = async (/** @type {string[]} */ ids) => {
+  return { sessions, close: () => { clearInterval(sweeper); for (const s of sessions.values()) s.stop(); sessions.clear() } }
+}
+
+/**
+ * A request's containers' pids: pidOf's, else one pass over the cgroup and proc files for all of them.
+ * @param {((id: string) => Promise<number | null>) | undefined} pidOf
+ * @param {string} cgroupRoot @param {string} procRoot
+ */
+function pidLookup (pidOf, cgroupRoot, procRoot) {
+  return async (/** @type {string[]} */ ids) => {
     if (!pidOf) return containerPids(ids, { cgroupRoot, procRoot })
     /** @type {Map<string, number | null>} */
     const out = new Map()
     for (const id of ids) out.set(id, await pidOf(id))
     return out
   }
-  const app = express()
-  app.disable('x-powered-by')
-  // the body as sent, which the request's signature covers
-  app.use(express.json({ limit: '64kb', verify: (req, res, buf) => { /** @type {any} */ (req).rawBody = buf } }))
+}
 
-  app.get('/healthz', (req, res) => { res.json({ status: 'ok', cgroup: detectCgroup(cgroupRoot), id: receiverId }) })
-  app.use((req, res, next) => {
+/** The middleware that answers 401 to a request not signed for this RC (its check: lib/request-auth.js's). */
+function signedOnly (check) {
+  return (req, res, next) => {
     const why = check({ method: req.method, path: req.originalUrl, header: req.get(AUTH_HEADER), body: /** @type {any} */ (req).rawBody })
     if (why) return res.status(401).json({ error: `not authorised: ${why}` })
     next()
+  }
+}
+
+/** A /start's roles (id -> role, for containers of its list), checked; {} when it names none. */
+function rolesOf (roles, ids) {
+  if (roles === undefined) return {}
+  const ok = roles && typeof roles === 'object' && !Array.isArray(roles) &&
+    Object.entries(roles).every(([id, role]) => ids.includes(id) && ROLE_NAME.test(String(role)) && role !== 'rc' && role !== 'kernel')
+  if (!ok) {
+    throw new HttpError(400, 'roles: expected { containerId: role } for containers of the list, ' +
+      'a role in lower-case words joined by dashes (not "rc" or "kernel": the RC says those)')
+  }
+  return roles
+}
+
+/** A request's container ids, each with its cgroup files; 400 for a bad list, 404 for one not on this node. */
+function resolveContainers (ids, cgroupRoot) {
+  if (!Array.isArray(ids) || !ids.length || ids.length > 256) throw new HttpError(400, 'containers: expected a list of 1 to 256 container ids')
+  return ids.map(id => {
+    const c = containerCgroup(id, cgroupRoot)
+    if (!c) throw new HttpError(404, `no container ${id} on this node (no cgroup for it)`)
+    return { id, ...c }
   })
+}
 
-  const rolesOf = (roles, ids) => {
-    if (roles === undefined) return {}
-    const ok = roles && typeof roles === 'object' && !Array.isArray(roles) &&
-      Object.entries(roles).every(([id, role]) => ids.includes(id) && ROLE_NAME.test(String(role)) && role !== 'rc' && role !== 'kernel')
-    if (!ok) {
-      throw new HttpError(400, 'roles: expected { containerId: role } for containers of the list, ' +
-        'a role in lower-case words joined by dashes (not "rc" or "kernel": the RC says those)')
-    }
-    return roles
-  }
-
-  const resolve = (ids) => {
-    if (!Array.isArray(ids) || !ids.length || ids.length > 256) throw new HttpError(400, 'containers: expected a list of 1 to 256 container ids')
-    return ids.map(id => {
-      const c = containerCgroup(id, cgroupRoot)
-      if (!c) throw new HttpError(404, `no container ${id} on this node (no cgroup for it)`)
-      return { id, ...c }
-    })
-  }
-
-  app.get('/snapshot', async (req, res) => {
-    const containers = resolve(String(req.query.containers ?? '').split(',').filter(Boolean))
+/**
+ * GET /snapshot?containers=id,id: the host's cores and each container's CPU counters, memory and network bytes, now.
+ * @param {string} cgroupRoot @param {string} procRoot @param {ReturnType<typeof pidLookup>} pidsOf
+ */
+function snapshotRoute (cgroupRoot, procRoot, pidsOf) {
+  return async (req, res) => {
+    const containers = resolveContainers(String(req.query.containers ?? '').split(',').filter(Boolean), cgroupRoot)
     const out = {}
     const pids = await pidsOf(containers.map(c => c.id))
     for (const c of containers) {
@@ -274,10 +275,18 @@ export function createRcApp ({
       }
     }
     res.json({ t: Date.now(), host: readProcStat(procRoot), containers: out })
-  })
+  }
+}
 
+/**
+ * POST /start, GET /timeline and POST /stop: a sampling session's life. A /start or a /timeline renews its lease.
+ * @param {import('express').Express} app
+ * @param {{ sessions: Map<string, LeasedSession>, pidsOf: ReturnType<typeof pidLookup>, cgroupRoot: string,
+ *   procRoot: string, intervalMs: number, maxSessions: number, maxSamples: number, leaseMs: number }} opts
+ */
+function addSessionRoutes (app, { sessions, pidsOf, cgroupRoot, procRoot, intervalMs, maxSessions, maxSamples, leaseMs }) {
   app.post('/start', async (req, res) => {
-    const containers = resolve(req.body?.containers)
+    const containers = resolveContainers(req.body?.containers, cgroupRoot)
     const roles = rolesOf(req.body?.roles, req.body.containers)
     if (sessions.size >= maxSessions) throw new HttpError(429, `already ${sessions.size} sessions; stop one first`)
     const pids = await pidsOf(containers.map(c => c.id))
@@ -307,11 +316,46 @@ export function createRcApp ({
     sessions.delete(req.body.session)
     res.json(s.stop())
   })
+}
 
-  app.use((err, req, res, next) => {
-    res.status(err.status ?? (err.type === 'entity.parse.failed' ? 400 : 500)).json({ error: err.message })
-  })
-  return { app, id: receiverId, close: () => { clearInterval(sweeper); for (const s of sessions.values()) s.stop(); sessions.clear() } }
+/** The error handler: an HttpError's status, 400 for a body that is not JSON, else 500; the message as { error }. */
+function sendError (err, req, res, next) {
+  res.status(err.status ?? (err.type === 'entity.parse.failed' ? 400 : 500)).json({ error: err.message })
+}
+
+/**
+ * The RC's express app. Every route but /healthz needs a request signed for this RC (lib/request-auth.js: the key
+ * is the token's for this RC's id, which /healthz says; the token itself never crosses the network). POST /start
+ * {containers: [id...], roles?: {id: role}} -> {session, leaseMs}; GET /timeline?session=[&since=t[&drop=1]];
+ * POST /stop {session} -> timeline (after drops, what is left); GET /snapshot?containers=id,id. A session not read
+ * for leaseMs ends by itself (its slot freed, its samples gone). A container's network bytes are those of its pid's
+ * /proc/<pid>/net/dev: the pid from pidOf when given, else from cgroup and proc files (rc/container-pid.js; no engine
+ * socket).
+ * @param {{ token: string, cgroupRoot?: string, procRoot?: string, intervalMs?: number, pidOf?: (id: string) =>
+ *   Promise<number | null>, maxSessions?: number, maxSamples?: number, leaseMs?: number,
+ *   log?: (line: string) => void, receiverId?: string }} opts receiverId: this RC's id (a new random one by default)
+ * @returns {{ app: import('express').Express, close: () => void, id: string }}
+ */
+export function createRcApp ({
+  token, cgroupRoot = '/sys/fs/cgroup', procRoot = '/proc', intervalMs = 1000, pidOf, maxSessions = 16, maxSamples = 86_400,
+  leaseMs = RC_LEASE_MS, log = () => {}, receiverId = newReceiverId()
+}) {
+  if (!token || token.length < 16) throw new Error('the RC needs a token of at least 16 characters')
+  if (!(Number.isFinite(leaseMs) && leaseMs > 0)) throw new Error(`the RC's lease must be a number of ms > 0 (got ${leaseMs})`)
+  const check = createRequestCheck(token, { receiver: receiverId })
+  const { sessions, close } = createSessionTable(leaseMs, log)
+  const pidsOf = pidLookup(pidOf, cgroupRoot, procRoot)
+  const app = express()
+  app.disable('x-powered-by')
+  // the body as sent, which the request's signature covers
+  app.use(express.json({ limit: '64kb', verify: (req, res, buf) => { /** @type {any} */ (req).rawBody = buf } }))
+
+  app.get('/healthz', (req, res) => { res.json({ status: 'ok', cgroup: detectCgroup(cgroupRoot), id: receiverId }) })
+  app.use(signedOnly(check))
+  app.get('/snapshot', snapshotRoute(cgroupRoot, procRoot, pidsOf))
+  addSessionRoutes(app, { sessions, pidsOf, cgroupRoot, procRoot, intervalMs, maxSessions, maxSamples, leaseMs })
+  app.use(sendError)
+  return { app, id: receiverId, close }
 }
 
 async function main () {
