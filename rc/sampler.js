@@ -57,48 +57,17 @@ export function splitTotal (total, weights, fallback, cpus) {
 }
 
 /**
- * A sampler of the server's CPU per core. Source: the group's kind — cgroup-v1 reads usage_percpu deltas; cgroup-v2
- * reads the cpu.stat total and splits it per core like its threads ran; otherwise thread attribution over pids() and
- * their descendants. The host array is always /proc/stat. With `quotaDirs` (the groups holding the server's CPU quota)
- * each sample also says how much the quota throttled it; with `roles` (pids by role) and `self` (this process's role)
- * it says their CPU too. Costs a few file reads per interval; the timer is unref'd.
- * @param {{ group?: CpuGroup, pids?: () => number[], quotaDirs?: () => string[], roles?: () => Record<string,
- *   number[]>, self?: string, intervalMs?: number, procRoot?: string, cgroupRoot?: string, now?: () => number }}
- *   [opts] cgroupRoot resolves a relative group.path
- * @returns {{ start(): void, stop(): Promise<Timeline>, timeline(): Timeline, lastError(): unknown }}
+ * The server's CPU ns per core since the previous call (the first call only sets the baseline), from its source:
+ * cgroup-v1 usage_percpu deltas; the cgroup-v2 cpu.stat total split like the group's threads ran (like the host's
+ * busy cores, hostPct, where no thread accounts for it); else its threads' CPU (roots() and their descendants).
+ * @param {{ source: Timeline['source'], dir: string | undefined, group: CpuGroup | undefined, cpus: number,
+ *   threads: ReturnType<typeof createThreadCpu>, roots: () => number[] }} opts
+ * @returns {(hostPct: number[]) => number[]}
  */
-export function createSampler ({
-  group, pids = () => [], quotaDirs = () => [], roles, self, intervalMs = 1000,
-  procRoot = '/proc', cgroupRoot = '/sys/fs/cgroup', now = Date.now
-} = {}) {
-  /** @type {Timeline['source']} */
-  const source = group?.kind === 'cgroup-v1' || group?.kind === 'cgroup-v2' ? group.kind : 'threads'
-  const dir = group?.path && !isAbsolute(group.path) ? join(cgroupRoot, group.path) : group?.path
-  const threads = createThreadCpu({ procRoot })
-  const quota = createThrottleMeter(quotaDirs)
-  const others = roles || self ? createRoleCpu({ roles, self, procRoot }) : null
-  let hostPrev = readProcStat(procRoot)
-  const cpus = Math.max(1, ...hostPrev.map(c => c.core + 1))
-  /** @type {Sample[]} */
-  const samples = []
-  let timer = null
-  let started = false
-  let stopped = false
-  let lastWall = 0n
+function createServerCpu ({ source, dir, group, cpus, threads, roots }) {
   let v1Prev = null
   let v2Prev = 0
-  let lastError = null
-  let baselined = false // whether the server's counters have a first reading to take deltas from
-
-  const roots = () => {
-    const list = []
-    try { list.push(...pids()) } catch (err) { lastError = err }
-    if (group?.kind === 'threads') list.push(...group.pids())
-    return list
-  }
-
-  /** CPU ns per core of the server since the previous call (the first call only sets the baseline). */
-  function serverNs (hostPct) {
+  return function serverNs (hostPct) {
     if (source === 'cgroup-v1') {
       const cur = readUsagePercpu(dir)
       const out = new Array(cpus).fill(0)
@@ -118,31 +87,119 @@ export function createSampler ({
     const sec = threads.sample(roots()).perCore
     return Array.from({ length: cpus }, (_, i) => (sec[i] ?? 0) * 1e9)
   }
+}
 
-  function tick (final = false) {
-    try {
-      const wall = process.hrtime.bigint()
+/**
+ * The pids whose threads are the server's: pids()'s (its error goes to onError, the list goes on without them) and
+ * a threads group's members.
+ * @param {() => number[]} pids @param {CpuGroup | undefined} group @param {(err: unknown) => void} onError
+ * @returns {() => number[]}
+ */
+function serverRoots (pids, group, onError) {
+  return () => {
+    const list = []
+    try { list.push(...pids()) } catch (err) { onError(err) }
+    if (group?.kind === 'threads') list.push(...group.pids())
+    return list
+  }
+}
+
+/**
+ * The counters a sample is made of, read in this order: the host's cores (/proc/stat) and the kernel's interrupt
+ * work, the server's CPU (createServerCpu), its quota's throttling, the roles' cores. rebaseHost() and baseline()
+ * take the first readings; read(dtNs) gives each one's change since the last.
+ * @param {{ source: Timeline['source'], dir: string | undefined, group: CpuGroup | undefined, roots: () => number[],
+ *   quotaDirs: () => string[], roles?: () => Record<string, number[]>, self?: string, procRoot: string }} opts
+ */
+function createCounters ({ source, dir, group, roots, quotaDirs, roles, self, procRoot }) {
+  const threads = createThreadCpu({ procRoot })
+  const quota = createThrottleMeter(quotaDirs)
+  const others = roles || self ? createRoleCpu({ roles, self, procRoot }) : null
+  let hostPrev = readProcStat(procRoot)
+  const cpus = Math.max(1, ...hostPrev.map(c => c.core + 1))
+  const serverNs = createServerCpu({ source, dir, group, cpus, threads, roots })
+  return {
+    cpus,
+    rebaseHost () { hostPrev = readProcStat(procRoot) },
+    baseline () {
+      serverNs(new Array(cpus).fill(0))
+      quota.read()
+      others?.read(0)
+    },
+    /** @param {number} dtNs the wall time since the last read */
+    read (dtNs) {
       const hostCur = readProcStat(procRoot)
       const host = coreUsage(hostPrev, hostCur)
       const kernel = interruptCores(hostPrev, hostCur)
       hostPrev = hostCur
       const ns = serverNs(host)
       const throttle = quota.read()
-      const dtNs = Number(wall - lastWall)
       const roleCores = others?.read(dtNs / 1e9)
+      return { host, kernel, ns, throttle, roleCores }
+    }
+  }
+}
+
+/**
+ * One interval's sample from its counters' changes: the server's per-core percents (a cgroup-v1 core's capped at
+ * 100, an attributed split's excess moved by capPerCore), its total in cores, the host's cores, throttling, roles.
+ * @param {{ t: number, source: Timeline['source'], cpus: number, dtNs: number, ns: number[], host: number[],
+ *   throttle: import('./throttle.js').Throttle | null, roleCores: Record<string, number> | undefined,
+ *   kernel: number }} c
+ * @returns {Sample}
+ */
+function sampleOf ({ t, source, cpus, dtNs, ns, host, throttle, roleCores, kernel }) {
+  const pct = ns.map(x => x / dtNs * 100)
+  const server = (source === 'cgroup-v1' ? pct.map(x => Math.min(100, x)) : capPerCore(pct)).map(round1)
+  return {
+    t,
+    server,
+    serverTotal: round3(ns.reduce((s, x) => s + x, 0) / dtNs),
+    host: Array.from({ length: cpus }, (_, i) => round1(host[i] ?? 0)),
+    ...(throttle ? { throttle } : {}),
+    roles: { ...roleCores, kernel }
+  }
+}
+
+/**
+ * A sampler of the server's CPU per core. Source: the group's kind — cgroup-v1 reads usage_percpu deltas; cgroup-v2
+ * reads the cpu.stat total and splits it per core like its threads ran; otherwise thread attribution over pids() and
+ * their descendants. The host array is always /proc/stat. With `quotaDirs` (the groups holding the server's CPU quota)
+ * each sample also says how much the quota throttled it; with `roles` (pids by role) and `self` (this process's role)
+ * it says their CPU too. Costs a few file reads per interval; the timer is unref'd.
+ * @param {{ group?: CpuGroup, pids?: () => number[], quotaDirs?: () => string[], roles?: () => Record<string,
+ *   number[]>, self?: string, intervalMs?: number, procRoot?: string, cgroupRoot?: string, now?: () => number }}
+ *   [opts] cgroupRoot resolves a relative group.path
+ * @returns {{ start(): void, stop(): Promise<Timeline>, timeline(): Timeline, lastError(): unknown }}
+ */
+export function createSampler ({
+  group, pids = () => [], quotaDirs = () => [], roles, self, intervalMs = 1000,
+  procRoot = '/proc', cgroupRoot = '/sys/fs/cgroup', now = Date.now
+} = {}) {
+  /** @type {Timeline['source']} */
+  const source = group?.kind === 'cgroup-v1' || group?.kind === 'cgroup-v2' ? group.kind : 'threads'
+  const dir = group?.path && !isAbsolute(group.path) ? join(cgroupRoot, group.path) : group?.path
+  let lastError = null
+  const roots = serverRoots(pids, group, (err) => { lastError = err })
+  const counters = createCounters({ source, dir, group, roots, quotaDirs, roles, self, procRoot })
+  const { cpus } = counters
+  /** @type {Sample[]} */
+  const samples = []
+  let timer = null
+  let started = false
+  let stopped = false
+  let lastWall = 0n
+  let baselined = false // whether the server's counters have a first reading to take deltas from
+
+  function tick (final = false) {
+    try {
+      const wall = process.hrtime.bigint()
+      const dtNs = Number(wall - lastWall)
+      const { host, kernel, ns, throttle, roleCores } = counters.read(dtNs)
       if (!baselined) { baselined = true; lastWall = wall; return }
       lastWall = wall
       if (dtNs <= 0 || (final && dtNs < intervalMs * 1e6 / 4)) return // a sliver at stop() says nothing
-      const pct = ns.map(x => x / dtNs * 100)
-      const server = (source === 'cgroup-v1' ? pct.map(x => Math.min(100, x)) : capPerCore(pct)).map(round1)
-      samples.push({
-        t: now(),
-        server,
-        serverTotal: round3(ns.reduce((s, x) => s + x, 0) / dtNs),
-        host: Array.from({ length: cpus }, (_, i) => round1(host[i] ?? 0)),
-        ...(throttle ? { throttle } : {}),
-        roles: { ...roleCores, kernel }
-      })
+      samples.push(sampleOf({ t: now(), source, cpus, dtNs, ns, host, throttle, roleCores, kernel }))
     } catch (err) {
       lastError = err // e.g. the group was removed under us: skip this sample, keep the timeline
     }
@@ -155,12 +212,10 @@ export function createSampler ({
       if (started) return
       started = true
       // baselines: host counters, cgroup counters, every thread's CPU time so far
-      hostPrev = readProcStat(procRoot)
+      counters.rebaseHost()
       lastWall = process.hrtime.bigint()
       try {
-        serverNs(new Array(cpus).fill(0))
-        quota.read()
-        others?.read(0)
+        counters.baseline()
         baselined = true
       } catch (err) { lastError = err }
       timer = setInterval(tick, intervalMs)
