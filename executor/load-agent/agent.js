@@ -52,6 +52,121 @@ export function loadProblem (load) {
 export const AGENT_LEASE_MS = 30_000
 
 /**
+ * @typedef {{ state: 'running'|'done'|'failed', progress: any, result: any, error: any, cpu: any, controller:
+ *   AbortController }} AgentJob
+ */
+
+/** @param {import('node:http').ServerResponse} res @param {number} status @param {any} data */
+function send (res, status, data) {
+  res.writeHead(status, { 'content-type': 'application/json' })
+  res.end(JSON.stringify(data))
+}
+
+/**
+ * A request's body as sent, which its signature covers (a start's load is a few hundred bytes); null once it is over
+ * 64 kB, after answering 413 (while the request is still being read).
+ * @param {import('node:http').IncomingMessage} req @param {import('node:http').ServerResponse} res
+ * @returns {Promise<string | null>}
+ */
+async function readBody (req, res) {
+  let text = ''
+  for await (const chunk of req) {
+    text += chunk
+    if (text.length > 65_536) { send(res, 413, { error: 'the body is over 64 kB' }); return null }
+  }
+  return text
+}
+
+/**
+ * A /start's body, or the error a 400 answers: JSON, with a known driver and a startAt, and a load loadProblem passes.
+ * @param {string} text
+ * @returns {{ body?: any, error?: string }}
+ */
+function parseStart (text) {
+  let body
+  try { body = JSON.parse(text) } catch { return { error: 'the body is not JSON' } }
+  if (!DRIVERS.includes(body.driver) || !Number.isFinite(body.startAt)) return { error: 'driver and startAt are required' }
+  const problem = loadProblem(body.load)
+  return problem ? { error: problem } : { body }
+}
+
+/**
+ * Aborts a running job's load once no signed request came for leaseMs (lastRequest() says when one last did); it
+ * stops watching once the job ended.
+ * @param {AgentJob} current @param {() => number} lastRequest @param {number} leaseMs
+ * @param {(line: string) => void} log
+ */
+function watchLease (current, lastRequest, leaseMs, log) {
+  const watch = setInterval(() => {
+    if (current.state !== 'running') { clearInterval(watch); return }
+    if (Date.now() - lastRequest() <= leaseMs) return
+    log(`no request from the executor for ${Math.round((Date.now() - lastRequest()) / 1000)} s: aborting the load`)
+    clearInterval(watch)
+    current.controller.abort(new Error('the executor stopped asking (lease expired)'))
+  }, Math.max(50, Math.min(1000, leaseMs / 4)))
+  watch.unref()
+  return watch
+}
+
+/**
+ * Runs a start's load with its driver (runLoad, the samples gzipped into jobDir, the generators' CPU metered) and
+ * records its end in the job: done with its result and CPU, or failed with its error.
+ * @param {AgentJob} current @param {any} body
+ * @param {{ jobDir: string, meter: ReturnType<typeof createGeneratorMeter>, log: (line: string) => void }} opts
+ */
+function runJob (current, body, { jobDir, meter, log }) {
+  /** @type {any} */
+  const load = Object.fromEntries(LOAD_FIELDS.filter(k => body.load?.[k] !== undefined).map(k => [k, body.load[k]]))
+  runLoad({
+    ...load,
+    driver: body.driver,
+    body: body.load?.body ? Buffer.from(body.load.body, 'base64') : undefined,
+    startAt: body.startAt,
+    group: body.group,
+    jtlPath: join(jobDir, 'samples.jtl'),
+    samples: 'gz',
+    signal: current.controller.signal,
+    onProgress: (p) => { current.progress = p },
+    onSpawn: (pid, engine) => meter.add(pid, { engine }),
+    log
+  }).then(result => {
+    current.cpu = summarizeGenerator(meter.stop(), { from: result.steadyStart, to: result.steadyEnd })
+    current.result = result
+    current.state = 'done'
+    log(`done: ${result.requests} requests, ${result.errors} errors`)
+  }, err => {
+    meter.stop()
+    current.error = { code: err.code ?? null, message: err.message }
+    current.state = 'failed'
+    log(`failed: ${err.message}`)
+  })
+}
+
+/** What /status shows of a job: all but its controller; idle before the first. @param {AgentJob | null} job */
+function statusOf (job) {
+  if (!job) return { state: 'idle' }
+  const { controller, ...shown } = job
+  return shown
+}
+
+/**
+ * GET /samples: the finished job's samples file, its size and sha256 signed for the request's nonce (the executor
+ * takes these bytes as this agent's answer to its request only); 404 while no load finished.
+ * @param {import('node:http').IncomingMessage} req @param {import('node:http').ServerResponse} res
+ * @param {string} token @param {AgentJob | null} job
+ */
+async function sendSamples (req, res, token, job) {
+  const file = job?.state === 'done' ? job.result?.jtlPath : null
+  if (!file) return send(res, 404, { error: 'no samples: no finished load' })
+  const bytes = statSync(file).size
+  const sha256 = createHash('sha256')
+  for await (const chunk of createReadStream(file)) sha256.update(chunk)
+  const answer = signAnswer(token, String(req.headers[AUTH_HEADER]), { bytes, sha256: sha256.digest('hex') })
+  res.writeHead(200, { 'content-type': 'application/gzip', 'content-length': bytes, [ANSWER_HEADER]: answer })
+  createReadStream(file).pipe(res)
+}
+
+/**
  * The agent's HTTP handler and its one job at a time, aborted when no signed request came for leaseMs. Requests are
  * signed for this agent's id (lib/request-auth.js), a new random one at each start unless given; /healthz says it.
  * @param {{ token: string, dir: string, log?: (line: string) => void, leaseMs?: number, receiverId?: string }} opts
@@ -61,8 +176,7 @@ export function createAgent ({ token, dir, log = () => {}, leaseMs = AGENT_LEASE
   let renewedAt = Date.now()
   /** @type {NodeJS.Timeout | null} */
   let watch = null
-  /** @type {{ state: 'running'|'done'|'failed', progress: any, result: any, error: any, cpu: any, controller:
-   *   AbortController } | null} */
+  /** @type {AgentJob | null} */
   let job = null
 
   function start (body) {
@@ -72,76 +186,29 @@ export function createAgent ({ token, dir, log = () => {}, leaseMs = AGENT_LEASE
     mkdirSync(jobDir, { recursive: true })
     const meter = createGeneratorMeter()
     meter.start()
-    /** @type {any} */
-    const load = Object.fromEntries(LOAD_FIELDS.filter(k => body.load?.[k] !== undefined).map(k => [k, body.load[k]]))
     const current = { state: /** @type {'running'|'done'|'failed'} */ ('running'), progress: null, result: null, error: null, cpu: null, controller }
     job = current
     renewedAt = Date.now()
     clearInterval(watch ?? undefined)
-    watch = setInterval(() => {
-      if (current.state !== 'running') { clearInterval(watch ?? undefined); return }
-      if (Date.now() - renewedAt <= leaseMs) return
-      log(`no request from the executor for ${Math.round((Date.now() - renewedAt) / 1000)} s: aborting the load`)
-      clearInterval(watch ?? undefined)
-      controller.abort(new Error('the executor stopped asking (lease expired)'))
-    }, Math.max(50, Math.min(1000, leaseMs / 4)))
-    watch.unref()
-    runLoad({
-      ...load,
-      driver: body.driver,
-      body: body.load?.body ? Buffer.from(body.load.body, 'base64') : undefined,
-      startAt: body.startAt,
-      group: body.group,
-      jtlPath: join(jobDir, 'samples.jtl'),
-      samples: 'gz',
-      signal: controller.signal,
-      onProgress: (p) => { current.progress = p },
-      onSpawn: (pid, engine) => meter.add(pid, { engine }),
-      log
-    }).then(result => {
-      current.cpu = summarizeGenerator(meter.stop(), { from: result.steadyStart, to: result.steadyEnd })
-      current.result = result
-      current.state = 'done'
-      log(`done: ${result.requests} requests, ${result.errors} errors`)
-    }, err => {
-      meter.stop()
-      current.error = { code: err.code ?? null, message: err.message }
-      current.state = 'failed'
-      log(`failed: ${err.message}`)
-    })
-  }
-
-  const send = (res, status, data) => {
-    res.writeHead(status, { 'content-type': 'application/json' })
-    res.end(JSON.stringify(data))
+    watch = watchLease(current, () => renewedAt, leaseMs, log)
+    runJob(current, body, { jobDir, meter, log })
   }
 
   return async function handle (req, res) {
     const path = (req.url ?? '/').split('?')[0]
     if (req.method === 'GET' && path === '/healthz') return send(res, 200, { ok: true, host: hostname(), id: receiverId })
-    // the body as sent, which the request's signature covers (a start's load is a few hundred bytes)
-    let text = ''
-    for await (const chunk of req) {
-      text += chunk
-      if (text.length > 65_536) return send(res, 413, { error: 'the body is over 64 kB' })
-    }
+    const text = await readBody(req, res)
+    if (text === null) return
     const why = check({ method: req.method ?? 'GET', path: req.url ?? '/', header: req.headers[AUTH_HEADER], body: text })
     if (why) return send(res, 401, { error: `not authorised: ${why}` })
     renewedAt = Date.now()
     // machine: the executor counts the generators that start on one machine together (their JVMs share its cores)
     if (req.method === 'GET' && path === '/clock') return send(res, 200, { now: clock(), machine: machineId() })
-    if (req.method === 'GET' && path === '/status') {
-      if (!job) return send(res, 200, { state: 'idle' })
-      const { controller, ...shown } = job
-      return send(res, 200, shown)
-    }
+    if (req.method === 'GET' && path === '/status') return send(res, 200, statusOf(job))
     if (req.method === 'POST' && path === '/start') {
       if (job?.state === 'running') return send(res, 409, { error: 'a load is running already' })
-      let body
-      try { body = JSON.parse(text) } catch { return send(res, 400, { error: 'the body is not JSON' }) }
-      if (!DRIVERS.includes(body.driver) || !Number.isFinite(body.startAt)) return send(res, 400, { error: 'driver and startAt are required' })
-      const problem = loadProblem(body.load)
-      if (problem) return send(res, 400, { error: problem })
+      const { body, error } = parseStart(text)
+      if (error) return send(res, 400, { error })
       start(body)
       return send(res, 202, { started: true })
     }
@@ -149,18 +216,7 @@ export function createAgent ({ token, dir, log = () => {}, leaseMs = AGENT_LEASE
       job?.controller.abort()
       return send(res, 202, { aborting: job?.state === 'running' })
     }
-    if (req.method === 'GET' && path === '/samples') {
-      const file = job?.state === 'done' ? job.result?.jtlPath : null
-      if (!file) return send(res, 404, { error: 'no samples: no finished load' })
-      // signed for the request's nonce: the executor takes these bytes as this agent's answer to its request only
-      const bytes = statSync(file).size
-      const sha256 = createHash('sha256')
-      for await (const chunk of createReadStream(file)) sha256.update(chunk)
-      const answer = signAnswer(token, String(req.headers[AUTH_HEADER]), { bytes, sha256: sha256.digest('hex') })
-      res.writeHead(200, { 'content-type': 'application/gzip', 'content-length': bytes, [ANSWER_HEADER]: answer })
-      createReadStream(file).pipe(res)
-      return
-    }
+    if (req.method === 'GET' && path === '/samples') return sendSamples(req, res, token, job)
     send(res, 404, { error: `no route ${req.method} ${path}` })
   }
 }
