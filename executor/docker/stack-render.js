@@ -71,19 +71,11 @@ export const ownerId = () => `${hostname()}:${process.pid}`
  */
 
 /**
- * Renders the stack of a strategy as a Compose object. `x-nodescale` carries what the deployer needs (stack name,
- * expected instances, files).
- * @param {RenderOptions} opts
- * @returns {Record<string, any>}
+ * The deployment shape of a render's values, once they are checked: every value here comes from a validated run
+ * config, so one that is not allowed is a bug in the caller (an internal error).
+ * @param {RenderOptions & { own: boolean }} o the options with their defaults; own: a user's server or image
  */
-export function renderStack (opts) {
-  const {
-    strategy, instances, cpusPerInstance, memory, image, lbImage, benchmark, app, params = {}, port = 0, lb, constraints = [], runId, reserve = true,
-    owner = ownerId()
-  } = opts
-  const { server, asIs = false, targetPort = APP_PORT } = opts
-  const own = Boolean(server) || asIs
-  // every value here comes from a validated run config: one that is not allowed is a bug in the caller
+function checkedShape ({ strategy, instances, cpusPerInstance, lb, port, image, lbImage, benchmark, app, server, asIs, own, targetPort, constraints }) {
   const shape = deploymentShape({ strategy, instances, cpusPerInstance })
   if (cpusPerInstance !== undefined && !(cpusPerInstance > 0)) throw internalError(`--cpus-per-instance: ${cpusPerInstance} is not a number > 0`)
   if (!STACK_LBS.includes(lb)) throw internalError(`--lb: "${lb}" is not allowed here; one of: ${STACK_LBS.join(', ')} (resolve auto before rendering)`)
@@ -96,71 +88,128 @@ export function renderStack (opts) {
     throw internalError(`server: ${JSON.stringify(server)} needs an absolute entry, a workingDir and a registerDir`)
   }
   if (!Number.isInteger(targetPort) || targetPort < 1 || targetPort > 65535) throw internalError(`--container-port: ${targetPort} is not a port (1..65535)`)
-  const health = own ? opts.health ?? '/' : '/healthz'
   if (!Array.isArray(constraints) || constraints.some(c => typeof c !== 'string' || !/^\s*[\w.-]+\s*(==|!=)\s*\S/.test(c))) {
     throw internalError(`constraints: ${JSON.stringify(constraints)}: each must look like "node.role == manager" or "node.labels.x != y"`)
   }
-  const stack = stackNameFor(runId)
-  const doc = fillIn(yamlLoad(readFileSync(join(STACKS_DIR, shape.template), 'utf8')), { workers: String(shape.workers) })
-  const labels = { [NAMESPACE_LABEL]: stack, [RUN_LABEL]: String(runId), [OWNER_LABEL]: owner }
-  const app_ = doc.services.app
+  return shape
+}
 
-  app_.image = image
-  Object.assign(app_.environment, { PORT: String(targetPort) })
+/**
+ * What the app service runs: a user's image as it is, a user's entry file through the shape's launcher, or our server
+ * with its benchmark or custom app; on the image given, listening on targetPort.
+ * @param {Record<string, any>} service the template's app service (changed in place)
+ * @param {ReturnType<typeof deploymentShape>} shape
+ * @param {Pick<RenderOptions, 'image' | 'targetPort' | 'asIs' | 'server' | 'benchmark' | 'app' | 'params'>} o
+ */
+function setAppProgram (service, shape, { image, targetPort, asIs, server, benchmark, app, params }) {
+  service.image = image
+  Object.assign(service.environment, { PORT: String(targetPort) })
   if (asIs) {
     // the user's image as it is: its own entrypoint, command, user and folder; only where to listen is said
-    delete app_.entrypoint
-    delete app_.command
-    app_.environment = { PORT: String(targetPort), HOST: '0.0.0.0' }
+    delete service.entrypoint
+    delete service.command
+    service.environment = { PORT: String(targetPort), HOST: '0.0.0.0' }
   } else if (server) {
     // the user's entry file, started by the shape's launcher with our hook preloaded, from its own folder
-    Object.assign(app_.environment, serverVars({ entry: server.entry, args: server.args, port: targetPort }))
-    if (shape.process === 'pm2') app_.environment.PM2_HOME = '/tmp/.pm2'
-    if (server.nodeOptions) app_.environment.NODE_OPTIONS = server.nodeOptions
-    app_.command = shapeArgs(shape.process, app_.environment, server.registerDir)
-    app_.working_dir = server.workingDir
+    Object.assign(service.environment, serverVars({ entry: server.entry, args: server.args, port: targetPort }))
+    if (shape.process === 'pm2') service.environment.PM2_HOME = '/tmp/.pm2'
+    if (server.nodeOptions) service.environment.NODE_OPTIONS = server.nodeOptions
+    service.command = shapeArgs(shape.process, service.environment, server.registerDir)
+    service.working_dir = server.workingDir
   } else {
-    if (benchmark) app_.environment.NODESCALE_BENCHMARK = benchmark
-    if (app) app_.environment.NODESCALE_APP = app
-    if (Object.keys(params).length) app_.environment.NODESCALE_PARAMS = JSON.stringify(params)
+    if (benchmark) service.environment.NODESCALE_BENCHMARK = benchmark
+    if (app) service.environment.NODESCALE_APP = app
+    if (Object.keys(params).length) service.environment.NODESCALE_PARAMS = JSON.stringify(params)
   }
-  app_.deploy.replicas = shape.replicas
+}
+
+/**
+ * The app service's replicas, its CPU and memory limits per replica (reserved too unless reserve is false) and its
+ * placement constraints.
+ * @param {Record<string, any>} service the template's app service (changed in place)
+ * @param {ReturnType<typeof deploymentShape>} shape
+ * @param {{ memory: string | number | undefined, reserve: boolean, constraints: string[] }} o
+ */
+function setAppResources (service, shape, { memory, reserve, constraints }) {
+  service.deploy.replicas = shape.replicas
   const limits = {}
   if (shape.cpusPerReplica !== undefined) limits.cpus = cpusText(shape.cpusPerReplica)
   if (memory !== undefined) limits.memory = String(memory)
-  app_.deploy.resources = Object.keys(limits).length ? { limits, ...(reserve ? { reservations: { ...limits } } : {}) } : {}
-  app_.deploy.placement.constraints = [...constraints]
+  service.deploy.resources = Object.keys(limits).length ? { limits, ...(reserve ? { reservations: { ...limits } } : {}) } : {}
+  service.deploy.placement.constraints = [...constraints]
+}
 
-  const balancer = shape.balanced && lb === 'haproxy'
+/**
+ * How the published port reaches the server: balanced replicas through the routing mesh (the template's HAProxy
+ * removed) or through HAProxy in host mode; a single replica's own port, in host mode or through the mesh.
+ * @param {Record<string, any>} doc the Compose object (changed in place)
+ * @param {ReturnType<typeof deploymentShape>} shape
+ * @param {{ lb: RenderOptions['lb'], port: number, targetPort: number, lbImage: string | undefined }} o
+ */
+function publishPort (doc, shape, { lb, port, targetPort, lbImage }) {
+  const app = doc.services.app
   if (shape.balanced && lb === 'ingress') {
     delete doc.services.lb
     delete doc.configs
     // The routing mesh balances over VIP endpoints; dnsrr cannot publish in ingress mode.
-    app_.deploy.endpoint_mode = 'vip'
-    app_.ports = [{ target: targetPort, published: port, protocol: 'tcp', mode: 'ingress' }]
-  } else if (balancer) {
+    app.deploy.endpoint_mode = 'vip'
+    app.ports = [{ target: targetPort, published: port, protocol: 'tcp', mode: 'ingress' }]
+  } else if (shape.balanced && lb === 'haproxy') {
     const svc = doc.services.lb
     svc.image = lbImage
     svc.ports[0].published = port
     svc.ports[0].target = APP_PORT
   } else {
-    app_.ports[0].published = port
-    app_.ports[0].target = targetPort
+    app.ports[0].published = port
+    app.ports[0].target = targetPort
     if (lb === 'ingress') {
-      app_.ports[0].mode = 'ingress'
-      app_.deploy.endpoint_mode = 'vip'
+      app.ports[0].mode = 'ingress'
+      app.deploy.endpoint_mode = 'vip'
     }
   }
-  const files = {}
-  if (doc.configs?.haproxy_cfg) {
-    files['haproxy.cfg'] = renderHaproxyConfig({ service: 'app', port: targetPort, listen: APP_PORT, slots: Math.max(16, shape.replicas), health })
-  }
+}
+
+/**
+ * Labels every service (and its deploy), network and config with the stack, the run and the owner.
+ * @param {Record<string, any>} doc the Compose object (changed in place) @param {Record<string, string>} labels
+ */
+function labelResources (doc, labels) {
   for (const svc of Object.values(doc.services)) {
     svc.labels = { ...labels }
     svc.deploy.labels = { ...labels }
   }
   for (const net of Object.values(doc.networks ?? {})) net.labels = { ...labels }
   for (const cfg of Object.values(doc.configs ?? {})) cfg.labels = { ...labels }
+}
+
+/**
+ * Renders the stack of a strategy as a Compose object. `x-nodescale` carries what the deployer needs (stack name,
+ * expected instances, files).
+ * @param {RenderOptions} opts
+ * @returns {Record<string, any>}
+ */
+export function renderStack (opts) {
+  const {
+    strategy, instances, memory, image, lbImage, benchmark, app, params = {}, port = 0, lb, constraints = [], runId, reserve = true,
+    owner = ownerId()
+  } = opts
+  const { server, asIs = false, targetPort = APP_PORT } = opts
+  const own = Boolean(server) || asIs
+  const shape = checkedShape({ ...opts, port, constraints, asIs, own, targetPort })
+  const health = own ? opts.health ?? '/' : '/healthz'
+  const stack = stackNameFor(runId)
+  const doc = fillIn(yamlLoad(readFileSync(join(STACKS_DIR, shape.template), 'utf8')), { workers: String(shape.workers) })
+  const labels = { [NAMESPACE_LABEL]: stack, [RUN_LABEL]: String(runId), [OWNER_LABEL]: owner }
+
+  setAppProgram(doc.services.app, shape, { image, targetPort, asIs, server, benchmark, app, params })
+  setAppResources(doc.services.app, shape, { memory, reserve, constraints })
+  const balancer = shape.balanced && lb === 'haproxy'
+  publishPort(doc, shape, { lb, port, targetPort, lbImage })
+  const files = {}
+  if (doc.configs?.haproxy_cfg) {
+    files['haproxy.cfg'] = renderHaproxyConfig({ service: 'app', port: targetPort, listen: APP_PORT, slots: Math.max(16, shape.replicas), health })
+  }
+  labelResources(doc, labels)
   const entry = balancer ? 'lb' : 'app'
   // readiness: every instance names itself (our server, or the hook in a user's), or for an image run as it is only
   // its health path answers (no instance header: how many processes answer is not known)
