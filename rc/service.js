@@ -76,6 +76,68 @@ export function readNetBytes (pid, procRoot) {
   }
 }
 
+/** A container's CPU counter: per core in ns (cgroup v1's usage_percpu), or its total in ns (v2's cpu.stat). */
+const readContainerCpu = (s) => (s.kind === 'cgroup-v1' ? readUsagePercpu(s.cpuDir) : readCpuStat(s.cpuDir).usageUsec * 1000)
+
+/**
+ * A container's CPU ns per core since its last read, which it becomes (v2 has no per-CPU file: its total is split like
+ * the host's cores).
+ */
+function coreNsSince (s, host, cpus) {
+  const cur = readContainerCpu(s)
+  const ns = Array.isArray(cur)
+    ? Array.from({ length: cpus }, (_, i) => Math.max(0, (cur[i] ?? 0) - (s.prev?.[i] ?? 0)))
+    : splitTotal(Math.max(0, cur - (s.prev ?? cur)), host, host, cpus)
+  s.prev = cur
+  return ns
+}
+
+/**
+ * A server container's entry in a sample, its per-core percent added to the sample's `server` and its quota's periods
+ * to its `throttle` (in `into`) as they are read.
+ * @param {any} s @param {number[]} ns @param {number} dtNs @param {{ server: number[], throttle: any }} into
+ * @param {{ rx: number, tx: number } | null} net
+ */
+function serverEntry (s, ns, dtNs, into, net) {
+  const pct = ns.map(x => x / dtNs * 100)
+  pct.forEach((x, i) => { into.server[i] += x })
+  const quota = s.quota.read()
+  if (quota) into.throttle = addThrottle(into.throttle ?? { periods: 0, throttled: 0, throttledMs: 0 }, quota)
+  return {
+    cores: pct.map(x => round1(Math.min(100, x))),
+    total: round3(ns.reduce((a, b) => a + b, 0) / dtNs),
+    memoryBytes: readNumber(s.memFile),
+    net,
+    ...(quota ? { throttle: quota } : {})
+  }
+}
+
+/**
+ * The samples a session keeps, at most `maxSamples`, in time order. since (ms epoch): only the samples taken after it,
+ * so a client that keeps a copy fetches what is new. drop: the client holds every sample up to since, so they are
+ * forgotten: the memory stays that of the samples since the last fetch however long the run (a lost answer is
+ * harmless: the next fetch, with the same since, gets them again). `dropped` counts what was forgotten, so a timeline
+ * that starts late says why.
+ * @param {number} maxSamples
+ */
+function sampleStore (maxSamples) {
+  const samples = []
+  let dropped = 0
+  return {
+    push (sample) { samples.push(sample); if (samples.length > maxSamples) samples.shift() },
+    since (since = -Infinity, drop = false) {
+      let from = samples.length
+      while (from > 0 && samples[from - 1].t > since) from--
+      if (drop && from > 0) {
+        samples.splice(0, from)
+        dropped += from
+        from = 0
+      }
+      return { samples: samples.slice(from), dropped }
+    }
+  }
+}
+
 /**
  * A 1 s sampler of some containers: per-container and summed per-core CPU (the Timeline shape of rc/sampler.js),
  * memory, network. The containers in `roles` (id -> role) are not the server's: their CPU is summed by role into each
@@ -93,12 +155,10 @@ function createSession ({ containers, roles = {}, cgroupRoot, procRoot, interval
     quota: createThrottleMeter(() => (c.throttleDir ? [c.throttleDir] : []))
   }]))
   const source = containers[0]?.kind ?? 'cgroup-v1'
-  const samples = []
+  const store = sampleStore(maxSamples)
   let wallPrev = process.hrtime.bigint()
   let lastError = null
-
-  const readCpu = (s) => (s.kind === 'cgroup-v1' ? readUsagePercpu(s.cpuDir) : readCpuStat(s.cpuDir).usageUsec * 1000)
-  for (const s of state.values()) { try { s.prev = readCpu(s); s.quota.read() } catch (err) { lastError = err } }
+  for (const s of state.values()) { try { s.prev = readContainerCpu(s); s.quota.read() } catch (err) { lastError = err } }
 
   const tick = () => {
     const wall = process.hrtime.bigint()
@@ -109,74 +169,39 @@ function createSession ({ containers, roles = {}, cgroupRoot, procRoot, interval
     const kernel = interruptCores(hostPrev, hostCur)
     hostPrev = hostCur
     if (dtNs <= 0) return
-    const server = new Array(cpus).fill(0)
+    const into = { server: new Array(cpus).fill(0), throttle: null }
     const per = {}
     /** @type {Record<string, number>} */
     const roleCores = { ...self.read(dtNs / 1e9), kernel }
-    let throttle = null
     for (const s of state.values()) {
       try {
-        const cur = readCpu(s)
-        let ns
-        if (Array.isArray(cur)) ns = Array.from({ length: cpus }, (_, i) => Math.max(0, (cur[i] ?? 0) - (s.prev?.[i] ?? 0)))
-        else ns = splitTotal(Math.max(0, cur - (s.prev ?? cur)), host, host, cpus) // v2 has no per-CPU file: split like the host's cores
-        s.prev = cur
-        if (s.role) {
-          roleCores[s.role] = round3((roleCores[s.role] ?? 0) + ns.reduce((a, b) => a + b, 0) / dtNs)
-          continue
-        }
-        const pct = ns.map(x => x / dtNs * 100)
-        pct.forEach((x, i) => { server[i] += x })
-        const net = readNetBytes(pids.get(s.id), procRoot)
-        const quota = s.quota.read()
-        if (quota) throttle = addThrottle(throttle ?? { periods: 0, throttled: 0, throttledMs: 0 }, quota)
-        per[s.id] = {
-          cores: pct.map(x => round1(Math.min(100, x))),
-          total: round3(ns.reduce((a, b) => a + b, 0) / dtNs),
-          memoryBytes: readNumber(s.memFile),
-          net,
-          ...(quota ? { throttle: quota } : {})
-        }
+        const ns = coreNsSince(s, host, cpus)
+        if (s.role) roleCores[s.role] = round3((roleCores[s.role] ?? 0) + ns.reduce((a, b) => a + b, 0) / dtNs)
+        else per[s.id] = serverEntry(s, ns, dtNs, into, readNetBytes(pids.get(s.id), procRoot))
       } catch (err) {
         lastError = err // the container went away (a replica was killed): skip it in this sample
       }
     }
-    samples.push({
+    store.push({
       t: Date.now(),
-      server: server.map(x => round1(Math.min(100, x))),
-      serverTotal: round3(server.reduce((a, b) => a + b, 0) / 100),
+      server: into.server.map(x => round1(Math.min(100, x))),
+      serverTotal: round3(into.server.reduce((a, b) => a + b, 0) / 100),
       host: Array.from({ length: cpus }, (_, i) => round1(host[i] ?? 0)),
       containers: per,
-      ...(throttle ? { throttle } : {}),
+      ...(into.throttle ? { throttle: into.throttle } : {}),
       roles: roleCores
     })
-    if (samples.length > maxSamples) samples.shift()
   }
   const timer = setInterval(() => { try { tick() } catch (err) { lastError = err } }, intervalMs)
   timer.unref()
-  let dropped = 0
-  // since (ms epoch): only the samples taken after it, so a client that keeps a copy fetches what is new (samples are
-  // in time order). drop: the client holds every sample up to since, so this session forgets them: its memory stays
-  // that of the samples since the last fetch however long the run (a lost answer is harmless: the next fetch, with the
-  // same since, gets them again). `dropped` counts what it forgot, so a timeline that starts late says why.
-  const timeline = (since = -Infinity, { drop = false } = {}) => {
-    let from = samples.length
-    while (from > 0 && samples[from - 1].t > since) from--
-    if (drop && from > 0) {
-      samples.splice(0, from)
-      dropped += from
-      from = 0
-    }
-    return {
-      intervalMs,
-      cpus,
-      source,
-      containers: [...state.keys()],
-      samples: samples.slice(from),
-      dropped,
-      lastError: lastError ? String(lastError.message ?? lastError) : null
-    }
-  }
+  const timeline = (since = -Infinity, { drop = false } = {}) => ({
+    intervalMs,
+    cpus,
+    source,
+    containers: [...state.keys()],
+    ...store.since(since, drop),
+    lastError: lastError ? String(lastError.message ?? lastError) : null
+  })
   return { timeline, stop () { clearInterval(timer); return timeline() } }
 }
 
