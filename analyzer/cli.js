@@ -1,6 +1,7 @@
 // The `analyzer` command line: parses arguments by each command's option table and calls the library; nothing else
 // lives here.
-import { EXIT, NsError, exitCodeOf, formatError } from '../lib/errors.js'
+import { EXIT, exitCodeOf, formatError } from '../lib/errors.js'
+import { fail } from '../lib/messages.js'
 import { option, parseCommandLine, withDefaults } from '../lib/options.js'
 import { summarize } from './samples/summary.js'
 import { fitSources, compare } from './compare.js'
@@ -54,7 +55,7 @@ const OUT = option({
   short: 'o',
   type: 'text',
   arg: 'FILE',
-  check: (v) => { if (v === '') throw new NsError('NS_ERR_BAD_FLAG', '--out: needs a file path, e.g. -o report.html'); return v }
+  check: (v) => { if (v === '') throw fail('OUT_WITHOUT_PATH'); return v }
 })
 
 const SUMMARY = [option({ flag: 'label', type: 'text', arg: 'L', help: 'only samples with this label' }),
@@ -157,11 +158,11 @@ export function parseArguments (argv) {
   const [command, ...rest] = argv
   if (!command || command === '--help' || command === '-h' || command === 'help') return { command: null, help: true, inputs: [], options: {} }
   const spec = COMMANDS[command]
-  if (!spec) throw new NsError('NS_ERR_BAD_FLAG', `unknown command "${command}"; commands: ${Object.keys(COMMANDS).join(', ')} (analyzer --help)`)
+  if (!spec) throw fail('UNKNOWN_COMMAND', { command, commands: Object.keys(COMMANDS), help: 'analyzer --help' })
   const { values, positionals } = parseCommandLine(rest, spec.options)
   if (values.help) return { command, help: true, inputs: [], options: {} }
-  if (positionals.length < spec.min) throw new NsError('NS_ERR_BAD_FILE', `analyzer ${command} needs ${spec.what} (see analyzer ${command} --help)`)
-  if (positionals.length > spec.max) throw new NsError('NS_ERR_BAD_FLAG', `analyzer ${command} takes ${spec.what}; unexpected "${positionals[spec.max]}"`)
+  if (positionals.length < spec.min) throw fail('ANALYZER_INPUT_MISSING', { command, what: spec.what })
+  if (positionals.length > spec.max) throw fail('ANALYZER_INPUTS_TOO_MANY', { command, what: spec.what, arg: positionals[spec.max] })
   const { help: _, ...options } = withDefaults({ ...values, json: Boolean(values.json) }, spec.options)
   return { command, help: false, inputs: positionals, options }
 }
@@ -194,7 +195,7 @@ export async function main (argv, { stdout = process.stdout, stderr = process.st
       result = await correlate(req.inputs)
       text = () => formatCorrelate(result)
     } else if (req.command === 'replicate') {
-      if (!opts.study) throw new NsError('NS_ERR_BAD_FLAG', `--study: is required: which study the sweep reproduces; one of: ${STUDY_IDS.join(', ')}`)
+      if (!opts.study) throw fail('STUDY_MISSING', { studies: STUDY_IDS })
       result = await replicate(req.inputs, { study: opts.study, includeInvalid: Boolean(opts.includeInvalid) })
       text = () => formatReplication(result)
     } else if (req.command === 'export') {

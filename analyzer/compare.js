@@ -1,5 +1,6 @@
 // `analyzer fit` and `analyzer compare` as library calls: points per group, fits per model, and how groups differ.
 import { NsError } from '../lib/errors.js'
+import { fail, within } from '../lib/messages.js'
 import { loadPoints } from './points.js'
 import { fitUsl } from './fit/usl-fit.js'
 import { fTest1 } from './stats/stats-math.js'
@@ -27,7 +28,7 @@ export async function fitSources (sources, { model = 'usl', x, groupBy, bootstra
         fits[m] = fitUsl(g.observations, { model: /** @type {'usl'|'amdahl'} */ (m), bootstrap, seed, weights, unit: g.unit })
       } catch (err) {
         if (!(err instanceof NsError)) throw err
-        firstError ??= new NsError(err.code, `${g.name}: ${err.message}`)
+        firstError ??= within(err, g.name)
         fits[m] = { error: { code: err.code, message: err.message } }
       }
     }
@@ -36,7 +37,7 @@ export async function fitSources (sources, { model = 'usl', x, groupBy, bootstra
     return { ...g, fits, better: test?.better ?? null, test }
   })
   if (firstError && groups.every(g => Object.values(g.fits).every(f => f.error))) throw firstError
-  if (!groups.length) throw new NsError('NS_ERR_BAD_DATA', `${[sources].flat().join(', ')}: no points to fit`)
+  if (!groups.length) throw fail('NO_POINTS_TO_FIT', { sources })
   return { sources: [sources].flat(), x: loaded.x, groupBy: loaded.groupBy, skipped: loaded.skipped, groups }
 }
 
@@ -68,7 +69,7 @@ export async function compare (sources, opts = {}) {
   const { x, groupBy, includeInvalid = false } = opts
   const loaded = await loadPoints(sources, { x, groupBy, includeInvalid })
   const { rows, pairs } = compareGroups(loaded.groups, opts)
-  if (!rows.length) throw new NsError('NS_ERR_BAD_DATA', `${sources.join(', ')}: no groups of points to compare`)
+  if (!rows.length) throw fail('NO_GROUPS_TO_COMPARE', { sources })
   // why each curve bends: the bottleneck its runs name at each N (sweep folders only: a CSV has no runs)
   const { runs } = await readRunList(sources)
   const fitted = new Map(rows.filter(r => r.model === 'usl').map(r => [r.name, r]))

@@ -2,7 +2,7 @@
 // relative sd.
 import { stat } from 'node:fs/promises'
 import { sampleCorrelation } from 'simple-statistics'
-import { NsError } from '../lib/errors.js'
+import { fail } from '../lib/messages.js'
 import { readRuns, repeatsOf, CONFIG_KEYS } from './points.js'
 
 /** The factors correlated, and what each one is correlated with (per cell: mean throughput, its sd, sd / mean). */
@@ -91,17 +91,16 @@ export function correlation (cells, factor, metric) {
  */
 export async function correlate (sources, { factors = FACTORS, includeInvalid = false } = {}) {
   const dirs = [sources].flat()
-  if (!dirs.length) throw new NsError('NS_ERR_BAD_FILE', 'give one or more sweep folders (with run.json files)')
+  if (!dirs.length) throw fail('SWEEP_FOLDERS_MISSING')
   for (const dir of dirs) {
     const s = await stat(dir).catch(() => null)
     if (!s?.isDirectory()) {
-      throw new NsError('NS_ERR_BAD_FILE', `${dir}: ${s ? 'not a folder' : 'no such folder'}; correlate reads the run.json files of sweep folders`)
+      throw fail('SWEEP_FOLDER_NOT_FOUND', { dir, exists: Boolean(s) })
     }
   }
   const { runs, skipped } = await readRuns(dirs, { includeInvalid })
   if (!runs.length) {
-    throw new NsError('NS_ERR_BAD_DATA', `${dirs.join(', ')}: no finished runs (run.json with status "done")` +
-      (skipped.notDone + skipped.degraded ? ` (${skipped.notDone} not done, ${skipped.degraded} degraded)` : '') + '; run a sweep into this folder first')
+    throw fail('NO_FINISHED_RUNS_TO_CORRELATE', { dirs, notDone: skipped.notDone, degraded: skipped.degraded })
   }
   const cells = cellsOf(runs)
   /** @type {CorrelationRow[]} */

@@ -5,7 +5,7 @@
 // value.
 import { writeFile } from 'node:fs/promises'
 import { readRunFiles } from '../lib/run-files.js'
-import { NsError } from '../lib/errors.js'
+import { fail } from '../lib/messages.js'
 import { validityOf } from './run-validity.js'
 import { capacityAsRun, isCapacityProbe } from './capacity-runs.js'
 import { fitSources } from './compare.js'
@@ -124,8 +124,7 @@ export async function exportRows (dirs) {
     ...read.capacities.map(({ dir, capacity }) => ({ kind: 'capacity', run: { ...capacityAsRun(capacity), dir } }))
   ]
   if (!found.length) {
-    throw new NsError('NS_ERR_BAD_DATA', `${dirs.join(', ')}: no run.json or capacity.json found` +
-      (read.unreadable.length ? ` (${read.unreadable.length} unreadable)` : ''))
+    throw fail('NOTHING_TO_EXPORT', { dirs, unreadable: read.unreadable.length })
   }
   const key = (/** @type {any} */ r) => [r.config?.sweep?.id ?? '', r.startedAt ?? '', r.id ?? ''].join('\u0000')
   found.sort((a, b) => (key(a.run) < key(b.run) ? -1 : key(a.run) > key(b.run) ? 1 : 0))
@@ -174,7 +173,7 @@ export async function exportRuns (dirs, { format = 'csv', table = 'runs', out, i
   try {
     await writeFile(out, text + '\n')
   } catch (err) {
-    throw new NsError('NS_ERR_BAD_FLAG', `--out ${out}: cannot be written (${err.code ?? err.message}); give a file in a folder you can write to`)
+    throw fail('EXPORT_UNWRITABLE', { out, why: err.code ?? err.message })
   }
   return { path: out, text, rows: rows.length }
 }

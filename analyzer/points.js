@@ -3,7 +3,8 @@ import { readFile, stat } from 'node:fs/promises'
 import { basename } from 'node:path'
 import { parse } from 'csv-parse/sync'
 import { mean, sampleStandardDeviation } from 'simple-statistics'
-import { NsError, badFlag } from '../lib/errors.js'
+import { badFlag } from '../lib/errors.js'
+import { fail } from '../lib/messages.js'
 import { readRunFiles, sweepFolders } from '../lib/run-files.js'
 import { STRATEGY_TABLE } from '../lib/strategies.js'
 import { validityOf } from './run-validity.js'
@@ -270,22 +271,21 @@ async function readCsv (file, { groupBy }) {
       comment: '#'
     }))
   } catch (err) {
-    throw new NsError('NS_ERR_BAD_FILE', `${file}: not a readable CSV (${err.message.split('\n')[0]})`)
+    throw fail('CSV_UNREADABLE', { file, why: err.message.split('\n')[0] })
   }
   const columns = records.length ? Object.keys(records[0]) : []
   const lower = new Map(columns.map(c => [c.toLowerCase(), c]))
   const nCol = N_COLUMNS.map(c => lower.get(c)).find(Boolean)
   const tCol = lower.get('throughput')
   if (!nCol || !tCol) {
-    throw new NsError('NS_ERR_BAD_FILE', `${file}: needs a header with an N column (${N_COLUMNS.join(', ')}) and a throughput column; ` +
-      `found: ${columns.join(', ') || 'no rows'}`)
+    throw fail('CSV_COLUMNS_MISSING', { file, nColumns: N_COLUMNS, found: columns })
   }
   const groupCols = (groupBy ?? ['strategy', 'benchmark', 'group']).map(g => lower.get(String(g).toLowerCase())).filter(Boolean)
   const groups = new Map()
   records.forEach((rec, i) => {
     const num = (col, name) => {
       const v = Number(rec[col])
-      if (rec[col] === '' || !Number.isFinite(v)) throw new NsError('NS_ERR_BAD_FILE', `${file}: row ${i + 2}: ${name} "${rec[col]}" is not a number`)
+      if (rec[col] === '' || !Number.isFinite(v)) throw fail('CSV_NOT_A_NUMBER', { file, row: i + 2, column: name, value: rec[col] })
       return v
     }
     const key = Object.fromEntries(groupCols.map(c => [c, rec[c]]))
@@ -337,7 +337,7 @@ async function readCsv (file, { groupBy }) {
  */
 export async function loadPoints (sources, opts = {}) {
   const list = Array.isArray(sources) ? sources : [sources]
-  if (!list.length) throw new NsError('NS_ERR_BAD_FILE', 'give a sweep folder (with run.json files) or a points CSV')
+  if (!list.length) throw fail('POINTS_SOURCE_MISSING')
   const { x, groupBy } = resolveGrouping(opts)
   const dirs = []
   const groups = []
@@ -346,7 +346,7 @@ export async function loadPoints (sources, opts = {}) {
     try {
       s = await stat(src)
     } catch {
-      throw new NsError('NS_ERR_BAD_FILE', `${src}: no such file or folder; give a sweep folder (run.json files inside) or a CSV with n and throughput columns`)
+      throw fail('POINTS_SOURCE_NOT_FOUND', { source: src })
     }
     if (s.isDirectory()) dirs.push(src)
     else groups.push(...await readCsv(src, { groupBy: opts.groupBy === undefined ? undefined : groupBy }))
@@ -359,10 +359,7 @@ export async function loadPoints (sources, opts = {}) {
     skipped.noX = grouped.noX
     groups.push(...grouped.groups)
     if (!read.runs.length && !groups.length) {
-      throw new NsError('NS_ERR_BAD_DATA', `${dirs.join(', ')}: no finished runs (run.json with status "done") found` +
-        (skipped.notDone ? ` (${skipped.notDone} not done)` : '') +
-        (skipped.invalid ? ` (${skipped.invalid} finished but invalid: --include-invalid puts them back)` : '') +
-        '; run executor run once per instance count into one --out folder (e.g. --instances 1, 2, 4 with the same --out)')
+      throw fail('NO_FINISHED_RUNS', { dirs, notDone: skipped.notDone, invalid: skipped.invalid })
     }
   }
   return { x, groupBy, groups, skipped }

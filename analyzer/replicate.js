@@ -4,7 +4,7 @@
 // judged on their runs pooled, never by whichever folder came first.
 import { readFile } from 'node:fs/promises'
 import { join } from 'node:path'
-import { NsError } from '../lib/errors.js'
+import { fail } from '../lib/messages.js'
 import { RUN_FILES, SWEEP_FILE, readJsonBounded, sweepFolder } from '../lib/run-files.js'
 import { readRunList } from './report/report-runs.js'
 import { studies, STUDY_IDS } from './replication/published.js'
@@ -53,8 +53,8 @@ async function readJson (file) {
  * @param {{ study: string, includeInvalid?: boolean }} opts
  */
 export async function replicate (dirs, { study, includeInvalid = false }) {
-  if (!STUDY_IDS.includes(study)) throw new NsError('NS_ERR_BAD_FLAG', `--study: "${study}" is not allowed; one of: ${STUDY_IDS.join(', ')}`)
-  if (!ROWS[study]) throw new NsError('NS_ERR_BAD_FLAG', `--study ${study}: its comparison rules are not built yet; one of: ${Object.keys(ROWS).join(', ')}`)
+  if (!STUDY_IDS.includes(study)) throw fail('VALUE_NOT_ALLOWED', { flag: '--study', value: study, allowed: STUDY_IDS })
+  if (!ROWS[study]) throw fail('STUDY_NOT_BUILT', { study, built: Object.keys(ROWS) })
   const list = Array.isArray(dirs) ? dirs : [dirs]
   const read = []
   for (const dir of list) read.push(await readSweep(await sweepFolder(dir), study, includeInvalid))
@@ -162,8 +162,7 @@ async function readSweep (dir, study, includeInvalid) {
   try {
     sweep = await readJson(join(dir, SWEEP_FILE))
   } catch (err) {
-    throw new NsError('NS_ERR_BAD_FILE', `${dir}: not a sweep folder (no readable ${SWEEP_FILE}: ${err.code ?? err.message})`,
-      { hint: `executor sweep ${studies[study].experiment} makes one` })
+    throw fail('NOT_A_SWEEP_FOLDER', { dir, file: SWEEP_FILE, why: err.code ?? err.message, experiment: studies[study].experiment })
   }
   const { runs } = await readRunList([dir])
   const mine = runs.filter(r => r.config?.sweep?.id === sweep.id && r.status === 'done')

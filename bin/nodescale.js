@@ -5,7 +5,8 @@
 import { COMMANDS as EXECUTOR_COMMANDS, MAIN_HELP as EXECUTOR_HELP } from '../executor/cli.js'
 import { MAIN_HELP as ANALYZER_HELP } from '../analyzer/cli-help.js'
 import { readFileSync } from 'node:fs'
-import { EXIT, NsError, formatError } from '../lib/errors.js'
+import { EXIT, formatError } from '../lib/errors.js'
+import { fail } from '../lib/messages.js'
 import { runAnalyzer, runExecutor } from './dispatch.js'
 
 /**
@@ -46,6 +47,6 @@ if (!command || command === '--help' || command === '-h' || command === 'help') 
   await runAnalyzer([command, ...rest])
 } else {
   const all = [...Object.keys(EXECUTOR_COMMANDS), ...namesOf(ANALYZER_HELP)]
-  process.stderr.write(formatError(new NsError('NS_ERR_BAD_FLAG', `unknown command "${command}"; commands: ${all.join(', ')} (nodescale --help)`)) + '\n')
+  process.stderr.write(formatError(fail('UNKNOWN_COMMAND', { command, commands: all, help: 'nodescale --help' })) + '\n')
   process.exitCode = EXIT.BAD_INPUT
 }

@@ -1,7 +1,8 @@
 // `executor cluster up|down|status`: a local multi-node swarm (worker engines in network namespaces) for tests, demos
 // and MIMN runs. The command keeps its first name, `cluster`; in the code it is the local swarm (Node's cluster module
 // is cm).
-import { EXIT, NsError, badFlag } from '../lib/errors.js'
+import { EXIT, badFlag } from '../lib/errors.js'
+import { fail } from '../lib/messages.js'
 import { option, optionsHelp, parseCommandLine } from '../lib/options.js'
 import { clusterUp, clusterDown, clusterStatus, checkLoadNodes, MAX_LOCAL_NODES } from './local-swarm/local-swarm.js'
 
@@ -63,11 +64,11 @@ export async function clusterCommand (argv, { stdout, stderr }) {
   const [sub, ...rest] = argv
   if (sub === undefined || sub === '--help' || sub === '-h') { stdout.write(CLUSTER_HELP + '\n'); return sub ? EXIT.OK : EXIT.BAD_INPUT }
   if (!['up', 'down', 'status'].includes(sub)) {
-    throw new NsError('NS_ERR_BAD_FLAG', `unknown command "cluster ${sub}"; commands: cluster up, cluster down, cluster status`)
+    throw fail('UNKNOWN_COMMAND', { command: `cluster ${sub}`, commands: ['cluster up', 'cluster down', 'cluster status'] })
   }
   const { values, positionals } = parseCommandLine(rest, OPTIONS)
   if (values.help) { stdout.write(CLUSTER_HELP + '\n'); return EXIT.OK }
-  if (positionals.length) throw new NsError('NS_ERR_BAD_FLAG', `unexpected argument "${positionals[0]}" (see executor cluster --help)`)
+  if (positionals.length) throw fail('UNEXPECTED_ARGUMENT', { arg: positionals[0], command: 'executor cluster' })
   if (sub !== 'up' && values.nodes !== undefined) throw badFlag('--nodes', `only applies to cluster up (got cluster ${sub})`)
   if (sub !== 'up' && values.loadNodes !== undefined) throw badFlag('--load-nodes', `only applies to cluster up (got cluster ${sub})`)
   if (sub === 'status' && values.force) throw badFlag('--force', 'only applies to cluster up and cluster down')

@@ -1,5 +1,6 @@
 // `executor run`: parses the flags by the run's option table, calls run(), prints the run's summary or run.json.
-import { EXIT, NsError } from '../lib/errors.js'
+import { EXIT } from '../lib/errors.js'
+import { fail } from '../lib/messages.js'
 import { parseCommandLine } from '../lib/options.js'
 import { RUN_OPTIONS, runOptionsHelp, validateRunConfig } from '../lib/run-options.js'
 import { STRATEGY_TABLE } from '../lib/strategies.js'
@@ -36,7 +37,7 @@ Exit codes: 0 done (also degraded: a Swarm node was lost, run.json says what) ·
 export function parseArguments (argv, ctx) {
   const { values, positionals } = parseCommandLine(argv, RUN_OPTIONS)
   if (values.help) return { help: true }
-  if (positionals.length) throw new NsError('NS_ERR_BAD_FLAG', `unexpected argument "${positionals[0]}" (flags start with --; see executor run --help)`)
+  if (positionals.length) throw fail('UNEXPECTED_ARGUMENT', { arg: positionals[0], command: 'executor run', flags: true })
   return { help: false, config: validateRunConfig(values, ctx) }
 }
 

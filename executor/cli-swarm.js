@@ -1,7 +1,8 @@
 // `executor image build`, `executor up` and `executor down`: the Swarm parts a run needs, prepared or removed by hand.
 import { join, resolve } from 'node:path'
 import { existsSync } from 'node:fs'
-import { EXIT, NsError, badApp } from '../lib/errors.js'
+import { EXIT, badApp } from '../lib/errors.js'
+import { fail } from '../lib/messages.js'
 import { option, optionsHelp, parseCommandLine } from '../lib/options.js'
 import { RUN_OPTION, checkRegistryTls } from '../lib/run-options.js'
 import { cacheDir } from '../lib/paths.js'
@@ -76,14 +77,14 @@ const logTo = (stderr) => (line) => stderr.write(`${line}\n`)
 export async function imageCommand (argv, { stdout, stderr }) {
   const [sub, ...rest] = argv
   if (sub === '--help' || sub === '-h' || sub === undefined) { stdout.write(IMAGE_HELP + '\n'); return sub ? EXIT.OK : EXIT.BAD_INPUT }
-  if (sub !== 'build') throw new NsError('NS_ERR_BAD_FLAG', `unknown command "image ${sub}"; commands: image build`)
+  if (sub !== 'build') throw fail('UNKNOWN_COMMAND', { command: `image ${sub}`, commands: ['image build'] })
   const { values, positionals, help } = parse(rest, [
     option({ flag: 'base', type: 'choice', choices: IMAGE_BASES }),
     option({ flag: 'kind', type: 'choice', choices: [...IMAGE_KINDS, 'all'] }),
     option({ flag: 'app', type: 'list' })
   ], IMAGE_HELP)
   if (help) { stdout.write(help + '\n'); return EXIT.OK }
-  if (positionals.length) throw new NsError('NS_ERR_BAD_FLAG', `unexpected argument "${positionals[0]}" (see executor image build --help)`)
+  if (positionals.length) throw fail('UNEXPECTED_ARGUMENT', { arg: positionals[0], command: 'executor image build' })
   const base = values.base ?? 'auto'
   const kind = values.kind ?? 'all'
   const apps = (values.app ?? []).map(a => resolve(a))
@@ -103,7 +104,7 @@ export async function imageCommand (argv, { stdout, stderr }) {
 export async function upCommand (argv, { stdout, stderr }) {
   const { values, positionals, help } = parse(argv, [RUN_OPTION.registry, RUN_OPTION.registryTls], UP_HELP)
   if (help) { stdout.write(help + '\n'); return EXIT.OK }
-  if (positionals.length) throw new NsError('NS_ERR_BAD_FLAG', `unexpected argument "${positionals[0]}" (see executor up --help)`)
+  if (positionals.length) throw fail('UNEXPECTED_ARGUMENT', { arg: positionals[0], command: 'executor up' })
   const config = { registry: values.registry, registryTls: values.registryTls }
   checkRegistryTls(config, process.cwd())
   const log = logTo(stderr)
@@ -131,7 +132,7 @@ export async function upCommand (argv, { stdout, stderr }) {
 export async function downCommand (argv, { stdout, stderr }) {
   const { values, positionals, help } = parse(argv, [option({ flag: 'all', type: 'boolean' })], DOWN_HELP)
   if (help) { stdout.write(help + '\n'); return EXIT.OK }
-  if (positionals.length) throw new NsError('NS_ERR_BAD_FLAG', `unexpected argument "${positionals[0]}" (see executor down --help)`)
+  if (positionals.length) throw fail('UNEXPECTED_ARGUMENT', { arg: positionals[0], command: 'executor down' })
   const log = logTo(stderr)
   const docker = await connectDocker()
   const stacks = await removeLeftovers(docker, { all: Boolean(values.all), log })

@@ -1,6 +1,7 @@
 // The `executor` command line: hands each command to its own CLI module (loaded only when used) and turns a thrown
 // error into its message and exit code.
-import { EXIT, NsError, exitCodeOf, formatError } from '../lib/errors.js'
+import { EXIT, exitCodeOf, formatError } from '../lib/errors.js'
+import { fail } from '../lib/messages.js'
 
 export const MAIN_HELP = `Usage: executor <command> [options]
 
@@ -45,7 +46,7 @@ export async function main (argv, { stdout = process.stdout, stderr = process.st
       stdout.write(MAIN_HELP + '\n')
       return command ? EXIT.OK : EXIT.BAD_INPUT
     }
-    if (!COMMANDS[command]) throw new NsError('NS_ERR_BAD_FLAG', `unknown command "${command}"; commands: ${Object.keys(COMMANDS).join(', ')}`)
+    if (!COMMANDS[command]) throw fail('UNKNOWN_COMMAND', { command, commands: Object.keys(COMMANDS) })
     return await (await COMMANDS[command]())(rest, { stdout, stderr, signal })
   } catch (err) {
     stderr.write(formatError(err) + '\n')

@@ -6,7 +6,8 @@ import { rm, writeFile } from 'node:fs/promises'
 import { tmpdir } from 'node:os'
 import { createConnection } from 'node:net'
 import { join } from 'node:path'
-import { internalError, NsError } from '../lib/errors.js'
+import { internalError } from '../lib/errors.js'
+import { fail } from '../lib/messages.js'
 import { ROOT } from '../lib/paths.js'
 
 /** HAProxy exits at start when maxconn does not fit a container's FD limit (about 20000 here). */
@@ -25,8 +26,7 @@ export function haproxyVersion () {
 export function requireHaproxy () {
   const version = haproxyVersion()
   if (!version) {
-    throw new NsError('NS_ERR_MISSING_HAPROXY', '--strategy hs on the local backend needs haproxy, which is not on PATH',
-      { hint: 'apt-get install -y haproxy' })
+    throw fail('HAPROXY_NOT_ON_PATH')
   }
   return version
 }

@@ -4,7 +4,8 @@ import { existsSync, mkdirSync, readdirSync, renameSync, rmSync, writeFileSync, 
 import { join } from 'node:path'
 import { spawnSync } from 'node:child_process'
 import { cacheDir } from '../lib/paths.js'
-import { NsError, formatError, exitCodeOf } from '../lib/errors.js'
+import { formatError, exitCodeOf } from '../lib/errors.js'
+import { fail } from '../lib/messages.js'
 
 export const JMETER_VERSION = '5.6.3'
 const MODULES = ['ApacheJMeter', 'ApacheJMeter_core', 'ApacheJMeter_http', 'ApacheJMeter_components', 'ApacheJMeter_config', 'ApacheJMeter_functions']
@@ -40,18 +41,16 @@ ${deps}
  */
 export async function ensureJmeter ({ log = () => {} } = {}) {
   if (!has('java')) {
-    throw new NsError('NS_ERR_MISSING_JAVA', 'the jmeter driver needs java (17 or newer) on PATH', { hint: 'apt-get install -y openjdk-17-jre-headless' })
+    throw fail('JAVA_NOT_ON_PATH')
   }
   const home = jmeterHome()
   const jar = join(home, 'bin', 'ApacheJMeter.jar')
   if (existsSync(join(home, '.complete'))) return { home, jar }
   if (process.env.NODESCALE_JMETER_HOME) {
-    throw new NsError('NS_ERR_MISSING_JMETER', `NODESCALE_JMETER_HOME=${home} holds no JMeter ${JMETER_VERSION} install`,
-      { hint: 'unset NODESCALE_JMETER_HOME, or run: node executor/jmeter-install.js' })
+    throw fail('JMETER_HOME_EMPTY', { home, version: JMETER_VERSION })
   }
   if (!has('mvn', ['-v'])) {
-    throw new NsError('NS_ERR_MISSING_JMETER', `JMeter ${JMETER_VERSION} is not installed and Maven is not there to install it`,
-      { hint: 'apt-get install -y maven && node executor/jmeter-install.js' })
+    throw fail('JMETER_WITHOUT_MAVEN', { version: JMETER_VERSION })
   }
   log(`installing JMeter ${JMETER_VERSION} from Maven Central into ${home} (once; about a minute)`)
   const work = `${home}.partial-${process.pid}`
@@ -62,9 +61,7 @@ export async function ensureJmeter ({ log = () => {} } = {}) {
     { encoding: 'utf8' })
   if (mvn.status !== 0) {
     rmSync(work, { recursive: true, force: true })
-    throw new NsError('NS_ERR_MISSING_JMETER',
-      `Maven could not fetch JMeter ${JMETER_VERSION}: ${(mvn.stdout + mvn.stderr).trim().split('\n').slice(-5).join(' | ')}`,
-      { hint: 'check that Maven Central answers (mvn -v; ~/.m2/settings.xml), then run: node executor/jmeter-install.js' })
+    throw fail('JMETER_NOT_FETCHED', { version: JMETER_VERSION, said: (mvn.stdout + mvn.stderr).trim().split('\n').slice(-5).join(' | ') })
   }
   const layout = join(work, 'home')
   // lib/junit: JMeter's launcher prints a stack trace on every start when it is missing
@@ -81,7 +78,7 @@ export async function ensureJmeter ({ log = () => {} } = {}) {
     const jarX = spawnSync('sh', ['-c', `cd "${layout}" && jar xf "${join(work, 'deps', `ApacheJMeter_config-${JMETER_VERSION}.jar`)}" bin`],
       { encoding: 'utf8' })
     if (jarX.status !== 0) {
-      throw new NsError('NS_ERR_MISSING_JMETER', 'could not unpack JMeter\'s bin/ folder (needs unzip or jar)', { hint: 'apt-get install -y unzip' })
+      throw fail('JMETER_NOT_UNPACKED')
     }
   }
   writeFileSync(join(layout, '.complete'), `${JMETER_VERSION}\n`)

@@ -1,7 +1,7 @@
 // One run end to end: deploy, sample CPU, drive load, tear down (always), judge (run-judge.js), write run.json.
 import { readFile } from 'node:fs/promises'
 import { join } from 'node:path'
-import { NsError } from '../lib/errors.js'
+import { fail } from '../lib/messages.js'
 import { RUN_FILES, TIMELINE_SCHEMA, newRunId, newRunRecord, makeDirs, makeWritableDir, writeJsonAtomic } from '../lib/run-files.js'
 import { loadTarget } from '../benchmarks/index.js'
 import { summarizeCpu } from '../rc/cpu-summary.js'
@@ -265,7 +265,5 @@ function generatorLosses (generators) {
 /** The error of a run during which the manager's Docker daemon did not answer (a restart, a crash). */
 function daemonOutageError (outages) {
   const o = outages[0]
-  const lasted = o.to === null ? 'and had not answered again when the load ended' : `for ${((o.to - o.from) / 1000).toFixed(1)} s`
-  return new NsError('NS_ERR_RUN', `the Docker daemon did not answer during the load (${o.why}) ${lasted}: it restarted or stopped, ` +
-    'the server\'s containers with it, so this run is no measurement', { details: { outages } })
+  return fail('DAEMON_LOST_DURING_LOAD', { why: o.why, seconds: o.to === null ? null : ((o.to - o.from) / 1000).toFixed(1) }, { details: { outages } })
 }

@@ -4,6 +4,7 @@ import { mkdir, readdir, readFile, rename, rm, stat, statfs, writeFile } from 'n
 import { basename, dirname, join, resolve } from 'node:path'
 import { randomBytes } from 'node:crypto'
 import { NsError, badFlag } from './errors.js'
+import { fail } from './messages.js'
 import { withTimeout } from './with-timeout.js'
 
 export const RUN_SCHEMA = 'nodescale.run/v1'
@@ -190,7 +191,7 @@ export async function findRunFiles (dir, names = [RUN_FILES.run]) {
     try {
       entries = await readdir(at, { withFileTypes: true })
     } catch (err) {
-      if (depth === 0) throw new NsError('NS_ERR_BAD_FILE', `${dir}: cannot read this folder (${err.code})`)
+      if (depth === 0) throw fail('FOLDER_UNREADABLE', { dir, why: err.code })
       return
     }
     for (const e of entries) {
@@ -216,18 +217,18 @@ export async function readJsonBounded (file, maxBytes = MAX_JSON_BYTES) {
   let text
   try {
     const { size } = await stat(file)
-    if (size > maxBytes) throw new NsError('NS_ERR_BAD_FILE', `${file}: ${size} bytes, more than the ${maxBytes >> 20} MiB such a file may have`)
+    if (size > maxBytes) throw fail('FILE_TOO_LARGE', { file, size, maxMiB: maxBytes >> 20 })
     text = await readFile(file, 'utf8')
   } catch (err) {
     if (err instanceof NsError) throw err
-    throw new NsError('NS_ERR_BAD_FILE', `${file}: cannot read it (${err.code ?? err.message})`)
+    throw fail('FILE_UNREADABLE', { file, why: err.code ?? err.message })
   }
   try {
     return JSON.parse(text)
   } catch (err) {
     const at = /position (\d+)/.exec(err.message)
     const line = at ? text.slice(0, Number(at[1])).split('\n').length : null
-    throw new NsError('NS_ERR_BAD_FILE', `${file}${line ? `:${line}` : ''}: not valid JSON (${err.message.split('\n')[0].slice(0, 200)})`)
+    throw fail('NOT_PARSED', { file, line, format: 'JSON', reason: err.message.split('\n')[0].slice(0, 200) })
   }
 }
 
@@ -292,7 +293,7 @@ export async function sweepFolder (dir, flag) {
   if (sweeps.length <= 1) return sweeps[0]?.dir ?? dir
   const lines = sweeps.map(s => `  ${s.dir}  created ${s.createdAt ?? '?'}  updated ${s.updatedAt ?? '?'}  ${s.status ?? 'unreadable'}` +
     (s.experiment ? `  (${s.experiment})` : ''))
-  throw new NsError('NS_ERR_BAD_FILE', `${flag ? `${flag} ` : ''}${dir}: holds ${sweeps.length} sweeps; give one of them:\n${lines.join('\n')}`)
+  throw fail('SWEEPS_SEVERAL', { flag, dir, count: sweeps.length, sweeps: lines })
 }
 
 /**

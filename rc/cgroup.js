@@ -3,7 +3,7 @@
 import { existsSync } from 'node:fs'
 import { dirname, join } from 'node:path'
 import { readText } from './read-text.js'
-import { NsError } from '../lib/errors.js'
+import { fail } from '../lib/messages.js'
 
 // Distros mount the v1 cpuacct controller alone or co-mounted with cpu; the RC container sees whichever the host has.
 const V1_MOUNTS = ['cpuacct', 'cpu,cpuacct', 'cpuacct,cpu']
@@ -43,7 +43,7 @@ export function readUsagePercpu (dir) {
   const text = readText(path).trim()
   const out = text === '' ? [] : text.split(/\s+/).map(Number)
   if (!out.length || out.some(n => !Number.isFinite(n))) {
-    throw new NsError('NS_ERR_BAD_FILE', `${path}: expected ns per CPU separated by spaces, got ${JSON.stringify(text.slice(0, 80))}`)
+    throw fail('CPUACCT_USAGE_INVALID', { path, got: JSON.stringify(text.slice(0, 80)) })
   }
   return out
 }
@@ -72,7 +72,7 @@ export function readCpuStat (dir) {
   const { path, get } = cpuStatOf(dir)
   const out = { usageUsec: get(USAGE), userUsec: get(USER), systemUsec: get(SYSTEM) }
   if (!Number.isFinite(out.usageUsec)) {
-    throw new NsError('NS_ERR_BAD_FILE', `${path}: no usage_usec line (is this a cgroup v2 cpu.stat?)`)
+    throw fail('CPU_STAT_WITHOUT_USAGE', { path })
   }
   return out
 }
@@ -110,7 +110,7 @@ export function readThrottling (dir) {
   const ns = THROTTLED_NS.test(text) ? get(THROTTLED_NS) : get(THROTTLED_US) * 1000
   const out = { periods, throttled: get(THROTTLED), throttledMs: ns / 1e6 }
   if (!Object.values(out).every(Number.isFinite)) {
-    throw new NsError('NS_ERR_BAD_FILE', `${path}: no nr_periods, nr_throttled and throttled_time (or throttled_usec) lines`)
+    throw fail('CPU_STAT_WITHOUT_THROTTLING', { path })
   }
   return out
 }

@@ -6,7 +6,7 @@ import { join } from 'node:path'
 import { setTimeout as sleep } from 'node:timers/promises'
 import { cpuacctRoot, detectCgroup, readCgroupProcs } from './cgroup.js'
 import { readText } from './read-text.js'
-import { NsError } from '../lib/errors.js'
+import { fail } from '../lib/messages.js'
 
 const NAME = /^[A-Za-z0-9][A-Za-z0-9._-]{0,127}$/
 const REMOVE_TRIES = 50
@@ -67,7 +67,7 @@ function threadsGroup () {
  */
 export async function createCpuGroup ({ name, cgroupRoot = '/sys/fs/cgroup' }) {
   if (typeof name !== 'string' || !NAME.test(name)) {
-    throw new NsError('NS_ERR_RUN', `CPU group name ${JSON.stringify(name)}: allowed are 1-128 letters, digits, '.', '_', '-', not starting with '.' or '-'`)
+    throw fail('CPU_GROUP_NAME_INVALID', { name: JSON.stringify(name) })
   }
   const version = detectCgroup(cgroupRoot)
   if (version === 'none') return threadsGroup()
@@ -120,7 +120,7 @@ export async function createCpuGroup ({ name, cgroupRoot = '/sys/fs/cgroup' }) {
         }
         await sleep(REMOVE_WAIT_MS)
       }
-      throw new NsError('NS_ERR_RUN', `cannot remove the CPU group ${dir}: ${lastErr?.code}`, { cause: lastErr })
+      throw fail('CPU_GROUP_NOT_REMOVED', { dir, errno: lastErr?.code }, { cause: lastErr })
     }
   }
 }

@@ -4,7 +4,8 @@ import { availableParallelism } from 'node:os'
 import { dirname, join, resolve } from 'node:path'
 import { fileURLToPath } from 'node:url'
 import { findProgram } from '../benchmarks/command-line.js'
-import { NsError, internalError } from '../lib/errors.js'
+import { internalError } from '../lib/errors.js'
+import { fail } from '../lib/messages.js'
 import { serverFromEnv, serverVars, SERVER_VARS } from './server-entry.js'
 
 const HERE = dirname(fileURLToPath(import.meta.url))
@@ -80,7 +81,7 @@ export function buildCommand (o) {
   let args = shapeArgs(/** @type {any} */ (o.shape), env, HERE)
   if (o.affinity) {
     const taskset = findProgram('taskset')
-    if (!taskset) throw new NsError('NS_ERR_DEPLOY', 'taskset is needed for CPU affinity (--strategy up)', { hint: 'apt-get install util-linux' })
+    if (!taskset) throw fail('TASKSET_MISSING')
     args = ['-c', o.affinity.join(','), cmd, ...args]
     cmd = taskset
   }

@@ -6,7 +6,8 @@ import { tmpdir } from 'node:os'
 import { basename, join } from 'node:path'
 import { setTimeout as sleep } from 'node:timers/promises'
 import { loadBenchmark } from '../benchmarks/index.js'
-import { NsError, internalError } from '../lib/errors.js'
+import { internalError } from '../lib/errors.js'
+import { fail } from '../lib/messages.js'
 import { parseTelemetry } from '../lib/telemetry.js'
 import { freePort, is2xx, waitForInstances } from '../lib/net.js'
 import { processTree, isAlive, listeningPorts } from './proc-tree.js'
@@ -176,9 +177,9 @@ export async function launch (opts) {
   }
 
   const url = `http://${host === '0.0.0.0' ? '127.0.0.1' : host}:${port}`
-  const fail = async (why) => {
+  const notServing = async (why) => {
     await stop()
-    return new NsError('NS_ERR_DEPLOY', `${shape} x${instances} (${what}) ${why}\n--- output ---\n${tail.text() || '(none)'}`)
+    return fail('SERVER_NOT_SERVING', { shape, instances, what, why, output: tail.text() })
   }
   /** Thrown by the readiness check when the process says why it cannot serve: no point in waiting any longer. */
   class Gone extends Error {}
@@ -206,9 +207,9 @@ export async function launch (opts) {
     if (opts.signal?.aborted) { await stop(); throw err }
     if (err instanceof Gone) {
       if (tail.state.startFailure && !exitInfo) await Promise.race([exited, sleep(SELF_EXIT_WAIT_MS, undefined, { ref: false })])
-      throw await fail(err.message)
+      throw await notServing(err.message)
     }
-    throw await fail(`was not ready after ${readyTimeoutMs} ms: ${err.seen?.length ?? 0} of ${instances} instances answered ${health} ` +
+    throw await notServing(`was not ready after ${readyTimeoutMs} ms: ${err.seen?.length ?? 0} of ${instances} instances answered ${health} ` +
       `(last: ${err.last})${server ? `; ${portsSaid(port, pids())}` : ''}`)
   }
   log?.(`ready: ${shape} x${instances} at ${url} (${seen.join(', ')})`)

@@ -1,7 +1,7 @@
 // Fits USL or Amdahl to throughput rows (one per run, or one mean per N): linearised start, bounded
 // Levenberg-Marquardt, intervals, plain-language verdict.
 import { PolynomialRegression } from 'ml-regression'
-import { NsError } from '../../lib/errors.js'
+import { fail } from '../../lib/messages.js'
 import { MODELS } from './usl-model.js'
 import { solve } from './usl-solve.js'
 import { describeFit, bootstrapFit, meansByN } from './fit-stats.js'
@@ -15,8 +15,6 @@ import { limitOf, verdictOf } from './fit-verdict.js'
  * @typedef {import('./usl-solve.js').FitData} FitData
  */
 
-const badData = (message) => new NsError('NS_ERR_BAD_DATA', message)
-
 /**
  * Checks rows (one per run, or one mean per N) and sorts them by N; repeated N stay separate rows, each an
  * observation. Throws NS_ERR_BAD_DATA on anything a fit cannot use.
@@ -25,26 +23,24 @@ const badData = (message) => new NsError('NS_ERR_BAD_DATA', message)
  * @returns {Point[]} sorted by n
  */
 export function preparePoints (points, model) {
-  if (!Array.isArray(points)) throw badData('points must be an array of { n, throughput }')
+  if (!Array.isArray(points)) throw fail('POINTS_NOT_AN_ARRAY')
   const rows = points.map((p, i) => {
     const n = Number(p?.n)
     const x = Number(p?.throughput)
-    if (!Number.isFinite(n) || n <= 0) throw badData(`point ${i + 1}: N must be a number > 0 (got ${p?.n})`)
+    if (!Number.isFinite(n) || n <= 0) throw fail('POINT_N_INVALID', { point: i + 1, n: p?.n })
     if (!Number.isFinite(x) || x <= 0) {
-      throw badData(`point ${i + 1} (N = ${n}): throughput must be > 0 (got ${p?.throughput}); a run that served nothing cannot be fitted`)
+      throw fail('POINT_THROUGHPUT_NOT_POSITIVE', { point: i + 1, n, throughput: p?.throughput })
     }
     return { n, throughput: x, sd: Number.isFinite(p.sd) ? p.sd : undefined, count: Number.isInteger(p.count) && p.count > 0 ? p.count : 1 }
   }).sort((a, b) => a.n - b.n)
   const means = meansByN(rows)
   const k = MODELS[model].length
   if (means.length < k + 1) {
-    throw badData(`${model === 'usl' ? 'USL' : 'Amdahl'} has ${k} parameters and needs at least ${k + 1} distinct N; got ${means.length}` +
-      (means.length ? ` (N = ${means.map(p => p.n).join(', ')})` : '') + '. Measure more values of N (instance or node counts)' +
-      (model === 'usl' ? ' or fit --model amdahl' : ''))
+    throw fail('TOO_FEW_N', { model, k, needs: k + 1, got: means.length, ns: means.map(p => p.n) })
   }
   const xs = means.map(p => p.throughput)
   if (Math.max(...xs) - Math.min(...xs) <= 1e-9 * Math.max(...xs)) {
-    throw badData(`throughput is the same (${xs[0]}) at every N: a flat line has no scaling to fit; check that load reached every instance`)
+    throw fail('THROUGHPUT_FLAT', { throughput: xs[0] })
   }
   return rows
 }
@@ -72,7 +68,7 @@ function rowWeights (rows, weights) {
     for (const r of rows) if (!(r.count > 1)) singles.set(r.n, [...(singles.get(r.n) ?? []), r.throughput])
     const vars = rows.map(r => (r.count > 1 ? (r.sd > 0 ? r.sd ** 2 / r.count : NaN) : varianceOf(singles.get(r.n))))
     const known = vars.filter(v => v > 0).sort((a, b) => a - b)
-    if (!known.length) throw badData('weights "sd" need repeated runs (sd and count per point); none of the points has them')
+    if (!known.length) throw fail('SD_WEIGHTS_WITHOUT_REPEATS')
     // A row without its own spread borrows the median; a tiny spread is floored so one point cannot take over the
     // fit.
     const median = known[Math.floor(known.length / 2)]
@@ -80,7 +76,7 @@ function rowWeights (rows, weights) {
   } else {
     const ns = meansByN(rows).map(p => p.n)
     if (!(Array.isArray(weights) && weights.length === ns.length && weights.every(v => Number.isFinite(v) && v > 0))) {
-      throw badData(`weights must be "none", "sd" or ${ns.length} positive numbers (one per distinct N)`)
+      throw fail('WEIGHTS_INVALID', { count: ns.length })
     }
     w = rows.map(r => weights[ns.indexOf(r.n)])
   }
@@ -137,9 +133,9 @@ export function startsOf (data) {
  * @returns {import('./fit-stats.js').FitResult}
  */
 export function fitUsl (points, { model = 'usl', bootstrap = 0, seed = 1, weights = 'relative', unit } = {}) {
-  if (!MODELS[model]) throw new NsError('NS_ERR_BAD_FLAG', `--model: "${model}" is not a model; allowed: usl, amdahl`)
+  if (!MODELS[model]) throw fail('MODEL_UNKNOWN', { model })
   if (!(Number.isInteger(bootstrap) && bootstrap >= 0 && bootstrap <= 100000)) {
-    throw new NsError('NS_ERR_BAD_FLAG', `--bootstrap: "${bootstrap}" must be a whole number from 0 to 100000`)
+    throw fail('BOOTSTRAP_NOT_WHOLE', { bootstrap })
   }
   const rows = preparePoints(points, model)
   const xs = rows.map(p => p.throughput)

@@ -2,7 +2,7 @@
 // sigma, lambda in [0, 1]. A layout maps each group of rows to its gamma, sigma and lambda: one group for a fit, two
 // groups sharing a parameter for a test between groups.
 import { levenbergMarquardt } from 'ml-levenberg-marquardt'
-import { NsError } from '../../lib/errors.js'
+import { fail } from '../../lib/messages.js'
 import { MODELS, throughputAt, gradientAt } from './usl-model.js'
 
 /**
@@ -161,7 +161,7 @@ export function solveProjected (data, starts, { passes = 1 } = {}) {
     if (!Object.keys(out).length) return best
     pins = { ...pins, ...out }
   }
-  throw new NsError('NS_ERR_BAD_DATA', 'no USL/Amdahl curve with sigma, lambda in [0, 1] and gamma > 0 fits these points')
+  throw fail('NO_CURVE_FITS')
 }
 
 /**
@@ -188,7 +188,7 @@ export function solve (data, starts, { quick = false } = {}) {
       if (!best || cand.ssr < best.ssr * (1 - 1e-9) - 1e-300 || (cand.ssr <= best.ssr * (1 + 1e-9) && cand.pinned > best.pinned)) best = cand
     }
   }
-  if (!best) throw new NsError('NS_ERR_BAD_DATA', 'no USL/Amdahl curve with sigma, lambda in [0, 1] and gamma > 0 fits these points')
+  if (!best) throw fail('NO_CURVE_FITS')
   const bounds = []
   for (const name of names.filter(n => kindOf(n) !== 'gamma')) {
     if (best.params[name] <= 0) bounds.push(`${name}=0`)

@@ -2,6 +2,7 @@
 import { readFile, writeFile, rename, stat } from 'node:fs/promises'
 import { dirname, join, resolve } from 'node:path'
 import { NsError } from '../../lib/errors.js'
+import { fail } from '../../lib/messages.js'
 import { loadPoints, resolveGrouping } from '../points.js'
 import { fitSources, compare } from '../compare.js'
 import { throughputAt, peakOf } from '../fit/usl-model.js'
@@ -101,19 +102,19 @@ async function fitGroups (sources, opts) {
  *   string, now?: Date, includeInvalid?: boolean }} [opts]
  */
 export async function buildReport (sources, { x, groupBy, bootstrap = 0, seed = 1, weights, title, now = new Date(), includeInvalid = false } = {}) {
-  if (!sources.length) throw new NsError('NS_ERR_BAD_FILE', 'give one or more sweep folders (with run.json files) or points CSVs')
+  if (!sources.length) throw fail('REPORT_SOURCES_MISSING')
   const grouping = resolveGrouping({ x, groupBy })
   const dirs = []
   for (const src of sources) {
     const s = await stat(src).catch(() => null)
-    if (!s) throw new NsError('NS_ERR_BAD_FILE', `${src}: no such file or folder; give a sweep folder (run.json files inside) or a points CSV`)
+    if (!s) throw fail('REPORT_SOURCE_NOT_FOUND', { source: src })
     if (s.isDirectory()) dirs.push(src)
   }
   const { runs, unreadable, probes, searches } = await readRunList(sources)
   const fitOpts = { x: grouping.x, groupBy: grouping.groupBy, bootstrap, seed, weights, includeInvalid }
   const fitted = await fitGroups(sources, fitOpts)
   if (!fitted.length && !runs.length) {
-    throw new NsError('NS_ERR_BAD_DATA', `${sources.join(', ')}: no runs (run.json) and no points found; run a sweep into this folder first`)
+    throw fail('NOTHING_TO_REPORT', { sources })
   }
   let comparison = null
   if (fitted.length) comparison = await compare(sources, { ...fitOpts, model: 'usl' }).catch(e => { if (isBadData(e)) return null; throw e })
@@ -220,7 +221,7 @@ async function defaultOutput (sources, format) {
  * @returns {Promise<{ format: string, path: string|null, text: string|null, bytes: number, report: Report }>}
  */
 export async function writeReport (sources, { format = 'html', out, log = () => {}, ...opts } = {}) {
-  if (!FORMATS.includes(format)) throw new NsError('NS_ERR_BAD_FLAG', `--format: "${format}" is not allowed; allowed: ${FORMATS.join(', ')}`)
+  if (!FORMATS.includes(format)) throw fail('FORMAT_NOT_ALLOWED', { format, allowed: FORMATS })
   const report = await buildReport(sources, opts)
   const counts = Object.entries(report.status).map(([s, n]) => `${n} ${s}`).join(', ') || 'none'
   log(`report: ${report.runs.length} runs (${counts}), ${report.groups.length} groups of points`)
@@ -241,7 +242,7 @@ export async function writeReport (sources, { format = 'html', out, log = () => 
     await writeFile(tmp, text)
     await rename(tmp, abs)
   } catch (err) {
-    throw new NsError('NS_ERR_BAD_FILE', `-o ${path}: cannot write the report (${err.code ?? err.message})`, { cause: err })
+    throw fail('REPORT_UNWRITABLE', { path, why: err.code ?? err.message }, { cause: err })
   }
   log(`report: wrote ${abs} (${Math.round(Buffer.byteLength(text) / 1024)} kB)`)
   return { format, path: abs, text: null, bytes: Buffer.byteLength(text), report }

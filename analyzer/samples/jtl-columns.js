@@ -1,6 +1,6 @@
 // Reads a CSV JTL's first line: which column holds what, which delimiter, or why the file is not a JTL at all.
 import { parse } from 'csv-parse/sync'
-import { NsError } from '../../lib/errors.js'
+import { fail } from '../../lib/messages.js'
 import { JTL_COLUMNS } from '../../lib/run-files.js'
 
 /** JMeter 5.6's default CSV JTL columns, in order (what a header-less file is assumed to hold). */
@@ -47,8 +47,7 @@ function layoutOf (columns, delimiter, assumed, headerBytes) {
 export function detectLayout (firstLine, headerBytes, file) {
   const trimmed = firstLine.trim()
   if (trimmed.startsWith('<')) {
-    throw new NsError('NS_ERR_BAD_FILE', `${file}: this is an XML JTL; the analyzer reads CSV JTL files ` +
-      '(run JMeter with -Jjmeter.save.saveservice.output_format=csv)')
+    throw fail('JTL_IS_XML', { file })
   }
   const delimiter = ['\t', ';', '|'].find(d => firstLine.includes(d) && !firstLine.includes(',')) ?? ','
   let fields
@@ -60,8 +59,7 @@ export function detectLayout (firstLine, headerBytes, file) {
   if (fields.includes('timeStamp') && fields.includes('elapsed')) {
     const missing = REQUIRED.filter(c => !fields.includes(c))
     if (missing.length) {
-      throw new NsError('NS_ERR_BAD_FILE', `${file}: the header has no ${missing.join(', ')} column; the analyzer needs ` +
-        `${REQUIRED.join(', ')} (JMeter saves them by default)`)
+      throw fail('JTL_COLUMNS_MISSING', { file, missing, required: REQUIRED })
     }
     return layoutOf(fields, delimiter.charCodeAt(0), false, headerBytes)
   }
@@ -69,7 +67,5 @@ export function detectLayout (firstLine, headerBytes, file) {
   if (/^\d+$/.test(fields[0] ?? '') && fields.length === DEFAULT_COLUMNS.length) {
     return layoutOf([...DEFAULT_COLUMNS], delimiter.charCodeAt(0), true, 0)
   }
-  throw new NsError('NS_ERR_BAD_FILE', `${file}: the first line is neither a JTL header (timeStamp,elapsed,label,...) nor a ` +
-    `row of JMeter's ${DEFAULT_COLUMNS.length} default columns; ` +
-    'save results as CSV with a header (jmeter.save.saveservice.print_field_names=true)')
+  throw fail('JTL_HEADER_UNKNOWN', { file, defaults: DEFAULT_COLUMNS.length })
 }

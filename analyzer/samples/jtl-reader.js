@@ -4,7 +4,7 @@ import { open } from 'node:fs/promises'
 import { createGunzip } from 'node:zlib'
 import { ROLE, detectLayout } from './jtl-columns.js'
 import { boolAt, intAt, controllerKind, rowText, parseRowText } from './jtl-fields.js'
-import { NsError } from '../../lib/errors.js'
+import { fail } from '../../lib/messages.js'
 import { MAX_SPAN_TENTHS } from './latency-histogram.js'
 
 const LF = 10
@@ -86,8 +86,7 @@ class JtlScanner {
     this.minEnd = Math.min(this.minEnd, end)
     this.maxEnd = Math.max(this.maxEnd, end)
     if (Math.floor(this.maxEnd / 100) - Math.floor(this.minEnd / 100) >= MAX_SPAN_TENTHS) {
-      throw new NsError('NS_ERR_BAD_FILE', `end times from ${this.minEnd} to ${this.maxEnd} ms since the epoch span more than ${MAX_SPAN_TENTHS / 36000} h: ` +
-        'the rows of a run span at most that', { details: { bound: 'span' } })
+      throw fail('JTL_SPAN_TOO_LONG', { from: this.minEnd, to: this.maxEnd, hours: MAX_SPAN_TENTHS / 36000 }, { details: { bound: 'span' } })
     }
   }
 
@@ -497,7 +496,7 @@ export class JtlFeed {
     } catch (err) {
       // a histogram's bound (analyzer/samples/latency-histogram.js) names the row that crossed it
       if (err?.code === 'NS_ERR_BAD_FILE' && err.details?.bound) {
-        throw new NsError('NS_ERR_BAD_FILE', `${this.file}:${scanner.at}: ${err.message}`, { details: err.details })
+        throw fail('LINE_INVALID', { file: this.file, line: scanner.at, reason: err.message }, { details: err.details })
       }
       throw err
     }
@@ -508,8 +507,7 @@ export class JtlFeed {
   /** The incomplete row (or the first line) has grown past MAX_ROW_BYTES: a coded error naming its line. */
   tooLong () {
     const line = this.scanner?.line ?? 1
-    throw new NsError('NS_ERR_BAD_FILE', `${this.file}:${line}: a row longer than ${MAX_ROW_BYTES >> 20} MiB (a quoted field never closed?)`,
-      { details: { bound: 'row', line } })
+    throw fail('ROW_TOO_LONG', { file: this.file, line, maxMiB: MAX_ROW_BYTES >> 20 }, { details: { bound: 'row', line } })
   }
 
   /**

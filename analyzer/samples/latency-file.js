@@ -1,7 +1,7 @@
 // A run's latency histograms (latency.json): what the JTL scanner made of every row, per label, kept small enough to
 // hold for every run when the samples file is not kept.
 import { open } from 'node:fs/promises'
-import { NsError } from '../../lib/errors.js'
+import { fail } from '../../lib/messages.js'
 import { LATENCY_SCHEMA, readJsonBounded } from '../../lib/run-files.js'
 import { LatencyHistogram, MAX_SPAN_TENTHS, MAX_SPARSE } from './latency-histogram.js'
 import { MAX_LABELS } from './jtl-reader.js'
@@ -72,9 +72,9 @@ export function latencyFileOf (sink, scan, micros) {
  */
 export async function readLatencyFile (file, { label } = {}) {
   const data = await readJsonBounded(file, MAX_LATENCY_FILE_BYTES)
-  if (data?.schema !== LATENCY_SCHEMA) throw new NsError('NS_ERR_BAD_FILE', `${file}: not a nodescale latency histogram (${LATENCY_SCHEMA})`)
+  if (data?.schema !== LATENCY_SCHEMA) throw fail('NOT_A_LATENCY_FILE', { file, schema: LATENCY_SCHEMA })
   const problem = latencyFileProblem(data)
-  if (problem) throw new NsError('NS_ERR_BAD_FILE', `${file}: ${problem} (not a latency histogram as nodescale writes one, ${LATENCY_SCHEMA})`)
+  if (problem) throw fail('LATENCY_FILE_INVALID', { file, problem, schema: LATENCY_SCHEMA })
   const mapOf = (obj) => new Map(Object.entries(obj ?? {}).filter(([name]) => label === undefined || name === label)
     .map(([name, j]) => [name, LatencyHistogram.fromJSON(j)]))
   return {

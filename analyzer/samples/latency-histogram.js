@@ -1,5 +1,5 @@
 // Exact latency statistics from a growable histogram of integer milliseconds: O(1) memory per sample.
-import { NsError } from '../../lib/errors.js'
+import { fail } from '../../lib/messages.js'
 
 /** Latencies up to this many ms live in the dense array (4 MiB at most); longer ones (over 17 min) in a sparse map. */
 const DENSE_LIMIT = 1 << 20
@@ -13,8 +13,7 @@ export const MAX_SPAN_TENTHS = 24 * 3600 * 10
 export const MAX_SPARSE = 1 << 16
 
 /** @param {string} what */
-const spanError = (what) => new NsError('NS_ERR_BAD_FILE', `${what}: a run's completions span at most ${MAX_SPAN_TENTHS / 36000} h`,
-  { details: { bound: 'span' } })
+const spanError = (what) => fail('HISTOGRAM_SPAN_TOO_LONG', { what, hours: MAX_SPAN_TENTHS / 36000 }, { details: { bound: 'span' } })
 
 /**
  * One group of samples (a label, or the total): counts, sums, extremes and an exact histogram of `elapsed`.
@@ -56,7 +55,7 @@ export class LatencyHistogram {
   add (start, elapsed, success, bytes, sentBytes) {
     // what can throw (a bound) comes before any change: a refused sample leaves the histogram as it was
     if (elapsed >= DENSE_LIMIT && this.sparse !== null && this.sparse.size >= MAX_SPARSE && !this.sparse.has(elapsed)) {
-      throw new NsError('NS_ERR_BAD_FILE', `more than ${MAX_SPARSE} distinct latencies over ${DENSE_LIMIT} ms`, { details: { bound: 'latencies' } })
+      throw fail('LATENCIES_TOO_MANY', { max: MAX_SPARSE, denseMs: DENSE_LIMIT }, { details: { bound: 'latencies' } })
     }
     const end = start + elapsed
     const i = Math.floor(end / 100) - this.firstSlot

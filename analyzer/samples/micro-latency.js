@@ -2,7 +2,7 @@
 // histogram per label beside the JTL's whole milliseconds, which stay JMeter-exact. latency.json carries them as
 // `micros`; a summary uses them only where they hold exactly the samples its whole-ms figures were made of.
 import hdr from 'hdr-histogram-js'
-import { NsError } from '../../lib/errors.js'
+import { fail } from '../../lib/messages.js'
 import { readJsonBounded } from '../../lib/run-files.js'
 
 /** Values are recorded in µs, 1 µs to 1 h, with 3 significant digits: each figure within 0.1% of the value recorded. */
@@ -86,7 +86,7 @@ export function decodeMicros (micros, file) {
     try {
       out.set(name, hdr.decodeFromCompressedBase64(text))
     } catch (err) {
-      throw new NsError('NS_ERR_BAD_FILE', `${file}: micros.labels[${JSON.stringify(name.slice(0, 80))}]: not a histogram (${err.message})`)
+      throw fail('MICRO_LABEL_INVALID', { file, label: JSON.stringify(name.slice(0, 80)), why: err.message })
     }
   }
   return out

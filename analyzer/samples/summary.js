@@ -2,7 +2,7 @@
 // per label and in total, as JMeter defines them.
 import { stat } from 'node:fs/promises'
 import { basename, dirname, join } from 'node:path'
-import { NsError } from '../../lib/errors.js'
+import { fail } from '../../lib/messages.js'
 import { RUN_FILES } from '../../lib/run-files.js'
 import { LatencyHistogram } from './latency-histogram.js'
 import { scanJtl } from './jtl-reader.js'
@@ -81,15 +81,14 @@ export async function resolveJtl (pathOrRunDir) {
   try {
     s = await stat(pathOrRunDir)
   } catch {
-    throw new NsError('NS_ERR_BAD_FILE', `${pathOrRunDir}: no such file or folder; give a .jtl or .jtl.gz file or a run folder`)
+    throw fail('SAMPLES_NOT_FOUND', { path: pathOrRunDir })
   }
   if (!s.isDirectory()) return pathOrRunDir
   for (const name of [RUN_FILES.samples, RUN_FILES.samplesGz, RUN_FILES.latency]) {
     const file = join(pathOrRunDir, name)
     if (await stat(file).then(f => f.isFile(), () => false)) return file
   }
-  throw new NsError('NS_ERR_BAD_FILE', `${pathOrRunDir}: this folder has no ${RUN_FILES.samples}, ${RUN_FILES.samplesGz} or ` +
-    `${RUN_FILES.latency}; give a .jtl or .jtl.gz file or a run folder (<out>/<run-id>/)`)
+  throw fail('RUN_FOLDER_WITHOUT_SAMPLES', { path: pathOrRunDir, samples: RUN_FILES.samples, samplesGz: RUN_FILES.samplesGz, latency: RUN_FILES.latency })
 }
 
 /**
@@ -113,7 +112,7 @@ export async function summarize (pathOrRunDir, { label, window, steady } = {}) {
   let read
   if (await looksLikeJson(file)) {
     if (window && (window.from !== undefined || window.to !== undefined)) {
-      throw new NsError('NS_ERR_BAD_FILE', `${file}: a latency histogram has no per-request start times to window; give the run's samples file`)
+      throw fail('HISTOGRAM_HAS_NO_STARTS', { file })
     }
     read = { source: /** @type {const} */ ('histogram'), ...await readLatencyFile(file, { label }) }
   } else {

@@ -13,7 +13,8 @@
 // cell's log-scale variance, shrunk toward the cells' pooled one, over its cost), above one deployment of every cell.
 // Pure functions: the executor measures, this decides. calibration/scenarios/adaptive.js holds its error rates,
 // coverage, power and time saved.
-import { internalError, NsError } from '../../lib/errors.js'
+import { internalError } from '../../lib/errors.js'
+import { fail } from '../../lib/messages.js'
 import { ALPHA, contrastPower, logContrast, normalQuantile } from './inference.js'
 import { incompleteBeta, tCdf, tQuantile } from './stats-math.js'
 import { blockText, levelText, pct, ratioName } from './adaptive-text.js'
@@ -87,7 +88,7 @@ function valuesOf (cells, key) {
   const xs = (cells instanceof Map ? cells.get(key) : cells?.[key]) ?? []
   if (!Array.isArray(xs)) throw internalError(`the values of cell ${key} are not an array`)
   const badValue = xs.find(x => !(typeof x === 'number' && Number.isFinite(x) && x > 0))
-  if (badValue !== undefined) throw new NsError('NS_ERR_BAD_DATA', `cell ${key}: a deployment's value must be a positive number, not ${badValue}`)
+  if (badValue !== undefined) throw fail('DEPLOYMENT_VALUE_NOT_POSITIVE', { cell: key, value: badValue })
   return xs
 }
 

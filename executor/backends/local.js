@@ -1,7 +1,8 @@
 // The local backend: the server under test on this machine, each replica a local launch of its process shape (one
 // process, Node's cluster module, PM2), several replicas behind HAProxy; its CPU from a cgroup of the run's own.
 import { availableParallelism, hostname } from 'node:os'
-import { NsError, badFlag } from '../../lib/errors.js'
+import { badFlag } from '../../lib/errors.js'
+import { fail } from '../../lib/messages.js'
 import { freePort, is2xx, waitForInstances } from '../../lib/net.js'
 import { serverFolder } from '../../benchmarks/whole-server.js'
 import { deploymentShape, strategyOf } from '../../lib/strategies.js'
@@ -150,7 +151,7 @@ function createCleanups () {
       for (const fn of list.reverse()) {
         try { await fn() } catch (err) { errors.push(err) }
       }
-      if (errors.length) throw new NsError('NS_ERR_RUN', errors.map(e => e.message).join('; '), { cause: errors[0] })
+      if (errors.length) throw fail('TEARDOWN_FAILED', { errors: errors.map(e => e.message) }, { cause: errors[0] })
     }
   }
 }
@@ -218,7 +219,7 @@ async function startBalancer (config, { shape, replicas, server, runDir, partiti
     })
   } catch (err) {
     if (signal?.aborted) throw err
-    throw new NsError('NS_ERR_DEPLOY', `HAProxy in front of ${shape.replicas} instances did not answer: ${err.message}\n${lb.output()}`, { cause: err })
+    throw fail('HAPROXY_NOT_ANSWERING', { replicas: shape.replicas, why: err.message, output: lb.output() }, { cause: err })
   }
   return { lb, url }
 }

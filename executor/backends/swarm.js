@@ -4,7 +4,8 @@
 import { join } from 'node:path'
 import Docker from 'dockerode'
 import { randomBytes } from 'node:crypto'
-import { NsError, badApp, badFlag, internalError } from '../../lib/errors.js'
+import { badApp, badFlag, internalError } from '../../lib/errors.js'
+import { fail } from '../../lib/messages.js'
 import { deploymentShape } from '../../lib/strategies.js'
 import { checkAffinity } from '../../lib/run-options.js'
 import { cacheDir, readCacheJson, writeCacheJson } from '../../lib/paths.js'
@@ -495,7 +496,7 @@ async function placedStack (engine, config, parts, runId, log) {
   try {
     plan = planPlacement(nodes, config)
   } catch (err) {
-    throw new NsError('NS_ERR_DEPLOY', `not enough nodes at deploy time: ${err.message}`, { cause: err })
+    throw fail('NOT_ENOUGH_NODES', { why: err.message }, { cause: err })
   }
   for (const s of plan.skipped) log(`swarm: warning: node ${s.node.label ?? s.node.hostname} is not usable (${s.why}); skipped`)
   const doc = renderStack({

@@ -1,7 +1,7 @@
 // Run-level calibration of the multi-core study (thesis section 2.3.1), by bisection: the relaxed and exhausted levels.
 import { readFile } from 'node:fs/promises'
 import { dirname } from 'node:path'
-import { NsError } from '../../lib/errors.js'
+import { fail } from '../../lib/messages.js'
 import { parseCpuList } from '../../lib/cpu-list.js'
 import { CALIBRATION_SCHEMA, makeWritableDir, writeJsonAtomic } from '../../lib/run-files.js'
 import { prepareRun } from '../run.js'
@@ -33,7 +33,7 @@ export async function calibrate (config, opts = {}) {
     if (probes.length >= maxProbes) throw new BudgetSpent()
     const run = await runner.runOn({ ...config, concurrency, rate: undefined, calibration: { phase } }, { prepared })
     environment ??= run.environment
-    if (run.status !== 'done') throw new NsError('NS_ERR_RUN', `calibration probe at concurrency ${concurrency} ${run.status}: ${run.error?.message ?? ''}`)
+    if (run.status !== 'done') throw fail('CALIBRATION_PROBE_FAILED', { concurrency, status: run.status, why: run.error?.message })
     const p = {
       phase,
       concurrency,
@@ -60,7 +60,7 @@ export async function calibrate (config, opts = {}) {
   } finally {
     await runner.close()
   }
-  if (!relaxed) throw new NsError('NS_ERR_RUN', `calibration found no relaxed level within ${maxProbes} probes`)
+  if (!relaxed) throw fail('NO_RELAXED_LEVEL', { probes: maxProbes })
   if (exhausted && exhausted.concurrency !== null && exhausted.concurrency < relaxed.concurrency) {
     notes.push(`the exhausted level (${exhausted.concurrency}) is below the relaxed level (${relaxed.concurrency}): ` +
       `requests fail before the busiest core reaches ${RELAXED_WINDOW[0]}%`)
@@ -215,11 +215,10 @@ export async function readCalibration (file) {
   try {
     data = JSON.parse(await readFile(file, 'utf8'))
   } catch (err) {
-    throw new NsError('NS_ERR_BAD_FILE',
-      `${file}: not a readable calibration file (${err.code ?? err.message}); make one with executor calibrate --out ${file}`)
+    throw fail('CALIBRATION_FILE_UNREADABLE', { file, why: err.code ?? err.message })
   }
   if (data?.schema !== CALIBRATION_SCHEMA || !Number.isInteger(data.relaxed?.concurrency) || !Number.isInteger(data.cores)) {
-    throw new NsError('NS_ERR_BAD_FILE', `${file}: not a calibration file (schema ${CALIBRATION_SCHEMA} with relaxed.concurrency and cores)`)
+    throw fail('NOT_A_CALIBRATION_FILE', { file, schema: CALIBRATION_SCHEMA })
   }
   if (!Number.isInteger(data.exhausted?.concurrency)) data.exhausted = { ...data.exhausted, concurrency: null }
   return data

@@ -1,6 +1,7 @@
 // `executor calibrate`: the relaxed and exhausted run-levels of a server, written to a file experiments reference.
 import { resolve, join, dirname, basename, extname } from 'node:path'
-import { EXIT, NsError } from '../../lib/errors.js'
+import { EXIT } from '../../lib/errors.js'
+import { fail } from '../../lib/messages.js'
 import { flagOf, keyOf, option, optionsHelp, parseCommandLine } from '../../lib/options.js'
 import { RUN_OPTION, RUN_OPTIONS, validateRunConfig } from '../../lib/run-options.js'
 import { calibrateToFile, CALIBRATION_DEFAULTS, RELAXED_WINDOW } from './calibrate.js'
@@ -78,13 +79,13 @@ Exit codes: 0 done · 1 a probe failed or Ctrl-C · 2 bad input · 3 a needed pa
 export function parseCalibrateArguments (argv, { cwd = process.cwd() } = {}) {
   const { values, positionals } = parseCommandLine(argv, CALIBRATE_OPTIONS)
   if (values.help) return { help: true }
-  if (positionals.length) throw new NsError('NS_ERR_BAD_FLAG', `unexpected argument "${positionals[0]}" (see executor calibrate --help)`)
+  if (positionals.length) throw fail('UNEXPECTED_ARGUMENT', { arg: positionals[0], command: 'executor calibrate' })
   // the probes' own defaults (strategy up, 1 instance, short probes) and the search's; the run's fill in as for a run
   for (const o of CALIBRATE_OPTIONS) if (o.default !== RUN_OPTION[keyOf(o)]?.default) values[keyOf(o)] ??= o.default
   const { confirm, maxConcurrency, maxProbes, out, runs, json, ...probe } = values
   const bench = probe.benchmark ?? (probe.app ? basename(probe.app, extname(probe.app)) : RUN_OPTION.benchmark.default)
   const file = resolve(cwd, out ?? join('results', `calibration-${bench}-${probe.strategy}${probe.instances}.json`))
-  if (!file.endsWith('.json')) throw new NsError('NS_ERR_BAD_FLAG', `--out: ${out}: the calibration file is JSON; give a name ending in .json`)
+  if (!file.endsWith('.json')) throw fail('CALIBRATION_OUT_NOT_JSON', { out })
   const probeRuns = resolve(cwd, runs ?? join(dirname(file), `${basename(file, '.json')}-probes`))
   // a probe's concurrency is the search's to choose: it starts from 1
   const config = validateRunConfig({ ...probe, concurrency: 1, out: probeRuns }, { cwd })

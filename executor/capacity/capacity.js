@@ -3,7 +3,8 @@
 // deployment. Which rate to probe and what to report is executor/capacity/capacity-search.js's (the policy, without
 // runs).
 import { join } from 'node:path'
-import { NsError, badFlag } from '../../lib/errors.js'
+import { badFlag } from '../../lib/errors.js'
+import { fail } from '../../lib/messages.js'
 import { option } from '../../lib/options.js'
 import { CAPACITY_FILE, CAPACITY_SCHEMA, makeDirs, stampedId, writeJsonAtomic } from '../../lib/run-files.js'
 import { mean } from 'simple-statistics'
@@ -187,7 +188,7 @@ export async function findCapacity (config, opts = {}) {
     if (probes.length >= maxProbes) throw new BudgetSpent()
     const r = await runner.runOn({ ...config, ...load, out: dir, capacity: { search: id, phase } }, { prepared })
     environment ??= r.environment
-    if (r.status !== 'done') throw new NsError('NS_ERR_RUN', `capacity probe (${phase}) ${r.status}: ${r.error?.message ?? ''}`)
+    if (r.status !== 'done') throw fail('CAPACITY_PROBE_FAILED', { phase, status: r.status, why: r.error?.message })
     return r
   }
   /** the run.json of every probe that missed its rate, by rate: what stopped the server is read from the lowest */

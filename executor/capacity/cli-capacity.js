@@ -1,5 +1,6 @@
 // `executor capacity`: the highest rate one shape serves within an objective, found by probing (open model).
-import { EXIT, NsError } from '../../lib/errors.js'
+import { EXIT } from '../../lib/errors.js'
+import { fail } from '../../lib/messages.js'
 import { keyOf, option, optionsHelp, parseCommandLine } from '../../lib/options.js'
 import { RUN_OPTION, RUN_OPTIONS, validateRunConfig } from '../../lib/run-options.js'
 import { findCapacity, CAPACITY_DEFAULTS, CAPACITY_SEARCH_OPTIONS } from './capacity.js'
@@ -76,7 +77,7 @@ Exit codes: 0 done (also when no capacity was found: the record says why) · 1 a
 export function parseCapacityArguments (argv, ctx) {
   const { values, positionals } = parseCommandLine(argv, CAPACITY_OPTIONS)
   if (values.help) return { help: true }
-  if (positionals.length) throw new NsError('NS_ERR_BAD_FLAG', `unexpected argument "${positionals[0]}" (see executor capacity --help)`)
+  if (positionals.length) throw fail('UNEXPECTED_ARGUMENT', { arg: positionals[0], command: 'executor capacity' })
   // the probes' own defaults (a little longer than a run's, to judge their steadiness); the run's fill in as for a run
   for (const o of CAPACITY_OPTIONS) if (o.default !== RUN_OPTION[keyOf(o)]?.default) values[keyOf(o)] ??= o.default
   const { boundary, maxProbes, startRate, json, ...run } = values

@@ -7,7 +7,8 @@ import { setTimeout as sleep } from 'node:timers/promises'
 import { load } from 'js-yaml'
 import { ROOT, cacheDir, readCacheJson, writeCacheJson } from '../../lib/paths.js'
 import { rcCall } from './rc-client.js'
-import { NsError, internalError } from '../../lib/errors.js'
+import { internalError } from '../../lib/errors.js'
+import { fail } from '../../lib/messages.js'
 import { dockerError, deployedImage } from './engine.js'
 import { stackSpecs } from './stack-spec.js'
 import { removeStack, removeSecrets } from './stack-remove.js'
@@ -75,9 +76,9 @@ export async function deployControlPlane (docker, {
       const state = await controlPlaneState(docker, { service: spec.Name, port })
       if (state.failed.length) {
         const out = await taskLogs(docker, state.failed[0])
-        throw new NsError('NS_ERR_DEPLOY',
-          `the RC failed to start: ${describeTasks(state.failed, () => spec.Name, await nodeNames(docker))}${out ? `\n${out}` : ''}`,
-          { hint: missingImageHint(state.failed) })
+        throw fail('SERVICE_NOT_STARTED', {
+          service: 'RC', tasks: describeTasks(state.failed, () => spec.Name, await nodeNames(docker)), output: out, imageHint: missingImageHint(state.failed)
+        })
       }
       if (state.ready) {
         log(`swarm: ${state.rcs.length} RC${state.rcs.length === 1 ? '' : 's'} answer after ${Date.now() - started} ms`)
@@ -86,7 +87,7 @@ export async function deployControlPlane (docker, {
       last = state.last
       await sleep(200)
     }
-    throw new NsError('NS_ERR_DEPLOY', `the control plane did not get ready within ${timeoutMs} ms (${last})`)
+    throw fail('CONTROL_PLANE_NOT_READY', { timeoutMs, last })
   } catch (err) {
     await removeControlPlane(docker, { stack, log }).catch(() => {})
     throw err

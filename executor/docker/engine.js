@@ -2,9 +2,8 @@
 // into coded ones.
 import Docker from 'dockerode'
 import { NsError } from '../../lib/errors.js'
+import { fail } from '../../lib/messages.js'
 import { withTimeout } from '../../lib/with-timeout.js'
-
-export const DOCKER_UP_HINT = 'bash scripts/docker-up.sh'
 
 const UNREACHABLE = new Set(['ENOENT', 'ECONNREFUSED', 'EACCES', 'ECONNRESET', 'EHOSTUNREACH', 'ETIMEDOUT', 'EPIPE'])
 
@@ -28,23 +27,19 @@ export function dockerMessage (err) {
 
 /**
  * Turns a dockerode error into an NsError that keeps the original as `cause`:
- * an unreachable daemon is NS_ERR_MISSING_DOCKER (exit 3), anything else `code` (default NS_ERR_DEPLOY).
+ * an unreachable daemon is NS_ERR_MISSING_DOCKER (exit 3), anything else the message `refused` (DOCKER_REFUSED).
  * @param {unknown} err
  * @param {string} what what we were doing, e.g. 'creating service x'
- * @param {{ code?: import('../../lib/errors.js').NsError['code'] }} [opts]
+ * @param {{ refused?: 'DOCKER_REFUSED' | 'SWARM_UNREADABLE' }} [opts]
  * @returns {NsError}
  */
-export function dockerError (err, what, { code = 'NS_ERR_DEPLOY' } = {}) {
+export function dockerError (err, what, { refused = 'DOCKER_REFUSED' } = {}) {
   if (err instanceof NsError) return err
   const e = /** @type {any} */ (err)
   if (daemonUnreachable(e)) {
-    return new NsError('NS_ERR_MISSING_DOCKER', `${what}: no Docker daemon answers (${e.code}${e.address ? ` at ${e.address}` : ''})`,
-      { hint: DOCKER_UP_HINT, cause: err })
+    return fail('DOCKER_GONE', { what, errno: e.code, address: e.address }, { cause: err })
   }
-  return new NsError(/** @type {any} */ (code), `${what}: ${dockerMessage(e)}`, {
-    cause: err,
-    details: e?.statusCode ? { statusCode: e.statusCode } : undefined
-  })
+  return fail(refused, { what, said: dockerMessage(e) }, { cause: err, details: e?.statusCode ? { statusCode: e.statusCode } : undefined })
 }
 
 /**
@@ -59,7 +54,7 @@ export async function connectDocker ({ socketPath, timeoutMs = 5000 } = {}) {
     await withTimeout(docker.ping(), timeoutMs)
   } catch (err) {
     const e = /** @type {any} */ (err)
-    throw new NsError('NS_ERR_MISSING_DOCKER', `no Docker daemon answers at ${where}: ${e?.code ?? dockerMessage(e)}`, { hint: DOCKER_UP_HINT, cause: err })
+    throw fail('DOCKER_UNREACHABLE', { where, why: e?.code ?? dockerMessage(e) }, { cause: err })
   }
   return docker
 }
@@ -92,7 +87,7 @@ export async function waitForDaemon (docker, { timeoutMs = 600_000, intervalMs =
     if (!said) log(`the Docker daemon does not answer (${why}); waiting up to ${Math.round(timeoutMs / 60_000)} min for it to come back`)
     said = true
     if (Date.now() - started > timeoutMs) {
-      throw new NsError('NS_ERR_MISSING_DOCKER', `the Docker daemon has not answered for ${Math.round(timeoutMs / 1000)} s (${why})`, { hint: DOCKER_UP_HINT })
+      throw fail('DOCKER_SILENT', { seconds: Math.round(timeoutMs / 1000), why })
     }
     await new Promise(resolve => setTimeout(resolve, intervalMs))
   }
@@ -113,12 +108,12 @@ export async function ensureSwarm (docker, { log = () => {}, advertiseAddr = '12
   const state = info.Swarm?.LocalNodeState
   if (state === 'active') {
     if (!info.Swarm.ControlAvailable) {
-      throw new NsError('NS_ERR_DEPLOY', `this engine is a swarm worker, not a manager (node ${info.Swarm.NodeID}); point DOCKER_HOST at a manager`)
+      throw fail('ENGINE_NOT_MANAGER', { node: info.Swarm.NodeID })
     }
     return { nodeId: info.Swarm.NodeID, initialised: false }
   }
   if (state !== 'inactive') {
-    throw new NsError('NS_ERR_DEPLOY', `the engine's swarm state is "${state}"; fix it by hand (docker swarm leave --force, then ${DOCKER_UP_HINT})`)
+    throw fail('SWARM_STATE_BROKEN', { state })
   }
   log(`swarm: the engine is in no swarm; initialising a single-node swarm (advertise ${advertiseAddr})`)
   let nodeId

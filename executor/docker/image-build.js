@@ -7,7 +7,8 @@ import { spawnSync } from 'node:child_process'
 import { pipeline } from 'node:stream/promises'
 import tar from 'tar-stream'
 import { ROOT } from '../../lib/paths.js'
-import { NsError, badFlag, internalError } from '../../lib/errors.js'
+import { badFlag, internalError } from '../../lib/errors.js'
+import { fail } from '../../lib/messages.js'
 import { withTimeout } from '../../lib/with-timeout.js'
 import { dockerError, dockerMessage } from './engine.js'
 import { demuxLogs } from './stack-wait.js'
@@ -140,7 +141,7 @@ export async function buildContext (docker, { repo, dockerfile, entries, log = (
   try {
     id = await followBuild(stream, log)
   } catch (err) {
-    throw new NsError('NS_ERR_DEPLOY', `building ${tag} failed: ${dockerMessage(err)}${err.tail?.length ? `\n${err.tail.join('\n')}` : ''}`, { cause: err })
+    throw fail('IMAGE_BUILD_FAILED', { tag, said: dockerMessage(err), tail: err.tail }, { cause: err })
   }
   await filling
   return { tag, id: id ?? await imageId(docker, tag), reused: false }
@@ -205,9 +206,7 @@ export async function resolveBase (docker, { kind, base, log, pullTimeoutMs = 20
     return { base: 'registry', from: name }
   }
   if (base === 'registry') {
-    throw new NsError('NS_ERR_DEPLOY', `--base registry: cannot pull ${name}: ${pulled.why}`, {
-      hint: 'executor image build --base host (builds from this machine\'s own binaries, no registry needed)'
-    })
+    throw fail('BASE_NOT_PULLED', { name, why: pulled.why })
   }
   log(`image: base auto -> host (${name} is not here and cannot be pulled: ${pulled.why})`)
   return { base: 'host', from: null }
@@ -241,13 +240,12 @@ http: { addr: ":${REGISTRY_PORT}" }
  * The host's program on PATH (or sbin) for an image made of host files, or a missing-part error that says how to
  * install it.
  * @param {string} name
- * @param {'NS_ERR_MISSING_HAPROXY' | 'NS_ERR_MISSING_REGISTRY' | 'NS_ERR_MISSING_JAVA'} code
- * @param {string} pkg the Debian package
+ * @param {'HAPROXY_NOT_ON_HOST' | 'REGISTRY_NOT_ON_HOST' | 'JAVA_NOT_ON_HOST'} missing its message
  * @param {string} [image] the image that needs it, for the message
  */
-function hostProgram (name, code, pkg, image = 'the host image base') {
+function hostProgram (name, missing, image = 'the host image base') {
   const found = spawnSync('sh', ['-c', `PATH="$PATH:/usr/sbin:/sbin" command -v ${name}`], { encoding: 'utf8' }).stdout.trim()
-  if (!found) throw new NsError(code, `${image} needs ${name} on this machine`, { hint: `apt-get install -y ${pkg}` })
+  if (!found) throw fail(missing, { image, name })
   return found
 }
 
@@ -302,14 +300,14 @@ export async function buildImage (docker, { kind, base = 'auto', apps = [], log 
         log
       })
     } else if (kind === 'haproxy') {
-      const binary = hostProgram('haproxy', 'NS_ERR_MISSING_HAPROXY', 'haproxy')
+      const binary = hostProgram('haproxy', 'HAPROXY_NOT_ON_HOST')
       const extra = [
         { name: 'var/lib/haproxy', type: /** @type {'directory'} */ ('directory'), mode: 0o755 },
         { name: 'run', type: /** @type {'directory'} */ ('directory'), mode: 0o755 }
       ]
       built = await hostProgramImage(docker, { kind, binary, path: '/usr/sbin/haproxy', cmd: ['haproxy', '-v'], extra, log })
     } else {
-      const binary = hostProgram('docker-registry', 'NS_ERR_MISSING_REGISTRY', 'docker-registry')
+      const binary = hostProgram('docker-registry', 'REGISTRY_NOT_ON_HOST')
       const extra = [
         { name: 'etc/docker/registry/config.yml', content: Buffer.from(REGISTRY_CONFIG), mode: 0o644 },
         { name: 'var/lib/registry', type: /** @type {'directory'} */ ('directory'), mode: 0o755 }
@@ -326,7 +324,7 @@ export async function buildImage (docker, { kind, base = 'auto', apps = [], log 
     const jvm = kind === 'load' && jmeterHome
       ? jvmRootfs({
         javaHome: dirname(dirname(realpathSync(
-          hostProgram('java', 'NS_ERR_MISSING_JAVA', 'openjdk-17-jre-headless', 'the load image for --driver jmeter (it carries the JVM)')
+          hostProgram('java', 'JAVA_NOT_ON_HOST', 'the load image for --driver jmeter (it carries the JVM)')
         ))),
         jmeterHome
       })

@@ -7,7 +7,8 @@ import { homedir } from 'node:os'
 import { builtinModules } from 'node:module'
 import { spawnSync } from 'node:child_process'
 import dockerignoreModule from '@balena/dockerignore'
-import { NsError, badApp, badFlag } from '../../lib/errors.js'
+import { badApp, badFlag } from '../../lib/errors.js'
+import { fail } from '../../lib/messages.js'
 import { cacheDir, readCacheJson } from '../../lib/paths.js'
 import { checkServerFolder, serverFolder } from '../../benchmarks/whole-server.js'
 
@@ -93,8 +94,7 @@ export function dependencyClosure (root, names) {
   const lock = JSON.parse(readFileSync(join(root, 'package-lock.json'), 'utf8'))
   const pkgs = lock.packages
   if (!pkgs) {
-    throw new NsError('NS_ERR_BAD_FILE',
-      `${join(root, 'package-lock.json')}: lockfileVersion ${lock.lockfileVersion} has no "packages"; regenerate it with npm >= 7`)
+    throw fail('LOCKFILE_TOO_OLD', { file: join(root, 'package-lock.json'), version: lock.lockfileVersion })
   }
   const find = (from, name) => {
     let base = from
@@ -159,7 +159,7 @@ function codeTree (root, starts, { extraPackages = [], needs = 'the image' } = {
   const { dirs, missing } = dependencyClosure(root, packages)
   const hard = missing.filter(m => !m.includes('(needed by'))
   if (hard.length) {
-    throw new NsError('NS_ERR_DEPLOY', `${needs} needs ${hard.join(', ')}, not installed in ${join(root, 'node_modules')}`, { hint: 'npm ci' })
+    throw fail('PACKAGES_NOT_INSTALLED', { needs, missing: hard, dir: join(root, 'node_modules') })
   }
   for (const key of dirs) {
     for (const f of packageFiles(join(root, key))) entries.push({ name: relative(root, f), source: f })
@@ -178,7 +178,7 @@ function codeTree (root, starts, { extraPackages = [], needs = 'the image' } = {
 export function registerTree (root, { apps = [], dirs = ['register', 'benchmarks'], extraPackages = ['pm2'], required = 'register' } = {}) {
   const starts = dirs.map(d => join(root, d)).filter(d => existsSync(d)).flatMap(d => listFiles(d))
   if (!starts.some(f => f.startsWith(join(root, required) + sep))) {
-    throw new NsError('NS_ERR_DEPLOY', `the image needs ${join(root, required)}/, and it is missing`)
+    throw fail('IMAGE_FOLDER_MISSING', { dir: join(root, required) })
   }
   const appEntries = []
   const appPackages = new Set(extraPackages)
@@ -395,8 +395,7 @@ function dedupe (entries) {
 export function sharedLibraries (binary) {
   const r = spawnSync('ldd', [binary], { encoding: 'utf8', timeout: 10000 })
   if (r.error || r.status !== 0) {
-    throw new NsError('NS_ERR_DEPLOY', `ldd ${binary} failed (${r.error?.message ?? r.stderr.trim()}); ` +
-      'the host base needs a dynamically linked binary and ldd (or use --base registry)')
+    throw fail('LDD_FAILED', { binary, why: r.error?.message ?? r.stderr.trim() })
   }
   const libs = []
   for (const line of r.stdout.split('\n')) {

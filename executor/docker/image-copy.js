@@ -2,7 +2,7 @@
 // node's engine through the API (one save stream fanned out); with one, tagged and pushed so every node pulls the same
 // reference.
 import { PassThrough } from 'node:stream'
-import { NsError } from '../../lib/errors.js'
+import { fail } from '../../lib/messages.js'
 import { dockerError, dockerMessage } from './engine.js'
 
 /** Reads a JSON-lines progress stream (load, push) to its end; rejects on an `error` line. */
@@ -53,7 +53,7 @@ export async function copyImages (source, targets, tags, { log = () => {} } = {}
       try {
         if (!await hasImage(t.docker, tag)) lack.push(tag)
       } catch (err) {
-        throw new NsError('NS_ERR_DEPLOY', `node ${t.name}: cannot check for image ${tag}: ${dockerMessage(err)}`, { cause: err })
+        throw fail('IMAGE_NOT_CHECKED', { node: t.name, tag, said: dockerMessage(err) }, { cause: err })
       }
     }
     if (!lack.length) continue
@@ -79,7 +79,7 @@ export async function copyImages (source, targets, tags, { log = () => {} } = {}
         for (const tag of lack) if (!await hasImage(t.docker, tag)) throw new Error(`the engine took the archive but does not list ${tag}`)
       } catch (err) {
         copies[k].resume()
-        throw new NsError('NS_ERR_DEPLOY', `node ${t.name}: loading ${lack.join(', ')} failed: ${dockerMessage(err)}`, { cause: err })
+        throw fail('IMAGES_NOT_LOADED', { node: t.name, images: lack, said: dockerMessage(err) }, { cause: err })
       }
     }))
     const ms = Date.now() - started
@@ -115,11 +115,12 @@ export function pushedDigest (text) {
  * @param {import('dockerode')} docker
  * @param {string} registry HOST:PORT
  * @param {string[]} tags local tags (repo:tag)
- * @param {{ log?: (line: string) => void, auth?: { username: string, password: string }, hint?: string }} [opts]
- *   auth: the registry's credentials (never logged); hint: what to check when a push fails
+ * @param {{ log?: (line: string) => void, auth?: { username: string, password: string },
+ *   failed?: 'IMAGE_NOT_PUSHED' | 'IMAGE_NOT_PUSHED_TO_BUILTIN' }} [opts]
+ *   auth: the registry's credentials (never logged); failed: the message of a failed push (its hint: what to check)
  * @returns {Promise<Record<string, string>>} local tag → registry reference by digest
  */
-export async function pushImages (docker, registry, tags, { log = () => {}, auth, hint } = {}) {
+export async function pushImages (docker, registry, tags, { log = () => {}, auth, failed = 'IMAGE_NOT_PUSHED' } = {}) {
   /** @type {Record<string, string>} */
   const refs = {}
   for (const tag of tags) {
@@ -132,12 +133,9 @@ export async function pushImages (docker, registry, tags, { log = () => {}, auth
       // the API wants an X-Registry-Auth header even for a registry without auth
       digest = pushedDigest(await drain(await docker.getImage(ref).push({ authconfig: { ...auth, serveraddress: registry } })))
     } catch (err) {
-      throw new NsError('NS_ERR_DEPLOY', `--registry ${registry}: pushing ${ref} failed: ${dockerMessage(err)}`, {
-        cause: err,
-        hint: hint ?? `check that a registry answers at ${registry} and that every engine trusts it (dockerd --insecure-registry ${registry} for plain HTTP)`
-      })
+      throw fail(failed, { registry, ref, said: dockerMessage(err) }, { cause: err })
     }
-    if (!digest) throw new NsError('NS_ERR_DEPLOY', `--registry ${registry}: the push of ${ref} reported no digest, and images are deployed by digest only`)
+    if (!digest) throw fail('PUSH_WITHOUT_DIGEST', { registry, ref })
     log(`swarm: pushed ${ref} in ${Date.now() - started} ms (${digest.slice(0, 19)}…)`)
     refs[tag] = `${registry}/${repo}@${digest}`
   }

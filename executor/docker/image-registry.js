@@ -10,7 +10,8 @@ import { checkServerIdentity } from 'node:tls'
 import { setTimeout as sleep } from 'node:timers/promises'
 import { load } from 'js-yaml'
 import { ROOT } from '../../lib/paths.js'
-import { NsError, internalError } from '../../lib/errors.js'
+import { internalError } from '../../lib/errors.js'
+import { fail } from '../../lib/messages.js'
 import { dockerError, swarmInfo, deployedImage } from './engine.js'
 import { stackSpecs } from './stack-spec.js'
 import { removeStack, removeSecrets } from './stack-remove.js'
@@ -55,11 +56,7 @@ export function registryStatus (url, creds, tls) {
     })
     req.on('error', (err) => {
       if (!https || !certificateRefused(err)) return resolve(0)
-      reject(new NsError('NS_ERR_DEPLOY',
-        `the image registry at ${url} presented a certificate that is not --registry-tls's, or not issued for ${tls?.host}: ${err.message}`, {
-          hint: `the certificate must name the manager's address the nodes pull from (${tls?.host}) in its subjectAltName; ` +
-            `is another server listening on port ${REGISTRY_PORT}?`
-        }))
+      reject(fail('REGISTRY_CERTIFICATE_WRONG', { url, host: tls?.host, why: err.message, port: REGISTRY_PORT }))
     })
     req.on('timeout', () => req.destroy())
     req.end()
@@ -176,11 +173,8 @@ export async function ensureRegistry (docker, { image, tls = null, log = () => {
     if (failed.length || Date.now() - started > timeoutMs) {
       const logs = failed.length ? await taskLogs(docker, failed[0]) : ''
       await removeRegistry(docker, { log }).catch(() => {})
-      throw new NsError('NS_ERR_DEPLOY', 'the image registry did not start' +
-        `${failed.length ? `: ${describeTasks(failed, () => SERVICE, await nodeNames(docker))}` : ` within ${timeoutMs} ms`}${logs ? `\n${logs}` : ''}`, {
-        hint: `is port ${REGISTRY_PORT} free on the manager?${tls ? ' Are --registry-tls\'s certificate and key a pair?' : ''} ` +
-          'Or give --registry HOST:PORT (a registry of yours), or --registry none'
-      })
+      const tasks = failed.length ? describeTasks(failed, () => SERVICE, await nodeNames(docker)) : null
+      throw fail('REGISTRY_NOT_STARTED', { tasks, timeoutMs, logs, port: REGISTRY_PORT, tls })
     }
     await sleep(200)
   }
@@ -194,11 +188,7 @@ async function plainHttpCheck (docker, pullHost, log) {
   let info
   try { info = await docker.info() } catch (err) { throw dockerError(err, 'reading the engine\'s registry settings') }
   if (!trustsPlainHttp(info, pullHost)) {
-    throw new NsError('NS_ERR_DEPLOY', `the builtin image registry speaks plain HTTP at ${pullHost}, ` +
-      'and this manager\'s engine does not trust that address: it could neither push there nor run its own tasks (the RC) from it', {
-      hint: `add "${pullHost}" to "insecure-registries" in /etc/docker/daemon.json and reload the engine (kill -HUP $(pidof dockerd)), ` +
-        'as executor cluster up does for the local swarm; or give --registry-tls CERT,KEY'
-    })
+    throw fail('REGISTRY_NOT_TRUSTED', { registry: pullHost })
   }
   log(`swarm: warning: the image registry at ${pullHost} speaks plain HTTP: ` +
     'anyone on the network path can read the images and capture the credentials (Basic auth) that pushes and pulls send; ' +
@@ -241,8 +231,7 @@ export async function pushToRegistry (docker, registry, tags, { log = () => {} }
   return pushImages(docker, registry.pullHost, tags, {
     log,
     auth: { username: creds.user, password: creds.password },
-    hint: `the manager's engine pushes to ${registry.pullHost}: it must trust it ` +
-      `(insecure-registries for plain HTTP; the certificate's CA in /etc/docker/certs.d/${registry.pullHost}/ca.crt with --registry-tls)`
+    failed: 'IMAGE_NOT_PUSHED_TO_BUILTIN'
   })
 }
 

@@ -1,7 +1,7 @@
 // Finds out whether Swarm's ingress routing mesh answers on this swarm (it needs IPVS in the kernel), by publishing a
 // probe service in ingress mode and calling it.
 import { setTimeout as sleep } from 'node:timers/promises'
-import { NsError } from '../../lib/errors.js'
+import { fail } from '../../lib/messages.js'
 import { dockerError } from './engine.js'
 import { probe } from '../../lib/net.js'
 import { removeStack } from './stack-remove.js'
@@ -15,7 +15,7 @@ async function registerImage (docker) {
   const images = await docker.listImages({ filters: { label: ['io.nodescale.kind=register'] } })
   images.sort((a, b) => b.Created - a.Created)
   const tag = images.flatMap(i => i.RepoTags ?? []).find(t => t.startsWith('nodescale/register:'))
-  if (!tag) throw new NsError('NS_ERR_DEPLOY', 'the ingress probe needs a register image; build one first', { hint: 'executor image build' })
+  if (!tag) throw fail('INGRESS_PROBE_WITHOUT_IMAGE')
   return tag
 }
 
@@ -67,7 +67,7 @@ export async function ingressWorks (docker, { image, log = () => {}, timeoutMs =
     while (Date.now() < deadline) {
       const tasks = await docker.listTasks({ filters: { service: [`${stack}_app`] } })
       const state = tasks[0]?.Status?.State
-      if (['failed', 'rejected'].includes(state)) throw new NsError('NS_ERR_DEPLOY', `the ingress probe task failed: ${tasks[0].Status.Err}`)
+      if (['failed', 'rejected'].includes(state)) throw fail('INGRESS_PROBE_FAILED', { why: tasks[0].Status.Err })
       if (state === 'running') {
         runningSince ??= Date.now()
         port ??= (await docker.getService(svc.id).inspect()).Endpoint?.Ports?.[0]?.PublishedPort

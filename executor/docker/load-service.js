@@ -1,7 +1,7 @@
 // The load service of a --load-nodes run: K generator agents (executor/load-agent/), one per chosen load node, on the
 // node's own network, as a stack of their own that lives as long as the run (the server's may serve many runs).
 import { setTimeout as sleep } from 'node:timers/promises'
-import { NsError } from '../../lib/errors.js'
+import { fail } from '../../lib/messages.js'
 import { AGENT_TOKEN_FILE, LOAD_AGENT_PORT } from '../../lib/wire.js'
 import { probe } from '../../lib/net.js'
 import { dockerError } from './engine.js'
@@ -128,9 +128,9 @@ export async function deployLoadService (docker, {
       const failed = tasks.filter(t => ['failed', 'rejected', 'shutdown'].includes(t.Status?.State))
       if (failed.length) {
         const out = await taskLogs(docker, failed[0])
-        throw new NsError('NS_ERR_DEPLOY',
-          `the load agents failed to start: ${describeTasks(failed, () => name, await nodeNames(docker))}${out ? `\n${out}` : ''}`,
-          { hint: missingImageHint(failed) })
+        throw fail('SERVICE_NOT_STARTED', {
+          service: 'load agents', tasks: describeTasks(failed, () => name, await nodeNames(docker)), output: out, imageHint: missingImageHint(failed)
+        })
       }
       const running = tasks.filter(t => t.Status?.State === 'running')
       if (running.length === count) {
@@ -146,9 +146,7 @@ export async function deployLoadService (docker, {
       }
       await sleep(250)
     }
-    throw new NsError('NS_ERR_DEPLOY', `the load agents did not get ready within ${timeoutMs} ms (${last})`, {
-      hint: 'check the load nodes: docker node ls; a load node must run the nodescale/load image and reach the server'
-    })
+    throw fail('LOAD_AGENTS_NOT_READY', { timeoutMs, last })
   } catch (err) {
     await remove().catch(() => {})
     throw err

@@ -2,7 +2,8 @@
 // manager kept for the RC and the load balancer when workers exist (as in the Ibenchjs MIMN runs), and never a node
 // labelled io.nodescale.role=load. The load generators (--load-nodes L, --load-placement labelled|free): L nodes that
 // run no server task, the labelled load nodes first. Pure: nodes in, constraints out.
-import { NsError, badFlag } from '../../lib/errors.js'
+import { badFlag } from '../../lib/errors.js'
+import { fail } from '../../lib/messages.js'
 import { strategyOf } from '../../lib/strategies.js'
 
 export const NODE_LABEL = 'io.nodescale.node'
@@ -73,10 +74,7 @@ export function planPlacement (nodes, config) {
   if (!workers.length) {
     const chosen = nodes.filter(n => usable(n) && !isLoadNode(n))
     if (!chosen.length && loads.length) {
-      throw new NsError('NS_ERR_DEPLOY',
-        `every usable node of the swarm is labelled ${ROLE_LABEL}=${LOAD_ROLE} (${names(loads)}): none is left for the server`, {
-          hint: `docker node update --label-rm ${ROLE_LABEL} <node> on one of them, or join a worker for the server`
-        })
+      throw fail('NO_NODE_FOR_SERVER', { label: ROLE_LABEL, role: LOAD_ROLE, loads: names(loads) })
     }
     const rule = loads.length ? `no worker but the load nodes: the manager runs the server${kept}` : 'single node: the manager runs the server'
     return { constraints: [...notLoad, ...user], maxReplicasPerNode: 0, chosen: chosen.map(nodeRef), skipped, rule }

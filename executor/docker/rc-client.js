@@ -1,7 +1,7 @@
 // The executor's side of the RC service: calls each node's RC, each request signed for that RC with the deployment
 // token (lib/request-auth.js), and turns their timelines into one.
 import { request } from 'node:http'
-import { NsError } from '../../lib/errors.js'
+import { fail } from '../../lib/messages.js'
 import { AUTH_HEADER, callReceiver } from '../../lib/request-auth.js'
 import { addThrottle } from '../../rc/throttle.js'
 
@@ -63,11 +63,11 @@ async function rcJson (rc, method, path, body) {
   try {
     res = await rcCall(rc, method, path, body)
   } catch (err) {
-    throw new NsError('NS_ERR_RUN', `the RC at ${rc.url} did not answer ${method} ${path}: ${err.message}`, { cause: err })
+    throw fail('RC_UNREACHABLE', { url: rc.url, method, path, why: err.message }, { cause: err })
   }
   if (res.status < 200 || res.status > 299) {
     const said = typeof res.body === 'object' ? res.body?.error ?? JSON.stringify(res.body) : String(res.body).slice(0, 200)
-    throw new NsError('NS_ERR_RUN', `the RC at ${rc.url} answered ${method} ${path} with ${res.status}: ${said}`)
+    throw fail('RC_REFUSED', { url: rc.url, method, path, status: res.status, said })
   }
   return res.body
 }
@@ -166,7 +166,7 @@ export function createRcSampler ({ rcs, token, containers, log = () => {}, check
     if (!c.containerId) continue
     const rc = rcs.find(r => r.node === c.node)
     if (!rc) {
-      throw new NsError('NS_ERR_RUN', `no RC runs on node ${c.node}, where container ${c.containerId.slice(0, 12)} is; is the control plane up? (executor up)`)
+      throw fail('RC_NOT_ON_NODE', { node: c.node, container: c.containerId.slice(0, 12) })
     }
     if (!byNode.has(c.node)) byNode.set(c.node, { rc: { url: rc.url, token }, ids: [], roles: {}, server: false })
     const entry = byNode.get(c.node)

@@ -1,6 +1,6 @@
 // Deploys a rendered stack through the Docker API (networks, configs, services, as `docker stack deploy` makes them)
 // and waits until every instance answers; removes it again on any failure.
-import { NsError } from '../../lib/errors.js'
+import { fail } from '../../lib/messages.js'
 import { dockerError } from './engine.js'
 import { stackSpecs } from './stack-spec.js'
 import { waitReady } from './stack-wait.js'
@@ -40,12 +40,10 @@ function checkCapacity (nodes, services) {
   for (const { spec } of services) {
     const r = spec.TaskTemplate.Resources?.Reservations
     if (r?.NanoCPUs > maxCpu) {
-      throw new NsError('NS_ERR_DEPLOY', `service ${spec.Name} reserves ${r.NanoCPUs / 1e9} CPUs per task, and the largest ready node has ${maxCpu / 1e9}: ` +
-        'no node can run it (lower --cpus-per-instance, or --instances for up/cm/pm2)')
+      throw fail('TASK_CPUS_TOO_MANY', { service: spec.Name, cpus: r.NanoCPUs / 1e9, maxCpus: maxCpu / 1e9 })
     }
     if (r?.MemoryBytes > maxMem) {
-      throw new NsError('NS_ERR_DEPLOY',
-        `service ${spec.Name} reserves ${r.MemoryBytes} bytes of memory per task, and the largest ready node has ${maxMem}: no node can run it`)
+      throw fail('TASK_MEMORY_TOO_LARGE', { service: spec.Name, bytes: r.MemoryBytes, maxBytes: maxMem })
     }
   }
 }
@@ -172,7 +170,7 @@ export async function deployStack (docker, doc, { log = () => {}, signal, readyT
     }
   } catch (err) {
     await removeStack(docker, stack, { log, timeoutMs: removeTimeoutMs }).catch(e => log(`swarm: cleanup of ${stack} after a failed deploy: ${e.message}`))
-    if (signal?.aborted) throw new NsError('NS_ERR_INTERRUPTED', `deploying stack ${stack} was interrupted; the stack was removed`, { cause: err })
+    if (signal?.aborted) throw fail('DEPLOY_INTERRUPTED', { stack }, { cause: err })
     throw err
   }
 }

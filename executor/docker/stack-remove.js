@@ -2,7 +2,7 @@
 // finds leftovers of earlier runs by label.
 import { hostname } from 'node:os'
 import { setTimeout as sleep } from 'node:timers/promises'
-import { NsError } from '../../lib/errors.js'
+import { fail } from '../../lib/messages.js'
 import { dockerError, dockerMessage } from './engine.js'
 import { NAMESPACE_LABEL, RUN_LABEL, OWNER_LABEL } from './stack-render.js'
 import { nodeRef } from './placement.js'
@@ -107,7 +107,7 @@ async function removeStackOnce (docker, stack, { log = () => {}, timeoutMs = 60_
         ...left.networks.map(n => `network ${n.Name}`),
         ...left.configs.map(c => `config ${c.Spec?.Name}`)
       ]
-      throw new NsError('NS_ERR_DEPLOY', `stack ${stack} not gone after ${timeoutMs} ms: ${what.join(', ')} remain; remove them with: docker stack rm ${stack}`)
+      throw fail('STACK_NOT_GONE', { stack, timeoutMs, left: what })
     }
     await sleep(100)
   }
@@ -195,7 +195,7 @@ export async function removeLeftovers (docker, { label = RUN_LABEL, all = false,
       errors.push(`${stack}: ${dockerMessage(err)}`)
     }
   }))
-  if (errors.length) throw new NsError('NS_ERR_DEPLOY', `cannot remove leftovers of earlier runs: ${errors.join('; ')}`)
+  if (errors.length) throw fail('LEFTOVERS_NOT_REMOVED', { errors })
   return removed.sort()
 }
 

@@ -1,6 +1,6 @@
 // Converts a Compose stack object into Docker Engine API specs, in the shape `docker stack deploy` creates (names
 // `<stack>_<name>`, namespace labels, aliases).
-import { NsError } from '../../lib/errors.js'
+import { fail } from '../../lib/messages.js'
 import { NAMESPACE_LABEL } from './stack-render.js'
 
 const UNITS = { '': 1, b: 1, k: 1024, m: 1024 ** 2, g: 1024 ** 3, t: 1024 ** 4 }
@@ -12,7 +12,7 @@ const UNITS = { '': 1, b: 1, k: 1024, m: 1024 ** 2, g: 1024 ** 3, t: 1024 ** 4 }
 export function parseBytes (value) {
   if (typeof value === 'number') return Math.floor(value)
   const m = /^\s*(\d+(?:\.\d+)?)\s*([kmgt]?)(?:i?b)?\s*$/i.exec(String(value))
-  if (!m) throw new NsError('NS_ERR_BAD_FLAG', `memory: "${value}" is not a size like 512M or 1G`)
+  if (!m) throw fail('MEMORY_NOT_A_SIZE', { value })
   return Math.floor(Number(m[1]) * UNITS[m[2].toLowerCase()])
 }
 
@@ -28,7 +28,7 @@ export function parseDuration (value) {
   let rest = String(value).trim()
   while (rest) {
     const m = /^(\d+(?:\.\d+)?)(ns|us|ms|s|m|h)/.exec(rest)
-    if (!m) throw new NsError('NS_ERR_BAD_FILE', `stack: "${value}" is not a duration like 5s or 1m30s`)
+    if (!m) throw fail('DURATION_NOT_VALID', { value })
     total += Number(m[1]) * unit[m[2]]
     rest = rest.slice(m[0].length)
   }
@@ -68,7 +68,7 @@ function resources (res = {}) {
  */
 export function stackSpecs (doc, { configIds = {}, secretIds = {}, stack: name } = {}) {
   const stack = name ?? doc['x-nodescale']?.stack
-  if (!stack) throw new NsError('NS_ERR_BAD_FILE', 'stack: not a rendered nodescale stack (x-nodescale.stack is missing)')
+  if (!stack) throw fail('STACK_NOT_RENDERED')
   const files = doc['x-nodescale']?.files ?? {}
   /** @type {StackContext} */
   const ctx = { stack, configIds, secretIds, ns: (labels = {}) => ({ ...labels, [NAMESPACE_LABEL]: stack }) }
@@ -83,7 +83,7 @@ export function stackSpecs (doc, { configIds = {}, secretIds = {}, stack: name }
   const configs = Object.entries(doc.configs ?? {}).map(([name, c]) => {
     const file = String(c.file ?? '').replace(/^\.\//, '')
     const text = c.content ?? files[file]
-    if (text === undefined) throw new NsError('NS_ERR_BAD_FILE', `stack ${stack}: config ${name} names ${c.file}, which the rendered stack does not carry`)
+    if (text === undefined) throw fail('STACK_CONFIG_MISSING', { stack, name, file: c.file })
     return { key: name, Name: `${stack}_${name}`, Labels: ctx.ns(c.labels), Data: Buffer.from(text).toString('base64') }
   })
   const services = Object.entries(doc.services).map(([name, s]) => ({ key: name, spec: serviceSpec(ctx, name, s) }))
@@ -161,8 +161,7 @@ function containerSpec (ctx, name, s) {
 /** A long-form bind or volume mount; a named volume is the stack's, as docker stack deploy names it. */
 function mountOf (ctx, name, v) {
   if (typeof v !== 'object' || !['bind', 'volume'].includes(v.type)) {
-    throw new NsError('NS_ERR_BAD_FILE',
-      `stack ${ctx.stack}: service ${name}: only long-form bind and volume mounts are supported (got ${JSON.stringify(v)})`)
+    throw fail('STACK_MOUNT_SHORT', { stack: ctx.stack, service: name, got: JSON.stringify(v) })
   }
   return {
     Type: v.type,
@@ -181,7 +180,7 @@ function mountOf (ctx, name, v) {
 function fileRef (ctx, name, kind, x) {
   const ref = typeof x === 'string' ? { source: x } : x
   const id = (kind === 'secret' ? ctx.secretIds : ctx.configIds)[ref.source]
-  if (!id) throw new NsError('NS_ERR_BAD_FILE', `stack ${ctx.stack}: service ${name} uses ${kind} ${ref.source}, which was not created`)
+  if (!id) throw fail('STACK_SOURCE_NOT_CREATED', { stack: ctx.stack, service: name, kind, source: ref.source })
   const owner = { UID: String(ref.uid ?? '0'), GID: String(ref.gid ?? '0'), Mode: ref.mode ?? 0o444 }
   return kind === 'secret'
     ? { File: { Name: ref.target ?? ref.source, ...owner }, SecretID: id, SecretName: ref.secretName ?? ref.source }

@@ -2,7 +2,7 @@
 // server's health path with a 2xx, or for a user's image run as it is just that path); fails fast with the tasks' own
 // errors.
 import { setTimeout as sleep } from 'node:timers/promises'
-import { NsError } from '../../lib/errors.js'
+import { fail } from '../../lib/messages.js'
 import { dockerError } from './engine.js'
 import { is2xx, probe } from '../../lib/net.js'
 import { INSTANCE_HEADER } from '../../lib/wire.js'
@@ -132,12 +132,8 @@ export async function waitReady (docker, {
     }
     await sleep(running ? 100 : 200)
   }
-  const states = describeTasks(tasks, nameOf, await nodeNames(docker)) || 'no tasks'
-  const answers = healthOnly
-    ? `${target ?? 'the published port'}${health} answered no 2xx`
-    : `${seen.size} of ${expect} instances answered ${target ?? 'the published port'}${health}`
-  throw new NsError('NS_ERR_DEPLOY', `the stack did not get ready within ${timeoutMs} ms: ${running ? 'all tasks run' : 'not all tasks run'} ` +
-    `(${states}); ${answers} (last: ${lastProbe})`)
+  const states = describeTasks(tasks, nameOf, await nodeNames(docker))
+  throw fail('STACK_NOT_READY', { timeoutMs, running, states, healthOnly, target, health, seen: seen.size, expect, last: lastProbe })
 }
 
 /** The stack's services' tasks (those of other services of the same name left out). */
@@ -156,9 +152,7 @@ async function failOnFailed (docker, tasks, nameOf) {
   const failed = tasks.filter(t => FAILED.has(t.Status?.State))
   if (!failed.length) return
   const logs = (await Promise.all(failed.slice(0, 3).map(t => taskLogs(docker, t)))).filter(Boolean)
-  throw new NsError('NS_ERR_DEPLOY', `a task failed while the stack started: ${describeTasks(failed, nameOf, await nodeNames(docker))}` +
-    `${logs.length ? `\n--- container output ---\n${logs.join('\n---\n')}` : ''}`, {
-    hint: missingImageHint(failed),
+  throw fail('TASK_FAILED_AT_START', { tasks: describeTasks(failed, nameOf, await nodeNames(docker)), logs, imageHint: missingImageHint(failed) }, {
     details: { tasks: failed.map(t => ({ id: t.ID, state: t.Status?.State, err: t.Status?.Err })) }
   })
 }
@@ -173,8 +167,7 @@ function failOnUnplaceable (tasks, pendingSince, pendingGraceMs, nameOf) {
     if (t.Status?.State === 'pending' && t.Status?.Err) {
       if (!pendingSince.has(t.ID)) pendingSince.set(t.ID, now)
       if (now - pendingSince.get(t.ID) >= pendingGraceMs) {
-        throw new NsError('NS_ERR_DEPLOY', `the scheduler cannot place ${nameOf(t.ServiceID)}: ${t.Status.Err} ` +
-          `(pending for ${now - pendingSince.get(t.ID)} ms; lower --cpus-per-instance or --instances, or add nodes)`)
+        throw fail('TASK_NOT_PLACED', { service: nameOf(t.ServiceID), why: t.Status.Err, pendingMs: now - pendingSince.get(t.ID) })
       }
     } else {
       pendingSince.delete(t.ID)
@@ -197,8 +190,7 @@ async function probeHealth (healthUrl, { expect, ok, any2xx, healthOnly, seen, h
       return { answered: false, lastProbe: err.code ?? err.message }
     }
     if (any2xx && settled(res.status)) {
-      throw new NsError('NS_ERR_DEPLOY',
-        `the server answers its health path ${health} with HTTP ${res.status}: give the path it answers with a 2xx (--health PATH)`)
+      throw fail('HEALTH_NOT_2XX', { health, status: res.status })
     }
     if (ok(res.status) && healthOnly) return { answered: true, lastProbe }
     if (ok(res.status) && res.instance) seen.add(res.instance)

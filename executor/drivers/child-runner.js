@@ -2,7 +2,7 @@
 import { spawn } from 'node:child_process'
 import { fileURLToPath } from 'node:url'
 import { recoverSamples } from '../jtl-writer.js'
-import { NsError } from '../../lib/errors.js'
+import { fail } from '../../lib/messages.js'
 
 const CHILD = fileURLToPath(new URL('./load-child.js', import.meta.url))
 /** How long a child may take to finish its JTL after an abort before it is killed. */
@@ -68,7 +68,7 @@ export function runInChild (o, jtlPath, { cpus, log = () => {}, onSpawn } = {}) 
       }
       const why = outcome?.error?.message ??
         `the load generator exited (code ${code}, signal ${sig})${stderr.trim() ? `: ${stderr.trim().split('\n').slice(-5).join(' | ')}` : ''}`
-      reject(new NsError('NS_ERR_RUN', `autocannon driver: ${why}`, { details: { stderr } }))
+      reject(fail('AUTOCANNON_FAILED', { why }, { details: { stderr } }))
     })
   })
 }

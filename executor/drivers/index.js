@@ -2,7 +2,8 @@
 // write the JTL.
 import { mkdirSync } from 'node:fs'
 import { dirname } from 'node:path'
-import { NsError, badFlag } from '../../lib/errors.js'
+import { badFlag } from '../../lib/errors.js'
+import { fail } from '../../lib/messages.js'
 import { RUN_OPTION } from '../../lib/run-options.js'
 import { badOption, checkOption } from '../../lib/options.js'
 import { runLocalLoad } from './local-load.js'
@@ -41,7 +42,7 @@ export function normalizeLoadOptions (opts) {
     throw badFlag('maxSockets', `${opts.maxSockets} is not a positive integer`)
   }
   if (opts.body !== undefined && !Buffer.isBuffer(opts.body)) throw badFlag('body', 'must be a Buffer')
-  if (!opts.jtlPath) throw new NsError('NS_ERR_BAD_FLAG', 'jtlPath: the JTL file to write is missing')
+  if (!opts.jtlPath) throw fail('JTL_PATH_MISSING')
   const connection = checkOption(RUN_OPTION.connection, opts.connection ?? RUN_OPTION.connection.default)
   const samples = checkOption(RUN_OPTION.samples, opts.samples ?? RUN_OPTION.samples.default)
   const until = opts.until

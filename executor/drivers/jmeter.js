@@ -7,7 +7,7 @@ import { dirname, join } from 'node:path'
 import { parse } from 'csv-parse'
 import { ensureJmeter, JMETER_VERSION } from '../jmeter-install.js'
 import { createJtlWriter, samplesPathOf, JTL_FIELDS } from '../jtl-writer.js'
-import { NsError } from '../../lib/errors.js'
+import { fail } from '../../lib/messages.js'
 import { buildJmx } from './jmeter-plan.js'
 
 /**
@@ -109,7 +109,7 @@ async function copySteadyRows (rawPath, jtlPath, steadyStart, steadyEnd, { sampl
           index = JTL_FIELDS.map(f => rec.indexOf(f))
           width = rec.length
           const missing = JTL_FIELDS.filter((f, i) => index[i] < 0)
-          if (missing.length) throw new NsError('NS_ERR_RUN', `jmeter driver: JMeter's JTL lacks the columns ${missing.join(', ')} (header: ${rec.join(',')})`)
+          if (missing.length) throw fail('JTL_COLUMNS_LACKING', { missing, header: rec })
           continue
         }
         if (rec.length !== width) continue
@@ -263,11 +263,10 @@ export async function runJmeter (o, jtlPath, { cpus, log = () => {}, onSpawn } =
   const { exit, aborted, abortedAt, ended, stderr, t0: started } = await superviseJmeter(cmd, o, { dir, rawPath: files.raw, log, onSpawn })
   const why = () => `${errorLines(files.log, stderr).join(' | ') || 'no error in its log'} (log: ${files.log})`
   if (exit.err) {
-    throw new NsError('NS_ERR_MISSING_JAVA', `jmeter driver: cannot start ${cmd[0]}: ${exit.err.message}`,
-      { hint: 'apt-get install -y openjdk-17-jre-headless' })
+    throw fail('JAVA_NOT_STARTED', { command: cmd[0], why: exit.err.message })
   }
   if (!aborted && !ended && exit.code !== 0) {
-    throw new NsError('NS_ERR_RUN', `jmeter driver: JMeter exited with code ${exit.code}${exit.signal ? ` (${exit.signal})` : ''}: ${why()}`)
+    throw fail('JMETER_EXITED', { code: exit.code, signal: exit.signal, why: why() })
   }
   // JMeter never started its test (killed during start-up, or a bad plan): the window is empty
   const t0 = started || Math.min(abortedAt, Date.now())
@@ -276,11 +275,11 @@ export async function runJmeter (o, jtlPath, { cpus, log = () => {}, onSpawn } =
   const { path: written, ...copied } = await copySteadyRows(files.raw, jtlPath, steadyStart, steadyEnd, o)
   if (!aborted && copied.requests + copied.warmupRequests === 0) {
     if (o.startAt !== undefined && t0 >= steadyEnd) {
-      throw new NsError('NS_ERR_RUN', `jmeter driver: JMeter's threads started ${Math.round((t0 - o.startAt) / 100) / 10} s after ` +
-        `the shared start, when the ${o.warmup} s warm-up and ${o.duration} s window had ended: its JVM started that slowly here; ` +
-        `a longer --warmup gives it the time (what it sends before the window is warm-up) (log: ${files.log})`)
+      throw fail('JMETER_STARTED_LATE', {
+        late: Math.round((t0 - o.startAt) / 100) / 10, warmup: o.warmup, duration: o.duration, log: files.log
+      })
     }
-    throw new NsError('NS_ERR_RUN', `jmeter driver: JMeter ran ${scheduled} s but recorded no sample: ${why()}`)
+    throw fail('JMETER_RECORDED_NOTHING', { seconds: scheduled, why: why() })
   }
   const problems = errorLines(files.log, '')
   if (problems.length) log(`jmeter driver: JMeter logged errors: ${problems.join(' | ')}`)

@@ -9,6 +9,7 @@ import { Readable, Transform } from 'node:stream'
 import { pipeline } from 'node:stream/promises'
 import { setTimeout as sleep } from 'node:timers/promises'
 import { NsError } from '../../lib/errors.js'
+import { fail } from '../../lib/messages.js'
 import { AUTH_HEADER, ANSWER_HEADER, answerSigned, callReceiver } from '../../lib/request-auth.js'
 import { clock } from '../drivers/load-common.js'
 import { GeneratorLost } from './run-generators.js'
@@ -66,8 +67,7 @@ export async function fetchSamples (call, { token, dest, who, maxBytes, timeoutM
   let header = ''
   const res = await call('GET', '/samples', { timeoutMs, onSigned: (h) => { header = h } })
   if (!res.ok || !res.body) throw new Error(`${res.status} ${await res.text()}`)
-  const tooMany = () => new NsError('NS_ERR_RUN', `${who}: its samples are over ${maxBytes} bytes (the limit for what it reported): stopped reading them`,
-    { details: { agent: who } })
+  const tooMany = () => fail('AGENT_SAMPLES_TOO_LARGE', { agent: who, maxBytes }, { details: { agent: who } })
   if (Number(res.headers.get('content-length')) > maxBytes) {
     await res.body.cancel().catch(() => {})
     throw tooMany()
@@ -90,8 +90,7 @@ export async function fetchSamples (call, { token, dest, who, maxBytes, timeoutM
   }
   if (!answerSigned(token, header, res.headers.get(ANSWER_HEADER), { bytes, sha256: hash.digest('hex') })) {
     await rm(dest, { force: true })
-    throw new NsError('NS_ERR_RUN', `${who}: its samples were not signed by it for this request (changed on the way, or sent by another): not used`,
-      { details: { agent: who } })
+    throw fail('AGENT_SAMPLES_UNSIGNED', { agent: who }, { details: { agent: who } })
   }
   return { bytes }
 }
@@ -142,7 +141,7 @@ export function agentPlace ({ name, group, url, token, node, task, partsDir, clo
       // after the shared start (> 0), the agent heard of it too late to begin with the others
       const startAnsweredMs = Math.round(clock() - startAt)
       if (!started.ok) {
-        throw new NsError('NS_ERR_RUN', `generator ${name} on ${node.hostname}: the agent refused the load (${started.status} ${await started.text()})`)
+        throw fail('AGENT_REFUSED_LOAD', { name, host: node.hostname, status: started.status, said: await started.text() })
       }
       let lastSeenAt = clock()
       let last = null
@@ -162,14 +161,14 @@ export function agentPlace ({ name, group, url, token, node, task, partsDir, clo
             lastSeenAt = now
             last = status
             if (status.progress) onProgress(status.progress)
-            if (status.state === 'failed') throw new NsError('NS_ERR_RUN', `generator ${name} on ${node.hostname}: ${status.error?.message ?? 'failed'}`)
+            if (status.state === 'failed') throw fail('GENERATOR_FAILED', { name, host: node.hostname, why: status.error?.message })
             if (status.state === 'done') break
           } else if (now - lastSeenAt > AGENT_LOST_MS) {
             throw new GeneratorLost(`its agent at ${url} did not answer for ${((now - lastSeenAt) / 1000).toFixed(1)} s`,
               { lastSeenAt, lostAt: now, progress: last?.progress ?? null })
           }
           if (abortedAt !== null && now - /** @type {number} */ (abortedAt) > ABORT_GRACE_MS) {
-            throw new NsError('NS_ERR_RUN', `generator ${name} on ${node.hostname}: its load did not stop within ${ABORT_GRACE_MS / 1000} s of the abort`)
+            throw fail('GENERATOR_DID_NOT_STOP', { name, host: node.hostname, graceS: ABORT_GRACE_MS / 1000 })
           }
         }
       } finally {

@@ -7,7 +7,7 @@ import { createGunzip } from 'node:zlib'
 import { createJtlWriter, samplesPathOf } from '../jtl-writer.js'
 import { isGzipHead, MAX_LABELS, MAX_ROW_BYTES } from '../../analyzer/samples/jtl-reader.js'
 import { readMicrosFile } from '../../analyzer/samples/micro-latency.js'
-import { NsError } from '../../lib/errors.js'
+import { fail } from '../../lib/messages.js'
 
 /** How much of a part is read at a time. */
 const READ_CHUNK = 1 << 20
@@ -53,7 +53,7 @@ async function rowSource (path, offsetMs) {
   let lineNo = 1
   let header = true
   let done = false
-  const tooLong = () => new NsError('NS_ERR_BAD_FILE', `${path}:${rowLine}: a row longer than ${MAX_ROW >> 20} MiB (a quoted field never closed?)`)
+  const tooLong = () => fail('ROW_TOO_LONG', { file: path, line: rowLine, maxMiB: MAX_ROW >> 20 })
 
   function parse (line) {
     if (header) { header = false; return }

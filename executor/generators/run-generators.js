@@ -3,7 +3,7 @@
 import { mkdirSync } from 'node:fs'
 import { rm, rmdir } from 'node:fs/promises'
 import { dirname } from 'node:path'
-import { NsError } from '../../lib/errors.js'
+import { fail } from '../../lib/messages.js'
 import { clock } from '../drivers/load-common.js'
 import { GENERATOR_CHECKS, judgeRun } from '../validity.js'
 import { splitLoad } from './split.js'
@@ -147,7 +147,7 @@ export async function runGenerators (places, load, { jtlPath, samples = 'jtl', h
   if (failed) throw /** @type {PromiseRejectedResult} */ (failed).reason
   const survivors = settled.flatMap((s, i) => (s.status === 'fulfilled' ? [{ i, ...s.value }] : []))
   if (!survivors.length) {
-    throw new NsError('NS_ERR_RUN', `every generator was lost: ${settled.map(s => /** @type {PromiseRejectedResult} */ (s).reason.message).join('; ')}`)
+    throw fail('GENERATORS_ALL_LOST', { why: settled.map(s => /** @type {PromiseRejectedResult} */ (s).reason.message) })
   }
 
   const steadyStart = startAt + load.warmup * 1000

@@ -3,7 +3,7 @@
 import { execFile } from 'node:child_process'
 import { accessSync, constants, readFileSync } from 'node:fs'
 import { delimiter, join } from 'node:path'
-import { NsError } from '../../lib/errors.js'
+import { fail } from '../../lib/messages.js'
 
 /** The host tools `executor cluster` shells out to; everything else goes through the Docker API. */
 export const HOST_TOOLS = Object.freeze(['ip', 'nsenter', 'unshare', 'dockerd', 'hostname', 'sh', 'umount'])
@@ -27,9 +27,7 @@ export function which (name, path = process.env.PATH ?? '') {
  */
 export function checkHost ({ uid = process.getuid?.() ?? -1, find = which } = {}) {
   if (uid !== 0) {
-    throw new NsError('NS_ERR_MISSING_HOST', 'executor cluster needs root: it creates network namespaces, veths and Docker engines', {
-      hint: 'run it as root (sudo npx executor cluster up ...), or use a real multi-node Swarm (docs/how-to/swarm.md)'
-    })
+    throw fail('CLUSTER_NOT_ROOT')
   }
   /** @type {Record<string, string>} */
   const found = {}
@@ -41,9 +39,7 @@ export function checkHost ({ uid = process.getuid?.() ?? -1, find = which } = {}
   }
   if (missing.length) {
     const pkg = { ip: 'iproute2', nsenter: 'util-linux', unshare: 'util-linux', dockerd: 'docker.io', hostname: 'hostname', sh: 'dash', umount: 'mount' }
-    throw new NsError('NS_ERR_MISSING_HOST', `executor cluster needs ${missing.join(', ')} on PATH`, {
-      hint: `apt-get install -y ${[...new Set(missing.map(t => pkg[t]))].join(' ')}`
-    })
+    throw fail('CLUSTER_TOOLS_MISSING', { tools: missing, packages: [...new Set(missing.map(t => pkg[t]))] })
   }
   return found
 }

@@ -3,7 +3,8 @@
 // (kept for the load generators); down removes exactly that and restores a loopback swarm.
 import { setTimeout as sleep } from 'node:timers/promises'
 import { existsSync, readdirSync, rmdirSync } from 'node:fs'
-import { NsError, badFlag } from '../../lib/errors.js'
+import { badFlag } from '../../lib/errors.js'
+import { fail } from '../../lib/messages.js'
 import { connectDocker, ensureSwarm, dockerError } from '../docker/engine.js'
 import { NAMESPACE_LABEL, OWNER_LABEL } from '../docker/stack-render.js'
 import { CONTROL_PLANE_STACK } from '../docker/control-plane.js'
@@ -77,10 +78,7 @@ async function advertiseOnLan (docker, { force, log }) {
   if (!LOOPBACK.test(addr)) return null
   const busy = await busyStacks(docker)
   if (busy.length && !force) {
-    throw new NsError('NS_ERR_DEPLOY', `the swarm advertises ${addr}, which workers cannot reach, ` +
-      `and re-initialising it would remove running stacks: ${busy.join(', ')}`, {
-      hint: 'wait until they finish, or pass --force'
-    })
+    throw fail('SWARM_ADDRESS_UNREACHABLE', { address: addr, stacks: busy })
   }
   await reinitialise(docker, MANAGER_ADDR, { log, why: `the swarm advertises ${addr}, which workers cannot reach` })
   return addr
@@ -139,7 +137,7 @@ async function ensureWorker (docker, i, { token, load, log, timeoutMs = 60_000 }
     const node = (await nodesById(docker)).get(nodeId)
     if (node?.Status?.State === 'ready') break
     if (Date.now() > deadline) {
-      throw new NsError('NS_ERR_DEPLOY', `${name} (node ${nodeId}) joined but is not Ready after ${timeoutMs} ms (state ${node?.Status?.State ?? 'unknown'})`)
+      throw fail('NODE_NOT_READY', { name, node: nodeId, timeoutMs, state: node?.Status?.State })
     }
     await sleep(200)
   }
@@ -279,8 +277,7 @@ export async function clusterDown ({ force = false, log = () => {}, connect = co
   if (docker && !force && (await docker.info().catch(() => null))?.Swarm?.NodeAddr === MANAGER_ADDR) {
     const busy = await busyStacks(docker)
     if (busy.length) {
-      throw new NsError('NS_ERR_DEPLOY', 'cluster down makes the swarm advertise loopback again (leave + init), ' +
-        `which would remove running stacks: ${busy.join(', ')}`, { hint: 'wait until they finish, or pass --force' })
+      throw fail('STACKS_STILL_RUNNING', { stacks: busy })
     }
   }
   const present = await workersPresent(state)

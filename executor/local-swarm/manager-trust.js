@@ -2,7 +2,7 @@
 // the run's images to the address the workers pull from, and runs its own tasks (the RC) from there, by digest.
 import { chmodSync, existsSync, readFileSync, renameSync, statSync, writeFileSync } from 'node:fs'
 import { setTimeout as sleep } from 'node:timers/promises'
-import { NsError } from '../../lib/errors.js'
+import { fail } from '../../lib/messages.js'
 import { dockerError } from '../docker/engine.js'
 import { trustsPlainHttp } from '../docker/image-registry.js'
 import { BUILTIN_REGISTRY } from './worker-engine.js'
@@ -20,20 +20,17 @@ export async function trustRegistryOnManager (docker, { log = () => {}, daemonJs
     try { return trustsPlainHttp(await docker.info(), BUILTIN_REGISTRY) } catch (err) { throw dockerError(err, 'reading the engine\'s registry settings') }
   }
   if (await trusted()) return false
-  const fix = `add "${BUILTIN_REGISTRY}" to "insecure-registries" in ${daemonJson} and reload the engine (kill -HUP $(pidof dockerd))`
   let pid
   try { pid = Number(readFileSync(pidFile, 'utf8').trim()) } catch { pid = 0 }
   const flags = pid ? readFileSync(`/proc/${pid}/cmdline`, 'utf8').split('\0') : []
   const local = Boolean(/** @type {any} */ (docker).modem?.socketPath)
   if (!local || !pid || flags.some(f => f.startsWith('--insecure-registry'))) {
-    throw new NsError('NS_ERR_DEPLOY', `the manager's engine does not trust the control plane's registry ${BUILTIN_REGISTRY} over plain HTTP, ` +
-      'and cluster up cannot change that here (not this machine\'s engine, or its flags set insecure registries)', { hint: fix })
+    throw fail('MANAGER_DISTRUSTS_REGISTRY', { registry: BUILTIN_REGISTRY, daemonJson })
   }
   // the pid file names dockerd, or the signal would go to whatever process has that pid now
   const name = (() => { try { return readFileSync(`/proc/${pid}/comm`, 'utf8').trim() } catch { return null } })()
   if (name !== 'dockerd') {
-    throw new NsError('NS_ERR_DEPLOY', `${pidFile} names pid ${pid}, which is ${name ? `"${name}"` : 'no process'}, not dockerd: ` +
-      'the engine\'s settings were not changed', { hint: fix })
+    throw fail('PID_NOT_DOCKERD', { pidFile, pid, name, registry: BUILTIN_REGISTRY, daemonJson })
   }
   const conf = existsSync(daemonJson) ? JSON.parse(readFileSync(daemonJson, 'utf8')) : {}
   conf['insecure-registries'] = [...new Set([...(conf['insecure-registries'] ?? []), BUILTIN_REGISTRY])]
@@ -45,8 +42,7 @@ export async function trustRegistryOnManager (docker, { log = () => {}, daemonJs
   process.kill(pid, 'SIGHUP')
   for (let i = 0; i < 50 && !await trusted(); i++) await sleep(100)
   if (!await trusted()) {
-    throw new NsError('NS_ERR_DEPLOY', `the manager's engine did not take the registry ${BUILTIN_REGISTRY} from ${daemonJson} after a reload`,
-      { hint: `see the engine's log; ${fix}` })
+    throw fail('REGISTRY_NOT_TAKEN', { registry: BUILTIN_REGISTRY, daemonJson })
   }
   log(`cluster: the manager's engine now trusts the control plane's registry ${BUILTIN_REGISTRY} over plain HTTP, ` +
     `as the workers' do (insecure-registries in ${daemonJson}, reloaded: nothing restarted)`)

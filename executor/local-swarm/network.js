@@ -1,7 +1,7 @@
 // The local swarm's LAN: a bridge in a namespace of its own (so the host's FORWARD policy does not drop node-to-node
 // traffic), the manager on it through a veth with 10.99.0.1, and each worker in a network namespace with 10.99.0.(1+i),
 // reaching the LAN only.
-import { NsError } from '../../lib/errors.js'
+import { fail } from '../../lib/messages.js'
 import { ip, ipJson } from './host.js'
 
 export const LAN_NS = 'nodescale-lan'
@@ -45,8 +45,7 @@ export async function checkSubnetFree () {
     if (link.ifname === MANAGER_VETH) continue
     const used = (link.addr_info ?? []).find(a => a.local?.startsWith(`${SUBNET}.`))
     if (used) {
-      throw new NsError('NS_ERR_DEPLOY',
-        `${link.ifname} already has ${used.local}/${used.prefixlen}: the local swarm uses ${SUBNET}.0/${PREFIX}; free it first`)
+      throw fail('SUBNET_TAKEN', { link: link.ifname, address: used.local, prefix: used.prefixlen, subnet: SUBNET, subnetPrefix: PREFIX })
     }
   }
 }

@@ -5,7 +5,7 @@ import { mkdirSync, openSync, closeSync, readFileSync, rmSync, existsSync, realp
 import { join } from 'node:path'
 import { setTimeout as sleep } from 'node:timers/promises'
 import Docker from 'dockerode'
-import { NsError } from '../../lib/errors.js'
+import { fail } from '../../lib/messages.js'
 import { withTimeout } from '../../lib/with-timeout.js'
 import { alive, run } from './host.js'
 import { workerName, netnsPath, MANAGER_ADDR } from './network.js'
@@ -110,8 +110,7 @@ export async function startEngine (i, { log = () => {}, timeoutMs = 60_000 } = {
   let tail = ''
   try { tail = readFileSync(p.log, 'utf8').trim().split('\n').slice(-5).join('\n') } catch {}
   if (exited === null && child.pid) try { process.kill(child.pid, 'SIGTERM') } catch {}
-  throw new NsError('NS_ERR_DEPLOY', `${p.name}'s engine did not answer within ${timeoutMs} ms${exited !== null ? ` (it exited: ${exited})` : ''}; ` +
-    `its log ${p.log}:\n${tail}`)
+  throw fail('WORKER_ENGINE_SILENT', { name: p.name, timeoutMs, exited, log: p.log, tail })
 }
 
 /**

@@ -1,6 +1,7 @@
 // `executor sweep`: runs an experiment file's grid (or resumes one), one line per run and an overall bar on stderr.
 import { resolve } from 'node:path'
-import { EXIT, NsError, badFlag } from '../../lib/errors.js'
+import { EXIT, badFlag } from '../../lib/errors.js'
+import { fail } from '../../lib/messages.js'
 import { option, optionsHelp, parseCommandLine } from '../../lib/options.js'
 import { RUN_OPTION } from '../../lib/run-options.js'
 import { PROFILE_NAMES } from './experiment.js'
@@ -133,9 +134,9 @@ export function parseSweepArguments (argv) {
     }
     return { help: false, status: values.status, json: Boolean(values.json) }
   }
-  if (positionals.length > 1) throw new NsError('NS_ERR_BAD_FLAG', `unexpected argument "${positionals[1]}": give one experiment file`)
+  if (positionals.length > 1) throw fail('EXTRA_EXPERIMENT_FILE', { arg: positionals[1] })
   if (!positionals.length && !values.resume) {
-    throw new NsError('NS_ERR_BAD_FLAG', 'give an experiment file (executor sweep experiments/ibench-smisn.yml) or --resume DIR')
+    throw fail('NO_EXPERIMENT_FILE')
   }
   if (values.resume !== undefined && (values.profile || values.seed || values.backend || values.connection)) {
     throw badFlag('--resume', 'takes the plan, seed, backend and connection from the sweep folder; drop --profile, --seed, --backend and --connection')

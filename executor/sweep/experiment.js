@@ -3,6 +3,7 @@ import { readFile, stat } from 'node:fs/promises'
 import { basename, dirname, extname, resolve } from 'node:path'
 import { loadYamlWithLines } from './yaml-lines.js'
 import { NsError } from '../../lib/errors.js'
+import { fail } from '../../lib/messages.js'
 import { checkOption, keyOf, readOption, typeProblem } from '../../lib/options.js'
 import { EXPERIMENT_OPTIONS } from '../../lib/run-options.js'
 import { STRATEGIES, strategyOf } from '../../lib/strategies.js'
@@ -117,12 +118,12 @@ export async function loadExperiment (file, { profile, cwd = process.cwd() } = {
   try {
     const { size } = await stat(path)
     if (size > MAX_EXPERIMENT_BYTES) {
-      throw new NsError('NS_ERR_BAD_FILE', `${file}: ${size} bytes; an experiment file has at most ${MAX_EXPERIMENT_BYTES >> 10} KiB`)
+      throw fail('EXPERIMENT_TOO_LARGE', { file, size, maxKiB: MAX_EXPERIMENT_BYTES >> 10 })
     }
     text = await readFile(path, 'utf8')
   } catch (err) {
     if (err instanceof NsError) throw err
-    throw new NsError('NS_ERR_BAD_FILE', `${file}: cannot read the experiment file (${err.code ?? err.message})`)
+    throw fail('EXPERIMENT_UNREADABLE', { file, why: err.code ?? err.message })
   }
   return parseExperiment(text, { file, path, profile })
 }
@@ -135,33 +136,32 @@ export async function loadExperiment (file, { profile, cwd = process.cwd() } = {
  * @returns {Experiment}
  */
 export function parseExperiment (text, { file, path = resolve(file), profile }) {
-  if (text.length > MAX_EXPERIMENT_BYTES) throw new NsError('NS_ERR_BAD_FILE', `${file}: an experiment file has at most ${MAX_EXPERIMENT_BYTES >> 10} KiB`)
+  if (text.length > MAX_EXPERIMENT_BYTES) throw fail('EXPERIMENT_TOO_LARGE', { file, maxKiB: MAX_EXPERIMENT_BYTES >> 10 })
   const loaded = loadYamlWithLines(text, file)
   const lineOf = loaded.lineOf
   const data = /** @type {any} */ (loaded.data)
-  const fail = (where, message) => new NsError('NS_ERR_BAD_FILE', `${file}:${lineOf(where)}: ${message}`)
+  const invalid = (where, message) => fail('LINE_INVALID', { file, line: lineOf(where), reason: message })
   const seen = new Map()
   let values = 0
   for (const key of isMap(data) ? Object.keys(data) : []) {
     values += expandedValues(data[key], seen)
     if (values > MAX_EXPERIMENT_VALUES) {
-      throw fail([key], `${key}: more than ${MAX_EXPERIMENT_VALUES} values once its aliases are expanded, or nested over ${MAX_EXPERIMENT_DEPTH} deep`)
+      throw invalid([key], `${key}: more than ${MAX_EXPERIMENT_VALUES} values once its aliases are expanded, or nested over ${MAX_EXPERIMENT_DEPTH} deep`)
     }
   }
-  if (!isMap(data)) throw fail([], 'an experiment file is a YAML mapping of keys (strategies, instances, concurrency, ...)')
-  checkKeys(data, [], Object.keys(EXPERIMENT_KEYS), fail)
+  if (!isMap(data)) throw invalid([], 'an experiment file is a YAML mapping of keys (strategies, instances, concurrency, ...)')
+  checkKeys(data, [], Object.keys(EXPERIMENT_KEYS), invalid)
   const profiles = data.profiles ?? {}
-  if (!isMap(profiles)) throw fail(['profiles'], `profiles: ${EXPERIMENT_KEYS.profiles}`)
+  if (!isMap(profiles)) throw invalid(['profiles'], `profiles: ${EXPERIMENT_KEYS.profiles}`)
   for (const [name, over] of Object.entries(profiles)) {
-    if (!PROFILE_NAMES.includes(name)) throw fail(['profiles', name], `profiles: "${name}" is not a profile; allowed: ${PROFILE_NAMES.join(', ')}`)
-    if (!isMap(over)) throw fail(['profiles', name], `profiles.${name}: a mapping of keys to override`)
-    checkKeys(over, ['profiles', name], Object.keys(EXPERIMENT_KEYS).filter(k => !NOT_IN_PROFILES.includes(k)), fail)
+    if (!PROFILE_NAMES.includes(name)) throw invalid(['profiles', name], `profiles: "${name}" is not a profile; allowed: ${PROFILE_NAMES.join(', ')}`)
+    if (!isMap(over)) throw invalid(['profiles', name], `profiles.${name}: a mapping of keys to override`)
+    checkKeys(over, ['profiles', name], Object.keys(EXPERIMENT_KEYS).filter(k => !NOT_IN_PROFILES.includes(k)), invalid)
   }
   const chosen = profile ?? 'default'
-  if (!PROFILE_NAMES.includes(chosen)) throw new NsError('NS_ERR_BAD_FLAG', `--profile: "${chosen}" is not allowed; one of: ${PROFILE_NAMES.join(', ')}`)
+  if (!PROFILE_NAMES.includes(chosen)) throw fail('VALUE_NOT_ALLOWED', { flag: '--profile', value: chosen, allowed: PROFILE_NAMES })
   if (profile && profile !== 'default' && !profiles[profile]) {
-    throw new NsError('NS_ERR_BAD_FLAG', `--profile: ${file} has no "${profile}" profile; ` +
-      `it has: ${['default', ...Object.keys(profiles).filter(p => p !== 'default')].join(', ')}`)
+    throw fail('PROFILE_NOT_IN_FILE', { file, profile, profiles: ['default', ...Object.keys(profiles).filter(p => p !== 'default')] })
   }
   // a key's value and the YAML path it came from (the profile's when the profile overrides it)
   const over = profiles[chosen] ?? {}
@@ -171,7 +171,7 @@ export function parseExperiment (text, { file, path = resolve(file), profile }) 
   /** @param {string} key */
   const from = key => (profiles[chosen] && key in profiles[chosen] ? ['profiles', chosen, key] : [key])
   /** @param {string} key @param {(string|number)[]} [sub] @param {string} [msg] */
-  const bad = (key, sub, msg) => fail([...from(key), ...(sub ?? [])], `${key}: ${msg}`)
+  const bad = (key, sub, msg) => invalid([...from(key), ...(sub ?? [])], `${key}: ${msg}`)
 
   const name = merged.name === undefined ? basename(path, extname(path)) : String(merged.name)
   if (!/^[a-z0-9][a-z0-9_-]{0,63}$/i.test(name)) throw bad('name', [], `"${name}" is not a name (letters, digits, - and _)`)
@@ -217,7 +217,7 @@ export function parseExperiment (text, { file, path = resolve(file), profile }) 
   if (merged.calibration !== undefined && typeof merged.calibration !== 'string') throw bad('calibration', [], `${EXPERIMENT_KEYS.calibration}`)
   const calibrate = merged.calibrate ?? {}
   if (!isMap(calibrate)) throw bad('calibrate', [], EXPERIMENT_KEYS.calibrate)
-  checkKeys(calibrate, [...from('calibrate')], CALIBRATE_KEYS, fail, 'calibrate.')
+  checkKeys(calibrate, [...from('calibrate')], CALIBRATE_KEYS, invalid, 'calibrate.')
 
   const repeats = merged.repeats ?? 1
   if (!Number.isInteger(repeats) || repeats < 1 || repeats > 1000) {
@@ -226,7 +226,7 @@ export function parseExperiment (text, { file, path = resolve(file), profile }) 
   const order = merged.order ?? 'shapes'
   if (!ORDERS.includes(order)) throw bad('order', [], `"${order}" is not allowed; one of: ${ORDERS.join(', ')}`)
   const analysis = parseAnalysis(merged.analysis, bad, Boolean(nodes))
-  const question = parseQuestion(data.question, fail)
+  const question = parseQuestion(data.question, invalid)
   const params = parseParams(merged.params, benchmarks, bad)
   // each run's value of a setting: its form here, its range when each run's config is checked (naming the strategy)
   /** @type {Record<string, any>} */
@@ -325,12 +325,12 @@ function parseAnalysis (value, bad, hasNodes) {
  * questionInGrid, under the profile that runs.
  * @returns {Question|null}
  */
-function parseQuestion (value, fail) {
+function parseQuestion (value, invalid) {
   if (value === undefined) return null
-  if (!isMap(value)) throw fail(['question'], `question: ${EXPERIMENT_KEYS.question}`)
-  checkKeys(value, ['question'], QUESTION_KEYS, fail, 'question.')
+  if (!isMap(value)) throw invalid(['question'], `question: ${EXPERIMENT_KEYS.question}`)
+  checkKeys(value, ['question'], QUESTION_KEYS, invalid, 'question.')
   /** @type {import('../../analyzer/stats/adaptive-question.js').BadQuestion} */
-  const bad = (key, reason, at = [key]) => fail(['question', ...at], `question: ${key}: ${reason}`)
+  const bad = (key, reason, at = [key]) => invalid(['question', ...at], `question: ${key}: ${reason}`)
   const fraction = (key) => {
     const f = value[key] === undefined ? undefined : marginOf(value[key])
     if (f === null) throw bad(key, `${JSON.stringify(value[key])} is not allowed; a percent above 0% and below 100% (5%), or a fraction (0.05)`)
@@ -389,27 +389,26 @@ export function questionCells (q) {
  */
 export function questionInGrid (exp) {
   const q = exp.question
-  const fail = (sub, msg) => new NsError('NS_ERR_BAD_FILE',
-    `${exp.file}:${exp.lineOf('question', sub)}: question: ${msg}${exp.profile === 'default' ? '' : ` (profile ${exp.profile})`}`)
-  if (!q) throw new NsError('NS_ERR_BAD_FILE', `${exp.file}: no question: key; add one, e.g. question: { compare: [cm, up], quantity: throughput, at: 4 }`)
-  if (q.knee) return kneeInGrid(exp, fail)
+  const invalid = (sub, msg) => fail('QUESTION_INVALID', { file: exp.file, line: exp.lineOf('question', sub), reason: msg, profile: exp.profile })
+  if (!q) throw fail('QUESTION_MISSING', { file: exp.file })
+  if (q.knee) return kneeInGrid(exp, invalid)
   // the question's cells as written: its sides (compare: [cm@2, up]) or the one it estimates (estimate: cm@4), each
   // with the line that names it
   const sides = (q.estimate ? [q.estimate] : q.compare).map((e, i) => ({ ...sideOf(e, q.at), key: q.estimate ? ['estimate'] : ['compare', i] }))
   for (const { strategy, key } of sides) {
     if (!exp.strategies.includes(strategy)) {
-      throw fail(key, `${key[0]}: ${strategy} is not one of this experiment's strategies (${exp.strategies.join(', ')})`)
+      throw invalid(key, `${key[0]}: ${strategy} is not one of this experiment's strategies (${exp.strategies.join(', ')})`)
     }
   }
-  if (exp.perNode) throw fail([], 'needs instances (the total N), not instances-per-node')
+  if (exp.perNode) throw invalid([], 'needs instances (the total N), not instances-per-node')
   // the line of the question that gave a cell its N: a side's own (compare: [cm@2, ...]), else at or from
   const keyOf = (strategy, n) => sides.find(side => side.own && side.strategy === strategy && side.at === n)?.key ?? [n === q.at ? 'at' : 'from']
   for (const { strategy, instances } of questionCells(q)) {
     const ns = exp.instances[strategy].map(i => i.value)
     const key = keyOf(strategy, instances)
-    if (!ns.includes(instances)) throw fail(key, `${key[0]}: ${instances} is not among ${strategy}'s instances (${ns.join(', ')})`)
+    if (!ns.includes(instances)) throw invalid(key, `${key[0]}: ${instances} is not among ${strategy}'s instances (${ns.join(', ')})`)
   }
-  const one = (what, n) => { if (n > 1) throw fail([], `needs one cell per strategy and N, and the grid has ${n} ${what}; keep one`) }
+  const one = (what, n) => { if (n > 1) throw invalid([], `needs one cell per strategy and N, and the grid has ${n} ${what}; keep one`) }
   one('benchmarks', exp.benchmarks.length)
   for (const { strategy } of sides) one(`loads for ${strategy}`, exp.loads[strategy].length)
   for (const { strategy } of sides) one(`node counts for ${strategy}`, exp.nodes?.[strategy].length ?? 1)
@@ -419,14 +418,14 @@ export function questionInGrid (exp) {
 /**
  * A knee question in this profile: its strategy among the experiment's, one cell per N (one benchmark, load and node
  * count); its N are any within its bounds, the grid's instances or not (withQuestionCells adds them).
- * @param {Experiment} exp @param {(sub: (string|number)[], msg: string) => Error} fail
+ * @param {Experiment} exp @param {(sub: (string|number)[], msg: string) => Error} invalid
  */
-function kneeInGrid (exp, fail) {
+function kneeInGrid (exp, invalid) {
   const q = /** @type {Question} */ (exp.question)
   const s = /** @type {string} */ (q.knee)
-  if (!exp.strategies.includes(s)) throw fail(['knee'], `knee: ${s} is not one of this experiment's strategies (${exp.strategies.join(', ')})`)
-  if (exp.perNode) throw fail([], 'needs instances (the total N), not instances-per-node')
-  const one = (what, n) => { if (n > 1) throw fail([], `needs one cell per N, and the grid has ${n} ${what}; keep one`) }
+  if (!exp.strategies.includes(s)) throw invalid(['knee'], `knee: ${s} is not one of this experiment's strategies (${exp.strategies.join(', ')})`)
+  if (exp.perNode) throw invalid([], 'needs instances (the total N), not instances-per-node')
+  const one = (what, n) => { if (n > 1) throw invalid([], `needs one cell per N, and the grid has ${n} ${what}; keep one`) }
   one('benchmarks', exp.benchmarks.length)
   one(`loads for ${s}`, exp.loads[s].length)
   one(`node counts for ${s}`, exp.nodes?.[s].length ?? 1)
@@ -485,10 +484,10 @@ function parseParams (value, benchmarks, bad) {
  */
 export function resolveLevel (level, cal) {
   const m = LEVEL_RE.exec(level)
-  if (!m) throw new NsError('NS_ERR_BAD_FILE', `"${level}" is not a calibration level`)
+  if (!m) throw fail('CALIBRATION_LEVEL_UNKNOWN', { level })
   const base = cal[m[1]]?.concurrency
   if (!Number.isInteger(base)) {
-    throw new NsError('NS_ERR_BAD_DATA', `the calibration has no ${m[1]} level (${(cal.notes ?? []).join('; ') || 'not found'}); "${level}" cannot be used`)
+    throw fail('CALIBRATION_LEVEL_NOT_FOUND', { name: m[1], notes: cal.notes, level })
   }
   const factor = m[2] === undefined ? 1 : m[2] === 'cores' ? cal.cores : Number(m[2])
   return Math.max(1, Math.round(base * factor))

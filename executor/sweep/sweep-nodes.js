@@ -2,6 +2,7 @@
 import { connectDocker, dockerError } from '../docker/engine.js'
 import { planPlacement } from '../docker/placement.js'
 import { NsError } from '../../lib/errors.js'
+import { fail } from '../../lib/messages.js'
 
 /**
  * The cell that asks for the most worker nodes (null when no cell names nodes).
@@ -19,13 +20,12 @@ export function largestNodes (cells) {
  */
 async function swarmNodes (docker) {
   let info
-  try { info = await docker.info() } catch (err) { throw dockerError(err, 'reading the engine info', { code: 'NS_ERR_MISSING_DOCKER' }) }
+  try { info = await docker.info() } catch (err) { throw dockerError(err, 'reading the engine info', { refused: 'SWARM_UNREADABLE' }) }
   if (info.Swarm?.LocalNodeState !== 'active') return []
   if (!info.Swarm.ControlAvailable) {
-    throw new NsError('NS_ERR_MISSING_DOCKER', `this engine is a swarm worker, not a manager (node ${info.Swarm.NodeID}): its nodes cannot be listed`,
-      { hint: 'point DOCKER_HOST at a manager of the swarm' })
+    throw fail('ENGINE_CANNOT_LIST_NODES', { node: info.Swarm.NodeID })
   }
-  try { return await docker.listNodes() } catch (err) { throw dockerError(err, 'listing swarm nodes', { code: 'NS_ERR_MISSING_DOCKER' }) }
+  try { return await docker.listNodes() } catch (err) { throw dockerError(err, 'listing swarm nodes', { refused: 'SWARM_UNREADABLE' }) }
 }
 
 /**

@@ -4,6 +4,7 @@ import { existsSync } from 'node:fs'
 import { basename, dirname, join, resolve } from 'node:path'
 import { randomInt } from 'node:crypto'
 import { NsError, badFlag, exitCodeOf } from '../../lib/errors.js'
+import { fail } from '../../lib/messages.js'
 import { checkOption, flagOf, keyOf } from '../../lib/options.js'
 import { WHOLE_SERVER_KEYS, RUN_OPTION, validateRunConfig } from '../../lib/run-options.js'
 import { seededRandom } from '../../lib/random.js'
@@ -142,14 +143,13 @@ export function atLine (exp, err, paths = {}, strategy) {
   // instances-per-node x nodes is the run's --instances: the message names the product
   if (flag === '--instances' && exp.perNode) key = 'instances-per-node'
   const param = err.details?.param
-  let rest = row ? err.details.reason : err.message
-  if (param) rest = `${param}: ${rest}`
-  if (key === 'instances-per-node') rest += ' (the run\'s instances = instances-per-node x nodes)'
+  const reason = row ? err.details.reason : err.message
   let line = exp.lineOf(key, paths[flag] ?? [])
   // a refused param: its own line, whether params are shared ({ key }) or per benchmark ({ benchmark: { key } })
   if (param) line = Math.max(exp.lineOf(key, [param]), ...exp.benchmarks.filter(Boolean).map(b => exp.lineOf(key, [b, param])))
-  const where = strategy ? ` (strategy ${strategy})` : ''
-  return new NsError('NS_ERR_BAD_FILE', `${exp.file}:${line}: ${key}${flag ? ` (${flag})` : ''}${where}: ${rest}`, { cause: err, hint: err.hint })
+  return fail('EXPERIMENT_VALUE_INVALID', {
+    file: exp.file, line, key, flag, strategy, param, reason, perNode: key === 'instances-per-node', hint: err.hint
+  }, { cause: err })
 }
 
 /**

@@ -1,7 +1,7 @@
 // A sweep on disk: <out>/<sweep-id>/sweep.json (plan, seed, status per run) and one run folder per run, resumable.
 import { readFile, writeFile } from 'node:fs/promises'
 import { join, resolve } from 'node:path'
-import { NsError } from '../../lib/errors.js'
+import { fail } from '../../lib/messages.js'
 import { targetName } from '../../benchmarks/index.js'
 import { parseCommandLine } from '../../lib/options.js'
 import { RUN_OPTIONS, validateRunConfig } from '../../lib/run-options.js'
@@ -154,10 +154,10 @@ export async function readSweepJson (dir, flag = '--resume') {
   try {
     sweep = JSON.parse(await readFile(file, 'utf8'))
   } catch (err) {
-    throw new NsError('NS_ERR_BAD_FILE', `${flag} ${dir}: no readable sweep.json there (${err.code ?? err.message}); give a folder made by executor sweep`)
+    throw fail('SWEEP_FILE_UNREADABLE', { flag, dir, why: err.code ?? err.message })
   }
   if (sweep?.schema !== SWEEP_SCHEMA || !Array.isArray(sweep.plan) || !Array.isArray(sweep.cells)) {
-    throw new NsError('NS_ERR_BAD_FILE', `${flag} ${dir}: sweep.json is not a ${SWEEP_SCHEMA} file`)
+    throw fail('SWEEP_FILE_WRONG_SCHEMA', { flag, dir, schema: SWEEP_SCHEMA })
   }
   sweep.dir = resolve(dir)
   return sweep
@@ -364,9 +364,7 @@ async function saved (sweep) {
 
 /** The error that stops a sweep on a full disk: where, how much is free, and what to do. */
 function noSpaceError (sweep, entry, cause) {
-  const at = entry ? ` during run ${entry.index + 1} (${entry.label})` : ''
-  return new NsError('NS_ERR_NO_SPACE', `the disk of ${sweep.dir} is full${at}: the sweep stopped; every finished run and sweep.json are as ` +
-    'they were (nothing is torn)', { hint: `free space on that disk, then: executor sweep --resume ${sweep.dir}`, cause })
+  return fail('DISK_FULL', { dir: sweep.dir, run: entry ? entry.index + 1 : null, label: entry?.label }, { cause })
 }
 
 /** Null when the folder's disk has room for a run; else the error that stops the sweep before it starts one. */

@@ -1,6 +1,6 @@
 // Loads a YAML document and remembers the source line of every key and list item, for errors that name the line.
 import { load, parseEvents, getScalarValue, EVENT_ID } from 'js-yaml'
-import { NsError } from '../../lib/errors.js'
+import { fail } from '../../lib/messages.js'
 
 /**
  * Parses YAML text. Returns the data and `lineOf(path)`: the 1-based line of the key (or list item) at a path such
@@ -19,7 +19,7 @@ export function loadYamlWithLines (text, file) {
   } catch (err) {
     const line = Number.isInteger(err?.mark?.line) ? err.mark.line + 1 : null
     const reason = String(err?.reason ?? err?.message ?? err).split('\n')[0]
-    throw new NsError('NS_ERR_BAD_FILE', `${file}${line ? `:${line}` : ''}: not valid YAML (${reason})`, { cause: err })
+    throw fail('NOT_PARSED', { file, line, format: 'YAML', reason }, { cause: err })
   }
   const starts = lineStarts(text)
   /** @type {Map<string, number>} offset of each path's key or item */
