@@ -2,8 +2,9 @@
 // docs/reference/, made from the code so that it cannot drift from what the tools accept and print: every command's
 // --help as the command itself prints it (the executor's and the analyzer's COMMANDS, nodescale's own), the experiment
 // keys (EXPERIMENT_KEYS in executor/sweep/experiment.js, with each run option's whole help from lib/run-options.js) and
-// the error codes (CODES in lib/errors.js). `npm run docs:reference` writes the pages; `--check` writes nothing and
-// exits 1 when a committed page differs (test/docs.test.js asserts the same).
+// the error codes (CODES in lib/errors.js) with their messages (MESSAGES in lib/messages.js). `npm run docs:reference`
+// writes the pages; `--check` writes nothing and exits 1 when a committed page differs (test/docs.test.js asserts the
+// same).
 import { spawnSync } from 'node:child_process'
 import { mkdirSync, readFileSync, writeFileSync } from 'node:fs'
 import { dirname, join } from 'node:path'
@@ -12,7 +13,8 @@ import { COMMANDS as EXECUTOR_COMMANDS, main as executorMain } from '../executor
 import { COMMANDS as ANALYZER_COMMANDS, main as analyzerMain } from '../analyzer/cli.js'
 import { EXPERIMENT_KEYS } from '../executor/sweep/experiment.js'
 import { EXPERIMENT_OPTIONS } from '../lib/run-options.js'
-import { CODES } from '../lib/errors.js'
+import { CODES, badApp, badEnv, badFlag, internalError } from '../lib/errors.js'
+import { MESSAGES, template } from '../lib/messages.js'
 
 const ROOT = dirname(dirname(fileURLToPath(import.meta.url)))
 export const REFERENCE_DIR = join(ROOT, 'docs', 'reference')
@@ -92,11 +94,34 @@ function experimentKeysPage () {
   ].join('\n') + '\n'
 }
 
-/** docs/reference/errors.md: every error code with its exit code and meaning. */
+/** The helpers of lib/errors.js that raise a code with words given where they are called: code -> [name, message]. */
+const HELPERS = {
+  NS_ERR_BAD_FLAG: ['badFlag', badFlag('{flag}', '{reason}').message, '{reason}: the rule the value broke, in its own words'],
+  NS_ERR_BAD_APP: ['badApp', badApp('{where}', '{reason}').message, '{reason}: what is wrong with the app'],
+  NS_ERR_BAD_ENV: ['badEnv', badEnv('{name}', '{reason}').message, '{reason}: the rule the value broke'],
+  NS_ERR_INTERNAL: ['internalError', internalError('{what}').message, '{what}: what was expected']
+}
+
+/** Text as inline code on one line (a newline shown as \n). @param {string} text */
+const inline = (text) => {
+  const one = text.replaceAll('\n', '\\n')
+  return one.includes('`') ? `\`\` ${one} \`\`` : `\`${one}\``
+}
+
+/** docs/reference/errors.md: every error code with its exit code and meaning, then each code's messages. */
 function errorsPage () {
   const rows = Object.entries(CODES).map(([code, { exit, what }]) => `| \`${code}\` | ${exit} | ${cell(what)} |`)
+  const messages = Object.keys(CODES).flatMap(c => {
+    const ids = Object.keys(MESSAGES).filter(id => MESSAGES[id].code === c)
+    const [name, text, what] = HELPERS[c] ?? []
+    const helper = name ? [`- \`${name}()\` (lib/errors.js): ${inline(text)} (${what})`] : []
+    return ['', `### \`${c}\``, '', ...ids.map(id => {
+      const { text, hint } = template(/** @type {keyof typeof MESSAGES} */ (id))
+      return `- \`${id}\`: ${inline(text)}${hint ? ` — fix: ${inline(hint)}` : ''}`
+    }), ...helper]
+  })
   return [
-    GENERATED('CODES in lib/errors.js'),
+    GENERATED('CODES in lib/errors.js and MESSAGES in lib/messages.js'),
     '',
     '# Error codes and exit codes',
     '',
@@ -107,7 +132,13 @@ function errorsPage () {
     '',
     '| code | exit | meaning |',
     '| --- | --- | --- |',
-    ...rows
+    ...rows,
+    '',
+    '## Messages',
+    '',
+    'Each code\'s messages, by the name a module raises one with (`fail(\'NAME\', values)`, lib/messages.js), and the fix',
+    'printed with it; `{name}` stands for a value the message is made from, `\\n` for a line break.',
+    ...messages
   ].join('\n') + '\n'
 }
 
