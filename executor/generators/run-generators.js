@@ -93,6 +93,135 @@ function combineSchedules (schedules) {
 }
 
 /**
+ * When every generator starts (the lead its driver needs to be up, more where several share a machine), said in the
+ * run's log with each one's portion.
+ * @param {GeneratorPlace[]} places @param {any} load @param {any[]} portions @param {(line: string) => void} log
+ */
+function sharedStart (places, load, portions, log) {
+  const together = mostOnOneMachine(places)
+  const lead = Math.max((LEAD_MS[load.driver] ?? 1000) + (MORE_ON_HOST_MS[load.driver] ?? 0) * (together - 1), ...places.map(p => p.leadMs ?? 0))
+  const startAt = Math.ceil(clock() + lead)
+  const portionsText = places.map((p, i) => `${p.name} ${p.where.node ?? p.where.host}` +
+    `${portions[i].concurrency ? ` c=${portions[i].concurrency}` : ` r=${Math.round(portions[i].rate * 10) / 10}`}`).join(', ')
+  const shared = together > 1 ? `; ${together} start on one machine, ${Math.round(lead / 100) / 10} s ahead` : ''
+  log(`load: ${places.length} generator${places.length === 1 ? '' : 's'} (${portionsText}${shared}), starting together at ${new Date(startAt).toISOString()}`)
+  return startAt
+}
+
+/**
+ * The generators' progress as one (the warm-up while any is in it, their requests and errors summed), once each has
+ * said its first.
+ * @param {number} count @param {((p: any) => void) | undefined} onProgress
+ * @returns {(i: number, p: any) => void}
+ */
+function progressOfAll (count, onProgress) {
+  const progress = Array.from({ length: count }, () => null)
+  return (i, p) => {
+    progress[i] = p
+    if (!onProgress || progress.some(x => x === null)) return
+    const warm = progress.filter(x => x.phase === 'warmup')
+    const shown = warm.length ? warm : progress
+    onProgress({
+      phase: warm.length ? 'warmup' : 'steady',
+      elapsed: Math.min(...shown.map(x => x.elapsed)),
+      total: shown[0].total,
+      requests: shown.reduce((a, x) => a + x.requests, 0),
+      errors: shown.reduce((a, x) => a + x.errors, 0)
+    })
+  }
+}
+
+/**
+ * Every generator's load, started together; a generator that failed (not one that was lost) stops the others rather
+ * than let them run on.
+ * @returns {Promise<PromiseSettledResult<any>[]>}
+ */
+async function runEveryPlace (places, load, portions, startAt, { signal, onProgress, onSpawn, log }) {
+  const controller = new AbortController()
+  const abort = () => controller.abort()
+  if (signal?.aborted) abort()
+  else signal?.addEventListener('abort', abort, { once: true })
+  const progress = progressOfAll(places.length, onProgress)
+  const settled = await Promise.allSettled(places.map((place, i) => place.run({ ...load, ...portions[i], startAt }, {
+    signal: controller.signal,
+    onProgress: (p) => progress(i, p),
+    onSpawn,
+    log
+  }).catch(err => {
+    if (!(err instanceof GeneratorLost)) abort()
+    throw err
+  })))
+  signal?.removeEventListener('abort', abort)
+  return settled
+}
+
+/**
+ * The generators that came through (their place's index with what they returned); a failure fails the run, and so
+ * does every generator lost.
+ * @param {PromiseSettledResult<any>[]} settled
+ */
+function survivorsOf (settled) {
+  const failed = settled.find(s => s.status === 'rejected' && !(s.reason instanceof GeneratorLost))
+  if (failed) throw /** @type {PromiseRejectedResult} */ (failed).reason
+  const survivors = settled.flatMap((s, i) => (s.status === 'fulfilled' ? [{ i, ...s.value }] : []))
+  if (!survivors.length) {
+    throw fail('GENERATORS_ALL_LOST', { why: settled.map(s => /** @type {PromiseRejectedResult} */ (s).reason.message) })
+  }
+  return survivors
+}
+
+/**
+ * The survivors' samples merged into the run's, each on the run's clock; then the parts' files go, and their folders
+ * with them when nothing else is left there (JMeter's log stays). Resolves with what the merge counted of each
+ * generator, by its place's index, and the merged file.
+ */
+async function mergeParts (survivors, offset, { jtlPath, samples, histogramPath, steadyStart, steadyEnd, partsDir }) {
+  const parts = survivors.filter(s => s.samplesPath)
+  const merged = await mergeSamples(parts.map(s => ({ path: s.samplesPath, offsetMs: offset(s.i), microsPath: s.microsPath })),
+    { jtlPath, samples, histogramPath, steadyStart, steadyEnd })
+  await Promise.all(parts.flatMap(s => [s.samplesPath, s.microsPath].filter(Boolean).map(f => rm(f, { force: true }))))
+  for (const d of [...new Set(parts.map(s => dirname(s.samplesPath))), partsDir]) await rmdir(d).catch(() => {})
+  return { merged, counted: new Map(parts.map((s, k) => [s.i, merged.parts[k]])) }
+}
+
+/**
+ * One generator's entry in the run's load.generators: what was lost of it, or its requests and errors as merged, its
+ * throughput over the steady window, its CPU and its own validity.
+ */
+function generatorEntry (place, portion, s, counted, seconds) {
+  const base = { name: place.name, group: place.group, ...place.where, load: portion, clock: place.clock }
+  if (s.status === 'rejected') {
+    const lost = /** @type {GeneratorLost} */ (s.reason)
+    return {
+      ...base,
+      lost: { message: lost.message, lastSeenAt: lost.lastSeenAt, lostAt: lost.lostAt, requestsReported: lost.progress?.requests ?? null },
+      requests: null,
+      errors: null,
+      throughput: null,
+      cpu: null,
+      validity: null
+    }
+  }
+  const { result, cpu } = s.value
+  const c = counted ?? { requests: result.requests, errors: result.errors }
+  return {
+    ...base,
+    lost: null,
+    requests: c.requests,
+    errors: c.errors,
+    throughput: Math.round(c.requests / seconds * 10) / 10,
+    startSkewMs: result.startSkewMs ?? null,
+    // an agent's answer to the start, ms after the shared start (> 0: it heard of the start late)
+    startAnsweredMs: s.value.startAnsweredMs ?? null,
+    version: result.version,
+    interrupted: result.interrupted,
+    schedule: result.schedule,
+    cpu,
+    validity: judgeRun({ generator: cpu, schedule: result.schedule }, { only: [...GENERATOR_CHECKS] })
+  }
+}
+
+/**
  * Runs `load` (runLoad's options but jtlPath) from every place at once and merges their samples into the run's.
  * @param {GeneratorPlace[]} places
  * @param {any} load the load as one generator would drive it: driver, url, method, headers, body, concurrency or
@@ -106,96 +235,15 @@ function combineSchedules (schedules) {
 export async function runGenerators (places, load, { jtlPath, samples = 'jtl', histogramPath, signal, onProgress, onSpawn, log = () => {}, flag, partsDir }) {
   const portions = splitLoad(load, places.length, { flag })
   mkdirSync(partsDir, { recursive: true })
-  const together = mostOnOneMachine(places)
-  const lead = Math.max((LEAD_MS[load.driver] ?? 1000) + (MORE_ON_HOST_MS[load.driver] ?? 0) * (together - 1), ...places.map(p => p.leadMs ?? 0))
-  const startAt = Math.ceil(clock() + lead)
-  const portionsText = places.map((p, i) => `${p.name} ${p.where.node ?? p.where.host}` +
-    `${portions[i].concurrency ? ` c=${portions[i].concurrency}` : ` r=${Math.round(portions[i].rate * 10) / 10}`}`).join(', ')
-  const shared = together > 1 ? `; ${together} start on one machine, ${Math.round(lead / 100) / 10} s ahead` : ''
-  log(`load: ${places.length} generator${places.length === 1 ? '' : 's'} (${portionsText}${shared}), starting together at ${new Date(startAt).toISOString()}`)
-
-  const controller = new AbortController()
-  const abort = () => controller.abort()
-  if (signal?.aborted) abort()
-  else signal?.addEventListener('abort', abort, { once: true })
-  const progress = places.map(() => null)
-  const report = () => {
-    if (!onProgress || progress.some(p => p === null)) return
-    const warm = progress.filter(p => p.phase === 'warmup')
-    const shown = warm.length ? warm : progress
-    onProgress({
-      phase: warm.length ? 'warmup' : 'steady',
-      elapsed: Math.min(...shown.map(p => p.elapsed)),
-      total: shown[0].total,
-      requests: shown.reduce((a, p) => a + p.requests, 0),
-      errors: shown.reduce((a, p) => a + p.errors, 0)
-    })
-  }
-  const settled = await Promise.allSettled(places.map((place, i) => place.run({ ...load, ...portions[i], startAt }, {
-    signal: controller.signal,
-    onProgress: (p) => { progress[i] = p; report() },
-    onSpawn,
-    log
-  }).catch(err => {
-    // a generator that failed (not one that was lost) makes the run fail: the others stop rather than run on
-    if (!(err instanceof GeneratorLost)) abort()
-    throw err
-  })))
-  signal?.removeEventListener('abort', abort)
-
-  const failed = settled.find(s => s.status === 'rejected' && !(s.reason instanceof GeneratorLost))
-  if (failed) throw /** @type {PromiseRejectedResult} */ (failed).reason
-  const survivors = settled.flatMap((s, i) => (s.status === 'fulfilled' ? [{ i, ...s.value }] : []))
-  if (!survivors.length) {
-    throw fail('GENERATORS_ALL_LOST', { why: settled.map(s => /** @type {PromiseRejectedResult} */ (s).reason.message) })
-  }
-
+  const startAt = sharedStart(places, load, portions, log)
+  const settled = await runEveryPlace(places, load, portions, startAt, { signal, onProgress, onSpawn, log })
+  const survivors = survivorsOf(settled)
   const steadyStart = startAt + load.warmup * 1000
   const offset = (i) => places[i].clock?.offsetMs ?? 0
   const steadyEnd = Math.round(Math.min(...survivors.map(s => s.result.steadyEnd - offset(s.i))))
-  const parts = survivors.filter(s => s.samplesPath)
-  const merged = await mergeSamples(parts.map(s => ({ path: s.samplesPath, offsetMs: offset(s.i), microsPath: s.microsPath })),
-    { jtlPath, samples, histogramPath, steadyStart, steadyEnd })
-  // the parts are in the run's samples now (or, with --samples none, not wanted): their files go, and their folders
-  // with them when nothing else is left there (JMeter's log stays)
-  await Promise.all(parts.flatMap(s => [s.samplesPath, s.microsPath].filter(Boolean).map(f => rm(f, { force: true }))))
-  for (const d of [...new Set(parts.map(s => dirname(s.samplesPath))), partsDir]) await rmdir(d).catch(() => {})
-  const counted = new Map(parts.map((s, k) => [s.i, merged.parts[k]]))
+  const { merged, counted } = await mergeParts(survivors, offset, { jtlPath, samples, histogramPath, steadyStart, steadyEnd, partsDir })
   const seconds = Math.max(0.001, (steadyEnd - steadyStart) / 1000)
-
-  const generators = places.map((place, i) => {
-    const s = settled[i]
-    const base = { name: place.name, group: place.group, ...place.where, load: portions[i], clock: place.clock }
-    if (s.status === 'rejected') {
-      const lost = /** @type {GeneratorLost} */ (s.reason)
-      return {
-        ...base,
-        lost: { message: lost.message, lastSeenAt: lost.lastSeenAt, lostAt: lost.lostAt, requestsReported: lost.progress?.requests ?? null },
-        requests: null,
-        errors: null,
-        throughput: null,
-        cpu: null,
-        validity: null
-      }
-    }
-    const { result, cpu } = s.value
-    const c = counted.get(i) ?? { requests: result.requests, errors: result.errors }
-    return {
-      ...base,
-      lost: null,
-      requests: c.requests,
-      errors: c.errors,
-      throughput: Math.round(c.requests / seconds * 10) / 10,
-      startSkewMs: result.startSkewMs ?? null,
-      // an agent's answer to the start, ms after the shared start (> 0: it heard of the start late)
-      startAnsweredMs: s.value.startAnsweredMs ?? null,
-      version: result.version,
-      interrupted: result.interrupted,
-      schedule: result.schedule,
-      cpu,
-      validity: judgeRun({ generator: cpu, schedule: result.schedule }, { only: [...GENERATOR_CHECKS] })
-    }
-  })
+  const generators = places.map((place, i) => generatorEntry(place, portions[i], settled[i], counted.get(i), seconds))
   const first = survivors[0].result
   return {
     driver: first.driver,
