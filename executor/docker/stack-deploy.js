@@ -69,6 +69,82 @@ export function taskRows (tasks, services, nodes) {
 }
 
 /**
+ * The swarm as a deploy sees it: its nodes, this engine's node id and, for a local engine, the address of this
+ * machine the load reaches a task published here by.
+ * @param {import('dockerode')} docker
+ */
+async function swarmView (docker) {
+  const here = isLocalEngine(docker) ? await localAddress(docker) : null
+  try {
+    return { here, nodes: await docker.listNodes(), localNode: (await docker.info()).Swarm?.NodeID }
+  } catch (err) {
+    throw dockerError(err, 'reading the swarm')
+  }
+}
+
+/**
+ * The stack's networks, configs and services, created in that order (a service names its configs by the ids they
+ * got); resolves with the services created.
+ */
+async function createStackObjects (docker, doc, pre, signal) {
+  for (const n of pre.networks) {
+    const { key, ...spec } = n
+    try { await docker.createNetwork(spec) } catch (err) { throw dockerError(err, `creating network ${spec.Name}`) }
+  }
+  /** @type {Record<string, string>} */
+  const configIds = {}
+  for (const c of pre.configs) {
+    const { key, ...spec } = c
+    try { configIds[key] = (await docker.createConfig(spec)).id } catch (err) { throw dockerError(err, `creating config ${spec.Name}`) }
+  }
+  const services = []
+  for (const { key, spec } of stackSpecs(doc, { configIds }).services) {
+    signal?.throwIfAborted()
+    let created
+    try { created = await createServiceWithAuth(docker, spec) } catch (err) { throw dockerError(err, `creating service ${spec.Name}`) }
+    services.push({ id: created.id, key, name: spec.Name, replicas: spec.Mode.Replicated?.Replicas ?? 1, ports: spec.EndpointSpec.Ports })
+  }
+  return services
+}
+
+/**
+ * Where the entry service answers, once published (null before): host mode through the node its running task is on
+ * (an engine may bind IPv4 and IPv6 to different random ports: the IPv4 one, which `here` reaches), ingress through
+ * the engine's address.
+ * @param {import('dockerode')} docker
+ * @param {{ id: string, name: string, ports: any[] }} entry @param {any} meta
+ * @param {{ here: string | null, nodes: any[], localNode: string | undefined }} view
+ * @returns {() => Promise<string | null>}
+ */
+function entryUrl (docker, entry, meta, { here, nodes, localNode }) {
+  const hostOf = (nodeId) => {
+    if (here && nodeId === localNode) return here
+    const addr = nodes.find(n => n.ID === nodeId)?.Status?.Addr
+    return addr && addr !== '0.0.0.0' ? addr : /** @type {any} */ (docker).modem?.host ?? '127.0.0.1'
+  }
+  return async () => {
+    const port = entry.ports.find(p => p.TargetPort === meta.targetPort) ?? entry.ports[0]
+    if (!port) return null
+    if (port.PublishMode === 'host') {
+      const tasks = await docker.listTasks({ filters: { service: [entry.name], 'desired-state': ['running'] } })
+      const task = tasks.find(t => t.Status?.State === 'running')
+      const candidates = (task?.Status?.PortStatus?.Ports ?? []).filter(p => p.TargetPort === port.TargetPort).map(p => p.PublishedPort)
+      let published = candidates[0]
+      if (candidates.length > 1 && isLocalEngine(docker) && task.NodeID === localNode) {
+        const bindings = (await docker.getContainer(task.Status.ContainerStatus.ContainerID).inspect())
+          .NetworkSettings?.Ports?.[`${port.TargetPort}/tcp`] ?? []
+        published = Number(bindings.find(b => !b.HostIp.includes(':'))?.HostPort) || published
+      }
+      return published ? `http://${hostOf(task.NodeID)}:${published}` : null
+    }
+    const info = await docker.getService(entry.id).inspect()
+    const published = info.Endpoint?.Ports?.find(p => p.TargetPort === port.TargetPort)?.PublishedPort
+    const host = isLocalEngine(docker) ? '127.0.0.1' : /** @type {any} */ (docker).modem?.host
+    return published ? `http://${host}:${published}` : null
+  }
+}
+
+/**
  * Deploys a stack rendered by renderStack and resolves when every task runs and every instance answers /healthz (or
  * the user's server's health path, x-nodescale.health) on the published port. On failure (a task error, a timeout,
  * an abort) the stack is removed before the error is thrown.
@@ -87,67 +163,15 @@ export async function deployStack (docker, doc, { log = () => {}, signal, readyT
   signal?.throwIfAborted()
   const pre = stackSpecs(doc, { configIds: Object.fromEntries(Object.keys(doc.configs ?? {}).map(k => [k, 'pending'])) })
   const { stack } = pre
-  let nodes
-  let localNode
-  const here = isLocalEngine(docker) ? await localAddress(docker) : null
-  try {
-    nodes = await docker.listNodes()
-    localNode = (await docker.info()).Swarm?.NodeID
-  } catch (err) {
-    throw dockerError(err, 'reading the swarm')
-  }
-  checkCapacity(nodes, pre.services)
-
-  const services = []
+  const view = await swarmView(docker)
+  checkCapacity(view.nodes, pre.services)
   try {
     log(`swarm: deploying stack ${stack} (${meta.strategy}, ${meta.instances} instance${meta.instances === 1 ? '' : 's'}, lb ${meta.lb})`)
-    for (const n of pre.networks) {
-      const { key, ...spec } = n
-      try { await docker.createNetwork(spec) } catch (err) { throw dockerError(err, `creating network ${spec.Name}`) }
-    }
-    /** @type {Record<string, string>} */
-    const configIds = {}
-    for (const c of pre.configs) {
-      const { key, ...spec } = c
-      try { configIds[key] = (await docker.createConfig(spec)).id } catch (err) { throw dockerError(err, `creating config ${spec.Name}`) }
-    }
-    const { services: specs } = stackSpecs(doc, { configIds })
-    for (const { key, spec } of specs) {
-      signal?.throwIfAborted()
-      let created
-      try { created = await createServiceWithAuth(docker, spec) } catch (err) { throw dockerError(err, `creating service ${spec.Name}`) }
-      services.push({ id: created.id, key, name: spec.Name, replicas: spec.Mode.Replicated?.Replicas ?? 1, ports: spec.EndpointSpec.Ports })
-    }
+    const services = await createStackObjects(docker, doc, pre, signal)
     const entry = services.find(s => s.key === meta.entry) ?? services[0]
-    const hostOf = (nodeId) => {
-      if (here && nodeId === localNode) return here
-      const addr = nodes.find(n => n.ID === nodeId)?.Status?.Addr
-      return addr && addr !== '0.0.0.0' ? addr : /** @type {any} */ (docker).modem?.host ?? '127.0.0.1'
-    }
-    const url = async () => {
-      const port = entry.ports.find(p => p.TargetPort === meta.targetPort) ?? entry.ports[0]
-      if (!port) return null
-      if (port.PublishMode === 'host') {
-        const tasks = await docker.listTasks({ filters: { service: [entry.name], 'desired-state': ['running'] } })
-        const task = tasks.find(t => t.Status?.State === 'running')
-        const candidates = (task?.Status?.PortStatus?.Ports ?? []).filter(p => p.TargetPort === port.TargetPort).map(p => p.PublishedPort)
-        let published = candidates[0]
-        if (candidates.length > 1 && isLocalEngine(docker) && task.NodeID === localNode) {
-          // An engine may bind IPv4 and IPv6 to different random ports: take the IPv4 one, which `here` reaches.
-          const bindings = (await docker.getContainer(task.Status.ContainerStatus.ContainerID).inspect())
-            .NetworkSettings?.Ports?.[`${port.TargetPort}/tcp`] ?? []
-          published = Number(bindings.find(b => !b.HostIp.includes(':'))?.HostPort) || published
-        }
-        return published ? `http://${hostOf(task.NodeID)}:${published}` : null
-      }
-      const info = await docker.getService(entry.id).inspect()
-      const published = info.Endpoint?.Ports?.find(p => p.TargetPort === port.TargetPort)?.PublishedPort
-      const host = isLocalEngine(docker) ? '127.0.0.1' : /** @type {any} */ (docker).modem?.host
-      return published ? `http://${host}:${published}` : null
-    }
     const ready = await waitReady(docker, {
       services,
-      url,
+      url: entryUrl(docker, entry, meta, view),
       expect: meta.expect,
       timeoutMs: readyTimeoutMs,
       pendingGraceMs,
@@ -162,7 +186,7 @@ export async function deployStack (docker, doc, { log = () => {}, signal, readyT
       url: ready.url,
       port: Number(new URL(ready.url).port),
       services: services.map(({ id, name, replicas }) => ({ id, name, replicas })),
-      tasks: taskRows(ready.tasks, services, nodes),
+      tasks: taskRows(ready.tasks, services, view.nodes),
       image: doc.services.app.image,
       instances: ready.instances,
       readiness: meta.readiness ?? 'instances',
