@@ -225,6 +225,70 @@ function flagTexts (texts) {
 export const MIN_FREE_BYTES = 16 * 2 ** 20
 
 /**
+ * Everything a run checks before it starts, for every shape still to run, before the first run. An auto sweep stays
+ * on the backend its first session found: the runs of one study never mix backends (a daemon down at a resume is
+ * waited for, not taken as a reason to go local).
+ * @returns {Promise<Map<string, any>>} each shape's prepared run
+ */
+async function prepareShapes (sweep, cells, todo, { log, note, signal }) {
+  const prepared = new Map()
+  const resumed = sweep.plan.some(e => e.attempts.length)
+  for (const e of todo) {
+    const cell = cells[e.cell]
+    if (prepared.has(cell.shape)) continue
+    const config = cell.config.backend === 'auto' && sweep.backendUsed ? { ...cell.config, backend: sweep.backendUsed } : cell.config
+    prepared.set(cell.shape, await prepareWaiting(config, { log, note, signal, resumed }))
+    sweep.backendUsed ??= prepared.get(cell.shape).backend.name
+  }
+  return prepared
+}
+
+/** An entry not run, as its shape's deployment failed just before and none is live to run it on. */
+function notRunAfterFailedDeploy (e, deployFailed) {
+  Object.assign(e, { status: 'failed', reason: `not run: deploying this shape failed just before (${deployFailed.reason.split('\n')[0]})` })
+  e.attempts.push({ run: null, status: 'failed', reason: e.reason })
+}
+
+/**
+ * One entry run (a capacity search, or a run on its shape's deployment), its outcome written into it. Resolves with the
+ * run (null when it threw), the sweep's stop (a full disk) and its shape's failed deployment: null after a success, set
+ * when the deployment failed (not a daemon gone, which failed this run, not its shape), undefined when unchanged.
+ */
+async function runEntry (sweep, e, cell, { runner, prepared, backend, note, signal, onProgress }) {
+  const entry = { id: sweep.id, index: e.index, repeat: e.repeat, level: cell.level }
+  try {
+    if (cell.capacity) {
+      const run = await searchCapacity(sweep, e, cell, { runner, prepared, signal, entry, onProgress })
+      Object.assign(e, {
+        status: 'done',
+        run: run.id,
+        capacity: run.capacity,
+        reason: run.confirmed ? null : run.notes.join('; ') || null,
+        invalid: run.confirmed ? [] : ['capacity-not-found']
+      })
+      return { run, stopped: null, deployFailed: null }
+    }
+    const run = await runner.runOn({ ...cell.config, sweep: entry }, { prepared, onProgress: p => onProgress?.(e, p) })
+    // a degraded run (a node lost mid-run) is no steady-state measurement: like a failed one, --resume redoes it
+    Object.assign(e, {
+      status: run.status,
+      run: run.id,
+      reason: run.status === 'degraded' ? degradedReason(run) : run.error?.message ?? null,
+      invalid: invalidFlags(run)
+    })
+    return { run, stopped: null, deployFailed: null }
+  } catch (err) {
+    const stopped = isNoSpace(err) ? noSpaceError(sweep, e, err) : null
+    // a daemon that went away under the run is waited for before the next
+    const daemonDown = !stopped && !signal?.aborted && Boolean(backend.waitAvailable) &&
+      (err.code === 'NS_ERR_MISSING_DOCKER' || (await backend.waitAvailable({ log: note, signal }).catch(() => null))?.waitedMs !== 0)
+    Object.assign(e, { status: signal?.aborted || stopped ? 'interrupted' : 'failed', reason: `${err.code ? `${err.code}: ` : ''}${err.message}` })
+    const deployFailed = err.phase === 'deploy' && !daemonDown && !stopped ? { shape: cell.shape, reason: err.message } : undefined
+    return { run: null, stopped, deployFailed }
+  }
+}
+
+/**
  * Runs the plan's pending entries in order, one deployment per shape kept across its runs. Each run folder and
  * sweep.json are written as soon as a run ends. A failed run is recorded with its reason and the sweep goes on
  * (unless failFast); when the signal aborts, the current run stops, everything is torn down and the entry is
@@ -244,18 +308,7 @@ export const MIN_FREE_BYTES = 16 * 2 ** 20
 export async function executeSweep (sweep, { log = () => {}, note = log, signal, failFast = false, onStart, onEnd, onProgress, only = () => true } = {}) {
   const cells = cellConfigs(sweep)
   const todo = sweep.plan.filter(e => isLeft(e) && only(e))
-  // everything a run checks before it starts, for every shape still to run, before the first run
-  const prepared = new Map()
-  const resumed = sweep.plan.some(e => e.attempts.length)
-  for (const e of todo) {
-    const cell = cells[e.cell]
-    if (prepared.has(cell.shape)) continue
-    // an auto sweep stays on the backend its first session found: the runs of one study never mix backends (a daemon
-    // down at a resume is waited for, not taken as a reason to go local)
-    const config = cell.config.backend === 'auto' && sweep.backendUsed ? { ...cell.config, backend: sweep.backendUsed } : cell.config
-    prepared.set(cell.shape, await prepareWaiting(config, { log, note, signal, resumed }))
-    sweep.backendUsed ??= prepared.get(cell.shape).backend.name
-  }
+  const prepared = await prepareShapes(sweep, cells, todo, { log, note, signal })
   const backends = await backendsOf(cells, prepared)
   await cleanupAll(backends, note)
   const runner = createShapeRunner({ log, signal })
@@ -272,8 +325,7 @@ export async function executeSweep (sweep, { log = () => {}, note = log, signal,
       const started = Date.now()
       onStart?.(e, cell)
       if (deployFailed?.shape === cell.shape && runner.live === null) {
-        Object.assign(e, { status: 'failed', reason: `not run: deploying this shape failed just before (${deployFailed.reason.split('\n')[0]})` })
-        e.attempts.push({ run: null, status: 'failed', reason: e.reason })
+        notRunAfterFailedDeploy(e, deployFailed)
         if ((stopped = await saved(sweep))) break
         onEnd?.(e, null)
         continue
@@ -282,37 +334,10 @@ export async function executeSweep (sweep, { log = () => {}, note = log, signal,
       if (e.fresh) await runner.close()
       Object.assign(e, { status: 'running', startedAt: new Date().toISOString() })
       if ((stopped = await saved(sweep))) break
-      const entry = { id: sweep.id, index: e.index, repeat: e.repeat, level: cell.level }
-      let run = null
-      try {
-        if (cell.capacity) {
-          run = await searchCapacity(sweep, e, cell, { runner, prepared: prepared.get(cell.shape), signal, entry, onProgress })
-          Object.assign(e, {
-            status: 'done',
-            run: run.id,
-            capacity: run.capacity,
-            reason: run.confirmed ? null : run.notes.join('; ') || null,
-            invalid: run.confirmed ? [] : ['capacity-not-found']
-          })
-        } else {
-          run = await runner.runOn({ ...cell.config, sweep: entry }, { prepared: prepared.get(cell.shape), onProgress: p => onProgress?.(e, p) })
-          // a degraded run (a node lost mid-run) is no steady-state measurement: like a failed one, --resume redoes it
-          Object.assign(e, {
-            status: run.status,
-            run: run.id,
-            reason: run.status === 'degraded' ? degradedReason(run) : run.error?.message ?? null,
-            invalid: invalidFlags(run)
-          })
-        }
-        deployFailed = null
-      } catch (err) {
-        if (isNoSpace(err)) stopped = noSpaceError(sweep, e, err)
-        // a daemon that went away under the run is waited for before the next: it failed this run, not its shape
-        const daemonDown = !stopped && !signal?.aborted && Boolean(backend.waitAvailable) &&
-          (err.code === 'NS_ERR_MISSING_DOCKER' || (await backend.waitAvailable({ log: note, signal }).catch(() => null))?.waitedMs !== 0)
-        Object.assign(e, { status: signal?.aborted || stopped ? 'interrupted' : 'failed', reason: `${err.code ? `${err.code}: ` : ''}${err.message}` })
-        if (err.phase === 'deploy' && !daemonDown && !stopped) deployFailed = { shape: cell.shape, reason: err.message }
-      }
+      const outcome = await runEntry(sweep, e, cell, { runner, prepared: prepared.get(cell.shape), backend, note, signal, onProgress })
+      const { run } = outcome
+      stopped = outcome.stopped
+      if (outcome.deployFailed !== undefined) deployFailed = outcome.deployFailed
       e.seconds = Math.round((Date.now() - started) / 100) / 10
       e.attempts.push({ run: e.run, status: e.status, reason: e.reason })
       stopped ??= await saved(sweep)
