@@ -28,6 +28,57 @@ function tryList (dir) {
   try { return readdirSync(dir) } catch { return null }
 }
 
+/** Descendants via a scan of every /proc/<pid>/stat: the fallback when the kernel has no children files. */
+function descendantsByScan (procRoot, roots) {
+  const kids = new Map()
+  for (const d of tryList(procRoot) ?? []) {
+    const c = d.charCodeAt(0)
+    if (c < 48 || c > 57) continue
+    const text = tryRead(join(procRoot, d, 'stat'))
+    if (!text) continue
+    const { ppid } = parseTaskStat(text)
+    if (!kids.has(ppid)) kids.set(ppid, [])
+    kids.get(ppid).push(Number(d))
+  }
+  const out = []
+  const stack = [...roots]
+  while (stack.length) {
+    for (const k of kids.get(stack.pop()) ?? []) { out.push(k); stack.push(k) }
+  }
+  return out
+}
+
+/**
+ * Whether the kernel has /proc/<pid>/task/<tid>/children files (CONFIG_PROC_CHILDREN), read on the first of the pids
+ * alive; null when none is.
+ */
+function childrenFilesOf (procRoot, pids) {
+  for (const pid of pids) {
+    const main = join(procRoot, String(pid), 'task', String(pid))
+    if (existsSync(main)) return existsSync(join(main, 'children'))
+  }
+  return null
+}
+
+/**
+ * The CPU ticks a thread used since it was last seen, which it is now (at `gen`). The same thread is the same tid and
+ * start time (tids are reused, start times are not); a thread not seen before counts in full when it started at or
+ * after `countFrom`, else from now on.
+ * @param {Map<number, { ticks: number, start: number, gen: number }>} threads
+ * @param {number} tid @param {{ ticks: number, start: number }} s @param {number} gen @param {number} countFrom
+ */
+function ticksSince (threads, tid, s, gen, countFrom) {
+  const known = threads.get(tid)
+  if (known && known.start === s.start) {
+    const delta = s.ticks - known.ticks
+    known.ticks = s.ticks
+    known.gen = gen
+    return delta
+  }
+  threads.set(tid, { ticks: s.ticks, start: s.start, gen })
+  return s.start >= countFrom ? s.ticks : 0
+}
+
 /**
  * A tracker that answers, at each call, the CPU seconds per core that a set of processes (and, optionally, all their
  * descendants) used since the previous call.
@@ -43,24 +94,27 @@ export function createThreadCpu ({ procRoot = '/proc', clockTicks = CLOCK_TICKS 
   let baselineTicks = -1 // boot-relative clock ticks at the first call
   let childrenFile = null // whether /proc/<pid>/task/<tid>/children exists (CONFIG_PROC_CHILDREN)
 
-  /** Descendants via a scan of every /proc/<pid>/stat: the fallback when the kernel has no children files. */
-  function descendantsByScan (roots) {
-    const kids = new Map()
-    for (const d of tryList(procRoot) ?? []) {
-      const c = d.charCodeAt(0)
-      if (c < 48 || c > 57) continue
-      const text = tryRead(join(procRoot, d, 'stat'))
+  /**
+   * Every thread of a process, its ticks since last seen added to `counts` on the core it last ran on (in ticks,
+   * integers, converted once at the end); its children queued when the kernel lists them.
+   */
+  function countThreads (pid, counts, countFrom, queue, descendants) {
+    const taskDir = `${procRoot}/${pid}/task`
+    for (const t of tryList(taskDir) ?? []) {
+      const text = tryRead(`${taskDir}/${t}/stat`)
       if (!text) continue
-      const { ppid } = parseTaskStat(text)
-      if (!kids.has(ppid)) kids.set(ppid, [])
-      kids.get(ppid).push(Number(d))
+      const s = parseTaskStat(text)
+      counts.threads++
+      const delta = ticksSince(threads, Number(t), s, gen, countFrom)
+      if (delta > 0) {
+        counts.perCore[s.processor] = (counts.perCore[s.processor] ?? 0) + delta
+        counts.total += delta
+      }
+      if (descendants && childrenFile) {
+        const kids = tryRead(`${taskDir}/${t}/children`)
+        if (kids) for (const k of kids.split(' ')) if (k) queue.push(Number(k))
+      }
     }
-    const out = []
-    const stack = [...roots]
-    while (stack.length) {
-      for (const k of kids.get(stack.pop()) ?? []) { out.push(k); stack.push(k) }
-    }
-    return out
   }
 
   return {
@@ -77,54 +131,24 @@ export function createThreadCpu ({ procRoot = '/proc', clockTicks = CLOCK_TICKS 
         const up = tryRead(join(procRoot, 'uptime'))
         baselineTicks = up ? Number(up.slice(0, up.indexOf(' '))) * clockTicks : 0
       }
-      /** @type {number[]} */
-      const perCore = []
-      let total = 0
-      let nThreads = 0
-      const seen = new Set()
       const queue = [...new Set(rootPids)]
-      if (descendants && childrenFile === null) {
-        // decided once, on the first root that is alive
-        for (const pid of queue) {
-          const main = join(procRoot, String(pid), 'task', String(pid))
-          if (existsSync(main)) { childrenFile = existsSync(join(main, 'children')); break }
-        }
-      }
-      if (descendants && childrenFile === false) queue.push(...descendantsByScan(queue))
+      if (descendants && childrenFile === null) childrenFile = childrenFilesOf(procRoot, queue)
+      if (descendants && childrenFile === false) queue.push(...descendantsByScan(procRoot, queue))
+      // the first call is the baseline: no thread counts in full
+      const countFrom = first ? Infinity : baselineTicks
+      /** @type {{ perCore: number[], total: number, threads: number }} */
+      const counts = { perCore: [], total: 0, threads: 0 }
+      const seen = new Set()
       while (queue.length) {
         const pid = queue.pop()
         if (seen.has(pid)) continue
         seen.add(pid)
-        const taskDir = `${procRoot}/${pid}/task`
-        for (const t of tryList(taskDir) ?? []) {
-          const text = tryRead(`${taskDir}/${t}/stat`)
-          if (!text) continue
-          const tid = Number(t)
-          const s = parseTaskStat(text)
-          nThreads++
-          const known = threads.get(tid)
-          let delta = 0
-          if (known && known.start === s.start) { // the same thread (tids are reused, start times are not)
-            delta = s.ticks - known.ticks
-            known.ticks = s.ticks
-            known.gen = gen
-          } else {
-            if (!first && s.start >= baselineTicks) delta = s.ticks // born after the baseline: all its CPU is ours
-            threads.set(tid, { ticks: s.ticks, start: s.start, gen })
-          }
-          if (delta > 0) { // summed in ticks (integers), converted once at the end
-            perCore[s.processor] = (perCore[s.processor] ?? 0) + delta
-            total += delta
-          }
-          if (descendants && childrenFile) {
-            const kids = tryRead(`${taskDir}/${t}/children`)
-            if (kids) for (const k of kids.split(' ')) if (k) queue.push(Number(k))
-          }
-        }
+        countThreads(pid, counts, countFrom, queue, descendants)
       }
       for (const [tid, v] of threads) if (v.gen !== gen) threads.delete(tid)
+      const perCore = counts.perCore
       for (let i = 0; i < perCore.length; i++) perCore[i] = (perCore[i] ?? 0) / clockTicks
-      return { perCore, total: total / clockTicks, processes: seen.size, threads: nThreads }
+      return { perCore, total: counts.total / clockTicks, processes: seen.size, threads: counts.threads }
     }
   }
 }
