@@ -22,6 +22,77 @@ function composeWraps (wraps) {
 }
 
 /**
+ * What the local backend cannot run: more pinned vCPUs than the server's cores (or the machine's, without a quota
+ * that fits), a Swarm memory limit, the routing mesh.
+ * @param {any} config @param {number} cpus
+ */
+function checkLocalConfig (config, cpus) {
+  // with a quota, N vCPUs of c CPUs each fit while N x c fits in the machine; without one, N cores must exist (also
+  // unpinned, --affinity none: N vCPUs of a machine with fewer would be a name, not a set-up)
+  const vcpus = strategyOf(config.strategy).pinned ? config.instances : 0
+  const partition = cpuPartition(config, cpus)
+  if (partition && vcpus > partition.server.length && config.cpusPerInstance === undefined) {
+    throw badFlag('--instances', `${config.instances} vCPUs for --strategy ${config.strategy} (one core each), ` +
+      `but --server-cpus ${config.serverCpus} gives the server ${partition.server.length}`, { key: 'instances' })
+  }
+  if (vcpus > cpus && !(config.cpusPerInstance !== undefined && config.instances * config.cpusPerInstance <= cpus)) {
+    throw badFlag('--instances', `${config.instances} vCPUs for --strategy ${config.strategy} on the local backend (one core each), ` +
+      `but this machine has ${cpus} cores; allowed: 1..${cpus}, or more with --cpus-per-instance X where N x X <= ${cpus}`, { key: 'instances' })
+  }
+  if (config.memoryPerInstance !== undefined) {
+    throw badFlag('--memory-per-instance', 'is a Swarm memory limit; use --backend swarm (or leave it out locally)', { key: 'memoryPerInstance' })
+  }
+  if (config.lb === 'ingress') {
+    throw badFlag('--lb', 'ingress is the Swarm routing mesh; the local backend balances hs with haproxy (use --lb haproxy or auto)', { key: 'lb' })
+  }
+}
+
+/**
+ * The deployed server as run.js uses it: where it answers, its sampler, its instances' telemetry, its placement and
+ * cores, its teardown.
+ */
+function localHandle ({ shape, partition, pinned, group, replicas, quotaDirs, cpusOf, balanced, cleanups }) {
+  const lb = balanced?.lb ?? null
+  const pids = () => replicas.flatMap(h => h.pids())
+  const lbPid = lb?.pid
+  const statsSocket = lb?.statsSocket
+  return {
+    url: balanced?.url ?? replicas[0].url,
+    /**
+     * CPU of the server's own processes (their cgroup, or their threads) and the throttling of their quota; HAProxy's
+     * CPU and figures beside it, and this process's own (the sampler's: the RC's role here).
+     */
+    createSampler () {
+      const sampler = createSampler({
+        group,
+        pids,
+        quotaDirs: () => quotaDirs,
+        roles: () => (lbPid ? { 'load-balancer': [lbPid] } : {}),
+        self: 'rc',
+        intervalMs: 1000
+      })
+      return statsSocket ? withSamples(sampler, 'lb', () => readHaproxyStats(statsSocket)) : sampler
+    },
+    /** What the instances said of themselves (their telemetry lines) within a window. */
+    telemetry: async (window) => replicas.flatMap(h => h.telemetry(window)),
+    placement: replicas.map((h, i) => ({
+      instance: shape.balanced ? `r${i + 1}` : h.shape,
+      node: hostname(),
+      pid: h.rootPid,
+      port: h.port,
+      cpus: cpusOf[i]
+    })),
+    /** The cores 0..n-1 the one process is pinned to (up), which --load-procs generators keep off. */
+    pinnedCores: partition ? 0 : pinned,
+    /** --server-cpus: the cores of the server, the load and HAProxy (null: none runs; run.json's `partition`). */
+    partition: partition && { ...partition, lb: shape.balanced ? partition.lb : null },
+    /** HAProxy's process and the cores it may use, as the kernel has them (null: no HAProxy). */
+    lbPlace: lb ? { pid: lb.pid, cpus: allowedCpus(lb.pid) } : null,
+    teardown: cleanups.teardown
+  }
+}
+
+/**
  * @param {{ cpus?: number }} [opts]
  * @returns {import('./index.js').Backend}
  */
@@ -29,26 +100,7 @@ export function createLocalBackend ({ cpus = availableParallelism() } = {}) {
   return {
     name: 'local',
 
-    checkConfig (config) {
-      // with a quota, N vCPUs of c CPUs each fit while N x c fits in the machine; without one, N cores must exist (also
-      // unpinned, --affinity none: N vCPUs of a machine with fewer would be a name, not a set-up)
-      const vcpus = strategyOf(config.strategy).pinned ? config.instances : 0
-      const partition = cpuPartition(config, cpus)
-      if (partition && vcpus > partition.server.length && config.cpusPerInstance === undefined) {
-        throw badFlag('--instances', `${config.instances} vCPUs for --strategy ${config.strategy} (one core each), ` +
-          `but --server-cpus ${config.serverCpus} gives the server ${partition.server.length}`, { key: 'instances' })
-      }
-      if (vcpus > cpus && !(config.cpusPerInstance !== undefined && config.instances * config.cpusPerInstance <= cpus)) {
-        throw badFlag('--instances', `${config.instances} vCPUs for --strategy ${config.strategy} on the local backend (one core each), ` +
-          `but this machine has ${cpus} cores; allowed: 1..${cpus}, or more with --cpus-per-instance X where N x X <= ${cpus}`, { key: 'instances' })
-      }
-      if (config.memoryPerInstance !== undefined) {
-        throw badFlag('--memory-per-instance', 'is a Swarm memory limit; use --backend swarm (or leave it out locally)', { key: 'memoryPerInstance' })
-      }
-      if (config.lb === 'ingress') {
-        throw badFlag('--lb', 'ingress is the Swarm routing mesh; the local backend balances hs with haproxy (use --lb haproxy or auto)', { key: 'lb' })
-      }
-    },
+    checkConfig (config) { checkLocalConfig(config, cpus) },
 
     async prepare (config) {
       return deploymentShape(config).balanced ? { haproxy: requireHaproxy() } : {}
@@ -71,45 +123,7 @@ export function createLocalBackend ({ cpus = availableParallelism() } = {}) {
         // executor may use); its workers and helpers inherit its affinity
         const cpusOf = replicas.map(h => allowedCpus(h.rootPid) ?? h.pids().map(pid => allowedCpus(pid)).find(Boolean) ?? null)
         const balanced = shape.balanced ? await startBalancer(config, { shape, replicas, server, runDir, partition, cleanups, signal }) : null
-        const lb = balanced?.lb ?? null
-        const url = balanced?.url ?? replicas[0].url
-        const pids = () => replicas.flatMap(h => h.pids())
-        const lbPid = lb?.pid
-        const statsSocket = lb?.statsSocket
-        return {
-          url,
-          /**
-           * CPU of the server's own processes (their cgroup, or their threads) and the throttling of their quota;
-           * HAProxy's CPU and figures beside it, and this process's own (the sampler's: the RC's role here).
-           */
-          createSampler () {
-            const sampler = createSampler({
-              group,
-              pids,
-              quotaDirs: () => quotaDirs,
-              roles: () => (lbPid ? { 'load-balancer': [lbPid] } : {}),
-              self: 'rc',
-              intervalMs: 1000
-            })
-            return statsSocket ? withSamples(sampler, 'lb', () => readHaproxyStats(statsSocket)) : sampler
-          },
-          /** What the instances said of themselves (their telemetry lines) within a window. */
-          telemetry: async (window) => replicas.flatMap(h => h.telemetry(window)),
-          placement: replicas.map((h, i) => ({
-            instance: shape.balanced ? `r${i + 1}` : h.shape,
-            node: hostname(),
-            pid: h.rootPid,
-            port: h.port,
-            cpus: cpusOf[i]
-          })),
-          /** The cores 0..n-1 the one process is pinned to (up), which --load-procs generators keep off. */
-          pinnedCores: partition ? 0 : pinned,
-          /** --server-cpus: the cores of the server, the load and HAProxy (null: none runs; run.json's `partition`). */
-          partition: partition && { ...partition, lb: shape.balanced ? partition.lb : null },
-          /** HAProxy's process and the cores it may use, as the kernel has them (null: no HAProxy). */
-          lbPlace: lb ? { pid: lb.pid, cpus: allowedCpus(lb.pid) } : null,
-          teardown: cleanups.teardown
-        }
+        return localHandle({ shape, partition, pinned, group, replicas, quotaDirs, cpusOf, balanced, cleanups })
       } catch (err) {
         // the deployment's own error (or the abort) wins; a teardown that also fails is said in the log
         await cleanups.teardown().catch(e => log(e.message))
