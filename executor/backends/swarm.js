@@ -523,6 +523,54 @@ async function placedStack (engine, config, parts, runId, log) {
 }
 
 /**
+ * The containers a run samples: the server's, sorted by node so that the merged timeline numbers the nodes' cores in
+ * label order, and the load balancer's, for its CPU as a role beside the server's.
+ * @param {any} deployment @param {(id: string) => string} nodeName
+ */
+function sampledContainers (deployment, nodeName) {
+  const appService = deployment.services.find(s => s.name.endsWith('_app'))?.name
+  const lbService = deployment.services.find(s => s.name.endsWith('_lb'))?.name
+  const app = deployment.tasks.filter(t => t.service === appService).map(t => ({ node: t.node, containerId: t.containerId }))
+    .sort((a, b) => nodeName(a.node).localeCompare(nodeName(b.node), 'en', { numeric: true }))
+  const lb = deployment.tasks.filter(t => t.service === lbService).map(t => ({ node: t.node, containerId: t.containerId, role: 'load-balancer' }))
+  return { appService, containers: [...app, ...lb] }
+}
+
+/**
+ * Where the stack's tasks run now (after Swarm rescheduled those of a lost node), with each task's state. A
+ * replacement waits out the restart delay with desired state "ready" before it is started: it counts, as not running
+ * yet.
+ * @param {import('dockerode')} engine @param {any} deployment
+ */
+async function currentPlacementOf (engine, deployment) {
+  let tasks, now
+  try {
+    tasks = (await engine.listTasks({ filters: { service: deployment.services.map(s => s.name) } }))
+      .filter(t => t.DesiredState === 'running' || t.DesiredState === 'ready')
+    now = await engine.listNodes()
+  } catch (err) {
+    throw dockerError(err, `listing the tasks of ${deployment.stack}`)
+  }
+  const rows = taskRows(tasks, deployment.services, now)
+  return placementOf({ tasks: rows }, new Map(now.map(n => [n.ID, nodeRef(n)]))).map((p, i) => ({ ...p, state: rows[i].state ?? 'unknown' }))
+}
+
+/**
+ * Do the deployed containers still run? Not after a daemon restart or a crash, when Swarm started new ones, which the
+ * sampler does not know.
+ * @param {import('dockerode')} engine @param {any} deployment
+ */
+async function stillIntact (engine, deployment) {
+  try {
+    const tasks = await engine.listTasks({ filters: { service: deployment.services.map(s => s.name), 'desired-state': ['running'] } })
+    const running = new Set(tasks.filter(t => t.Status?.State === 'running').map(t => t.Status?.ContainerStatus?.ContainerID))
+    return deployment.tasks.every(t => running.has(t.containerId))
+  } catch {
+    return false
+  }
+}
+
+/**
  * The deploy's hand-over: a deployed stack as run.js uses it (see the Deployment contract in backends/index.js): its
  * placement, a sampler of its containers through the RCs, its telemetry, generators on load nodes, a watch over its
  * nodes, where its tasks run now, whether its containers are the ones deployed, and its teardown.
@@ -530,15 +578,9 @@ async function placedStack (engine, config, parts, runId, log) {
  * @param {{ deployment: any, nodes: any[], plan: any, plane: any, parts: any, log: (line: string) => void }} o
  */
 function deploymentHandle (engine, { deployment, nodes, plan, plane, parts, log }) {
-  const appService = deployment.services.find(s => s.name.endsWith('_app'))?.name
   const refs = new Map(nodes.map(n => [n.ID, nodeRef(n)]))
   const nodeName = (id) => refs.get(id)?.label ?? refs.get(id)?.hostname ?? id
-  // sorted by node, so that the merged timeline numbers the nodes' cores in label order
-  const lbService = deployment.services.find(s => s.name.endsWith('_lb'))?.name
-  const containers = deployment.tasks.filter(t => t.service === appService).map(t => ({ node: t.node, containerId: t.containerId }))
-    .sort((a, b) => nodeName(a.node).localeCompare(nodeName(b.node), 'en', { numeric: true }))
-  // the load balancer's container is sampled for its CPU, as a role beside the server's
-  const lbContainers = deployment.tasks.filter(t => t.service === lbService).map(t => ({ node: t.node, containerId: t.containerId, role: 'load-balancer' }))
+  const { appService, containers } = sampledContainers(deployment, nodeName)
   /** @type {ReturnType<typeof createNodeWatch> | null} */
   let watch = null
   let removed = false
@@ -552,7 +594,7 @@ function deploymentHandle (engine, { deployment, nodes, plan, plane, parts, log 
     placementRule: plan.rule,
     // the RCs sample the containers; this host, where the load enters, samples Docker's proxy of the published port
     createSampler: () => withLocalRoles(
-      namedNodes(createRcSampler({ rcs: plane.rcs, token: plane.token, containers: [...containers, ...lbContainers], log }), refs),
+      namedNodes(createRcSampler({ rcs: plane.rcs, token: plane.token, containers, log }), refs),
       () => ({ 'docker-proxy': dockerProxyPids(deployment.port) })
     ),
     telemetry: (window) => serviceTelemetry(engine, appService, window),
@@ -578,36 +620,8 @@ function deploymentHandle (engine, { deployment, nodes, plan, plane, parts, log 
       })
       return watch
     },
-    /**
-     * Where the stack's tasks run now (after Swarm rescheduled those of a lost node), with each task's state. A
-     * replacement waits out the restart delay with desired state "ready" before it is started: it counts, as not
-     * running yet.
-     */
-    async currentPlacement () {
-      let tasks, now
-      try {
-        tasks = (await engine.listTasks({ filters: { service: deployment.services.map(s => s.name) } }))
-          .filter(t => t.DesiredState === 'running' || t.DesiredState === 'ready')
-        now = await engine.listNodes()
-      } catch (err) {
-        throw dockerError(err, `listing the tasks of ${deployment.stack}`)
-      }
-      const rows = taskRows(tasks, deployment.services, now)
-      return placementOf({ tasks: rows }, new Map(now.map(n => [n.ID, nodeRef(n)]))).map((p, i) => ({ ...p, state: rows[i].state ?? 'unknown' }))
-    },
-    /**
-     * Do the deployed containers still run? Not after a daemon restart or a crash, when Swarm started new ones,
-     * which the sampler does not know.
-     */
-    async intact () {
-      try {
-        const tasks = await engine.listTasks({ filters: { service: deployment.services.map(s => s.name), 'desired-state': ['running'] } })
-        const running = new Set(tasks.filter(t => t.Status?.State === 'running').map(t => t.Status?.ContainerStatus?.ContainerID))
-        return deployment.tasks.every(t => running.has(t.containerId))
-      } catch {
-        return false
-      }
-    },
+    currentPlacement: () => currentPlacementOf(engine, deployment),
+    intact: () => stillIntact(engine, deployment),
     async teardown () {
       if (removed) return
       removed = true
