@@ -141,30 +141,13 @@ function newMeasuring () {
 }
 
 /**
- * The measure step: on a deployment that answers, the CPU sampled and the nodes watched while the load runs (its
- * generators placed first), then what the instances said of themselves; the load's, the CPU's and the placement's
- * figures written into the run record.
- * @param {Record<string, any>} runJson
- * @param {Measuring} m
- * @param {{ config: any, prepared: any, deployment: any, dir: string, log: (line: string) => void,
- *   signal?: AbortSignal, onProgress?: (p: any) => void }} opts
+ * The load as one generator drives it: the run's driver values, the request, its files and duration.
+ * @param {any} config @param {any} prepared @param {string} url @param {string} dir @param {Measuring} m
+ * @param {{ log: (line: string) => void, signal?: AbortSignal, onProgress?: (p: any) => void }} o
  */
-async function measure (runJson, m, { config, prepared, deployment, dir, log, signal, onProgress }) {
-  const { mount, request, body } = prepared
-  runJson.placement = deployment.placement
-  // --server-cpus: the cores given to the server, the load and HAProxy (derived: worked out, not given), and where
-  // HAProxy runs as the kernel has it (the server's are placement[].cpus, the generators' load.generators[].cpus)
-  if (deployment.partition) runJson.partition = { ...deployment.partition, ...(deployment.lbPlace ? { lbAllowed: deployment.lbPlace.cpus } : {}) }
-  signal?.throwIfAborted()
-  m.sampler = deployment.createSampler()
-  await m.sampler.start()
-  // a node lost while the load runs makes the run degraded, not failed: Swarm reschedules, the load goes on (only a
-  // backend with nodes to lose has a watch: see the contract in backends/index.js)
-  m.watch = deployment.createWatch?.() ?? null
-  m.watch?.start()
-  const path = `${mount}${request.path}`
-  const url = `${deployment.url.replace(/\/$/, '')}${path}`
-  const loadOptions = {
+function loadOptionsOf (config, prepared, url, dir, m, { log, signal, onProgress }) {
+  const { request, body } = prepared
+  return {
     driver: config.driver,
     url,
     method: request.method,
@@ -182,16 +165,23 @@ async function measure (runJson, m, { config, prepared, deployment, dir, log, si
     onSpawn: (pid, engine) => m.generator.add(pid, { engine }),
     log
   }
+}
+
+/**
+ * The load, from its generators once placed (--load-procs auto probes first: a probe's load is the run's for a few
+ * seconds, its files apart, its processes not the run's), with the generators' CPU timed; locally the cores the server
+ * may use (read from /proc once it answered) beside the generators' (their taskset, or none), kept apart as far as
+ * the machine allows, and said. Resolves with the load's result and where it went.
+ * @param {Record<string, any>} runJson @param {Measuring} m @param {any} loadOptions @param {string} path
+ */
+async function driveLoad (runJson, m, loadOptions, path, { config, deployment, dir, log, signal }) {
   /** @type {import('./generators/auto.js').LoadProcs | null} */
   let procs = null
-  // --load-procs auto: a probe's load is the run's for a few seconds, its files apart, its processes not the run's
   const probeLoad = (places, where) => runGenerators(places, { ...loadOptions, onProgress: undefined, onSpawn: undefined, until: undefined, ...PROBE }, {
     jtlPath: join(where, RUN_FILES.samples), samples: 'none', signal, log, flag: '--load-procs', partsDir: where
   })
   const generators = m.generators = await generatorPlaces(config, { deployment, dir, log, signal, probeLoad, onProcs: (p) => { procs = p } })
-  const loadUrl = generators?.url ? `${generators.url.replace(/\/$/, '')}${path}` : url
-  // locally: the cores the server may use (read from /proc once it answered) beside the generators' (their taskset,
-  // or none), kept apart as far as the machine allows, and said
+  const loadUrl = generators?.url ? `${generators.url.replace(/\/$/, '')}${path}` : loadOptions.url
   const sharing = loadSharing({ placement: runJson.placement, places: generators?.places, machine: onlineCpus() })
   if (sharing) log(`cores: ${config.affinity ? `--affinity ${config.affinity}: ` : ''}${sharing.why}`)
   log(`load: ${config.driver} -> ${loadUrl}`)
@@ -200,6 +190,57 @@ async function measure (runJson, m, { config, prepared, deployment, dir, log, si
     ? await runGenerators(generators.places, { ...loadOptions, url: loadUrl }, { ...loadOptions, flag: generators.flag, partsDir: generators.partsDir })
     : await runLoad(loadOptions)
   m.generatorTimeline = m.generator.stop()
+  return { load, loadUrl, sharing, procs }
+}
+
+/**
+ * After the load: the nodes' and generators' losses, the watch and the sampler stopped (a daemon that restarted under
+ * the load measured nothing: it throws), and what the instances said of themselves over the steady window (a run
+ * without it is still a run; a run that lost a node has lost that node's part of it).
+ * @param {Measuring} m @param {any} deployment @param {any} load @param {(line: string) => void} log
+ */
+async function endWatching (m, deployment, load, log) {
+  // a generator that stopped answering is a loss like a node's: the run goes on with the others, degraded
+  m.losses.push(...generatorLosses(load.generators))
+  if (m.watch) {
+    m.losses.push(...await m.watch.stop())
+    const outages = m.watch.outages?.() ?? []
+    m.watch = null
+    if (outages.length) throw daemonOutageError(outages)
+    if (m.losses.length) m.placementAfter = await deployment.currentPlacement?.().catch(err => { log(`placement after the loss: ${err.message}`); return null })
+  }
+  m.timeline = await m.sampler.stop()
+  m.sampler = null
+  if (!m.losses.some(l => !l.generator)) {
+    m.telemetry = await deployment.telemetry({ from: load.steadyStart, to: load.steadyEnd + 1000 })
+      .catch(err => { log(`telemetry: ${err.message}`); return [] })
+  }
+}
+
+/**
+ * The measure step: on a deployment that answers, the CPU sampled and the nodes watched while the load runs (its
+ * generators placed first), then what the instances said of themselves; the load's, the CPU's and the placement's
+ * figures written into the run record.
+ * @param {Record<string, any>} runJson
+ * @param {Measuring} m
+ * @param {{ config: any, prepared: any, deployment: any, dir: string, log: (line: string) => void,
+ *   signal?: AbortSignal, onProgress?: (p: any) => void }} opts
+ */
+async function measure (runJson, m, { config, prepared, deployment, dir, log, signal, onProgress }) {
+  runJson.placement = deployment.placement
+  // --server-cpus: the cores given to the server, the load and HAProxy (derived: worked out, not given), and where
+  // HAProxy runs as the kernel has it (the server's are placement[].cpus, the generators' load.generators[].cpus)
+  if (deployment.partition) runJson.partition = { ...deployment.partition, ...(deployment.lbPlace ? { lbAllowed: deployment.lbPlace.cpus } : {}) }
+  signal?.throwIfAborted()
+  m.sampler = deployment.createSampler()
+  await m.sampler.start()
+  // a node lost while the load runs makes the run degraded, not failed: Swarm reschedules, the load goes on (only a
+  // backend with nodes to lose has a watch: see the contract in backends/index.js)
+  m.watch = deployment.createWatch?.() ?? null
+  m.watch?.start()
+  const path = `${prepared.mount}${prepared.request.path}`
+  const loadOptions = loadOptionsOf(config, prepared, `${deployment.url.replace(/\/$/, '')}${path}`, dir, m, { log, signal, onProgress })
+  const { load, loadUrl, sharing, procs } = await driveLoad(runJson, m, loadOptions, path, { config, deployment, dir, log, signal })
   // several generators: each measured its own CPU (a remote one on its node), the busiest one speaks for the run
   const generatorFigures = load.generators
     ? combineGenerators(load.generators.map(g => g.cpu))
@@ -209,24 +250,7 @@ async function measure (runJson, m, { config, prepared, deployment, dir, log, si
   runJson.load = { ...load, url: loadUrl, generator: generatorFigures, ...(sharing && { cpus: sharing.generator, sharing }), ...(procs && { procs }) }
   // where the load ran, as the run recorded it: the fingerprint's summary (a reader compares it with a study's)
   runJson.environment.fingerprint.load = fingerprintLoad(config, runJson.load, runJson.environment, runJson.placement)
-  // a generator that stopped answering is a loss like a node's: the run goes on with the others, degraded
-  m.losses.push(...generatorLosses(load.generators))
-  if (m.watch) {
-    m.losses.push(...await m.watch.stop())
-    const outages = m.watch.outages?.() ?? []
-    m.watch = null
-    // the daemon restarted under the load: its containers were stopped and started again, nothing was measured
-    if (outages.length) throw daemonOutageError(outages)
-    if (m.losses.length) m.placementAfter = await deployment.currentPlacement?.().catch(err => { log(`placement after the loss: ${err.message}`); return null })
-  }
-  m.timeline = await m.sampler.stop()
-  m.sampler = null
-  // what the instances said of themselves over the steady window (a run without it is still a run; a run that lost a
-  // node has lost that node's part of it)
-  if (!m.losses.some(l => !l.generator)) {
-    m.telemetry = await deployment.telemetry({ from: load.steadyStart, to: load.steadyEnd + 1000 })
-      .catch(err => { log(`telemetry: ${err.message}`); return [] })
-  }
+  await endWatching(m, deployment, load, log)
   runJson.status = load.interrupted ? 'interrupted' : m.losses.length ? 'degraded' : 'done'
   // locally the table is of the cores the server was given (pinned or partitioned), as the study's of its server
   runJson.cpu = summarizeCpu(m.timeline, { from: load.steadyStart, to: load.steadyEnd }, { serverCores: runJson.load?.sharing?.server })
