@@ -140,111 +140,30 @@ export function parseExperiment (text, { file, path = resolve(file), profile }) 
   const loaded = loadYamlWithLines(text, file)
   const lineOf = loaded.lineOf
   const data = /** @type {any} */ (loaded.data)
+  /** @type {Invalid} */
   const invalid = (where, message) => fail('LINE_INVALID', { file, line: lineOf(where), reason: message })
-  const seen = new Map()
-  let values = 0
-  for (const key of isMap(data) ? Object.keys(data) : []) {
-    values += expandedValues(data[key], seen)
-    if (values > MAX_EXPERIMENT_VALUES) {
-      throw invalid([key], `${key}: more than ${MAX_EXPERIMENT_VALUES} values once its aliases are expanded, or nested over ${MAX_EXPERIMENT_DEPTH} deep`)
-    }
-  }
+  checkExpansion(data, invalid)
   if (!isMap(data)) throw invalid([], 'an experiment file is a YAML mapping of keys (strategies, instances, concurrency, ...)')
   checkKeys(data, [], Object.keys(EXPERIMENT_KEYS), invalid)
   const profiles = data.profiles ?? {}
-  if (!isMap(profiles)) throw invalid(['profiles'], `profiles: ${EXPERIMENT_KEYS.profiles}`)
-  for (const [name, over] of Object.entries(profiles)) {
-    if (!PROFILE_NAMES.includes(name)) throw invalid(['profiles', name], `profiles: "${name}" is not a profile; allowed: ${PROFILE_NAMES.join(', ')}`)
-    if (!isMap(over)) throw invalid(['profiles', name], `profiles.${name}: a mapping of keys to override`)
-    checkKeys(over, ['profiles', name], Object.keys(EXPERIMENT_KEYS).filter(k => !NOT_IN_PROFILES.includes(k)), invalid)
-  }
-  const chosen = profile ?? 'default'
-  if (!PROFILE_NAMES.includes(chosen)) throw fail('VALUE_NOT_ALLOWED', { flag: '--profile', value: chosen, allowed: PROFILE_NAMES })
-  if (profile && profile !== 'default' && !profiles[profile]) {
-    throw fail('PROFILE_NOT_IN_FILE', { file, profile, profiles: ['default', ...Object.keys(profiles).filter(p => p !== 'default')] })
-  }
-  // a key's value and the YAML path it came from (the profile's when the profile overrides it)
-  const over = profiles[chosen] ?? {}
-  const merged = { ...data }
-  for (const pair of ALTERNATIVES) if (pair.some(k => k in over)) for (const k of pair) delete merged[k]
-  Object.assign(merged, over)
-  /** @param {string} key */
-  const from = key => (profiles[chosen] && key in profiles[chosen] ? ['profiles', chosen, key] : [key])
-  /** @param {string} key @param {(string|number)[]} [sub] @param {string} [msg] */
+  checkProfiles(profiles, invalid)
+  const chosen = chosenProfile(profile, profiles, file)
+  const { merged, from } = withProfile(data, profiles, chosen)
+  /** @type {Bad} */
   const bad = (key, sub, msg) => invalid([...from(key), ...(sub ?? [])], `${key}: ${msg}`)
 
   const name = merged.name === undefined ? basename(path, extname(path)) : String(merged.name)
   if (!/^[a-z0-9][a-z0-9_-]{0,63}$/i.test(name)) throw bad('name', [], `"${name}" is not a name (letters, digits, - and _)`)
-  const strategies = stringList(merged.strategies ?? STRATEGIES, 'strategies', bad)
-  for (const [i, s] of strategies.entries()) {
-    if (!STRATEGIES.includes(s)) {
-      throw bad('strategies', Array.isArray(merged.strategies) ? [i] : [], `"${s}" is not a strategy; allowed: ${STRATEGIES.join(', ')}`)
-    }
-  }
-  if (new Set(strategies).size !== strategies.length) throw bad('strategies', [], 'a strategy is listed twice')
-  if (merged.benchmark !== undefined && merged.benchmarks !== undefined) throw bad('benchmarks', [], 'give benchmark (one) or benchmarks (a list), not both')
-  const benchKey = merged.benchmarks !== undefined ? 'benchmarks' : 'benchmark'
-  const benchmarks = merged[benchKey] === undefined ? [undefined] : stringList(merged[benchKey], benchKey, bad)
-  const app = merged.app === undefined ? undefined : resolve(dirname(path), String(merged.app))
-  if (merged.app !== undefined && String(merged.app).startsWith('cmd:')) {
-    throw bad('app', [], 'cmd: programs are not supported in experiment files; write a small app module instead')
-  }
-
-  if (merged.instances !== undefined && merged['instances-per-node'] !== undefined) {
-    throw bad('instances-per-node', [], 'give instances (the total) or instances-per-node (times nodes), not both')
-  }
-  const perNode = merged['instances-per-node'] !== undefined
-  if (perNode && merged.nodes === undefined) throw bad('instances-per-node', [], 'needs nodes (e.g. nodes: 1..4): the total is instances-per-node x nodes')
-  const instancesKey = perNode ? 'instances-per-node' : 'instances'
-  const instances = byStrategy(instancesKey, merged[instancesKey] ?? 1, strategies, bad, wholeNumbers(EXPERIMENT_KEYS[instancesKey]))
-  const nodes = merged.nodes === undefined ? null : byStrategy('nodes', merged.nodes, strategies, bad, wholeNumbers(EXPERIMENT_KEYS.nodes))
-  if (nodes) checkNodes(nodes, merged, { strategies, bad, backendLine: lineOf(from('backend')) })
-  if (merged.concurrency !== undefined && merged.rate !== undefined) {
-    throw bad('rate', [], 'cannot be combined with concurrency: choose the closed model (concurrency) or the open model (rate)')
-  }
-  for (const k of ['concurrency', 'rate']) {
-    if (merged.load !== undefined && merged[k] !== undefined) throw bad('load', [], `cannot be combined with ${k}: a capacity search chooses its rates`)
-  }
-  const capacity = merged.load === undefined ? null : parseCapacity(merged.load, bad)
-  const loadKey = capacity ? 'capacity' : merged.rate !== undefined ? 'rate' : 'concurrency'
-  const loads = capacity || merged[loadKey] === undefined
-    ? Object.fromEntries(strategies.map(s => [s, [{ value: undefined, path: [] }]]))
-    : byStrategy(loadKey, merged[loadKey], strategies, bad, loadKey === 'rate' ? rateValues : concurrencyValues(EXPERIMENT_KEYS.concurrency))
-  const usesLevels = Object.values(loads).flat().some(l => typeof l.value === 'string')
-  if (usesLevels && merged.calibration === undefined) {
-    throw bad('concurrency', [], 'relaxed and exhausted levels need a calibration file: add "calibration: FILE" (executor calibrate --out FILE makes one)')
-  }
-  if (merged.calibration !== undefined && typeof merged.calibration !== 'string') throw bad('calibration', [], `${EXPERIMENT_KEYS.calibration}`)
-  const calibrate = merged.calibrate ?? {}
-  if (!isMap(calibrate)) throw bad('calibrate', [], EXPERIMENT_KEYS.calibrate)
-  checkKeys(calibrate, [...from('calibrate')], CALIBRATE_KEYS, invalid, 'calibrate.')
-
-  const repeats = merged.repeats ?? 1
-  if (!Number.isInteger(repeats) || repeats < 1 || repeats > 1000) {
-    throw bad('repeats', [], `${JSON.stringify(repeats)} is not allowed; allowed: a whole number >= 1 and <= 1000`)
-  }
-  const order = merged.order ?? 'shapes'
-  if (!ORDERS.includes(order)) throw bad('order', [], `"${order}" is not allowed; one of: ${ORDERS.join(', ')}`)
+  const strategies = parseStrategies(merged, bad)
+  const { benchmarks, app } = parseBenchmarks(merged, path, bad)
+  const { instances, instancesKey, perNode, nodes } = parseInstances(merged, strategies, bad, () => lineOf(from('backend')))
+  const { capacity, loadKey, loads, usesLevels } = parseLoads(merged, strategies, bad)
+  const calibrate = parseCalibration(merged, bad, invalid, from('calibrate'))
+  const { repeats, order } = parseRepeats(merged, bad)
   const analysis = parseAnalysis(merged.analysis, bad, Boolean(nodes))
   const question = parseQuestion(data.question, invalid)
   const params = parseParams(merged.params, benchmarks, bad)
-  // each run's value of a setting: its form here, its range when each run's config is checked (naming the strategy)
-  /** @type {Record<string, any>} */
-  const settings = {}
-  for (const key of SETTING_KEYS.filter(k => merged[k] !== undefined)) {
-    const row = EXPERIMENT_OPTIONS[key]
-    let value = merged[key]
-    // a setting with a text form of its own (slo: p99=50ms,errors=0.1%) is read as its flag is
-    if (row.fromText && typeof value === 'string') {
-      try { value = readOption(row, value) } catch (err) { throw bad(key, [], err.details?.reason ?? err.message) }
-    }
-    const problem = typeProblem(row, value)
-    if (problem) throw bad(key, [], problem)
-    settings[keyOf(row)] = value
-  }
-  // a server's entry file and a body file are relative to this file, as an app is (an entry inside an image is not)
-  if (settings.server !== undefined && settings.image === undefined) settings.server = resolve(dirname(path), String(settings.server))
-  if (settings.body !== undefined) settings.body = resolve(dirname(path), String(settings.body))
+  const settings = parseSettings(merged, path, bad)
   return {
     file,
     path,
@@ -280,6 +199,189 @@ export function parseExperiment (text, { file, path = resolve(file), profile }) 
     lineOf: (key, sub = []) => lineOf([...from(key), ...sub]),
     usesLevels
   }
+}
+
+/**
+ * @typedef {(where: (string|number)[], message: string) => Error} Invalid a refusal at a YAML path's line
+ * @typedef {(key: string, sub?: (string|number)[], msg?: string) => Error} Bad a refusal of a key's value (at the
+ *   chosen profile's line when the profile sets the key), its message led by the key
+ */
+
+/**
+ * Refuses a file whose values, its aliases expanded, are more than MAX_EXPERIMENT_VALUES or nest deeper than
+ * MAX_EXPERIMENT_DEPTH, at the line of the top-level key that passes the bound.
+ * @param {any} data @param {Invalid} invalid
+ */
+function checkExpansion (data, invalid) {
+  const seen = new Map()
+  let values = 0
+  for (const key of isMap(data) ? Object.keys(data) : []) {
+    values += expandedValues(data[key], seen)
+    if (values > MAX_EXPERIMENT_VALUES) {
+      throw invalid([key], `${key}: more than ${MAX_EXPERIMENT_VALUES} values once its aliases are expanded, or nested over ${MAX_EXPERIMENT_DEPTH} deep`)
+    }
+  }
+}
+
+/**
+ * The `profiles` key: a mapping of profile names to mappings of the keys they override (any but NOT_IN_PROFILES).
+ * @param {any} profiles @param {Invalid} invalid
+ */
+function checkProfiles (profiles, invalid) {
+  if (!isMap(profiles)) throw invalid(['profiles'], `profiles: ${EXPERIMENT_KEYS.profiles}`)
+  for (const [name, over] of Object.entries(profiles)) {
+    if (!PROFILE_NAMES.includes(name)) throw invalid(['profiles', name], `profiles: "${name}" is not a profile; allowed: ${PROFILE_NAMES.join(', ')}`)
+    if (!isMap(over)) throw invalid(['profiles', name], `profiles.${name}: a mapping of keys to override`)
+    checkKeys(over, ['profiles', name], Object.keys(EXPERIMENT_KEYS).filter(k => !NOT_IN_PROFILES.includes(k)), invalid)
+  }
+}
+
+/**
+ * The profile that applies (--profile, default when none): a known name, and one of the file's unless it is default.
+ * @param {string|undefined} profile @param {Record<string, any>} profiles @param {string} file
+ */
+function chosenProfile (profile, profiles, file) {
+  const chosen = profile ?? 'default'
+  if (!PROFILE_NAMES.includes(chosen)) throw fail('VALUE_NOT_ALLOWED', { flag: '--profile', value: chosen, allowed: PROFILE_NAMES })
+  if (profile && profile !== 'default' && !profiles[profile]) {
+    throw fail('PROFILE_NOT_IN_FILE', { file, profile, profiles: ['default', ...Object.keys(profiles).filter(p => p !== 'default')] })
+  }
+  return chosen
+}
+
+/**
+ * The file's keys with the chosen profile's over them (a profile that sets one of ALTERNATIVES replaces the others),
+ * and `from(key)`: the YAML path a key's value came from (the profile's when the profile overrides it).
+ * @param {Record<string, any>} data @param {Record<string, any>} profiles @param {string} chosen
+ */
+function withProfile (data, profiles, chosen) {
+  const over = profiles[chosen] ?? {}
+  const merged = { ...data }
+  for (const pair of ALTERNATIVES) if (pair.some(k => k in over)) for (const k of pair) delete merged[k]
+  Object.assign(merged, over)
+  /** @param {string} key */
+  const from = key => (profiles[chosen] && key in profiles[chosen] ? ['profiles', chosen, key] : [key])
+  return { merged, from }
+}
+
+/** The `strategies` key (every strategy when absent): known ones, each once. @param {any} merged @param {Bad} bad */
+function parseStrategies (merged, bad) {
+  const strategies = stringList(merged.strategies ?? STRATEGIES, 'strategies', bad)
+  for (const [i, s] of strategies.entries()) {
+    if (!STRATEGIES.includes(s)) {
+      throw bad('strategies', Array.isArray(merged.strategies) ? [i] : [], `"${s}" is not a strategy; allowed: ${STRATEGIES.join(', ')}`)
+    }
+  }
+  if (new Set(strategies).size !== strategies.length) throw bad('strategies', [], 'a strategy is listed twice')
+  return strategies
+}
+
+/**
+ * What the server runs: `benchmark` or `benchmarks` (one undefined benchmark when neither), and `app`, a module
+ * relative to the file (never a cmd: program).
+ * @param {any} merged @param {string} path @param {Bad} bad
+ */
+function parseBenchmarks (merged, path, bad) {
+  if (merged.benchmark !== undefined && merged.benchmarks !== undefined) throw bad('benchmarks', [], 'give benchmark (one) or benchmarks (a list), not both')
+  const benchKey = merged.benchmarks !== undefined ? 'benchmarks' : 'benchmark'
+  const benchmarks = merged[benchKey] === undefined ? [undefined] : stringList(merged[benchKey], benchKey, bad)
+  const app = merged.app === undefined ? undefined : resolve(dirname(path), String(merged.app))
+  if (merged.app !== undefined && String(merged.app).startsWith('cmd:')) {
+    throw bad('app', [], 'cmd: programs are not supported in experiment files; write a small app module instead')
+  }
+  return { benchmarks, app }
+}
+
+/**
+ * The instances axis per strategy (`instances`, or `instances-per-node` with nodes) and the nodes axis (null without
+ * one), checked by checkNodes.
+ * @param {any} merged @param {string[]} strategies @param {Bad} bad
+ * @param {() => number} backendLine the line of the backend key, for checkNodes's message
+ */
+function parseInstances (merged, strategies, bad, backendLine) {
+  if (merged.instances !== undefined && merged['instances-per-node'] !== undefined) {
+    throw bad('instances-per-node', [], 'give instances (the total) or instances-per-node (times nodes), not both')
+  }
+  const perNode = merged['instances-per-node'] !== undefined
+  if (perNode && merged.nodes === undefined) throw bad('instances-per-node', [], 'needs nodes (e.g. nodes: 1..4): the total is instances-per-node x nodes')
+  const instancesKey = perNode ? 'instances-per-node' : 'instances'
+  const instances = byStrategy(instancesKey, merged[instancesKey] ?? 1, strategies, bad, wholeNumbers(EXPERIMENT_KEYS[instancesKey]))
+  const nodes = merged.nodes === undefined ? null : byStrategy('nodes', merged.nodes, strategies, bad, wholeNumbers(EXPERIMENT_KEYS.nodes))
+  if (nodes) checkNodes(nodes, merged, { strategies, bad, backendLine: backendLine() })
+  return { instances, instancesKey, perNode, nodes }
+}
+
+/**
+ * The load axis per strategy: `concurrency` (closed model), `rate` (open model) or `load` (a capacity search, whose
+ * settings are `capacity`; one undefined value per strategy when none is given); usesLevels when a concurrency is a
+ * calibration level, which needs a calibration file.
+ * @param {any} merged @param {string[]} strategies @param {Bad} bad
+ */
+function parseLoads (merged, strategies, bad) {
+  if (merged.concurrency !== undefined && merged.rate !== undefined) {
+    throw bad('rate', [], 'cannot be combined with concurrency: choose the closed model (concurrency) or the open model (rate)')
+  }
+  for (const k of ['concurrency', 'rate']) {
+    if (merged.load !== undefined && merged[k] !== undefined) throw bad('load', [], `cannot be combined with ${k}: a capacity search chooses its rates`)
+  }
+  const capacity = merged.load === undefined ? null : parseCapacity(merged.load, bad)
+  const loadKey = capacity ? 'capacity' : merged.rate !== undefined ? 'rate' : 'concurrency'
+  const loads = capacity || merged[loadKey] === undefined
+    ? Object.fromEntries(strategies.map(s => [s, [{ value: undefined, path: [] }]]))
+    : byStrategy(loadKey, merged[loadKey], strategies, bad, loadKey === 'rate' ? rateValues : concurrencyValues(EXPERIMENT_KEYS.concurrency))
+  const usesLevels = Object.values(loads).flat().some(l => typeof l.value === 'string')
+  if (usesLevels && merged.calibration === undefined) {
+    throw bad('concurrency', [], 'relaxed and exhausted levels need a calibration file: add "calibration: FILE" (executor calibrate --out FILE makes one)')
+  }
+  return { capacity, loadKey, loads, usesLevels }
+}
+
+/**
+ * The `calibration` file's name and `calibrate`, how to make it when it is missing (a mapping of CALIBRATE_KEYS).
+ * @param {any} merged @param {Bad} bad @param {Invalid} invalid @param {(string|number)[]} at calibrate's YAML path
+ */
+function parseCalibration (merged, bad, invalid, at) {
+  if (merged.calibration !== undefined && typeof merged.calibration !== 'string') throw bad('calibration', [], `${EXPERIMENT_KEYS.calibration}`)
+  const calibrate = merged.calibrate ?? {}
+  if (!isMap(calibrate)) throw bad('calibrate', [], EXPERIMENT_KEYS.calibrate)
+  checkKeys(calibrate, at, CALIBRATE_KEYS, invalid, 'calibrate.')
+  return calibrate
+}
+
+/** How many times the grid runs (`repeats`, 1 to 1000) and in which `order`. @param {any} merged @param {Bad} bad */
+function parseRepeats (merged, bad) {
+  const repeats = merged.repeats ?? 1
+  if (!Number.isInteger(repeats) || repeats < 1 || repeats > 1000) {
+    throw bad('repeats', [], `${JSON.stringify(repeats)} is not allowed; allowed: a whole number >= 1 and <= 1000`)
+  }
+  const order = merged.order ?? 'shapes'
+  if (!ORDERS.includes(order)) throw bad('order', [], `"${order}" is not allowed; one of: ${ORDERS.join(', ')}`)
+  return { repeats, order }
+}
+
+/**
+ * Each run's value of a setting (SETTING_KEYS) by config key: its form here, its range when each run's config is
+ * checked (naming the strategy); a server's entry file and a body file relative to the experiment file.
+ * @param {any} merged @param {string} path @param {Bad} bad
+ */
+function parseSettings (merged, path, bad) {
+  /** @type {Record<string, any>} */
+  const settings = {}
+  for (const key of SETTING_KEYS.filter(k => merged[k] !== undefined)) {
+    const row = EXPERIMENT_OPTIONS[key]
+    let value = merged[key]
+    // a setting with a text form of its own (slo: p99=50ms,errors=0.1%) is read as its flag is
+    if (row.fromText && typeof value === 'string') {
+      try { value = readOption(row, value) } catch (err) { throw bad(key, [], err.details?.reason ?? err.message) }
+    }
+    const problem = typeProblem(row, value)
+    if (problem) throw bad(key, [], problem)
+    settings[keyOf(row)] = value
+  }
+  // a server's entry file and a body file are relative to this file, as an app is (an entry inside an image is not)
+  if (settings.server !== undefined && settings.image === undefined) settings.server = resolve(dirname(path), String(settings.server))
+  if (settings.body !== undefined) settings.body = resolve(dirname(path), String(settings.body))
+  return settings
 }
 
 /**
