@@ -180,6 +180,33 @@ export async function findCapacity (config, opts = {}) {
   const runner = opts.runner ?? createShapeRunner({ log, signal })
   // a search of its own: never on a deployment an earlier search (an earlier repeat) left running
   await runner.close()
+  const prober = createProber({ config, runner, prepared, dir, id, maxProbes, served, onProbe })
+  let searched
+  try {
+    searched = await search(prober, config, { startRate: opts.startRate, boundary, random: opts.random })
+  } catch (err) {
+    if (!(err instanceof BudgetSpent)) throw err
+    prober.notes.push(`stopped after ${maxProbes} probes (--max-probes): no capacity reported`)
+    searched = { state: { stop: null, observations: [] }, posterior: null }
+  } finally {
+    if (!opts.runner) await runner.close()
+  }
+  const record = capacityRecord({ config, id, dir, started, sweep: opts.sweep, prepared, boundary, served }, searched, prober)
+  await writeJsonAtomic(join(dir, CAPACITY_FILE), record)
+  return record
+}
+
+/**
+ * A search's probes, each a run on its deployment in its folder: run(load, phase) one run (BudgetSpent once maxProbes
+ * have run; a run that did not finish refused), said(r, fields) records what one said (probes, onProbe), and
+ * probe(rate, phase) a rate's verdict for the search (null once the budget is spent), a probe that missed while
+ * something outside the run competed for the host probed again (up to DISTURBED_RETRIES in a search). What they
+ * leave: probes, the run.json of those that met (met) and missed (missed, by rate), notes, and the environment of
+ * the first.
+ * @param {{ config: any, runner: ReturnType<typeof createShapeRunner>, prepared: any, dir: string, id: string,
+ *   maxProbes: number, served: number, onProbe?: (probe: any) => void }} o
+ */
+function createProber ({ config, runner, prepared, dir, id, maxProbes, served, onProbe }) {
   const probes = []
   /** the run.json of every probe that met its rate */
   const met = []
@@ -194,15 +221,7 @@ export async function findCapacity (config, opts = {}) {
   /** the run.json of every probe that missed its rate, by rate: what stopped the server is read from the lowest */
   const missed = new Map()
   const said = (r, fields) => {
-    const p = {
-      ...fields,
-      throughput: r.summary.throughput,
-      p99: r.summary.latency.p99,
-      errorRate: r.summary.errorRate,
-      flags: r.validity?.flags.map(f => f.name) ?? [],
-      bottleneck: r.diagnosis?.bottleneck?.kind ?? null,
-      run: r.id
-    }
+    const p = probeEntry(r, fields)
     probes.push(p)
     onProbe?.(p)
     return p
@@ -235,43 +254,82 @@ export async function findCapacity (config, opts = {}) {
       return said(r, { phase, rate, ...judged }).verdict
     }
   }
+  return { probes, met, missed, notes, environment: () => environment, run, said, probe }
+}
 
-  let state
-  let posterior = null
-  try {
-    let start = opts.startRate
-    if (!start) {
-      const estimate = await run({ concurrency: Math.max(4, 4 * config.instances), rate: undefined }, 'estimate')
-      said(estimate, { phase: 'estimate', rate: null, verdict: 'estimate', why: [] })
-      // drawn from 76–84% of the estimate: two searches of a server that answers the same way every time then take
-      // different probes, so their spread is the search's own resolution, not a tie that claims none
-      start = Math.max(1, estimate.summary.throughput * (0.76 + 0.08 * (opts.random ?? Math.random)()))
-    }
-    // from an estimate the capacity is near: gentle steps; from a rate the user guessed, doubling
-    state = await runSearch(probe, { start, boundary, step: opts.startRate ? 2 : SEARCH_DEFAULTS.step })
-    if (state.stop === 'found') posterior = capacityPosterior(state.observations)
-    const last = state.observations.at(-1)
-    if (state.stop === 'load-side' && last.phase === 'bracket') {
-      const lo = gapAround(state.observations, Infinity).lo
-      notes.push(`at ${last.rate} req/s the load side was the limit (${probes.at(-1).why.join(', ')}): ` +
-        `the capacity is beyond what this generator and host can measure${lo ? `, at least ${lo} req/s` : ''}`)
-    }
-    if (state.stop === 'load-side' && last.phase === 'boundary') {
-      notes.push(`near the boundary the load side was the limit ${INCONCLUSIVE_AT_BOUNDARY} times, ` +
-        `last at ${last.rate} req/s (${probes.at(-1).why.join(', ')}): no capacity reported`)
-    }
-    if (state.stop === 'no-capacity') notes.push('even 1 request per second misses the objective: no capacity')
-  } catch (err) {
-    if (!(err instanceof BudgetSpent)) throw err
-    notes.push(`stopped after ${maxProbes} probes (--max-probes): no capacity reported`)
-    state = { stop: null, observations: [] }
-  } finally {
-    if (!opts.runner) await runner.close()
+/** A probe as capacity.json lists it: its phase, rate and verdict (fields), and what its run measured. */
+function probeEntry (r, fields) {
+  return {
+    ...fields,
+    throughput: r.summary.throughput,
+    p99: r.summary.latency.p99,
+    errorRate: r.summary.errorRate,
+    flags: r.validity?.flags.map(f => f.name) ?? [],
+    bottleneck: r.diagnosis?.bottleneck?.kind ?? null,
+    run: r.id
   }
+}
+
+/**
+ * The search's probes: from the user's start rate by doubling, else from a closed-model probe's estimate by gentle
+ * steps; the posterior when it found the boundary, else a note of why it ended (stopNote).
+ * @param {ReturnType<typeof createProber>} prober
+ * @param {any} config
+ * @param {{ startRate?: number, boundary: number, random?: () => number }} o
+ */
+async function search (prober, config, { startRate, boundary, random }) {
+  let start = startRate
+  if (!start) {
+    const estimate = await prober.run({ concurrency: Math.max(4, 4 * config.instances), rate: undefined }, 'estimate')
+    prober.said(estimate, { phase: 'estimate', rate: null, verdict: 'estimate', why: [] })
+    // drawn from 76–84% of the estimate: two searches of a server that answers the same way every time then take
+    // different probes, so their spread is the search's own resolution, not a tie that claims none
+    start = Math.max(1, estimate.summary.throughput * (0.76 + 0.08 * (random ?? Math.random)()))
+  }
+  // from an estimate the capacity is near: gentle steps; from a rate the user guessed, doubling
+  const state = await runSearch(prober.probe, { start, boundary, step: startRate ? 2 : SEARCH_DEFAULTS.step })
+  const posterior = state.stop === 'found' ? capacityPosterior(state.observations) : null
+  const note = stopNote(state, prober.probes)
+  if (note) prober.notes.push(note)
+  return { state, posterior }
+}
+
+/**
+ * Why a search ended without its boundary, in words: the load side was the limit (in the bracket, or
+ * INCONCLUSIVE_AT_BOUNDARY times near the boundary), or even 1 req/s missed; null when it found the boundary.
+ * @param {import('./capacity-search.js').SearchState} state
+ * @param {any[]} probes the search's, the last one the probe that stopped it
+ */
+function stopNote (state, probes) {
+  const last = state.observations.at(-1)
+  if (state.stop === 'load-side' && last.phase === 'bracket') {
+    const lo = gapAround(state.observations, Infinity).lo
+    return `at ${last.rate} req/s the load side was the limit (${probes.at(-1).why.join(', ')}): ` +
+      `the capacity is beyond what this generator and host can measure${lo ? `, at least ${lo} req/s` : ''}`
+  }
+  if (state.stop === 'load-side' && last.phase === 'boundary') {
+    return `near the boundary the load side was the limit ${INCONCLUSIVE_AT_BOUNDARY} times, ` +
+      `last at ${last.rate} req/s (${probes.at(-1).why.join(', ')}): no capacity reported`
+  }
+  if (state.stop === 'no-capacity') return 'even 1 request per second misses the objective: no capacity'
+  return null
+}
+
+/**
+ * The capacity record (capacity.json) of a search: its settings, the capacity and its interval from the posterior
+ * (null without one), the bounds the probes put around it, what was measured at it, what stopped the server, the
+ * notes and every probe.
+ * @param {{ config: any, id: string, dir: string, started: number, sweep?: object, prepared: any, boundary: number,
+ *   served: number }} search
+ * @param {{ state: { stop: string|null, observations: any[] }, posterior: any }} searched how it ended
+ * @param {ReturnType<typeof createProber>} prober
+ */
+function capacityRecord ({ config, id, dir, started, sweep, prepared, boundary, served }, { state, posterior }, prober) {
+  const { probes, met, missed, notes } = prober
   const capacity = posterior?.capacity ?? null
   const bounds = gapAround(state.observations, capacity ?? Infinity)
   const { rate: _rate, concurrency: _concurrency, ...shape } = config
-  const record = {
+  return {
     schema: CAPACITY_SCHEMA,
     id,
     dir,
@@ -279,7 +337,7 @@ export async function findCapacity (config, opts = {}) {
     createdAt: new Date(started).toISOString(),
     seconds: Math.round((Date.now() - started) / 1000),
     config: shape,
-    sweep: opts.sweep ?? null,
+    sweep: sweep ?? null,
     benchmark: prepared.benchmark,
     slo: config.slo,
     objective: sloText(config.slo),
@@ -299,10 +357,8 @@ export async function findCapacity (config, opts = {}) {
     limit: limitOf(capacity ?? bounds.lo, missed, met),
     notes,
     probes,
-    environment
+    environment: prober.environment()
   }
-  await writeJsonAtomic(join(dir, CAPACITY_FILE), record)
-  return record
 }
 
 /** What a capacity record's capacity is, in words (capacity.json's meaning; the text views print it). */
