@@ -91,15 +91,53 @@ const settled = (status) => status >= 400 && status < 500 && ![408, 425, 429].in
  */
 export async function launch (opts) {
   const { shape, host = '127.0.0.1', readyTimeoutMs = 20000, log } = opts
-  // the caller (the local backend) worked these out from a validated config: anything else is a bug there
+  const instances = checkedInstances(shape, opts.instances)
+  const { what, port, tmpDir, cmd, args, env } = await prepareCommand(opts, { shape, instances, host })
+  log?.(`launch ${shape} x${instances}: ${[cmd, ...args].join(' ')}`)
+  const proc = spawnServer(cmd, args, { env, cwd: opts.server?.cwd ?? opts.cwd ?? process.cwd(), log })
+  const stop = stopper(proc, tmpDir, log)
+  const url = `http://${host === '0.0.0.0' ? '127.0.0.1' : host}:${port}`
+  const seen = await waitReady(proc, stop, { url, port, shape, instances, what, server: opts.server, readyTimeoutMs, signal: opts.signal })
+  log?.(`ready: ${shape} x${instances} at ${url} (${seen.join(', ')})`)
+  return {
+    url,
+    port,
+    rootPid: proc.rootPid,
+    shape,
+    instances,
+    instanceIds: seen,
+    tmpDir,
+    pids: proc.pids,
+    output: proc.tail.text,
+    telemetry: ({ from = -Infinity, to = Infinity } = {}) => proc.tail.telemetry.filter(r => r.t >= from && r.t <= to),
+    stop,
+    exited: proc.exited
+  }
+}
+
+/**
+ * The instances of a shape, 1 when not given: the caller (the local backend) worked these out from a validated
+ * config, so anything else is a bug there.
+ * @param {string} shape @param {number|undefined} n
+ */
+function checkedInstances (shape, n) {
   if (!SHAPES.includes(shape)) throw internalError(`shape "${shape}" is not one of ${SHAPES.join(', ')}`)
-  const instances = opts.instances ?? 1
+  const instances = n ?? 1
   if (!Number.isInteger(instances) || instances < 1) throw internalError(`instances ${instances} is not a whole number >= 1`)
   if (shape === 'single' && instances !== 1) {
     throw internalError(`the single shape runs 1 instance (got ${instances}); several are a cluster, PM2, or several launches`)
   }
+  return instances
+}
+
+/**
+ * Everything that can be checked, checked before a process starts (the affinity; our benchmark, loaded, and its
+ * params), then the port, the launch's temp folder (removed again when the command cannot be built) and the command.
+ * `what` names the server in messages: the user's entry file, or our benchmark.
+ * @param {Parameters<typeof launch>[0]} opts @param {{ shape: string, instances: number, host: string }} shape
+ */
+async function prepareCommand (opts, { shape, instances, host }) {
   const affinity = validateAffinity(opts.affinity)
-  // Everything that can be checked is checked before a process starts.
   const { server } = opts
   const bench = server ? null : await loadBenchmark({ benchmark: opts.benchmark, app: opts.app, cwd: opts.cwd })
   bench?.options(opts.params ?? {})
@@ -114,16 +152,24 @@ export async function launch (opts) {
     throw err
   }
   const { cmd, args, env } = built
-  log?.(`launch ${shape} x${instances}: ${[cmd, ...args].join(' ')}`)
+  return { what, port, tmpDir, cmd, args, env }
+}
 
-  // Its own process group: stop() can reach every descendant, and a Ctrl-C on the terminal is the caller's to handle.
-  const child = spawn(cmd, args, { env, cwd: server?.cwd ?? opts.cwd ?? process.cwd(), detached: true, stdio: ['ignore', 'pipe', 'pipe', 'ipc'] })
+/**
+ * Starts the command in its own process group (stop() can reach every descendant, and a Ctrl-C on the terminal is the
+ * caller's to handle), its output kept by outputTail. exitInfo() is how it ended (null while it runs; error: it could
+ * not start), exited resolves to it; pids() is its process tree now, each pid also added to known.
+ * @param {string} cmd @param {string[]} args @param {{ env: object, cwd: string, log?: (line: string) => void }} o
+ */
+function spawnServer (cmd, args, { env, cwd, log }) {
+  const child = spawn(cmd, args, { env, cwd, detached: true, stdio: ['ignore', 'pipe', 'pipe', 'ipc'] })
   const tail = outputTail(log)
   child.stdout.setEncoding('utf8').on('data', d => tail.feed('stdout', d))
   child.stderr.setEncoding('utf8').on('data', d => tail.feed('stderr', d))
   child.on('message', () => {}) // readiness is checked over HTTP; IPC is kept so the server dies with its launcher
   /** @type {{ code: number|null, signal: string|null, error?: Error } | null} */
   let exitInfo = null
+  /** @type {Promise<{ code: number|null, signal: string|null, error?: Error }>} */
   const exited = new Promise(resolve => {
     child.on('error', err => { tail.feed('stderr', `${err.message}\n`); exitInfo = { code: null, signal: null, error: err }; resolve(exitInfo) })
     child.on('exit', (code, signal) => { exitInfo = { code, signal }; resolve(exitInfo) })
@@ -136,37 +182,23 @@ export async function launch (opts) {
     now.forEach(p => known.add(p))
     return now
   }
+  return { child, tail, exited, exitInfo: () => exitInfo, rootPid, known, pids }
+}
 
+/**
+ * stop() of a started server, once however often it is called: its processes ended (endProcesses), what they wrote
+ * read to its end (a server that throws at start prints its error after its exit handlers ran) unless a process
+ * outside the group holds the pipes open, the pipes closed and the temp folder removed.
+ * @param {ReturnType<typeof spawnServer>} proc @param {string} tmpDir @param {(line: string) => void} [log]
+ * @returns {() => Promise<void>}
+ */
+function stopper (proc, tmpDir, log) {
+  const { child } = proc
   let stopping = null
-  const stop = () => {
+  return () => {
     stopping ??= (async () => {
-      pids()
-      const signalAll = (sig) => {
-        try { process.kill(-rootPid, sig) } catch {}
-        for (const p of known) { try { process.kill(p, sig) } catch {} }
-      }
-      // The root first: the cluster primary and pm2-runtime stop their own workers without restarting them.
-      if (rootPid !== undefined && !exitInfo) { try { process.kill(rootPid, 'SIGTERM') } catch {} }
-      const start = Date.now()
-      let termAll = false
-      let killed = false
-      for (;;) {
-        if (rootPid === undefined) break
-        pids()
-        const alive = [...known].filter(isAlive)
-        if (!alive.length && exitInfo) break
-        const waited = Date.now() - start
-        if (!termAll && (exitInfo || waited > 1000)) { termAll = true; signalAll('SIGTERM') }
-        if (!killed && waited > KILL_AFTER_MS) { killed = true; signalAll('SIGKILL') }
-        if (waited > KILL_AFTER_MS + GONE_WAIT_MS) {
-          log?.(`stop: pids still alive after SIGKILL: ${alive.join(', ')}`)
-          break
-        }
-        await sleep(50)
-      }
-      // what the processes wrote before they went is read to its end (a server that throws at start prints its error
-      // after its exit handlers ran), unless a process outside the group holds the pipes open; the timer does not
-      // keep the caller's process alive once it is done
+      await endProcesses(proc, log)
+      // the timer does not keep the caller's process alive once it is done
       await Promise.race([Promise.all([child.stdout, child.stderr].map(drained)), sleep(DRAIN_WAIT_MS, undefined, { ref: false })])
       child.stdout.destroy()
       child.stderr.destroy()
@@ -175,24 +207,69 @@ export async function launch (opts) {
     })()
     return stopping
   }
+}
 
-  const url = `http://${host === '0.0.0.0' ? '127.0.0.1' : host}:${port}`
+/**
+ * Ends every process of the server: the root first (the cluster primary and pm2-runtime stop their own workers without
+ * restarting them), SIGTERM to the group and every pid seen once it exited or after a second, SIGKILL after
+ * KILL_AFTER_MS; after GONE_WAIT_MS more, those still alive are logged and left.
+ * @param {ReturnType<typeof spawnServer>} proc @param {(line: string) => void} [log]
+ */
+async function endProcesses ({ rootPid, known, pids, exitInfo }, log) {
+  pids()
+  const signalAll = (sig) => {
+    try { process.kill(-rootPid, sig) } catch {}
+    for (const p of known) { try { process.kill(p, sig) } catch {} }
+  }
+  if (rootPid !== undefined && !exitInfo()) { try { process.kill(rootPid, 'SIGTERM') } catch {} }
+  const start = Date.now()
+  let termAll = false
+  let killed = false
+  for (;;) {
+    if (rootPid === undefined) break
+    pids()
+    const alive = [...known].filter(isAlive)
+    if (!alive.length && exitInfo()) break
+    const waited = Date.now() - start
+    if (!termAll && (exitInfo() || waited > 1000)) { termAll = true; signalAll('SIGTERM') }
+    if (!killed && waited > KILL_AFTER_MS) { killed = true; signalAll('SIGKILL') }
+    if (waited > KILL_AFTER_MS + GONE_WAIT_MS) {
+      log?.(`stop: pids still alive after SIGKILL: ${alive.join(', ')}`)
+      break
+    }
+    await sleep(50)
+  }
+}
+
+/** Thrown by the readiness check when the process says why it cannot serve: no point in waiting any longer. */
+class Gone extends Error {}
+
+/**
+ * Waits until every instance answers the health path (ours /healthz; a user's server's with a 2xx) and resolves to
+ * their ids. Else the server is stopped and the launch refused (NS_ERR_SERVER_NOT_SERVING, with the output's tail)
+ * saying why: it could not start, exited, answers its health path with a status waiting will not change, or was not
+ * ready in time (for a user's server: the port it was told and those it listens on); an abort stops it and rethrows.
+ * @param {ReturnType<typeof spawnServer>} proc @param {() => Promise<void>} stop
+ * @param {{ url: string, port: number, shape: string, instances: number, what: string, server?: { health: string },
+ *   readyTimeoutMs: number, signal?: AbortSignal }} o
+ * @returns {Promise<string[]>}
+ */
+async function waitReady (proc, stop, { url, port, shape, instances, what, server, readyTimeoutMs, signal }) {
+  const { tail, exited, exitInfo, pids } = proc
   const notServing = async (why) => {
     await stop()
     return fail('SERVER_NOT_SERVING', { shape, instances, what, why, output: tail.text() })
   }
-  /** Thrown by the readiness check when the process says why it cannot serve: no point in waiting any longer. */
-  class Gone extends Error {}
   const health = `${url}${server ? server.health : '/healthz'}`
-  let seen
   try {
-    seen = await waitForInstances(health, {
+    return await waitForInstances(health, {
       distinct: instances,
       timeoutMs: readyTimeoutMs,
-      signal: opts.signal,
+      signal,
       check: () => {
         if (tail.state.startFailure) throw new Gone(`could not start: ${tail.state.startFailure}`)
-        if (exitInfo) throw new Gone(`exited before it was ready (${exitInfo.signal ? `signal ${exitInfo.signal}` : `code ${exitInfo.code}`})`)
+        const exit = exitInfo()
+        if (exit) throw new Gone(`exited before it was ready (${exit.signal ? `signal ${exit.signal}` : `code ${exit.code}`})`)
       },
       ...(server && {
         ok: is2xx,
@@ -204,27 +281,12 @@ export async function launch (opts) {
       })
     })
   } catch (err) {
-    if (opts.signal?.aborted) { await stop(); throw err }
+    if (signal?.aborted) { await stop(); throw err }
     if (err instanceof Gone) {
-      if (tail.state.startFailure && !exitInfo) await Promise.race([exited, sleep(SELF_EXIT_WAIT_MS, undefined, { ref: false })])
+      if (tail.state.startFailure && !exitInfo()) await Promise.race([exited, sleep(SELF_EXIT_WAIT_MS, undefined, { ref: false })])
       throw await notServing(err.message)
     }
     throw await notServing(`was not ready after ${readyTimeoutMs} ms: ${err.seen?.length ?? 0} of ${instances} instances answered ${health} ` +
       `(last: ${err.last})${server ? `; ${portsSaid(port, pids())}` : ''}`)
-  }
-  log?.(`ready: ${shape} x${instances} at ${url} (${seen.join(', ')})`)
-  return {
-    url,
-    port,
-    rootPid,
-    shape,
-    instances,
-    instanceIds: seen,
-    tmpDir,
-    pids,
-    output: tail.text,
-    telemetry: ({ from = -Infinity, to = Infinity } = {}) => tail.telemetry.filter(r => r.t >= from && r.t <= to),
-    stop,
-    exited
   }
 }
