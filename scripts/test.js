@@ -40,13 +40,14 @@ export const HOSTS = Object.freeze(['cluster-run', 'load-nodes'].map(name => `te
 
 /**
  * After the hosts, two lanes at once, each one file at a time: single-node Swarm files that assert no throughput, CPU
- * share or bottleneck of a kind, and local files that deploy nothing on the swarm and assert only what their own
- * fixtures fix (a server that refuses its 31st connection, an installed package that runs). Neither lane lists or
- * removes what the other deploys.
+ * share or bottleneck of a kind, and local files that deploy nothing on the swarm and assert only that what they
+ * installed runs. Neither lane lists or removes what the other deploys. (sweep-calibrate is not one: its relaxed level
+ * is where the busiest core is 75-85% busy, and beside the Swarm lane and another busy process it came out at 128
+ * connections, above the 30 its server refuses past.)
  */
 export const PAIRED = Object.freeze([
   ['registry-security', 'swarm-image', 'swarm-stacks', 'whole-server-swarm'],
-  ['package', 'sweep-calibrate']
+  ['package']
 ].map(lane => lane.map(name => `test/${name}.test.js`)))
 
 const all = readdirSync(join(ROOT, 'test')).filter(f => f.endsWith('.test.js')).sort().map(f => `test/${f}`)
