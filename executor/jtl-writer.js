@@ -124,171 +124,268 @@ const gzipMember = (data, level) => withLength(gzipSync(data, { level }))
  * @returns {JtlWriter}
  */
 export function createJtlWriter (path, { chunkBytes = 1 << 20, format = 'jtl', histogramPath, microsPath, level = GZIP_LEVEL } = {}) {
-  const keep = format !== 'none'
-  const gz = format === 'gz'
-  const tmp = `${path}.tmp`
-  const fd = keep ? openSync(tmp, 'w') : -1
-  const sink = histogramPath ? histogramSink() : null
-  const feed = sink ? new JtlFeed(sink, { file: histogramPath }) : null
-  const micros = sink || microsPath ? microRecorder() : null
-  // Rows gather in a short string batch, encoded into a chunk Buffer every ~16 KB: one native call per batch, and
-  // row strings die young instead of sitting in a 1 MB rope until the flush (survivors cost the GC far more).
-  let batch = ''
-  let chunk = Buffer.allocUnsafe(chunkBytes)
-  let used = chunk.write(JTL_HEADER, 0, 'latin1')
-  feed?.push(chunk.subarray(0, used))
-  let pos = 0
-  let rows = 0
-  let done = false
-  let aborted = false
-  let failure = null
-  /** @type {Map<number, Buffer>} chunks handed to the thread pool and not yet confirmed, by offset */
-  const inflight = new Map()
-  let drained = null
-  // gz: chunks by their order, kept until their member is written; members compressed ahead of their turn wait
-  /** @type {Map<number, Buffer>} */
-  const raw = new Map()
-  /** @type {Map<number, Buffer>} */
-  const ready = new Map()
-  let seq = 0
-  let nextWrite = 0
-  let compressing = 0
-
-  const settle = () => { if (inflight.size === 0 && compressing === 0 && drained) drained() }
-
-  function flush () {
-    if (batch.length) encode()
-    flushChunk()
-  }
-
-  function writeAt (data) {
-    const at = pos
-    pos += data.length
-    inflight.set(at, data)
-    write(fd, data, 0, data.length, at, (err) => {
-      if (err && !failure) failure = err
-      inflight.delete(at)
-      settle()
-    })
-  }
-
-  function flushChunk () {
-    if (used === 0) return
-    if (!keep) { used = 0; return }
-    const data = chunk.subarray(0, used)
-    chunk = Buffer.allocUnsafe(chunkBytes)
-    used = 0
-    if (!gz) return writeAt(data)
-    const n = seq++
-    raw.set(n, data)
-    compressing++
-    gzip(data, { level }, (err, out) => {
-      compressing--
-      if (aborted) return settle()
-      if (err) failure ??= err
-      else ready.set(n, withLength(out))
-      while (ready.has(nextWrite)) {
-        const member = ready.get(nextWrite)
-        ready.delete(nextWrite)
-        raw.delete(nextWrite++)
-        writeAt(member)
-      }
-      settle()
-    })
-  }
-
-  function encode () {
-    // a batch never splits across chunks: each chunk ends with a whole row
-    if (used + batch.length * 3 > chunk.length) {
-      flushChunk()
-      if (batch.length * 3 > chunk.length) chunk = Buffer.allocUnsafe(batch.length * 3)
-    }
-    const from = used
-    used += chunk.write(batch, used, 'utf8')
-    batch = ''
-    // the histogram takes each batch as it is encoded: small steps on the load generator's loop, whole rows each
-    feed?.push(chunk.subarray(from, used))
-  }
-
-  function append (line) {
-    if (done) return
-    rows++
-    batch += line
-    if (batch.length >= 16384) encode()
-  }
-
-  /** latency.json (or the µs histograms alone), written synchronously (close and abort alike, after the samples). */
-  function writeHistogram () {
-    const atomically = (file, data) => {
-      writeFileSync(`${file}.tmp`, JSON.stringify(data) + '\n')
-      renameSync(`${file}.tmp`, file)
-    }
-    if (microsPath) atomically(microsPath, micros?.toJSON() ?? null)
-    if (sink && feed && histogramPath) atomically(histogramPath, latencyFileOf(sink, feed.end(), micros?.toJSON()))
-  }
-
+  const file = format !== 'none' ? new ChunkFile(`${path}.tmp`) : null
+  const chunks = file && format === 'gz' ? new GzipMembers(file, level) : file
+  const histograms = new RowHistograms(histogramPath, microsPath)
+  const micros = histograms.micros
+  const batches = new RowBatches(chunkBytes, histograms.feed, chunks)
   return {
-    get rows () { return rows },
-    path: keep ? path : null,
-    write (sample) { append(formatJtlRow(sample)) },
+    get rows () { return batches.rows },
+    path: file ? path : null,
+    write (sample) { batches.append(formatJtlRow(sample)) },
     /** A ready CSV line with its newline (formatJtlRow's output, or a faster equivalent built by the caller). */
-    writeLine (line) { append(line) },
+    writeLine (line) { batches.append(line) },
     /** A row given as its column values in JTL_FIELDS order (already unquoted strings). */
     writeFields (fields) {
       let line = ''
       for (let i = 0; i < fields.length; i++) line += (i ? ',' : '') + quoteCsv(fields[i])
-      append(line + '\n')
+      batches.append(line + '\n')
     },
     /** The time of the row just written, in ms to its clock's fraction (nothing without histograms). */
-    micro (label, ms) { if (!done) micros?.record(label, ms) },
+    micro (label, ms) { if (!batches.done) micros?.record(label, ms) },
     /** Other writers' µs histograms of the rows written here (the generators' parts a merge writes). */
     addMicros (byLabel) { for (const [label, h] of byLabel) micros?.add(label, h) },
     async close () {
-      if (done) return
-      flush()
-      done = true
-      if (keep) {
-        if (inflight.size || compressing) await new Promise(resolve => { drained = resolve })
-        await new Promise((resolve) => close(fd, () => resolve(undefined)))
-        if (failure) {
-          await new Promise(resolve => rm(tmp, { force: true }, () => resolve(undefined)))
-          throw failure
-        }
-        renameSync(tmp, path)
-      }
-      writeHistogram()
+      if (batches.done) return
+      batches.flush()
+      batches.done = true
+      if (file) await file.close(path)
+      histograms.write()
     },
     abort () {
-      if (done) return
-      done = true
-      aborted = true
-      if (batch.length) encode()
-      if (keep) {
-        // Chunks still in the thread pool are written again at their offsets: the same bytes, so whichever lands
-        // last, the file has no hole even if the process exits right after this.
-        for (const [at, data] of inflight) writeSync(fd, data, 0, data.length, at)
-        if (gz) {
-          // members not written yet, in order: compressed now unless the thread pool has already done it
-          for (; nextWrite < seq; nextWrite++) {
-            const member = ready.get(nextWrite) ?? gzipMember(raw.get(nextWrite), level)
-            writeSync(fd, member, 0, member.length, pos)
-            pos += member.length
-          }
-          raw.clear()
-          ready.clear()
-        }
-        if (used) {
-          const rest = gz ? gzipMember(chunk.subarray(0, used), level) : chunk.subarray(0, used)
-          writeSync(fd, rest, 0, rest.length, pos)
-          pos += rest.length
-        }
-        used = 0
-        renameSync(tmp, path)
-        if (inflight.size === 0 && compressing === 0) closeSync(fd)
-        else drained = () => { drained = null; close(fd, () => {}) }
+      if (batches.done) return
+      batches.done = true
+      batches.encode()
+      if (file) {
+        chunks.addNow(batches.takeRest())
+        file.closeNow(path)
       }
-      writeHistogram()
+      histograms.write()
     }
+  }
+}
+
+/**
+ * The samples file as it is written, `<path>.tmp`: chunks at explicit offsets by the thread pool, kept until their
+ * write is confirmed (abort writes them again), and the writes still to come (chunks being compressed) counted.
+ */
+class ChunkFile {
+  pos = 0
+  /** @type {Map<number, Buffer>} chunks handed to the thread pool and not yet confirmed, by offset */
+  inflight = new Map()
+  /** chunks being made into what is written here (gz: compressed), not handed to add() yet */
+  preparing = 0
+  /** @type {Error | null} the first write's (or compression's) error */
+  failure = null
+  /** @type {((value?: unknown) => void) | null} called once nothing is in flight or preparing */
+  drained = null
+
+  /** @param {string} tmp */
+  constructor (tmp) {
+    this.tmp = tmp
+    this.fd = openSync(tmp, 'w')
+  }
+
+  settle () { if (this.inflight.size === 0 && this.preparing === 0 && this.drained) this.drained() }
+
+  /** Written at the next offset by the thread pool. @param {Buffer} data */
+  add (data) {
+    const at = this.pos
+    this.pos += data.length
+    this.inflight.set(at, data)
+    write(this.fd, data, 0, data.length, at, (err) => {
+      if (err && !this.failure) this.failure = err
+      this.inflight.delete(at)
+      this.settle()
+    })
+  }
+
+  /** Written now at the next offset. @param {Buffer} data */
+  writeNow (data) {
+    writeSync(this.fd, data, 0, data.length, this.pos)
+    this.pos += data.length
+  }
+
+  /**
+   * Abort: chunks still in the thread pool are written again at their offsets: the same bytes, so whichever lands
+   * last, the file has no hole even if the process exits right after this; then the chunk not handed out yet.
+   * @param {Buffer | null} rest
+   */
+  addNow (rest) {
+    for (const [at, data] of this.inflight) writeSync(this.fd, data, 0, data.length, at)
+    if (rest) this.writeNow(rest)
+  }
+
+  /** Close: once every write is done, the file closed and renamed to `path` (removed on a write's error, thrown). */
+  async close (path) {
+    if (this.inflight.size || this.preparing) await new Promise(resolve => { this.drained = resolve })
+    await new Promise((resolve) => close(this.fd, () => resolve(undefined)))
+    if (this.failure) {
+      await new Promise(resolve => rm(this.tmp, { force: true }, () => resolve(undefined)))
+      throw this.failure
+    }
+    renameSync(this.tmp, path)
+  }
+
+  /** Abort's end: renamed to `path` now, closed once the thread pool is done with it. */
+  closeNow (path) {
+    renameSync(this.tmp, path)
+    if (this.inflight.size === 0 && this.preparing === 0) closeSync(this.fd)
+    else this.drained = () => { this.drained = null; close(this.fd, () => {}) }
+  }
+}
+
+/**
+ * A gz writer's chunks compressed in the thread pool, each a gzip member of its own, written to the file in their
+ * order: a member compressed ahead of its turn waits for the ones before it.
+ */
+class GzipMembers {
+  /** @type {Map<number, Buffer>} chunks by their order, kept until their member is written */
+  raw = new Map()
+  /** @type {Map<number, Buffer>} members compressed ahead of their turn */
+  ready = new Map()
+  seq = 0
+  nextWrite = 0
+  /** what the thread pool compresses after an abort is not written (addNow has written it) */
+  aborted = false
+
+  /** @param {ChunkFile} file @param {number} level */
+  constructor (file, level) {
+    this.file = file
+    this.level = level
+  }
+
+  /** @param {Buffer} data */
+  add (data) {
+    const n = this.seq++
+    this.raw.set(n, data)
+    this.file.preparing++
+    gzip(data, { level: this.level }, (err, out) => this.compressed(n, err, out))
+  }
+
+  /** @param {number} n @param {Error | null} err @param {Buffer} out */
+  compressed (n, err, out) {
+    const file = this.file
+    file.preparing--
+    if (this.aborted) return file.settle()
+    if (err) file.failure ??= err
+    else this.ready.set(n, withLength(out))
+    while (this.ready.has(this.nextWrite)) {
+      const member = this.ready.get(this.nextWrite)
+      this.ready.delete(this.nextWrite)
+      this.raw.delete(this.nextWrite++)
+      file.add(member)
+    }
+    file.settle()
+  }
+
+  /**
+   * Abort: the file's writes in flight again, then the members not written yet, in order: compressed now unless the
+   * thread pool has already done it; then the chunk not handed out yet as the last member.
+   * @param {Buffer | null} rest
+   */
+  addNow (rest) {
+    this.aborted = true
+    this.file.addNow(null)
+    for (; this.nextWrite < this.seq; this.nextWrite++) {
+      this.file.writeNow(this.ready.get(this.nextWrite) ?? gzipMember(this.raw.get(this.nextWrite), this.level))
+    }
+    this.raw.clear()
+    this.ready.clear()
+    if (rest) this.file.writeNow(gzipMember(rest, this.level))
+  }
+}
+
+/**
+ * Rows gather in a short string batch, encoded into a chunk Buffer every ~16 KB: one native call per batch, and row
+ * strings die young instead of sitting in a 1 MB rope until the flush (survivors cost the GC far more). A full chunk
+ * goes to `out` (none: nothing, the chunk is reused); the histogram feed takes each batch as it is encoded.
+ */
+class RowBatches {
+  batch = ''
+  rows = 0
+  /** closed or aborted: rows are no longer taken */
+  done = false
+
+  /**
+   * @param {number} chunkBytes @param {JtlFeed | null} feed
+   * @param {{ add: (data: Buffer) => void } | null} out
+   */
+  constructor (chunkBytes, feed, out) {
+    this.chunkBytes = chunkBytes
+    this.feed = feed
+    this.out = out
+    this.chunk = Buffer.allocUnsafe(chunkBytes)
+    this.used = this.chunk.write(JTL_HEADER, 0, 'latin1')
+    feed?.push(this.chunk.subarray(0, this.used))
+  }
+
+  /** @param {string} line */
+  append (line) {
+    if (this.done) return
+    this.rows++
+    this.batch += line
+    if (this.batch.length >= 16384) this.encode()
+  }
+
+  /** The batch into the chunk (a batch never splits across chunks: each chunk ends with a whole row). */
+  encode () {
+    if (!this.batch.length) return
+    if (this.used + this.batch.length * 3 > this.chunk.length) {
+      this.flushChunk()
+      if (this.batch.length * 3 > this.chunk.length) this.chunk = Buffer.allocUnsafe(this.batch.length * 3)
+    }
+    const from = this.used
+    this.used += this.chunk.write(this.batch, this.used, 'utf8')
+    this.batch = ''
+    // the histogram takes each batch as it is encoded: small steps on the load generator's loop, whole rows each
+    this.feed?.push(this.chunk.subarray(from, this.used))
+  }
+
+  flushChunk () {
+    if (this.used === 0) return
+    if (!this.out) { this.used = 0; return }
+    const data = this.chunk.subarray(0, this.used)
+    this.chunk = Buffer.allocUnsafe(this.chunkBytes)
+    this.used = 0
+    this.out.add(data)
+  }
+
+  flush () {
+    this.encode()
+    this.flushChunk()
+  }
+
+  /** Abort: the chunk's bytes not handed out (null when none), taken from it. */
+  takeRest () {
+    const rest = this.used ? this.chunk.subarray(0, this.used) : null
+    this.used = 0
+    return rest
+  }
+}
+
+/**
+ * The run's latency histograms from the rows (with histogramPath: each batch through the analyzer's JTL scanner) and
+ * the µs histograms of what the driver gives micro().
+ */
+class RowHistograms {
+  /** @param {string} [histogramPath] @param {string} [microsPath] */
+  constructor (histogramPath, microsPath) {
+    this.histogramPath = histogramPath
+    this.microsPath = microsPath
+    this.sink = histogramPath ? histogramSink() : null
+    this.feed = this.sink ? new JtlFeed(this.sink, { file: histogramPath }) : null
+    this.micros = this.sink || microsPath ? microRecorder() : null
+  }
+
+  /** latency.json (or the µs histograms alone), written synchronously (close and abort alike, after the samples). */
+  write () {
+    const atomically = (file, data) => {
+      writeFileSync(`${file}.tmp`, JSON.stringify(data) + '\n')
+      renameSync(`${file}.tmp`, file)
+    }
+    if (this.microsPath) atomically(this.microsPath, this.micros?.toJSON() ?? null)
+    if (this.sink && this.feed && this.histogramPath) atomically(this.histogramPath, latencyFileOf(this.sink, this.feed.end(), this.micros?.toJSON()))
   }
 }
 
