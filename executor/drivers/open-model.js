@@ -26,169 +26,210 @@ export const LATE_MS = 10
  * @returns {Promise<import('./load-common.js').LoadResult>}
  */
 export function runOpen (o, writer) {
-  const url = new URL(o.url)
-  const label = o.label
-  const rate = o.rate
-  const timeoutMs = o.timeoutSec * 1000
-  const bound = o.maxSockets ?? DEFAULT_MAX_SOCKETS
-  const phases = phaseClock(o)
-  const record = outcomeRecorder(phases, writer, label)
-  let total = Math.ceil((o.warmup + o.duration) * rate)
-  /** @type {Set<{ conn: any, intended: number, threads: number, done: boolean }>} */
-  const inflight = new Set()
-  // connection close: the request says so, and the server's answer ends its connection; the next request opens one
-  const request = requestBytes(url, { method: o.method, headers: o.headers, body: o.body, close: o.connection === 'close' })
-  const sentBytes = request.length
+  return new OpenModel(o, writer).run()
+}
+
+/** @typedef {{ conn: any, intended: number, threads: number, done: boolean }} Entry a request sent and not settled */
+
+/**
+ * One open-model run: its connections and their idle pool, each request sent, answered or failed and settled, the
+ * schedule pumped and audited, the timeout sweep, the end.
+ */
+class OpenModel {
+  /** @type {Set<Entry>} */
+  inflight = new Set()
   /** keep-alive connections with no request on them, the longest idle first (a FIFO, as node:http's agent) */
-  const idle = []
-  let sockets = 0
-  let next = 0
+  idle = []
+  sockets = 0
+  next = 0
   // the steady window's schedule: sends planned, made, late by the generator's fault; and the worst such lag
-  const schedule = { planned: 0, sent: 0, late: 0, queued: 0, maxLagMs: 0, answered: 0 }
+  schedule = { planned: 0, sent: 0, late: 0, queued: 0, maxLagMs: 0, answered: 0 }
   // outcomes (answers, failures) by the ms since the steady window's start they came at; summed once the window's end
   // is known (--duration auto may pull it in): sent - answered is how much the queue grew over the window
   /** @type {number[]} */
-  const resolvedAt = []
-  const resolved = () => {
-    const ms = Math.floor(clock() - phases.steadyStart)
-    if (ms >= 0) resolvedAt[ms] = (resolvedAt[ms] ?? 0) + 1
-  }
-  let backlog = false
-  let timer = null
-  let sweeper = null
-  let finished = false
-  let resolveRun
+  resolvedAt = []
+  backlog = false
+  timer = null
+  sweeper = null
+  finished = false
+  /** @type {(result: import('./load-common.js').LoadResult & { schedule: object }) => void} */
+  resolveRun = null
+  /** pump() as the timer's callback */
+  wake = () => this.pump()
 
-  function fail (intended, err, threadName, threads, connect = 0) {
+  /** @param {import('./load-common.js').LoadOptions} o @param {import('../jtl-writer.js').JtlWriter} writer */
+  constructor (o, writer) {
+    this.o = o
+    this.url = new URL(o.url)
+    this.label = o.label
+    this.rate = o.rate
+    this.timeoutMs = o.timeoutSec * 1000
+    this.bound = o.maxSockets ?? DEFAULT_MAX_SOCKETS
+    this.phases = phaseClock(o)
+    this.record = outcomeRecorder(this.phases, writer, this.label)
+    this.total = Math.ceil((o.warmup + o.duration) * this.rate)
+    // connection close: the request says so, and the server's answer ends its connection; the next request opens one
+    this.request = requestBytes(this.url, { method: o.method, headers: o.headers, body: o.body, close: o.connection === 'close' })
+    this.sentBytes = this.request.length
+  }
+
+  /** @returns {Promise<import('./load-common.js').LoadResult>} */
+  run () {
+    return new Promise((resolve) => {
+      this.resolveRun = resolve
+      this.phases.start({ onEnd: () => this.endEarly(), signal: this.o.signal, onAbort: () => this.finish(true) })
+      this.sweeper = setInterval(() => this.sweep(), SWEEP_MS)
+      if (!this.phases.ended) this.pump()
+    })
+  }
+
+  /**
+   * The schedule itself ends the run (after the drain); the window's end timer has nothing to do, unless it came early
+   * (--duration auto): then nothing is sent from the new end on, and what is in flight drains.
+   */
+  endEarly () {
+    if (!this.phases.reached) return
+    this.total = Math.min(this.total, Math.ceil((this.phases.steadyEnd - this.phases.t0) * this.rate / 1000))
+    this.pump()
+  }
+
+  /** An outcome resolved now, counted by its ms in the steady window. */
+  resolved () {
+    const ms = Math.floor(clock() - this.phases.steadyStart)
+    if (ms >= 0) this.resolvedAt[ms] = (this.resolvedAt[ms] ?? 0) + 1
+  }
+
+  /**
+   * A failed sample of the request due at `intended`.
+   * @param {number} intended @param {import('./http-connection.js').Failure} err @param {string} threadName
+   * @param {number} threads
+   */
+  fail (intended, err, threadName, threads, connect = 0) {
     const elapsed = clock() - intended
-    record(intended, elapsed, false, failure({ start: intended, elapsed, err, label, threadName, url: o.url, threads, sentBytes, connect }))
+    const { label, sentBytes } = this
+    this.record(intended, elapsed, false, failure({ start: intended, elapsed, err, label, threadName, url: this.o.url, threads, sentBytes, connect }))
   }
 
   /** An idle connection, or a new one (numbered: its requests' thread name). */
-  function connection () {
-    const ready = idle.shift()
+  connection () {
+    const ready = this.idle.shift()
     if (ready) return ready
-    const id = ++sockets
+    const id = ++this.sockets
     const conn = createConnection({
-      host: url.hostname,
-      port: Number(url.port || 80),
-      request,
+      host: this.url.hostname,
+      port: Number(this.url.port || 80),
+      request: this.request,
       clock,
-      onAnswer: (answer) => answered(conn, answer),
-      onFail: (why) => failedOn(conn, why),
-      onIdleClose: () => { const i = idle.indexOf(conn); if (i >= 0) idle.splice(i, 1) }
+      onAnswer: (answer) => this.answered(conn, answer),
+      onFail: (why) => this.failedOn(conn, why),
+      onIdleClose: () => { const i = this.idle.indexOf(conn); if (i >= 0) this.idle.splice(i, 1) }
     })
-    const threadName = `${label} ${o.group ?? 1}-${id}`
-    return Object.assign(conn, { threadName, row: answerRows(label, threadName, o.url), entry: null })
+    const threadName = `${this.label} ${this.o.group ?? 1}-${id}`
+    return Object.assign(conn, { threadName, row: answerRows(this.label, threadName, this.o.url), entry: null })
   }
 
-  function send (intended) {
-    const conn = connection()
-    const entry = { conn, intended, threads: inflight.size + 1, done: false }
+  /** @param {number} intended */
+  send (intended) {
+    const conn = this.connection()
+    const entry = { conn, intended, threads: this.inflight.size + 1, done: false }
     conn.entry = entry
-    inflight.add(entry)
+    this.inflight.add(entry)
     conn.send()
   }
 
-  function settle (entry) {
-    resolved()
+  /** @param {Entry} entry */
+  settle (entry) {
+    this.resolved()
     entry.done = true
-    inflight.delete(entry)
+    this.inflight.delete(entry)
     // a freed socket matters to requests waiting for one, and the last answer ends the run; otherwise the timer set
     // for the next intended send stands (re-arming it on every answer costs more than the answer's row)
-    if (!finished && (backlog || next >= total)) pump()
+    if (!this.finished && (this.backlog || this.next >= this.total)) this.pump()
   }
 
   /** @param {any} conn @param {import('./http-connection.js').Answer} answer */
-  function answered (conn, answer) {
+  answered (conn, answer) {
     const entry = conn.entry
     if (!entry || entry.done) return
     const end = clock()
     const { intended } = entry
-    record(intended, end - intended, answer.status < 400, conn.row(answer, intended, end, answer.firstByteAt, sentBytes, entry.threads, conn.connectMs))
-    if (conn.open && !finished) idle.push(conn)
-    settle(entry)
+    this.record(intended, end - intended, answer.status < 400,
+      conn.row(answer, intended, end, answer.firstByteAt, this.sentBytes, entry.threads, conn.connectMs))
+    if (conn.open && !this.finished) this.idle.push(conn)
+    this.settle(entry)
   }
 
   /** @param {any} conn @param {import('./http-connection.js').Failure} why */
-  function failedOn (conn, why) {
+  failedOn (conn, why) {
     const entry = conn.entry
     if (!entry || entry.done) return
-    fail(entry.intended, why, conn.threadName, entry.threads, conn.connectMs)
-    settle(entry)
+    this.fail(entry.intended, why, conn.threadName, entry.threads, conn.connectMs)
+    this.settle(entry)
   }
 
-  function pump () {
-    if (finished) return
-    clearTimeout(timer)
+  /** Sends what is due by now (what waited timeoutSec for a socket fails unsent), then ends the run or waits. */
+  pump () {
+    if (this.finished) return
+    clearTimeout(this.timer)
+    const { phases, rate, inflight, bound } = this
     const now = clock()
-    const due = Math.min(total, Math.floor((now - phases.t0) * rate / 1000) + 1)
-    while (next < due && inflight.size < bound) {
-      const intended = phases.t0 + next * 1000 / rate
-      next++
-      if (intended >= phases.steadyStart && intended < phases.steadyEnd) audit(now - intended)
-      if (now - intended >= timeoutMs) {
-        fail(intended, { code: 'QueueTimeout', message: `waited ${o.timeoutSec} s for one of ${bound} connections` },
-          `${label} ${o.group ?? 1}-0`, inflight.size)
-        resolved()
+    const due = Math.min(this.total, Math.floor((now - phases.t0) * rate / 1000) + 1)
+    while (this.next < due && inflight.size < bound) {
+      const intended = phases.t0 + this.next * 1000 / rate
+      this.next++
+      if (intended >= phases.steadyStart && intended < phases.steadyEnd) this.audit(now - intended)
+      if (now - intended >= this.timeoutMs) {
+        this.fail(intended, { code: 'QueueTimeout', message: `waited ${this.o.timeoutSec} s for one of ${bound} connections` },
+          `${this.label} ${this.o.group ?? 1}-0`, inflight.size)
+        this.resolved()
       } else {
-        send(intended)
+        this.send(intended)
       }
     }
     // due requests left waiting for a socket: the server is slower than the rate, their wait is its latency
-    backlog = next < due
-    if (next >= total && inflight.size === 0) return finish(false)
+    this.backlog = this.next < due
+    if (this.next >= this.total && inflight.size === 0) return this.finish(false)
     // while a backlog waits, a finished request calls pump(); otherwise wake at the next intended time
-    if (next < due) return
-    if (next < total) timer = setTimeout(pump, Math.max(0, phases.t0 + next * 1000 / rate - clock()))
+    if (this.next < due) return
+    if (this.next < this.total) this.timer = setTimeout(this.wake, Math.max(0, phases.t0 + this.next * 1000 / rate - clock()))
   }
 
   /** One steady-window send: queued behind busy sockets (the server's doing), or on time, or late (the generator's). */
-  function audit (lagMs) {
+  audit (lagMs) {
+    const schedule = this.schedule
     schedule.sent++
-    if (backlog) { schedule.queued++; return }
+    if (this.backlog) { schedule.queued++; return }
     if (lagMs > LATE_MS) schedule.late++
     schedule.maxLagMs = Math.max(schedule.maxLagMs, Math.round(lagMs))
   }
 
-  function sweep () {
+  /** Every SWEEP_MS: a request past timeoutSec of its intended time loses its connection. */
+  sweep () {
     const now = clock()
-    for (const entry of inflight) {
-      if (now - entry.intended >= timeoutMs) {
+    for (const entry of this.inflight) {
+      if (now - entry.intended >= this.timeoutMs) {
         // its connection goes, and the request fails with why (failedOn)
-        entry.conn.destroy({ code: 'SocketTimeout', message: `no answer within ${o.timeoutSec} s of the intended send time` })
+        entry.conn.destroy({ code: 'SocketTimeout', message: `no answer within ${this.o.timeoutSec} s of the intended send time` })
       }
     }
-    pump()
+    this.pump()
   }
 
-  function finish (interrupted) {
-    if (finished) return
-    finished = true
-    clearTimeout(timer)
-    clearInterval(sweeper)
+  /** The run's end: timers, connections, the schedule's figures and the result. @param {boolean} interrupted */
+  finish (interrupted) {
+    if (this.finished) return
+    this.finished = true
+    clearTimeout(this.timer)
+    clearInterval(this.sweeper)
+    const { phases, schedule } = this
     // the schedule's window is the planned one: its last send is due 1/R before the end, and may be answered before it
     phases.end(interrupted ? undefined : Infinity)
     // requests cut off by an abort are not recorded: they have no outcome
-    for (const entry of inflight) { entry.done = true; entry.conn.destroy() }
-    inflight.clear()
-    for (const conn of idle.splice(0)) conn.destroy()
-    schedule.planned = Math.round((phases.steadyEnd - phases.steadyStart) * rate / 1000)
-    resolvedAt.forEach((n, ms) => { if (ms < phases.steadyEnd - phases.steadyStart) schedule.answered += n })
-    resolveRun({ ...phases.result({ interrupted, version: `nodescale open-model scheduler (raw sockets, node ${process.version})` }), schedule })
+    for (const entry of this.inflight) { entry.done = true; entry.conn.destroy() }
+    this.inflight.clear()
+    for (const conn of this.idle.splice(0)) conn.destroy()
+    schedule.planned = Math.round((phases.steadyEnd - phases.steadyStart) * this.rate / 1000)
+    this.resolvedAt.forEach((n, ms) => { if (ms < phases.steadyEnd - phases.steadyStart) schedule.answered += n })
+    this.resolveRun({ ...phases.result({ interrupted, version: `nodescale open-model scheduler (raw sockets, node ${process.version})` }), schedule })
   }
-
-  return new Promise((resolve) => {
-    resolveRun = resolve
-    // the schedule itself ends the run (after the drain); the window's end timer has nothing to do, unless it came
-    // early (--duration auto): then nothing is sent from the new end on, and what is in flight drains
-    const endEarly = () => {
-      if (!phases.reached) return
-      total = Math.min(total, Math.ceil((phases.steadyEnd - phases.t0) * rate / 1000))
-      pump()
-    }
-    phases.start({ onEnd: endEarly, signal: o.signal, onAbort: () => finish(true) })
-    sweeper = setInterval(sweep, SWEEP_MS)
-    if (!phases.ended) pump()
-  })
 }
