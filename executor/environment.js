@@ -62,25 +62,13 @@ export function runFingerprint (env, config, { root = '/' } = {}) {
 }
 
 /**
- * This machine's CPU, frequency, kernel, virtualisation and cgroups, read from `root`'s proc/ and sys/.
- * Each field is a value or null with `why[field]`; `notes[field]` qualifies a value read from a weaker source.
- * @param {{ root?: string }} [opts]
- * @returns {Record<string, any>}
+ * The processors: the model (x86's "model name", some ARM kernels' "Model" or "Hardware"); logical, the processors
+ * present (cpuinfo lists the online ones only); online, the ones the kernel runs on now. Returns the CPU lists read.
  */
-export function machineFingerprint ({ root = '/' } = {}) {
-  const proc = join(root, 'proc')
-  const cpuDir = join(root, 'sys', 'devices', 'system', 'cpu')
-  /** @type {Record<string, any>} */
-  const fp = { version: FINGERPRINT_VERSION, why: {}, notes: {} }
-  const cpuinfo = readMaybe(join(proc, 'cpuinfo'))
-  const procs = cpuinfo.text === null ? [] : parseCpuinfo(cpuinfo.text)
-
-  // the model: x86's "model name", some ARM kernels' "Model" or "Hardware"
+function processorsOf (fp, procs, cpuinfo, cpuDir) {
   const first = procs[0] ?? {}
   const model = first['model name'] ?? first.Model ?? first.Hardware ?? first['cpu model'] ?? null
   set(fp, 'cpuModel', model, cpuinfo.text === null ? `${cpuinfo.path}: ${cpuinfo.why}` : 'no "model name" line in /proc/cpuinfo (usual on ARM)')
-
-  // logical: the processors present (cpuinfo lists the online ones only); online: the ones the kernel runs on now
   const listed = procs.filter(p => p.processor !== undefined).length
   const present = readMaybe(join(cpuDir, 'present'))
   const presentCpus = present.text === null ? null : parseCpuList(present.text)
@@ -89,9 +77,12 @@ export function machineFingerprint ({ root = '/' } = {}) {
   const onlineCpus = online.text === null ? null : parseCpuList(online.text)
   set(fp, 'online', online.text === null ? null : online.text.trim(), `${online.path}: ${online.why}`)
   set(fp, 'onlineCores', onlineCpus?.length || null, online.text === null ? `${online.path}: ${online.why}` : `${online.path}: not a CPU list`)
+  return { presentCpus, onlineCpus }
+}
 
-  // physical cores and SMT: sysfs topology (every architecture), else /proc/cpuinfo's core id and physical id (x86)
-  const topo = topologyOf(cpuDir, onlineCpus ?? presentCpus ?? procs.map(p => Number(p.processor)).filter(Number.isInteger))
+/** Physical cores and SMT: sysfs topology (every architecture), else /proc/cpuinfo's core id and physical id (x86). */
+function topologyFieldsOf (fp, procs, cpuDir, cpus) {
+  const topo = topologyOf(cpuDir, cpus)
   const ids = procs.filter(p => p['core id'] !== undefined && p['physical id'] !== undefined)
   let physical = null
   let sockets = null
@@ -112,8 +103,10 @@ export function machineFingerprint ({ root = '/' } = {}) {
   set(fp, 'threadsPerCore', threads, noTopology)
   set(fp, 'smt', threads === null ? null : threads > 1, noTopology)
   if (from) fp.notes.topologyFrom = from === 'sysfs' ? 'sysfs thread_siblings_list' : '/proc/cpuinfo core id, physical id'
+}
 
-  // frequency scaling: many VMs have no cpufreq at all
+/** Frequency scaling (many VMs have no cpufreq at all): the governor, the maximum and the current clock. */
+function frequencyOf (fp, first, cpuDir) {
   const freq = join(cpuDir, 'cpu0', 'cpufreq')
   const noFreq = existsSync(freq) ? null : `no ${freq}: the kernel exposes no frequency scaling here (usual on a VM)`
   const governor = readMaybe(join(freq, 'scaling_governor'))
@@ -127,8 +120,10 @@ export function machineFingerprint ({ root = '/' } = {}) {
     fp.curMHz = Math.round(infoMHz)
     fp.notes.curMHz = '/proc/cpuinfo "cpu MHz" of cpu0 (no cpufreq reading; on a VM often the nominal clock)'
   } else set(fp, 'curMHz', null, noFreq ?? `${cur.path}: ${cur.why}`)
+}
 
-  // the distribution, the kernel, and whether it runs under a hypervisor
+/** The distribution, the kernel, and whether it runs under a hypervisor. */
+function systemOf (fp, root, proc, first) {
   const osRelease = readMaybe(join(root, 'etc', 'os-release'))
   const pretty = /^PRETTY_NAME="?([^"\n]*)"?$/m.exec(osRelease.text ?? '')?.[1]
   set(fp, 'distro', pretty, osRelease.text === null ? `${osRelease.path}: ${osRelease.why}` : 'no PRETTY_NAME in /etc/os-release')
@@ -136,14 +131,37 @@ export function machineFingerprint ({ root = '/' } = {}) {
   set(fp, 'kernel', release.text?.trim() || null, `${release.path}: ${release.why}`)
   Object.assign(fp, virtualisationOf(root, first, fp))
   if (fp.virtual === true && fp.smt === false) fp.notes.smt = 'as the hypervisor presents its vCPUs: one may be a hyperthread of a host core'
+}
 
-  // cgroups: which accounting nodescale reads (v1 wins on a hybrid host, as the RC does)
+/** Cgroups: which accounting nodescale reads (v1 wins on a hybrid host, as the RC does). */
+function cgroupOf (fp, root) {
   const cgroupRoot = join(root, 'sys', 'fs', 'cgroup')
   const cg = detectCgroup(cgroupRoot)
   set(fp, 'cgroup', cg === 'none' ? null : cg, `${cgroupRoot}: neither v1 cpuacct nor v2 cgroup.controllers`)
   if (cg === 'v1' && existsSync(join(cgroupRoot, 'unified', 'cgroup.controllers'))) {
     fp.notes.cgroup = 'hybrid: v2 is mounted at unified/ too; nodescale reads v1'
   }
+}
+
+/**
+ * This machine's CPU, frequency, kernel, virtualisation and cgroups, read from `root`'s proc/ and sys/.
+ * Each field is a value or null with `why[field]`; `notes[field]` qualifies a value read from a weaker source.
+ * @param {{ root?: string }} [opts]
+ * @returns {Record<string, any>}
+ */
+export function machineFingerprint ({ root = '/' } = {}) {
+  const proc = join(root, 'proc')
+  const cpuDir = join(root, 'sys', 'devices', 'system', 'cpu')
+  /** @type {Record<string, any>} */
+  const fp = { version: FINGERPRINT_VERSION, why: {}, notes: {} }
+  const cpuinfo = readMaybe(join(proc, 'cpuinfo'))
+  const procs = cpuinfo.text === null ? [] : parseCpuinfo(cpuinfo.text)
+  const first = procs[0] ?? {}
+  const { presentCpus, onlineCpus } = processorsOf(fp, procs, cpuinfo, cpuDir)
+  topologyFieldsOf(fp, procs, cpuDir, onlineCpus ?? presentCpus ?? procs.map(p => Number(p.processor)).filter(Number.isInteger))
+  frequencyOf(fp, first, cpuDir)
+  systemOf(fp, root, proc, first)
+  cgroupOf(fp, root)
   const { why, notes, ...facts } = fp
   return { ...facts, why, ...(Object.keys(notes).length && { notes }) }
 }
