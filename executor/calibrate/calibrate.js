@@ -25,35 +25,13 @@ export async function calibrate (config, opts = {}) {
   const started = Date.now()
   const prepared = opts.prepared ?? await prepareRun(config, { log })
   const runner = createShapeRunner({ log, signal })
-  /** @type {any[]} */
-  const probes = []
-  /** @type {any} */
-  let environment = null
-  const probe = async (concurrency, phase) => {
-    if (probes.length >= maxProbes) throw new BudgetSpent()
-    const run = await runner.runOn({ ...config, concurrency, rate: undefined, calibration: { phase } }, { prepared })
-    environment ??= run.environment
-    if (run.status !== 'done') throw fail('CALIBRATION_PROBE_FAILED', { concurrency, status: run.status, why: run.error?.message })
-    const p = {
-      phase,
-      concurrency,
-      highest: run.cpu?.highest ?? 0,
-      errors: Math.max(run.summary?.errors ?? 0, run.load?.errors ?? 0),
-      requests: run.summary?.requests ?? 0,
-      throughput: run.summary?.throughput ?? 0,
-      p95: run.summary?.latency?.p95 ?? null,
-      run: run.id
-    }
-    probes.push(p)
-    onProbe?.(p)
-    return p
-  }
+  const prober = calibrationProber(config, runner, prepared, { maxProbes, onProbe })
   const notes = []
   let relaxed = null
   let exhausted = null
   try {
-    relaxed = await findRelaxed(probe, { maxConcurrency, confirm, notes })
-    exhausted = await findExhausted(probe, probes, { start: relaxed.concurrency, maxConcurrency, confirm, notes })
+    relaxed = await findRelaxed(prober.probe, { maxConcurrency, confirm, notes })
+    exhausted = await findExhausted(prober.probe, prober.probes, { start: relaxed.concurrency, maxConcurrency, confirm, notes })
   } catch (err) {
     if (!(err instanceof BudgetSpent)) throw err
     notes.push(`stopped after ${maxProbes} probes (--max-probes): the levels found so far are kept`)
@@ -65,6 +43,46 @@ export async function calibrate (config, opts = {}) {
     notes.push(`the exhausted level (${exhausted.concurrency}) is below the relaxed level (${relaxed.concurrency}): ` +
       `requests fail before the busiest core reaches ${RELAXED_WINDOW[0]}%`)
   }
+  return calibrationRecord(config, prepared, { started, confirm, maxConcurrency, maxProbes, relaxed, exhausted, notes, ...prober })
+}
+
+/**
+ * A probe at a concurrency: a run on the one deployment, its busiest core, errors, throughput and p95 kept (and the
+ * first run's environment); a probe past the budget throws BudgetSpent, a run not done fails the calibration.
+ */
+function calibrationProber (config, runner, prepared, { maxProbes, onProbe }) {
+  /** @type {any[]} */
+  const probes = []
+  const prober = {
+    probes,
+    /** @type {any} */
+    environment: null,
+    /** @param {number} concurrency @param {string} phase */
+    async probe (concurrency, phase) {
+      if (probes.length >= maxProbes) throw new BudgetSpent()
+      const run = await runner.runOn({ ...config, concurrency, rate: undefined, calibration: { phase } }, { prepared })
+      prober.environment ??= run.environment
+      if (run.status !== 'done') throw fail('CALIBRATION_PROBE_FAILED', { concurrency, status: run.status, why: run.error?.message })
+      const p = {
+        phase,
+        concurrency,
+        highest: run.cpu?.highest ?? 0,
+        errors: Math.max(run.summary?.errors ?? 0, run.load?.errors ?? 0),
+        requests: run.summary?.requests ?? 0,
+        throughput: run.summary?.throughput ?? 0,
+        p95: run.summary?.latency?.p95 ?? null,
+        run: run.id
+      }
+      probes.push(p)
+      onProbe?.(p)
+      return p
+    }
+  }
+  return prober
+}
+
+/** The calibration file's record: what was calibrated and how, the two levels, the notes, every probe. */
+function calibrationRecord (config, prepared, { started, confirm, maxConcurrency, maxProbes, relaxed, exhausted, notes, environment, probes }) {
   return {
     schema: CALIBRATION_SCHEMA,
     createdAt: new Date().toISOString(),
