@@ -93,57 +93,37 @@ async function fitGroups (sources, opts) {
   }
 }
 
-/**
- * Gathers a report of one or more sweep folders (and/or points CSVs): the runs and their status, the points per
- * group with their spread, both fits with curves and peaks, the sigma/lambda comparison and the tests between
- * groups, the runs left out as invalid, the per-core CPU table and the environment.
- * @param {string[]} sources
- * @param {{ x?: string, groupBy?: string|string[], bootstrap?: number, seed?: number, weights?: 'none'|'sd', title?:
- *   string, now?: Date, includeInvalid?: boolean }} [opts]
- */
-export async function buildReport (sources, { x, groupBy, bootstrap = 0, seed = 1, weights, title, now = new Date(), includeInvalid = false } = {}) {
-  if (!sources.length) throw fail('REPORT_SOURCES_MISSING')
-  const grouping = resolveGrouping({ x, groupBy })
+/** The sources that are folders (the others points CSVs); a source that is not there stops the report. */
+async function folderSources (sources) {
   const dirs = []
   for (const src of sources) {
     const s = await stat(src).catch(() => null)
     if (!s) throw fail('REPORT_SOURCE_NOT_FOUND', { source: src })
     if (s.isDirectory()) dirs.push(src)
   }
-  const { runs, unreadable, probes, searches } = await readRunList(sources)
-  const fitOpts = { x: grouping.x, groupBy: grouping.groupBy, bootstrap, seed, weights, includeInvalid }
-  const fitted = await fitGroups(sources, fitOpts)
-  if (!fitted.length && !runs.length) {
-    throw fail('NOTHING_TO_REPORT', { sources })
+  return dirs
+}
+
+/** A fitted group as the report shows it: its points, fits, curves over its domain, and the runs it used. */
+function reportGroup (g) {
+  const domain = domainOf(g.points, g.fits)
+  return {
+    name: g.name,
+    key: g.key,
+    unit: g.unit,
+    points: g.points,
+    observations: g.observations,
+    excluded: g.excluded,
+    notes: g.notes,
+    fits: g.fits,
+    ...curvesOf(g.fits, domain),
+    domain,
+    runsUsed: g.points.reduce((a, p) => a + (p.count ?? 1), 0)
   }
-  let comparison = null
-  if (fitted.length) comparison = await compare(sources, { ...fitOpts, model: 'usl' }).catch(e => { if (isBadData(e)) return null; throw e })
-  /** @type {ReportGroup[]} */
-  const groups = fitted.map(g => {
-    const domain = domainOf(g.points, g.fits)
-    return {
-      name: g.name,
-      key: g.key,
-      unit: g.unit,
-      points: g.points,
-      observations: g.observations,
-      excluded: g.excluded,
-      notes: g.notes,
-      fits: g.fits,
-      ...curvesOf(g.fits, domain),
-      domain,
-      runsUsed: g.points.reduce((a, p) => a + (p.count ?? 1), 0)
-    }
-  })
-  // Figure 21's table where there is something to correlate: finished runs over more than one node or instance count
-  const correlations = variesInFactors(runs.filter(r => r.status === 'done').map(r => r.config))
-    ? await correlate(dirs, { includeInvalid }).catch(e => { if (isBadData(e)) return null; throw e })
-    : null
-  const sweeps = await Promise.all(dirs.map(sweepJsonOf))
-  const replications = await replicationsOf(dirs, sweeps, includeInvalid)
-  const adaptive = sweeps.filter(sw => sw?.adaptive?.looks?.length).map(sw => ({ sweep: sw.id, ...sw.adaptive }))
-  const status = {}
-  for (const r of runs) status[r.status] = (status[r.status] ?? 0) + 1
+}
+
+/** What the report says of what it left out or could not read: invalid runs, capacity probes, unreadable files. */
+function reportNotes ({ groups, runs, probes, unreadable, includeInvalid }) {
   const notes = []
   if (!groups.length) notes.push('no finished runs: nothing to plot or fit; the run list below says why each run did not finish')
   const invalid = runs.filter(r => r.status === 'done' && !r.valid).length
@@ -155,6 +135,42 @@ export async function buildReport (sources, { x, groupBy, bootstrap = 0, seed = 
   }
   if (probes) notes.push(`${probes} capacity probe run${probes > 1 ? 's' : ''} not listed: each capacity search is one run, its capacity the throughput`)
   if (unreadable.length) notes.push(`${unreadable.length} run.json file${unreadable.length > 1 ? 's' : ''} could not be read: ${unreadable.join(', ')}`)
+  return notes
+}
+
+/** An analysis the report can go without: its data not able to answer (bad data) is null, anything else throws. */
+const orNull = (promise) => promise.catch(e => { if (isBadData(e)) return null; throw e })
+
+/**
+ * Gathers a report of one or more sweep folders (and/or points CSVs): the runs and their status, the points per
+ * group with their spread, both fits with curves and peaks, the sigma/lambda comparison and the tests between
+ * groups, the runs left out as invalid, the per-core CPU table and the environment.
+ * @param {string[]} sources
+ * @param {{ x?: string, groupBy?: string|string[], bootstrap?: number, seed?: number, weights?: 'none'|'sd', title?:
+ *   string, now?: Date, includeInvalid?: boolean }} [opts]
+ */
+export async function buildReport (sources, { x, groupBy, bootstrap = 0, seed = 1, weights, title, now = new Date(), includeInvalid = false } = {}) {
+  if (!sources.length) throw fail('REPORT_SOURCES_MISSING')
+  const grouping = resolveGrouping({ x, groupBy })
+  const dirs = await folderSources(sources)
+  const { runs, unreadable, probes, searches } = await readRunList(sources)
+  const fitOpts = { x: grouping.x, groupBy: grouping.groupBy, bootstrap, seed, weights, includeInvalid }
+  const fitted = await fitGroups(sources, fitOpts)
+  if (!fitted.length && !runs.length) {
+    throw fail('NOTHING_TO_REPORT', { sources })
+  }
+  const comparison = fitted.length ? await orNull(compare(sources, { ...fitOpts, model: 'usl' })) : null
+  /** @type {ReportGroup[]} */
+  const groups = fitted.map(reportGroup)
+  // Figure 21's table where there is something to correlate: finished runs over more than one node or instance count
+  const correlations = variesInFactors(runs.filter(r => r.status === 'done').map(r => r.config))
+    ? await orNull(correlate(dirs, { includeInvalid }))
+    : null
+  const sweeps = await Promise.all(dirs.map(sweepJsonOf))
+  const replications = await replicationsOf(dirs, sweeps, includeInvalid)
+  const adaptive = sweeps.filter(sw => sw?.adaptive?.looks?.length).map(sw => ({ sweep: sw.id, ...sw.adaptive }))
+  const status = {}
+  for (const r of runs) status[r.status] = (status[r.status] ?? 0) + 1
   return {
     title: title ?? `nodescale report: ${sources.join(', ')}`,
     generatedAt: now.toISOString(),
@@ -171,7 +187,7 @@ export async function buildReport (sources, { x, groupBy, bootstrap = 0, seed = 
     environments: environmentsOf(runs),
     replications,
     adaptive,
-    notes
+    notes: reportNotes({ groups, runs, probes, unreadable, includeInvalid })
   }
 }
 
