@@ -154,13 +154,10 @@ function sumRoles (list) {
 }
 
 /**
- * A sampler with the interface of rc/sampler.js (start, stop → timeline) over the RCs of the nodes that run the
- * containers. It reads each session every checkpointMs, and at least three times per lease the RC states.
- * Containers with a `role` (the load balancer's) are sampled for their CPU by role, not as the server's.
- * @param {{ rcs: { node: string, url: string }[], token: string, containers: { node: string, containerId: string |
- *   null, role?: string }[], log?: (line: string) => void, checkpointMs?: number }} opts
+ * The containers to sample grouped by the node that runs them, each node with its RC, the container ids, the roles of
+ * those that are not the server's, and whether any is the server's; a container on a node without an RC stops it.
  */
-export function createRcSampler ({ rcs, token, containers, log = () => {}, checkpointMs = 3000 }) {
+function containersByNode (rcs, token, containers) {
   const byNode = new Map()
   for (const c of containers) {
     if (!c.containerId) continue
@@ -174,29 +171,59 @@ export function createRcSampler ({ rcs, token, containers, log = () => {}, check
     if (c.role) entry.roles[c.containerId] = c.role
     else entry.server = true
   }
+  return byNode
+}
+
+/**
+ * A session's timeline so far, kept up to date now and then (only the samples since the last copy are fetched, and
+ * appended): a node lost mid-run takes its RC's samples with it, and this copy is what run.json keeps of that node. One
+ * fetch per node at a time: an RC slower than the interval (its call times out after 5 s) is not asked twice for the
+ * same samples. The RC forgets what this copy holds: its memory does not grow with the run.
+ */
+async function checkpointSession (s) {
+  if (s.fetching) return
+  s.fetching = true
+  const since = s.last?.samples.at(-1)?.t
+  try {
+    const fresh = await rcJson(s.rc, 'GET', `/timeline?session=${s.session}${since === undefined ? '' : `&since=${since}&drop=1`}`)
+    const samples = s.last?.samples ?? []
+    for (const x of fresh.samples) samples.push(x)
+    s.last = { ...fresh, samples }
+  } catch {
+  } finally {
+    s.fetching = false
+  }
+}
+
+/**
+ * A session stopped: its copy, then what came after it (what the RC dropped is in the copy); an RC that does not
+ * answer leaves the copy, marked partial.
+ */
+async function stopSession ({ node, rc, session, last, rolesOnly }, log) {
+  try {
+    const rest = await rcJson(rc, 'POST', '/stop', { session })
+    const held = last?.samples ?? []
+    const after = held.at(-1)?.t ?? -Infinity
+    return { node, rolesOnly, timeline: { ...rest, samples: [...held, ...rest.samples.filter(x => x.t > after)] } }
+  } catch (err) {
+    log(`rc: ${err.message}${last ? `; keeping its timeline up to ${last.samples?.length ?? 0} samples` : ''}`)
+    return { node, rolesOnly, timeline: last, partial: Boolean(last) }
+  }
+}
+
+/**
+ * A sampler with the interface of rc/sampler.js (start, stop → timeline) over the RCs of the nodes that run the
+ * containers. It reads each session every checkpointMs, and at least three times per lease the RC states.
+ * Containers with a `role` (the load balancer's) are sampled for their CPU by role, not as the server's.
+ * @param {{ rcs: { node: string, url: string }[], token: string, containers: { node: string, containerId: string |
+ *   null, role?: string }[], log?: (line: string) => void, checkpointMs?: number }} opts
+ */
+export function createRcSampler ({ rcs, token, containers, log = () => {}, checkpointMs = 3000 }) {
+  const byNode = containersByNode(rcs, token, containers)
   /** @type {{ node: string, rc: { url: string, token: string }, session: string, last: any, rolesOnly: boolean,
    *   fetching?: boolean }[]} */
   let sessions = []
   let timer = null
-  // Each node's timeline so far, kept up to date now and then (only the samples since the last copy are fetched, and
-  // appended): a node lost mid-run takes its RC's samples with it, and this copy is what run.json keeps of that node.
-  // One fetch per node at a time: an RC slower than the interval (its call times out after 5 s) is not asked twice for
-  // the same samples.
-  const checkpoint = () => Promise.all(sessions.map(async s => {
-    if (s.fetching) return
-    s.fetching = true
-    const since = s.last?.samples.at(-1)?.t
-    try {
-      // the RC forgets what this copy holds: its memory does not grow with the run
-      const fresh = await rcJson(s.rc, 'GET', `/timeline?session=${s.session}${since === undefined ? '' : `&since=${since}&drop=1`}`)
-      const samples = s.last?.samples ?? []
-      for (const x of fresh.samples) samples.push(x)
-      s.last = { ...fresh, samples }
-    } catch {
-    } finally {
-      s.fetching = false
-    }
-  }))
   return {
     async start () {
       let lease = Infinity
@@ -209,7 +236,7 @@ export function createRcSampler ({ rcs, token, containers, log = () => {}, check
       // session this process stops reading (it was killed) ends by itself
       const every = Math.min(checkpointMs > 0 ? checkpointMs : Infinity, lease / 3)
       if (Number.isFinite(every)) {
-        timer = setInterval(() => { checkpoint() }, Math.max(50, every))
+        timer = setInterval(() => { Promise.all(sessions.map(checkpointSession)) }, Math.max(50, every))
         timer.unref()
       }
     },
@@ -217,19 +244,7 @@ export function createRcSampler ({ rcs, token, containers, log = () => {}, check
       clearInterval(timer)
       const open = sessions
       sessions = []
-      const parts = await Promise.all(open.map(async ({ node, rc, session, last, rolesOnly }) => {
-        try {
-          const rest = await rcJson(rc, 'POST', '/stop', { session })
-          // what the RC dropped is in the copy: the copy, then what came after it
-          const held = last?.samples ?? []
-          const after = held.at(-1)?.t ?? -Infinity
-          return { node, rolesOnly, timeline: { ...rest, samples: [...held, ...rest.samples.filter(x => x.t > after)] } }
-        } catch (err) {
-          log(`rc: ${err.message}${last ? `; keeping its timeline up to ${last.samples?.length ?? 0} samples` : ''}`)
-          return { node, rolesOnly, timeline: last, partial: Boolean(last) }
-        }
-      }))
-      return mergeTimelines(parts)
+      return mergeTimelines(await Promise.all(open.map(s => stopSession(s, log))))
     }
   }
 }
