@@ -41,73 +41,101 @@ export const INCONCLUSIVE_AT_BOUNDARY = 3
  * @param {{ start?: number, bracket?: { lo: number, hi: number }, step?: number, boundary?: number }} o
  */
 export function createSearch (o) {
-  const { step, boundary, target } = { ...SEARCH_DEFAULTS, ...stripUndefined(o), target: SEARCH_DEFAULTS.target }
-  /** @type {Observation[]} */
-  const observations = []
-  /** @type {SearchState['stop']} */
-  let stop = null
-  let lo = o.bracket?.lo ?? null
-  let hi = o.bracket?.hi ?? null
-  /** @type {{ lo: number, hi: number } | null} */
-  let bracket = null
-  let x = 0
-  let a0 = 0
-  let reversals = 0
-  let lastSign = 0
-  let n = 0
-  let rate = 0
-  let inconclusive = 0
-  const enterBoundary = () => {
-    bracket = { lo, hi }
-    x = (Math.log(lo) + Math.log(hi)) / 2
-    // the first move is a quarter of the bracket (a bisection's); each change of direction shrinks it
-    a0 = Math.log(hi / lo) / (4 * Math.max(target, 1 - target))
-    rate = tidyRate(Math.exp(x))
+  return new Search(o)
+}
+
+class Search {
+  /** @param {Parameters<typeof createSearch>[0]} o */
+  constructor (o) {
+    const { step, boundary, target } = { ...SEARCH_DEFAULTS, ...stripUndefined(o), target: SEARCH_DEFAULTS.target }
+    /** the bracket's factor, the boundary's probes, the share of meets the boundary aims at */
+    this.step = step
+    this.boundary = boundary
+    this.target = target
+    /** @type {Observation[]} */
+    this.observations = []
+    /** @type {SearchState['stop']} */
+    this.stop = null
+    /** @type {number | null} */
+    this.lo = o.bracket?.lo ?? null
+    /** @type {number | null} */
+    this.hi = o.bracket?.hi ?? null
+    /** @type {{ lo: number, hi: number } | null} */
+    this.bracket = null
+    // the boundary phase: the log rate, the first step, the changes of direction, the last direction, the probes
+    this.x = 0
+    this.a0 = 0
+    this.reversals = 0
+    this.lastSign = 0
+    this.n = 0
+    this.rate = 0
+    this.inconclusive = 0
+    if (this.lo !== null && this.hi !== null) this.enterBoundary()
+    else this.rate = tidyRate(o.start ?? 1)
   }
-  if (lo !== null && hi !== null) enterBoundary()
-  else rate = tidyRate(o.start ?? 1)
-  const stepNow = () => a0 / (1 + reversals)
-  return {
-    /** @returns {{ rate: number, phase: 'bracket'|'boundary' } | null} */
-    next: () => (stop ? null : { rate, phase: bracket ? 'boundary' : 'bracket' }),
-    /** @param {Verdict} verdict */
-    observe (verdict) {
-      if (stop) throw new Error('the search is over')
-      observations.push({ rate, phase: bracket ? 'boundary' : 'bracket', verdict })
-      if (verdict === 'inconclusive') {
-        // the load side could not drive the rate: in the bracket the capacity is beyond what it can measure; near the
-        // boundary the probe says nothing either way and is left out, the same rate probed again, up to a limit
-        if (!bracket || ++inconclusive >= INCONCLUSIVE_AT_BOUNDARY) stop = 'load-side'
-        return
-      }
-      const met = verdict === 'meets'
-      if (!bracket) {
-        if (met) lo = Math.max(lo ?? 0, rate)
-        else hi = Math.min(hi ?? Infinity, rate)
-        if (hi === null) rate = tidyRate(rate * step)
-        else if (lo === null) {
-          if (rate <= 1) stop = 'no-capacity'
-          else rate = tidyRate(Math.max(1, rate / step))
-        } else enterBoundary()
-        return
-      }
-      const s = (met ? 1 : 0) - target
-      const sign = Math.sign(s)
-      if (lastSign && sign !== lastSign) reversals++
-      lastSign = sign
-      x += stepNow() * s
-      n++
-      if (n >= boundary) stop = 'found'
-      else rate = tidyRate(Math.exp(x))
-    },
-    /** @returns {SearchState} */
-    state: () => ({
-      stop,
-      aim: bracket ? Math.exp(x) : null,
-      bracket,
-      step: bracket ? Math.expm1(stepNow() * Math.max(target, 1 - target)) : null,
-      observations: [...observations]
-    })
+
+  /** Between lo and hi on the log scale; the first move is a quarter of the bracket (a bisection's). */
+  enterBoundary () {
+    const lo = /** @type {number} */ (this.lo)
+    const hi = /** @type {number} */ (this.hi)
+    this.bracket = { lo, hi }
+    this.x = (Math.log(lo) + Math.log(hi)) / 2
+    this.a0 = Math.log(hi / lo) / (4 * Math.max(this.target, 1 - this.target))
+    this.rate = tidyRate(Math.exp(this.x))
+  }
+
+  /** Each change of direction shrinks the step. */
+  stepNow () { return this.a0 / (1 + this.reversals) }
+
+  /** @returns {{ rate: number, phase: 'bracket'|'boundary' } | null} */
+  next () { return this.stop ? null : { rate: this.rate, phase: this.bracket ? 'boundary' : 'bracket' } }
+
+  /** @param {Verdict} verdict */
+  observe (verdict) {
+    if (this.stop) throw new Error('the search is over')
+    this.observations.push({ rate: this.rate, phase: this.bracket ? 'boundary' : 'bracket', verdict })
+    if (verdict === 'inconclusive') {
+      // the load side could not drive the rate: in the bracket the capacity is beyond what it can measure; near the
+      // boundary the probe says nothing either way and is left out, the same rate probed again, up to a limit
+      if (!this.bracket || ++this.inconclusive >= INCONCLUSIVE_AT_BOUNDARY) this.stop = 'load-side'
+      return
+    }
+    if (this.bracket) this.boundaryStep(verdict === 'meets')
+    else this.bracketStep(verdict === 'meets')
+  }
+
+  /** The bracket phase: up by `step` until a miss, down until a meet; both seen, the boundary phase starts between. */
+  bracketStep (met) {
+    if (met) this.lo = Math.max(this.lo ?? 0, this.rate)
+    else this.hi = Math.min(this.hi ?? Infinity, this.rate)
+    if (this.hi === null) this.rate = tidyRate(this.rate * this.step)
+    else if (this.lo === null) {
+      if (this.rate <= 1) this.stop = 'no-capacity'
+      else this.rate = tidyRate(Math.max(1, this.rate / this.step))
+    } else this.enterBoundary()
+  }
+
+  /** The boundary phase: a step on the log rate toward the target quantile of meets; `boundary` probes in all. */
+  boundaryStep (met) {
+    const s = (met ? 1 : 0) - this.target
+    const sign = Math.sign(s)
+    if (this.lastSign && sign !== this.lastSign) this.reversals++
+    this.lastSign = sign
+    this.x += this.stepNow() * s
+    this.n++
+    if (this.n >= this.boundary) this.stop = 'found'
+    else this.rate = tidyRate(Math.exp(this.x))
+  }
+
+  /** @returns {SearchState} */
+  state () {
+    return {
+      stop: this.stop,
+      aim: this.bracket ? Math.exp(this.x) : null,
+      bracket: this.bracket,
+      step: this.bracket ? Math.expm1(this.stepNow() * Math.max(this.target, 1 - this.target)) : null,
+      observations: [...this.observations]
+    }
   }
 }
 
