@@ -126,3 +126,31 @@ test('open model: requests not answered within the timeout of their intended tim
   assert.equal(q.errors, slowRows.filter(x => x.success === 'false').length)
   assert.ok(queued.every(x => Number(x.elapsed) >= 490 && /waited 0.5 s for one of 2 connections/.test(x.failureMessage)))
 })
+
+test('open model: after a stall opened many connections, the load goes back to the few last freed (LIFO, as node:http\'s agent)', {
+  timeout: 30000
+}, async (t) => {
+  // The first 40 requests the server receives wait until the 40th has come (~200 ms at 200 req/s): 40 are in flight
+  // at once, each on a connection of its own. Afterwards each is answered at once and one or two are in flight: the
+  // connection freed last is the one reused, so the last second's requests go over a few connections, not a rotation
+  // over the 40 (each kept warm by a request every 40, as a FIFO pool did).
+  const held = []
+  const url = await server(t, (req, res) => {
+    if (held.length < 40) {
+      held.push(res)
+      if (held.length === 40) for (const r of held) r.end('late')
+    } else res.end('OK')
+  })
+  const jtlPath = join(tmp(t), 'samples.jtl')
+  const host = watchHost()
+  const r = await runLoad({ driver: 'autocannon', url, rate: 200, duration: 2.5, warmup: 0, jtlPath, inProcess: true })
+  const { reason } = host.stop()
+  if (reason) return t.skip(reason)
+  assert.equal(r.errors, 0)
+  const rows = readJtl(jtlPath)
+  const conns = (xs) => new Set(xs.map(x => x.threadName))
+  assert.ok(conns(rows).size >= 40, `the stall opened a connection for each held request: ${conns(rows).size}`)
+  const last = rows.filter(x => Number(x.timeStamp) >= r.steadyEnd - 1000)
+  assert.ok(last.length >= 190, `the last second's requests: ${last.length}`)
+  assert.ok(conns(last).size <= 4, `the last second's ${last.length} requests went over ${conns(last).size} connections`)
+})

@@ -38,7 +38,8 @@ export function runOpen (o, writer) {
 class OpenModel {
   /** @type {Set<Entry>} */
   inflight = new Set()
-  /** keep-alive connections with no request on them, the longest idle first (a FIFO, as node:http's agent) */
+  /** keep-alive connections with no request on them, the last one freed first (a LIFO, as node:http's agent): a
+   * few connections carry the load and stay warm, the rest idle until the server closes them */
   idle = []
   sockets = 0
   next = 0
@@ -112,7 +113,7 @@ class OpenModel {
 
   /** An idle connection, or a new one (numbered: its requests' thread name). */
   connection () {
-    const ready = this.idle.shift()
+    const ready = this.idle.pop()
     if (ready) return ready
     const id = ++this.sockets
     const conn = createConnection({
