@@ -4,8 +4,10 @@
 // recording its JTL, each pinned to the same core while one pinned server answers. Alternated over rounds in one
 // invocation; prints each side's median and its ratio to wrk (issue 26's target: >= 0.5). The CPU is the kernel's
 // account of the command and everything it started (a shell's waited-for children, /proc/<pid>/stat), start-up
-// included, as a user's run pays it. Then the wall: the requests a second one process of each (wrk, the closed model)
-// drives from its core against a raw server faster than it, which is what sizes the generators of a fast server.
+// included, as a user's run pays it: a side lasts as long as a run with the default --duration and --warmup (12 s; a
+// generator process's start-up, ~0.34 CPU-s of imports and compiling, weighs twice as much in a 6-s side). Then the
+// wall: the requests a second one process of each (wrk, the closed model) drives from its core against a raw server
+// faster than it, which is what sizes the generators of a fast server.
 import { spawn, spawnSync } from 'node:child_process'
 import { once } from 'node:events'
 import { mkdtempSync, rmSync } from 'node:fs'
@@ -13,25 +15,31 @@ import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { fileURLToPath } from 'node:url'
 import { median } from 'simple-statistics'
-import { runLoad } from '../executor/drivers/index.js'
+import { normalizeLoadOptions } from '../executor/drivers/index.js'
 import { launch } from '../register/launch.js'
 import { option, parseCommandLine, withDefaults } from '../lib/options.js'
+import { RUN_OPTION } from '../lib/run-options.js'
 
 const SERVER_CPU = 1
 const LOAD_CPU = 0
 const CONNECTIONS = 10
 const TARGET = 0.5
 const TICKS = 100
+/** a side's load as a default run's: its warm-up, and its seconds in all (the measured ones and the warm-up) */
+const WARMUP = RUN_OPTION.warmup.default
+const RUN_SECONDS = RUN_OPTION.duration.default + WARMUP
 
 const OPTIONS = [
-  option({ flag: 'duration', type: 'whole', min: 2, max: 600, default: 6, help: 'seconds of load a side, warm-up included' }),
+  option({
+    flag: 'duration',
+    type: 'whole',
+    min: WARMUP + 2,
+    max: 600,
+    default: RUN_SECONDS,
+    help: `seconds of load a side, its ${WARMUP}-s warm-up included (default: a default run's, ${RUN_SECONDS})`
+  }),
   option({ flag: 'rounds', type: 'whole', min: 1, max: 50, default: 3 }),
-  option({ flag: 'json', type: 'boolean', default: false }),
-  // internal: one driver's run in this process (the side being measured)
-  option({ flag: 'child', type: 'text', help: 'closed or open: run that load here and print its requests' }),
-  option({ flag: 'url', type: 'text' }),
-  option({ flag: 'rate', type: 'number', min: 1 }),
-  option({ flag: 'out', type: 'text' })
+  option({ flag: 'json', type: 'boolean', default: false })
 ]
 
 /**
@@ -62,10 +70,25 @@ function wrk (url, duration) {
   })
 }
 
+/**
+ * The side measured: nodescale's driver as a run drives it, its JTL written, in a process of its own that loads what a
+ * run's generator process loads (perf/generator-child.js), its options normalized here as the executor normalizes them.
+ * @param {'closed'|'open'} model @param {string} url @param {number} duration @param {number|undefined} rate
+ * @param {string} dir
+ */
 function driver (model, url, duration, rate, dir) {
-  const args = [process.execPath, import.meta.filename, '--child', model, '--url', url, '--duration', String(duration), '--out', dir,
-    ...(rate ? ['--rate', String(Math.round(rate))] : [])]
-  return measured(args, (out) => Number(out.trim().split('\n').pop()))
+  const o = normalizeLoadOptions({
+    driver: 'autocannon',
+    url,
+    ...(model === 'open' ? { rate: Math.round(rate ?? 0) } : { concurrency: CONNECTIONS }),
+    duration: duration - WARMUP,
+    warmup: WARMUP,
+    jtlPath: join(dir, `${model}.jtl`),
+    label: 'baseline'
+  })
+  const child = fileURLToPath(new URL('./generator-child.js', import.meta.url))
+  return measured([process.execPath, child, JSON.stringify({ ...o, jtlPath: join(dir, `${model}.jtl`) })],
+    (out) => Number(out.trim().split('\n').pop()))
 }
 
 /** Starts perf/canned-server.js (a raw server faster than any generator) pinned to the server's core. */
@@ -85,28 +108,8 @@ const sideFigures = (r, duration) => `${Math.round(r.perCpuSecond).toLocaleStrin
   `(${Math.round(r.requests / duration).toLocaleString('en')} req/s, ${Math.round(100 * r.cpu / duration)}% of its core, ` +
   `${Math.round(100 * r.user / r.cpu)}% user)`
 
-/**
- * The side measured: nodescale's driver as a run drives it, its JTL written, in this process: a run's generator is one
- * process (executor/drivers/load-child.js, running the same runLocalLoad), and a second Node process here to spawn it
- * would add a start-up (~0.12 CPU-s) that no run's generator pays. Prints every request it made.
- */
-async function child (o) {
-  const r = await runLoad({
-    inProcess: true,
-    driver: 'autocannon',
-    url: o.url,
-    ...(o.child === 'open' ? { rate: o.rate } : { concurrency: CONNECTIONS }),
-    duration: o.duration - 1,
-    warmup: 1,
-    jtlPath: join(o.out, `${o.child}.jtl`),
-    label: 'baseline'
-  })
-  console.log(r.requests + r.warmupRequests)
-}
-
 async function main () {
   const o = withDefaults(parseCommandLine(process.argv.slice(2), OPTIONS).values, OPTIONS)
-  if (o.child) return child(o)
   const server = await launch({ shape: 'single', instances: 1, benchmark: 'baseline', affinity: [SERVER_CPU] })
   const url = `${server.url.replace(/\/$/, '')}/baseline/`
   const dir = mkdtempSync(join(tmpdir(), 'nodescale-bench-cost-'))
@@ -120,7 +123,7 @@ async function main () {
       const w = wrk(url, o.duration)
       runs.wrk.push(w)
       // the closed and open models in turn, the open one at 80% of what wrk reached this round
-      for (const model of round % 2 ? ['open', 'closed'] : ['closed', 'open']) {
+      for (const model of /** @type {('open'|'closed')[]} */ (round % 2 ? ['open', 'closed'] : ['closed', 'open'])) {
         runs[model].push(driver(model, url, o.duration, model === 'open' ? 0.8 * w.requests / o.duration : undefined, dir))
       }
       say(`  round ${round + 1}  ${sides.map(s => `${s} ${sideFigures(runs[s][round], o.duration)}`).join('  ')}`)

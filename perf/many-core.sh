@@ -5,7 +5,8 @@
 #   bash perf/many-core.sh OUT_DIR
 # It writes OUT_DIR/log.txt (every run's text, each step's exit code and seconds) and OUT_DIR/runs.tgz (each run's
 # run.json, the sweep's folder; RUNS sets where the runs are written). Each step is bounded (STEP_S seconds, default
-# 150; the sweep THESIS_S, 270, with BUDGET 3m); D and W set the runs' measured and warm-up seconds (default 5 and 2).
+# 150; the generator cost GEN_S, 240; the sweep THESIS_S, 270, with BUDGET 3m); D and W set the runs' measured and
+# warm-up seconds (default 5 and 2).
 # ONLY="name ..." runs those steps alone. What each step shows:
 #   hs1, hs4       HAProxy in front of saturated replicas: slow, not dead (errors near 0, no replica marked down)
 #   up4, cm12, pm2 the bottleneck's narration per strategy (one thread's core for up; idle cores for more workers)
@@ -47,7 +48,7 @@ run cm8-base --strategy cm --instances 8 --server-cpus 0-7 --benchmark baseline 
 run cm2-part --strategy cm --instances 2 --server-cpus 0-1 --benchmark cpu --concurrency 32
 run pm2-2-part --strategy pm2 --instances 2 --server-cpus 0-1 --benchmark cpu --concurrency 32
 run hs2-part --strategy hs --instances 2 --server-cpus 0-1 --benchmark cpu --concurrency 32
-step gen-cost node perf/generator-cost.js --rounds 3
+STEP_S=${GEN_S:-240} step gen-cost node perf/generator-cost.js --rounds 3
 STEP_S=${THESIS_S:-270} step thesis node bin/executor.js sweep experiments/multicore.yml --profile adaptive-thesis-machine --until answered \
   --budget "${BUDGET:-3m}" --out "$runs/thesis"
 
