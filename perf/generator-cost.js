@@ -77,18 +77,18 @@ function wrk (url, duration) {
  * @param {string} dir
  */
 function driver (model, url, duration, rate, dir) {
+  const jtlPath = join(dir, `${model}.jtl`)
   const o = normalizeLoadOptions({
     driver: 'autocannon',
     url,
     ...(model === 'open' ? { rate: Math.round(rate ?? 0) } : { concurrency: CONNECTIONS }),
     duration: duration - WARMUP,
     warmup: WARMUP,
-    jtlPath: join(dir, `${model}.jtl`),
+    jtlPath,
     label: 'baseline'
   })
   const child = fileURLToPath(new URL('./generator-child.js', import.meta.url))
-  return measured([process.execPath, child, JSON.stringify({ ...o, jtlPath: join(dir, `${model}.jtl`) })],
-    (out) => Number(out.trim().split('\n').pop()))
+  return measured([process.execPath, child, JSON.stringify({ ...o, jtlPath })], (out) => Number(out.trim().split('\n').pop()))
 }
 
 /** Starts perf/canned-server.js (a raw server faster than any generator) pinned to the server's core. */
