@@ -71,8 +71,9 @@ function wrk (url, duration) {
 }
 
 /**
- * The side measured: nodescale's driver as a run drives it, its JTL written, in a process of its own that loads what a
- * run's generator process loads (perf/generator-child.js), its options normalized here as the executor normalizes them.
+ * The side measured: nodescale's driver as a run drives it, its JTL and latency histograms written, in a process of
+ * its own that loads what a run's generator process loads (perf/generator-child.js), its options normalized here as
+ * the executor normalizes them.
  * @param {'closed'|'open'} model @param {string} url @param {number} duration @param {number|undefined} rate
  * @param {string} dir
  */
@@ -85,6 +86,8 @@ function driver (model, url, duration, rate, dir) {
     duration: duration - WARMUP,
     warmup: WARMUP,
     jtlPath,
+    // a run's generator writes the run's latency histograms from its rows too (executor/run.js)
+    histogramPath: join(dir, `${model}-latency.json`),
     label: 'baseline'
   })
   const child = fileURLToPath(new URL('./generator-child.js', import.meta.url))
