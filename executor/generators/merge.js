@@ -38,87 +38,104 @@ async function isGzip (path) {
 async function rowSource (path, offsetMs) {
   const stream = createReadStream(path, { highWaterMark: READ_CHUNK })
   const text = (await isGzip(path) ? stream.pipe(createGunzip()) : stream).setEncoding('utf8')
-  const chunks = text[Symbol.asyncIterator]()
-  const shift = Math.round(offsetMs)
-  /** @type {{ ts: number, end: number, ok: boolean, line: string }[]} */
-  let rows = []
-  let at = 0
-  /** @type {string[]} the row being read: its text so far, a piece per chunk, and its length */
-  let pending = []
-  let pendingLength = 0
-  /** whether the row so far holds an odd number of quotes (a quoted field goes on past its next line break) */
-  let odd = false
-  /** the line the row being read starts at (the header is line 1), and the line being read */
-  let rowLine = 1
-  let lineNo = 1
-  let header = true
-  let done = false
-  const tooLong = () => fail('ROW_TOO_LONG', { file: path, line: rowLine, maxMiB: MAX_ROW >> 20 })
+  const source = new RowSource(path, offsetMs, text[Symbol.asyncIterator]())
+  await source.fill()
+  return source
+}
 
-  function parse (line) {
-    if (header) { header = false; return }
+/** A part's rows as rowSource reads them: the rows of the chunks read so far, and the row a chunk left unfinished. */
+class RowSource {
+  /** @type {{ ts: number, end: number, ok: boolean, line: string }[]} */
+  rows = []
+  at = 0
+  /** @type {string[]} the row being read: its text so far, a piece per chunk, and its length */
+  pending = []
+  pendingLength = 0
+  /** whether the row so far holds an odd number of quotes (a quoted field goes on past its next line break) */
+  odd = false
+  /** the line the row being read starts at (the header is line 1), and the line being read */
+  rowLine = 1
+  lineNo = 1
+  header = true
+  done = false
+  /** the next quote at or after the position last asked about in the chunk (-1: none): each search moves on */
+  nextQuote = -1
+
+  /** @param {string} path @param {number} offsetMs @param {AsyncIterator<string>} chunks */
+  constructor (path, offsetMs, chunks) {
+    this.path = path
+    this.shift = Math.round(offsetMs)
+    this.chunks = chunks
+  }
+
+  get head () { return this.at < this.rows.length ? this.rows[this.at] : null }
+
+  async next () {
+    this.at++
+    if (this.at >= this.rows.length && !this.done) await this.fill()
+  }
+
+  /** A row from its line: its timestamp on the executor's clock, its end, its success (the header, a bad row: none). */
+  parse (line) {
+    if (this.header) { this.header = false; return }
     const c1 = line.indexOf(',')
     const c2 = line.indexOf(',', c1 + 1)
-    const ts = Number(line.slice(0, c1)) - shift
+    const ts = Number(line.slice(0, c1)) - this.shift
     const elapsed = Number(line.slice(c1 + 1, c2))
     if (!Number.isFinite(ts) || !Number.isFinite(elapsed)) return
-    rows.push({ ts, end: ts + elapsed, ok: !/,false,/.test(line), line: shift ? ts + line.slice(c1) : line })
+    this.rows.push({ ts, end: ts + elapsed, ok: !/,false,/.test(line), line: this.shift ? ts + line.slice(c1) : line })
   }
 
-  /** the next quote at or after the position last asked about in the chunk (-1: none): each search moves on */
-  let nextQuote = -1
   /** Toggles `odd` for every quote in text[from..to) of the chunk being read (ranges asked in order). */
-  const countQuotes = (text, from, to) => {
-    if (nextQuote !== -1 && nextQuote < from) nextQuote = text.indexOf('"', from)
-    while (nextQuote !== -1 && nextQuote < to) {
-      odd = !odd
-      nextQuote = text.indexOf('"', nextQuote + 1)
+  countQuotes (text, from, to) {
+    if (this.nextQuote !== -1 && this.nextQuote < from) this.nextQuote = text.indexOf('"', from)
+    while (this.nextQuote !== -1 && this.nextQuote < to) {
+      this.odd = !this.odd
+      this.nextQuote = text.indexOf('"', this.nextQuote + 1)
     }
   }
 
-  async function fill () {
-    rows = []
-    at = 0
-    while (!rows.length && !done) {
-      const { value, done: end } = await chunks.next()
-      if (end) {
-        done = true
-        const last = pending.join('')
-        if (last.trim()) parse(last)
-        pending = []
-        break
-      }
-      // each character is looked at once: rows end at a line break outside quotes
-      let s = 0
-      let p = 0
-      nextQuote = value.indexOf('"')
-      for (let nl = value.indexOf('\n'); nl !== -1; nl = value.indexOf('\n', p)) {
-        countQuotes(value, p, nl)
-        lineNo++
-        p = nl + 1
-        if (odd) continue
-        const row = pending.length ? pending.join('') + value.slice(s, nl) : value.slice(s, nl)
-        pending = []
-        pendingLength = 0
-        if (row) parse(row)
-        s = p
-        rowLine = lineNo
-      }
-      countQuotes(value, p, value.length)
-      if (s < value.length) {
-        pending.push(value.slice(s))
-        pendingLength += value.length - s
-        if (pendingLength > MAX_ROW) throw tooLong()
-      }
+  /** Reads chunks until one ends a row (or the part ends). */
+  async fill () {
+    this.rows = []
+    this.at = 0
+    while (!this.rows.length && !this.done) {
+      const { value, done: end } = await this.chunks.next()
+      if (end) this.end()
+      else this.read(value)
     }
   }
 
-  await fill()
-  return {
-    get head () { return at < rows.length ? rows[at] : null },
-    async next () {
-      at++
-      if (at >= rows.length && !done) await fill()
+  /** The part's end: what is pending is its last row. */
+  end () {
+    this.done = true
+    const last = this.pending.join('')
+    if (last.trim()) this.parse(last)
+    this.pending = []
+  }
+
+  /** A chunk's rows, each character looked at once: rows end at a line break outside quotes. @param {string} value */
+  read (value) {
+    let s = 0
+    let p = 0
+    this.nextQuote = value.indexOf('"')
+    for (let nl = value.indexOf('\n'); nl !== -1; nl = value.indexOf('\n', p)) {
+      this.countQuotes(value, p, nl)
+      this.lineNo++
+      p = nl + 1
+      if (this.odd) continue
+      const row = this.pending.length ? this.pending.join('') + value.slice(s, nl) : value.slice(s, nl)
+      this.pending = []
+      this.pendingLength = 0
+      if (row) this.parse(row)
+      s = p
+      this.rowLine = this.lineNo
+    }
+    this.countQuotes(value, p, value.length)
+    if (s < value.length) {
+      this.pending.push(value.slice(s))
+      this.pendingLength += value.length - s
+      if (this.pendingLength > MAX_ROW) throw fail('ROW_TOO_LONG', { file: this.path, line: this.rowLine, maxMiB: MAX_ROW >> 20 })
     }
   }
 }
