@@ -36,107 +36,136 @@ export function requestBytes (url, { method = 'GET', headers = {}, body, close =
  * A connection to `port` at `host` that sends `request` on send() and calls onAnswer or onFail once per send. A send on
  * a connection not yet open opens it (connectMs: how long that took; 0 on a reused one). A connection the server
  * closed, or that a close answer ended, is opened again by the next send; `open` says whether it is now.
- * @param {{ host: string, port: number, request: Buffer, clock: () => number, onAnswer: (a: Answer) => void, onFail:
- *   (f: Failure) => void, onIdleClose?: () => void }} o onIdleClose: the server closed it while no request was on it
+ * @param {ConnectionOptions} o
  */
-export function createConnection (o) {
-  /** @type {net.Socket | null} */
-  let socket = null
-  let buf = /** @type {Buffer | null} */ (null)
-  let firstByteAt = 0
-  /** @type {ReturnType<typeof parseHead> | null} the answer's head, once it has all come */
-  let head = null
-  let openedAt = 0
-  // plain fields, not getters: a getter is a function of its own per connection, which gives every connection a map
-  // of its own, and the models' reads of hundreds of them (the open model's pool) went megamorphic
-  const conn = { connectMs: 0, open: false, busy: false, send, destroy }
-  /** @param {net.Socket | null} s */
-  const use = (s) => { socket = s; conn.open = s !== null }
+export const createConnection = (o) => new Connection(o)
 
-  function send () {
-    conn.busy = true
-    buf = null
-    head = null
-    firstByteAt = 0
-    conn.connectMs = 0
-    if (socket) { socket.write(o.request); return }
-    openedAt = o.clock()
+/**
+ * @typedef {{ host: string, port: number, request: Buffer, clock: () => number, onAnswer: (a: Answer) => void, onFail:
+ *   (f: Failure) => void, onIdleClose?: () => void }} ConnectionOptions onIdleClose: the server closed it while no
+ *   request was on it
+ */
+
+/**
+ * One connection's state: its socket, the answer being read (its bytes so far, its head once it has all come, when
+ * its first byte came). Public fields are plain, not getters: a getter per connection gave every connection a map of
+ * its own, and the models' reads of hundreds of them (the open model's pool) went megamorphic; the models add fields of
+ * their own, so the state they must not touch is private.
+ */
+class Connection {
+  connectMs = 0
+  open = false
+  busy = false
+  /** @type {net.Socket | null} */
+  #socket = null
+  /** @type {Buffer | null} */
+  #buf = null
+  #firstByteAt = 0
+  /** @type {ReturnType<typeof parseHead> | null} the answer's head, once it has all come */
+  #head = null
+  #openedAt = 0
+  /** @type {ConnectionOptions} */
+  #o
+
+  /** @param {ConnectionOptions} o */
+  constructor (o) {
+    this.#o = o
+  }
+
+  /** @param {net.Socket | null} s */
+  #use (s) { this.#socket = s; this.open = s !== null }
+
+  send () {
+    this.busy = true
+    this.#buf = null
+    this.#head = null
+    this.#firstByteAt = 0
+    this.connectMs = 0
+    if (this.#socket) this.#socket.write(this.#o.request)
+    else this.#connect()
+  }
+
+  /** Opens the socket and sends the request once it is connected; its reads go to read(), its end to drop(). */
+  #connect () {
+    const o = this.#o
+    this.#openedAt = o.clock()
     const s = net.connect({
       host: o.host,
       port: o.port,
       noDelay: true,
-      onread: { buffer: READ_BUFFER, callback: (n) => { read(READ_BUFFER.subarray(0, n)); return true } }
+      onread: { buffer: READ_BUFFER, callback: (n) => { this.#read(READ_BUFFER.subarray(0, n)); return true } }
     })
-    use(s)
-    s.once('connect', () => { conn.connectMs = Math.round(o.clock() - openedAt); s.write(o.request) })
-    s.on('error', (err) => drop(s, { code: /** @type {any} */ (err).code ?? 'Error', message: err.message }))
+    this.#use(s)
+    s.once('connect', () => { this.connectMs = Math.round(o.clock() - this.#openedAt); s.write(o.request) })
+    s.on('error', (err) => this.#drop(s, { code: /** @type {any} */ (err).code ?? 'Error', message: err.message }))
     s.on('close', () => {
       // an answer with neither a length nor chunks ends where the server closes the connection
-      if (s === socket && conn.busy && head && head.length < 0 && !head.chunked) {
+      const head = this.#head
+      if (s === this.#socket && this.busy && head && head.length < 0 && !head.chunked) {
         head.close = true
-        answer(buf?.length ?? 0)
+        this.#answer(this.#buf?.length ?? 0)
         return
       }
-      drop(s, { code: 'NoHttpResponse', message: 'the server closed the connection before answering' })
+      this.#drop(s, { code: 'NoHttpResponse', message: 'the server closed the connection before answering' })
     })
   }
 
   /** The socket is gone: a request on it failed with `why`; the next send opens another. */
-  function drop (s, why) {
-    if (s !== socket) return
-    use(null)
+  #drop (s, why) {
+    if (s !== this.#socket) return
+    this.#use(null)
     s.destroy()
-    if (conn.busy) { conn.busy = false; o.onFail(why) } else o.onIdleClose?.()
+    if (this.busy) { this.busy = false; this.#o.onFail(why) } else this.#o.onIdleClose?.()
   }
 
   /** @param {Buffer} chunk a view of READ_BUFFER, valid until this returns */
-  function read (chunk) {
-    if (!conn.busy) return
-    if (!firstByteAt) firstByteAt = o.clock()
-    buf = buf ? Buffer.concat([buf, chunk]) : chunk
+  #read (chunk) {
+    if (!this.busy) return
+    if (!this.#firstByteAt) this.#firstByteAt = this.#o.clock()
+    let buf = this.#buf ? Buffer.concat([this.#buf, chunk]) : chunk
+    this.#buf = buf
     for (;;) {
-      if (!head) {
+      if (!this.#head) {
         const end = buf.indexOf(CRLF2)
-        if (end < 0) return keep()
-        head = parseHead(buf, end)
+        if (end < 0) return this.#keep()
+        this.#head = parseHead(buf, end)
         // an interim answer (100 Continue): the real one follows
-        if (head.status >= 100 && head.status < 200 && head.status !== 101) {
-          buf = buf.subarray(head.bodyAt)
-          head = null
+        if (this.#head.status >= 100 && this.#head.status < 200 && this.#head.status !== 101) {
+          buf = this.#buf = buf.subarray(this.#head.bodyAt)
+          this.#head = null
           continue
         }
       }
+      const head = this.#head
       const size = head.chunked ? chunkedSize(buf, head.bodyAt) : head.length >= 0 ? head.bodyAt + head.length : -1
-      if (size < 0 || buf.length < size) return keep()
-      answer(size)
+      if (size < 0 || buf.length < size) return this.#keep()
+      this.#answer(size)
       return
     }
   }
 
   /** An answer not finished in this read: its bytes so far copied out of READ_BUFFER, which the next read reuses. */
-  function keep () {
-    if (buf && buf.buffer === READ_BUFFER.buffer) buf = Buffer.from(buf)
+  #keep () {
+    if (this.#buf && this.#buf.buffer === READ_BUFFER.buffer) this.#buf = Buffer.from(this.#buf)
   }
 
-  function answer (size) {
-    const h = /** @type {NonNullable<typeof head>} */ (head)
-    conn.busy = false
-    const a = { status: h.status, message: h.message, bytes: size, firstByteAt }
-    buf = null
-    head = null
-    if (h.close && socket) { const s = socket; use(null); s.destroy() }
-    o.onAnswer(a)
+  #answer (size) {
+    const h = /** @type {NonNullable<ReturnType<typeof parseHead>>} */ (this.#head)
+    this.busy = false
+    const a = { status: h.status, message: h.message, bytes: size, firstByteAt: this.#firstByteAt }
+    this.#buf = null
+    this.#head = null
+    if (h.close && this.#socket) { const s = this.#socket; this.#use(null); s.destroy() }
+    this.#o.onAnswer(a)
   }
 
   /** Closes it; a request on it fails with `why` (when given). @param {Failure} [why] */
-  function destroy (why) {
-    const s = socket
-    use(null)
+  destroy (why) {
+    const s = this.#socket
+    this.#use(null)
     s?.destroy()
-    if (conn.busy) { conn.busy = false; if (why) o.onFail(why) }
+    if (this.busy) { this.busy = false; if (why) this.#o.onFail(why) }
   }
-
-  return conn
 }
 
 /** The headers an answer's head is read for, by their names' length. */
