@@ -98,12 +98,16 @@ export async function run (config, { log = () => {}, onProgress, signal, prepare
     runJson.error = { code: err.code ?? null, message: err.message }
     throw err
   } finally {
-    await release(m, log)
-    if (deployment && !shared && !keepDeployment) {
-      // a stack that will not go must not cost the results: run.json is written first, then the error is thrown below
-      teardownError = await deployment.teardown().then(() => null, err => err)
-      if (teardownError && !runJson.error) runJson.error = { code: teardownError.code ?? null, message: `teardown: ${teardownError.message}` }
-    }
+    await release(m)
+    // the generators' stack and the server's go together: on Swarm each waits seconds for its tasks to be reported gone
+    // a stack that will not go must not cost the results: run.json is written first, then the error is thrown below
+    const ours = deployment && !shared && !keepDeployment
+    const [, removeError] = await Promise.all([
+      m.generators?.teardown().catch(err => log(`removing the generators: ${err.message}`)),
+      ours ? deployment.teardown().then(() => null, err => err) : null
+    ])
+    teardownError = removeError
+    if (teardownError && !runJson.error) runJson.error = { code: teardownError.code ?? null, message: `teardown: ${teardownError.message}` }
     m.generatorTimeline ??= m.generator.stop()
     if (m.timeline) await writeJsonAtomic(join(dir, RUN_FILES.timeline), { schema: TIMELINE_SCHEMA, ...m.timeline, generator: m.generatorTimeline })
     const { timeline, telemetry, losses, placementAfter } = m
@@ -257,14 +261,13 @@ async function measure (runJson, m, { config, prepared, deployment, dir, log, si
 }
 
 /**
- * What the measure step started, stopped whatever happened: the node watch, the CPU sampler (its timeline kept) and
- * the generators.
- * @param {Measuring} m @param {(line: string) => void} log
+ * What the measure step started, stopped whatever happened: the node watch and the CPU sampler (its timeline kept).
+ * The generators go with the deployment, after these (run's finally).
+ * @param {Measuring} m
  */
-async function release (m, log) {
+async function release (m) {
   if (m.watch) await m.watch.stop().catch(() => [])
   if (m.sampler) m.timeline = await m.sampler.stop().catch(() => null)
-  if (m.generators) await m.generators.teardown().catch(err => log(`removing the generators: ${err.message}`))
 }
 
 /**
