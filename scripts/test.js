@@ -12,9 +12,11 @@
 // started after its window and the lane ended 455 s in, after the hosts' 448); a new file is serial until someone adds
 // it.
 import { spawn } from 'node:child_process'
-import { readdirSync } from 'node:fs'
+import { readdirSync, mkdtempSync, rmSync } from 'node:fs'
+import { tmpdir } from 'node:os'
 import { join, dirname } from 'node:path'
 import { fileURLToPath } from 'node:url'
+import { sumLedger } from '../test/helpers/run-ledger.js'
 
 const ROOT = dirname(dirname(fileURLToPath(import.meta.url)))
 
@@ -77,7 +79,11 @@ function args (files, concurrency) {
 function runFiles (files, concurrency, live) {
   if (!files.length) return Promise.resolve({ code: 0, output: '' })
   return new Promise(resolve => {
-    const child = spawn(process.execPath, args(files, concurrency), { cwd: ROOT, stdio: ['ignore', 'pipe', 'pipe'] })
+    const child = spawn(process.execPath, args(files, concurrency), {
+      cwd: ROOT,
+      stdio: ['ignore', 'pipe', 'pipe'],
+      env: { ...process.env, NODESCALE_TEST_LEDGER: LEDGER }
+    })
     let output = ''
     const keep = (d) => { output += d; if (live) process.stdout.write(d) }
     child.stdout.on('data', keep)
@@ -96,6 +102,9 @@ function failuresOf (output) {
   return text.length > 6000 ? `${text.slice(0, 6000)}\n…` : text
 }
 
+/** Every executor command the tests spawn adds a line here: how much of a lane's time is real runs (run-ledger.js). */
+const LEDGER_DIR = mkdtempSync(join(tmpdir(), 'nodescale-suite-'))
+const LEDGER = join(LEDGER_DIR, 'ledger.ndjson')
 const started = Date.now()
 /** @type {Array<[string, number]>} */
 const times = []
@@ -109,6 +118,7 @@ function record (label, { code, output }, t0) {
   times.push([label, Date.now() - t0])
 }
 
+let serialMs = 0
 if (only) {
   record(`${fast.length} files two at a time`, await runFiles(fast, 2, true), started)
 } else {
@@ -125,7 +135,9 @@ if (only) {
     besideLane, started)
   // the first paired lane prints as it goes, the other each file's output once it ends
   await Promise.all(paired.map((files, i) => oneAtATime(files, i === 0, ` (paired lane ${i + 1})`)))
+  const serialStarted = Date.now()
   await oneAtATime(serial, true, '')
+  serialMs = Date.now() - serialStarted
 }
 
 /** @param {string[]} files @param {boolean} live @param {string} note */
@@ -137,6 +149,14 @@ async function oneAtATime (files, live, note) {
 }
 const s = (ms) => `${Math.round(ms / 1000)} s`
 process.stdout.write(times.sort((a, b) => b[1] - a[1]).map(([f, ms]) => `test: ${s(ms).padStart(6)}  ${f}\n`).join(''))
+if (!only) {
+  // the serial files run alone: the time their real runs take is a floor under the suite's (the runs' own start to end,
+  // as run.json says; a test's library runs and removed folders are not seen)
+  const ledger = sumLedger(LEDGER, serial)
+  process.stdout.write(`test: ${serial.length} serial files in ${s(serialMs)}: ${ledger.commands} executor commands ${s(ledger.commandMs)}, ` +
+    `${ledger.runs} runs in them ${s(ledger.runMs)} (their warm-up and duration ${Math.round(ledger.loadS)} s)\n`)
+}
+rmSync(LEDGER_DIR, { recursive: true, force: true })
 for (const [label, text] of failed) process.stdout.write(`test: what failed in ${label}:\n${text.trimEnd()}\n`)
 if (failed.length) process.stdout.write(`test: failed in ${failed.map(([label]) => label).join(', ')}\n`)
 process.stdout.write(`test: ${only ? fast.length : all.length} files in ${s(Date.now() - started)}\n`)

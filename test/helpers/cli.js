@@ -7,6 +7,7 @@ import { fileURLToPath } from 'node:url'
 import { BOTTLENECK_RULES } from '../../analyzer/diagnosis/bottleneck.js'
 import { deploymentShape } from '../../lib/strategies.js'
 import { assertValidRunFolder } from './schemas.js'
+import { noteCommand } from './run-ledger.js'
 
 const BOTTLENECK_KINDS = [...BOTTLENECK_RULES.map(r => r.kind), 'none']
 export const ROOT = dirname(dirname(dirname(fileURLToPath(import.meta.url))))
@@ -21,6 +22,7 @@ export const ROOT = dirname(dirname(dirname(fileURLToPath(import.meta.url))))
  */
 export function runCli (name, args, { env, timeoutMs = 120000, onStderr, onStart } = {}) {
   return new Promise((resolve, reject) => {
+    const started = Date.now()
     const child = spawn(process.execPath, [join(ROOT, 'bin', `${name}.js`), ...args], { env: { ...process.env, ...env }, cwd: ROOT })
     onStart?.(child)
     let stdout = ''
@@ -29,7 +31,11 @@ export function runCli (name, args, { env, timeoutMs = 120000, onStderr, onStart
     child.stderr.setEncoding('utf8').on('data', d => { stderr += d; onStderr?.(stderr, child) })
     const timer = setTimeout(() => { child.kill('SIGKILL'); reject(new Error(`${name} ${args.join(' ')} timed out\n${stderr}`)) }, timeoutMs)
     child.on('error', reject)
-    child.on('close', (code, signal) => { clearTimeout(timer); resolve({ code, signal, stdout, stderr, pid: child.pid }) })
+    child.on('close', (code, signal) => {
+      clearTimeout(timer)
+      if (name === 'executor') noteCommand(args, Date.now() - started, ROOT)
+      resolve({ code, signal, stdout, stderr, pid: child.pid })
+    })
   })
 }
 

@@ -1,0 +1,79 @@
+// Where the suite's time goes: every executor command a test spawns (test/helpers/cli.js runCli) adds a line to the
+// ledger scripts/test.js names in NODESCALE_TEST_LEDGER: the command, its wall time, and the runs it left under its
+// --out (each run.json's own start and end, and the load it was configured for: warm-up plus a numeric duration).
+// Runs a test makes through the library, or whose folder it removed before the command ended, are not seen: the
+// figures are a floor.
+import { appendFileSync, readFileSync, readdirSync } from 'node:fs'
+import { join, relative } from 'node:path'
+
+/** The run.json files already counted in this test process (several commands may share one --out). */
+const seen = new Set()
+
+/**
+ * The run.json files under dir, at most `depth` folders down (a sweep's runs are two down, a capacity search's probes
+ * three).
+ * @param {string} dir @param {number} [depth]
+ * @returns {string[]}
+ */
+function runFiles (dir, depth = 4) {
+  let entries
+  try { entries = readdirSync(dir, { withFileTypes: true }) } catch { return [] }
+  const here = entries.some(e => e.isFile() && e.name === 'run.json') ? [join(dir, 'run.json')] : []
+  if (!depth) return here
+  return here.concat(entries.filter(e => e.isDirectory()).flatMap(e => runFiles(join(dir, e.name), depth - 1)))
+}
+
+/** The folder an executor command writes to: its --out (or -o) value. @param {string[]} args */
+function outOf (args) {
+  const at = args.findIndex(a => a === '--out' || a === '-o')
+  if (at >= 0) return args[at + 1] ?? null
+  return args.find(a => a.startsWith('--out='))?.slice(6) ?? null
+}
+
+/**
+ * Adds an executor command to the ledger, when the suite keeps one.
+ * @param {string[]} args the command's arguments @param {number} wallMs @param {string} root the repository
+ */
+export function noteCommand (args, wallMs, root) {
+  const ledger = process.env.NODESCALE_TEST_LEDGER
+  if (!ledger) return
+  let runs = 0
+  let runMs = 0
+  let loadS = 0
+  const out = outOf(args)
+  for (const file of out ? runFiles(out) : []) {
+    if (seen.has(file)) continue
+    seen.add(file)
+    let run
+    try { run = JSON.parse(readFileSync(file, 'utf8')) } catch { continue }
+    const ms = Date.parse(run.finishedAt) - Date.parse(run.startedAt)
+    if (!Number.isFinite(ms)) continue
+    runs++
+    runMs += ms
+    loadS += (typeof run.config?.duration === 'number' ? run.config.duration : 0) + (run.config?.warmup ?? 0)
+  }
+  const file = relative(root, process.argv[1] ?? '')
+  appendFileSync(ledger, `${JSON.stringify({ file, command: args[0], wallMs, runs, runMs, loadS })}\n`)
+}
+
+/**
+ * The ledger summed over a set of test files.
+ * @param {string} ledger @param {string[]} files
+ * @returns {{ commands: number, commandMs: number, runs: number, runMs: number, loadS: number }}
+ */
+export function sumLedger (ledger, files) {
+  const sum = { commands: 0, commandMs: 0, runs: 0, runMs: 0, loadS: 0 }
+  let text = ''
+  try { text = readFileSync(ledger, 'utf8') } catch { return sum }
+  for (const line of text.split('\n')) {
+    if (!line) continue
+    const e = JSON.parse(line)
+    if (!files.includes(e.file)) continue
+    sum.commands++
+    sum.commandMs += e.wallMs
+    sum.runs += e.runs
+    sum.runMs += e.runMs
+    sum.loadS += e.loadS
+  }
+  return sum
+}
