@@ -23,11 +23,21 @@ function runFiles (dir, depth = 4) {
   return here.concat(entries.filter(e => e.isDirectory()).flatMap(e => runFiles(join(dir, e.name), depth - 1)))
 }
 
-/** The folder an executor command writes to: its --out (or -o) value. @param {string[]} args */
-function outOf (args) {
-  const at = args.findIndex(a => a === '--out' || a === '-o')
-  if (at >= 0) return args[at + 1] ?? null
-  return args.find(a => a.startsWith('--out='))?.slice(6) ?? null
+/**
+ * The folders an executor command writes runs to: its --out (or -o), or for calibrate, whose --out is a file, its
+ * probes' folder beside it (`<file without .json>-probes`) or --runs.
+ * @param {string[]} args
+ */
+function foldersOf (args) {
+  const value = (...flags) => {
+    const at = args.findIndex(a => flags.includes(a))
+    return at >= 0 ? args[at + 1] ?? null : null
+  }
+  const out = value('--out', '-o')
+  const runs = value('--runs')
+  if (runs) return [runs]
+  if (out?.endsWith('.json')) return [out.replace(/\.json$/, '-probes')]
+  return out ? [out] : []
 }
 
 /**
@@ -40,8 +50,7 @@ export function noteCommand (args, wallMs, root) {
   let runs = 0
   let runMs = 0
   let loadS = 0
-  const out = outOf(args)
-  for (const file of out ? runFiles(out) : []) {
+  for (const file of foldersOf(args).flatMap(dir => runFiles(dir))) {
     if (seen.has(file)) continue
     seen.add(file)
     let run
