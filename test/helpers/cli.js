@@ -31,9 +31,9 @@ export function runCli (name, args, { env, timeoutMs = 120000, onStderr, onStart
     child.stderr.setEncoding('utf8').on('data', d => { stderr += d; onStderr?.(stderr, child) })
     const timer = setTimeout(() => { child.kill('SIGKILL'); reject(new Error(`${name} ${args.join(' ')} timed out\n${stderr}`)) }, timeoutMs)
     child.on('error', reject)
-    child.on('close', (code, signal) => {
+    child.on('close', async (code, signal) => {
       clearTimeout(timer)
-      if (name === 'executor') noteCommand(args, Date.now() - started, ROOT)
+      if (name === 'executor') await noteCommand(args, Date.now() - started, ROOT).catch(err => process.stderr.write(`run ledger: ${err.message}\n`))
       resolve({ code, signal, stdout, stderr, pid: child.pid })
     })
   })

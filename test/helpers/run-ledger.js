@@ -3,25 +3,12 @@
 // --out (each run.json's own start and end, and the load it was configured for: warm-up plus a numeric duration).
 // Runs a test makes through the library, or whose folder it removed before the command ended, are not seen: the
 // figures are a floor.
-import { appendFileSync, readFileSync, readdirSync } from 'node:fs'
-import { join, relative } from 'node:path'
+import { appendFileSync, readFileSync } from 'node:fs'
+import { relative } from 'node:path'
+import { findRunFiles } from '../../lib/run-files.js'
 
 /** The run.json files already counted in this test process (several commands may share one --out). */
 const seen = new Set()
-
-/**
- * The run.json files under dir, at most `depth` folders down (a sweep's runs are two down, a capacity search's probes
- * three).
- * @param {string} dir @param {number} [depth]
- * @returns {string[]}
- */
-function runFiles (dir, depth = 4) {
-  let entries
-  try { entries = readdirSync(dir, { withFileTypes: true }) } catch { return [] }
-  const here = entries.some(e => e.isFile() && e.name === 'run.json') ? [join(dir, 'run.json')] : []
-  if (!depth) return here
-  return here.concat(entries.filter(e => e.isDirectory()).flatMap(e => runFiles(join(dir, e.name), depth - 1)))
-}
 
 /**
  * The folders an executor command writes runs to: its --out (or -o), or for calibrate, whose --out is a file, its
@@ -44,13 +31,15 @@ function foldersOf (args) {
  * Adds an executor command to the ledger, when the suite keeps one.
  * @param {string[]} args the command's arguments @param {number} wallMs @param {string} root the repository
  */
-export function noteCommand (args, wallMs, root) {
+export async function noteCommand (args, wallMs, root) {
   const ledger = process.env.NODESCALE_TEST_LEDGER
   if (!ledger) return
   let runs = 0
   let runMs = 0
   let loadS = 0
-  for (const file of foldersOf(args).flatMap(dir => runFiles(dir))) {
+  // a folder the command never made (it failed first) holds no runs
+  const files = await Promise.all(foldersOf(args).map(dir => findRunFiles(dir).catch(() => [])))
+  for (const file of files.flat()) {
     if (seen.has(file)) continue
     seen.add(file)
     let run
