@@ -57,7 +57,9 @@ function roleOf (pid) {
   // a launcher between its fork and its exec (sh writing the cgroup, taskset before it sets the affinity) names the
   // server in its arguments but is not yet the server: what it execs is read on the next look
   if (/^(\S*\/)?(sh|taskset|setpriv) /.test(cmd)) return null
-  if (/(^|\/)haproxy /.test(cmd)) return 'lb'
+  // the HAProxy that serves (-f its config); the run's `haproxy -v`, which reads the version for run.json, lives
+  // milliseconds and serves nothing (a look that caught it counted two HAProxies)
+  if (/(^|\/)haproxy .*-f /.test(cmd)) return 'lb'
   if (cmd.includes('load-child.js')) return 'load'
   if (/register\/(serve|cluster|pm2-start)\.js|pm2/.test(cmd)) return 'server'
   return null
